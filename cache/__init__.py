@@ -1,0 +1,1 @@
+"""The teacher cache: sharded HDF5 + Parquet with a manifest."""

@@ -1,0 +1,1 @@
+"""Evaluation: word similarity, analogy, relation similarity, concept categorization."""

@@ -1,0 +1,1 @@
+"""Corpus reading, tokenisation, vocabulary and (later) the teacher stage."""

@@ -1,0 +1,8 @@
+"""Paths of the data bundled with the package (demo corpus, benchmarks, lexicons)."""
+
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+DEMO_CORPUS = DATA_DIR / "demo" / "sotu.txt.xz"
+BENCHMARK_DIR = DATA_DIR / "benchmarks"
+LEXICON_DIR = DATA_DIR / "lexicons"

@@ -1,0 +1,1 @@
+"""Retrofitting static vectors to synonym lexicons."""

@@ -1,0 +1,1 @@
+"""Static-vector students: plain baselines from text and distilled students from a cache."""
