@@ -26,9 +26,8 @@ def test_known_answer_with_question_words_excluded():
     assert vecs.words[int(np.argmax(mul))] == "king"
     add_pred, mul_pred = solve(vecs.unit(), np.array([[0, 1, 2]]), AnalogyConfig())
     assert add_pred.tolist() == [3] and mul_pred.tolist() == [3]
-    [add_score, mul_score] = evaluate_analogy(
-        vecs, AnalogySet("toy", [("man", "king", "woman", "queen")], [""])
-    )
+    bench = AnalogySet("toy", [("man", "king", "woman", "queen")], [""])
+    [add_score, mul_score] = evaluate_analogy(vecs, bench)
     assert (add_score.score, mul_score.score, add_score.covered, add_score.total) == (100.0, 100.0, 1, 1)
 
 
@@ -76,20 +75,15 @@ def test_top_n_restricts_coverage_and_candidates():
 def test_semantic_syntactic_split_and_per_section_mean():
     vecs = _toy()
     q_ok, q_bad = ("man", "king", "woman", "queen"), ("man", "king", "woman", "apple")
-    google = AnalogySet(
-        "g", [q_ok, q_ok, q_bad, q_ok, ("x", "y", "z", "w")], ["fam", "fam", "gram1", "gram1", "gram1"]
-    )
+    sections = ["fam", "fam", "gram1", "gram1", "gram1"]
+    google = AnalogySet("g", [q_ok, q_ok, q_bad, q_ok, ("x", "y", "z", "w")], sections)
     scores = {(s.benchmark, s.metric): s for s in evaluate_analogy(vecs, google)}
-    assert set(scores) == {
-        (b, m) for b in ("g", "g/semantic", "g/syntactic") for m in ("3CosAdd acc", "3CosMul acc")
-    }
-    assert scores["g", "3CosAdd acc"].score == pytest.approx(75.0)
-    assert (scores["g", "3CosAdd acc"].covered, scores["g", "3CosAdd acc"].total) == (4, 5)
+    metrics = ("3CosAdd acc", "3CosMul acc")
+    assert set(scores) == {(b, m) for b in ("g", "g/semantic", "g/syntactic") for m in metrics}
+    overall, syntactic = scores["g", "3CosAdd acc"], scores["g/syntactic", "3CosAdd acc"]
+    assert (overall.score, overall.covered, overall.total) == (75.0, 4, 5)
     assert scores["g/semantic", "3CosMul acc"].score == 100.0
-    assert (scores["g/syntactic", "3CosAdd acc"].score, scores["g/syntactic", "3CosAdd acc"].covered) == (
-        50.0,
-        2,
-    )
+    assert (syntactic.score, syntactic.covered, syntactic.total) == (50.0, 2, 3)
     # per-section mean: section "x" 1/1 correct, section "y" 1/3 -> mean 66.7 (the pooled accuracy is 50)
     semeval = AnalogySet("s", [q_ok, q_ok, q_bad, q_bad], ["x", "y", "y", "y"], per_section=True)
     [score] = evaluate_analogy(vecs, semeval)
