@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 from ctx2static.eval.analogy import AnalogyConfig, evaluate_analogy, question_rows, solve
-from ctx2static.eval.benchmarks import AnalogySet
+from ctx2static.eval.benchmarks import AnalogySet, read_analogy
 from ctx2static.vectors import Vectors
 
 
@@ -89,3 +89,32 @@ def test_semantic_syntactic_split_and_per_section_mean():
     [score] = evaluate_analogy(vecs, semeval)
     assert score.metric == "acc per subcategory, mean (3CosAdd)"
     assert score.score == pytest.approx(100 * (1 + 1 / 3) / 2)
+
+
+def test_3cosadd_agrees_with_gensim(tmp_path):
+    gensim_models = pytest.importorskip("gensim.models")
+    rng = np.random.default_rng(1)
+    # pairs (b_i, p_i = b_i + offset + noise): b_i:p_i :: b_j:? has answer p_j, found only sometimes
+    base = rng.normal(size=(60, 6))
+    matrix = np.concatenate([base, base + rng.normal(size=6) + rng.normal(scale=0.7, size=(60, 6))])
+    words = [f"b{i}" for i in range(60)] + [f"p{i}" for i in range(60)]
+    order = rng.permutation(120)  # rows past the top 100 make some questions uncovered
+    vecs = Vectors([words[i] for i in order], matrix[order].astype(np.float32))
+    lines = []
+    for section in ("sec-a", "gram-b"):
+        pairs = rng.integers(0, 60, size=(150, 2))
+        lines += [f": {section}"] + [f"b{i} p{i} b{j} p{j}" for i, j in pairs if i != j]
+    (tmp_path / "q.txt").write_text("\n".join(lines) + "\n")
+    kv = gensim_models.KeyedVectors(6)
+    kv.add_vectors(vecs.words, vecs.matrix)
+    _, sections = kv.evaluate_word_analogies(str(tmp_path / "q.txt"), restrict_vocab=100)
+    assert [s["section"] for s in sections] == ["sec-a", "gram-b", "Total accuracy"]
+    scores = {
+        s.benchmark: s
+        for s in evaluate_analogy(vecs, read_analogy(tmp_path / "q.txt"), AnalogyConfig(100))
+        if s.metric == "3CosAdd acc"
+    }
+    for ours, theirs in zip(("q/semantic", "q/syntactic", "q"), sections, strict=True):
+        n_correct, n = len(theirs["correct"]), len(theirs["correct"]) + len(theirs["incorrect"])
+        assert (scores[ours].covered, scores[ours].score) == (n, pytest.approx(100 * n_correct / n))
+    assert 0 < scores["q"].covered < scores["q"].total and len(sections[-1]["correct"]) > 3
