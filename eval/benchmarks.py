@@ -192,5 +192,9 @@ def load_benchmarks(
     for family in Family:
         paths = bundled_paths(family) if bundled and family in families else []
         paths += list((extra or {}).get(family, []))
-        out += [READERS[family](p) for p in paths]
+        for path in paths:
+            bench = READERS[family](path)
+            if any(b.name == bench.name for b in out):
+                raise UserError(f"{path}: a benchmark named {bench.name!r} is already loaded; rename it")
+            out.append(bench)
     return out

@@ -87,7 +87,7 @@ def test_semantic_syntactic_split_and_per_section_mean():
     # per-section mean: section "x" 1/1 correct, section "y" 1/3 -> mean 66.7 (the pooled accuracy is 50)
     semeval = AnalogySet("s", [q_ok, q_ok, q_bad, q_bad], ["x", "y", "y", "y"], per_section=True)
     [score] = evaluate_analogy(vecs, semeval)
-    assert score.metric == "acc per subcategory, mean (3CosAdd)"
+    assert score.metric == "analogy acc per subcategory, mean (3CosAdd)"
     assert score.score == pytest.approx(100 * (1 + 1 / 3) / 2)
 
 

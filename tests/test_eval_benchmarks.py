@@ -91,3 +91,9 @@ def test_missing_and_binary_files(tmp_path):
     (tmp_path / "bin.txt").write_bytes(b"a b \xff\n")
     with pytest.raises(UserError, match="bin.txt: not UTF-8"):
         read_similarity(tmp_path / "bin.txt")
+
+
+def test_duplicate_benchmark_names_are_refused(tmp_path):
+    (tmp_path / "ws353.txt").write_text("a b 1\n")
+    with pytest.raises(UserError, match="ws353.txt: a benchmark named 'ws353' is already loaded"):
+        load_benchmarks((Family.SIMILARITY,), {Family.SIMILARITY: [tmp_path / "ws353.txt"]})
