@@ -15,7 +15,7 @@ from ctx2static.vectors import Vectors
 class AnalogyConfig:
     """Search restricted to the ``top_n`` most frequent words (the vectors' first rows).
 
-    ``eps`` is 3CosMul's epsilon (Levy & Goldberg 2014, Sec. 3). Questions are solved in groups
+    ``eps`` is 3CosMul's epsilon (Levy & Goldberg 2014). Questions are solved in groups
     sharing at most ``group_words`` distinct words (one matrix product per group, memory about
     3 x group_words x top_n x 4 bytes), scored ``chunk`` questions at a time (cache-sized).
     """
@@ -56,9 +56,9 @@ def solve(unit: np.ndarray, abc: np.ndarray, config: AnalogyConfig) -> tuple[np.
     """Answers of a:b :: c:? for rows ``abc`` (q, 3) of unit vectors ``unit``, by 3CosAdd and 3CosMul.
 
     3CosAdd: argmax_d cos(d,b) - cos(d,a) + cos(d,c)  (= argmax cos(d, b - a + c) for unit vectors;
-    Levy & Goldberg 2014 Eq. 3, Eq. 16 of Wang et al. 2021).
-    3CosMul: argmax_d cos'(d,b) cos'(d,c) / (cos'(d,a) + eps) with shifted cos' = (cos + 1) / 2
-    (Levy & Goldberg 2014 Eq. 4). The three question words are never answers.
+    Eq. 16 of Wang et al. 2021, after Levy & Goldberg 2014).
+    3CosMul (Levy & Goldberg 2014): argmax_d cos'(d,b) cos'(d,c) / (cos'(d,a) + eps) with shifted
+    cosines cos' = (cos + 1) / 2. The three question words are never answers.
     """
     add_out = np.empty(len(abc), dtype=np.int64)
     mul_out = np.empty(len(abc), dtype=np.int64)
