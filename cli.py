@@ -61,7 +61,12 @@ def retrofit() -> None:
     help="Bundled benchmark families to run (repeat; default: all).",
 )
 @click.option("--similarity", multiple=True, type=click.Path(), help="Extra TSV 'w1 w2 score'.")
-@click.option("--analogy", multiple=True, type=click.Path(), help="Extra 'a b c d' file.")
+@click.option(
+    "--analogy",
+    multiple=True,
+    type=click.Path(),
+    help="Extra 'a b c d' file, or CSV ',type,word1,word2,word3,target'.",
+)
 @click.option("--categorization", multiple=True, type=click.Path(), help="Extra CSV ',category,word'.")
 @click.option("--no-bundled", is_flag=True, help="Run only the files given with the options above.")
 @click.option(
