@@ -102,10 +102,78 @@ def retrofit() -> None:
 
 
 # ------------------------------------------------------------------ evaluation (issue 2)
-@cli.command("eval", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def eval_() -> None:
-    """Evaluate vectors: similarity, analogy, relation similarity, categorization."""
-    _not_built("eval", 2)
+@cli.command("eval")
+@click.argument("vectors", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--family",
+    "families",
+    multiple=True,
+    type=click.Choice(["similarity", "analogy", "categorization"]),
+    help="Bundled benchmark families to run (repeat; default: all).",
+)
+@click.option("--similarity", multiple=True, type=click.Path(), help="Extra TSV 'w1 w2 score'.")
+@click.option(
+    "--analogy",
+    multiple=True,
+    type=click.Path(),
+    help="Extra 'a b c d' file, or CSV ',type,word1,word2,word3,target'.",
+)
+@click.option("--categorization", multiple=True, type=click.Path(), help="Extra CSV ',category,word'.")
+@click.option("--no-bundled", is_flag=True, help="Run only the files given with the options above.")
+@click.option(
+    "--top-n", type=int, default=None, help="Analogy search over the N most frequent words [30000]."
+)
+@click.option("--json", "json_path", type=click.Path(), help="Also write the results as JSON.")
+@click.option("--markdown", type=click.Path(), help="Also write the table as Markdown.")
+def eval_(
+    vectors: tuple[str, ...],
+    families: tuple[str, ...],
+    similarity: tuple[str, ...],
+    analogy: tuple[str, ...],
+    categorization: tuple[str, ...],
+    no_bundled: bool,
+    top_n: int | None,
+    json_path: str | None,
+    markdown: str | None,
+) -> None:
+    """Evaluate vectors: similarity, analogy, relation similarity, categorization.
+
+    Prints one table with a column per VECTORS file; cells are "score (coverage)".
+    """
+    import os
+    import time
+
+    from ctx2static.eval import AnalogyConfig, Family, evaluate, load_benchmarks
+    from ctx2static.eval.results import format_text, write_json, write_markdown
+    from ctx2static.eval.suite import config_dict, notes
+    from ctx2static.vectors import Vectors
+
+    config = AnalogyConfig() if top_n is None else AnalogyConfig(top_n=top_n)
+    if config.top_n < 1:
+        raise UserError(f"--top-n must be at least 1, got {config.top_n}")
+    extra = {Family.SIMILARITY: similarity, Family.ANALOGY: analogy, Family.CATEGORIZATION: categorization}
+    picked = tuple(Family(f) for f in families) or tuple(Family)
+    benchmarks = load_benchmarks(picked, extra, bundled=not no_bundled)
+    if not benchmarks:
+        raise UserError(
+            "no benchmarks to run: give --similarity/--analogy/--categorization files with --no-bundled"
+        )
+    for path in vectors:
+        if not os.path.exists(path):
+            raise UserError(f"{path}: no such vectors file or folder")
+    results = {}
+    for path in vectors:
+        start = time.perf_counter()
+        vecs = Vectors.load(path)
+        results[path] = evaluate(vecs, benchmarks, config)
+        seconds = time.perf_counter() - start
+        click.echo(f"{path}: {len(vecs)} words x {vecs.dim}, evaluated in {seconds:.1f} s", err=True)
+    lines = notes(config)
+    click.echo(format_text(results, lines), nl=False)
+    if json_path is not None:
+        write_json(json_path, results, config_dict(config))
+    if markdown is not None:
+        write_markdown(markdown, results, lines)
 
 
 # ------------------------------------------------------------------ end to end
