@@ -1,0 +1,181 @@
+"""Retrofitting updates in sparse-matrix form (one iteration is a few whole-vocabulary passes).
+
+Both methods share one update, q_i = (a q'_i + b sum_j w_ij q_j) / (a + b sum_j w_ij), applied
+to the words with in-vocabulary neighbours; words without neighbours do not move.
+
+- ``faruqui``: Faruqui et al. 2015, Eq. 1 update, a = alpha, b = 1, w_ij = beta_ij = 1/deg(i).
+- ``graph``: Zheng et al. 2022 (Context-to-Vec) Eq. 9-13: w_ij is the Student-t kernel of the
+  current distance ||q_i - q_j|| normalised over i's neighbours (as the reference code), a = b = 0.5,
+  which gives the reference update q_i = (q'_i + sum_j w_ij q_j) / 2 (Eq. 10 with weights summing
+  to 1). (The reference code measures the distance from the original q'_i; we follow the paper's
+  Eq. 13, which measures it between the current q_i and q_j.)
+
+The reference implementations update word by word in place (Gauss-Seidel); here every word is
+updated from the previous iterate at once (Jacobi), one sparse matrix product per iteration.
+
+Objective. Eq. 9 (and Faruqui's Eq. 1) sum over i and over i's edges, so an edge listed both ways
+counts twice; the update sets to zero the gradient of word i's *own* terms only, which is the
+exact minimiser of Psi with ``b`` halved (each edge shared between its two ends). :func:`psi`
+reports that form. When the weights are symmetric (w_ij = w_ji) every Jacobi sweep decreases it
+(the sweep is a descent step since 2 diag(H) - H is positive definite for its Hessian H). The
+papers' weights are normalised per word (1/deg(i), or the kernel over i's neighbours), hence
+asymmetric in general; then no objective has this update as its descent, and Psi drops sharply
+in the first iterations and may wobble slightly afterwards (the trace is kept in the output meta).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+from ctx2static.retrofit.config import Method, RetrofitConfig
+from ctx2static.retrofit.lexicon import build_graph
+from ctx2static.vectors import Vectors
+from scipy.special import gammaln
+from tqdm import tqdm
+
+
+def log_student_t_kernel(sq_dist: np.ndarray, nu: float, sigma: float) -> np.ndarray:
+    """Log-kernel log g(d | sigma, nu) of Context-to-Vec Eq. 11-12, from squared distances ``d^2``.
+
+    g = C_nu (1 + d^2 / (sigma nu))^(-(nu+1)), C_nu = 2 pi (Gamma((nu+1)/2) / (sqrt(nu pi) Gamma(nu/2)))^2.
+    This is the paper's printed form (and its reference code's, which squares the density): the
+    textbook Student-t density has exponent -(nu+1)/2. Computed in log space with ``gammaln`` so
+    that large ``nu`` and large distances neither overflow nor underflow.
+    """
+    log_c = np.log(2 * np.pi) + 2 * (gammaln((nu + 1) / 2) - 0.5 * np.log(nu * np.pi) - gammaln(nu / 2))
+    return log_c - (nu + 1) * np.log1p(np.asarray(sq_dist, np.float64) / (sigma * nu))
+
+
+@numba.njit(parallel=True, cache=True)
+def _edge_sq_dist(q: np.ndarray, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:  # pragma: no cover
+    out = np.empty(indices.size, np.float64)
+    for i in numba.prange(indptr.size - 1):
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            s = 0.0
+            for k in range(q.shape[1]):
+                t = q[i, k] - q[j, k]
+                s += t * t
+            out[e] = s
+    return out
+
+
+def edge_sq_dist(q: np.ndarray, adjacency: sp.csr_matrix) -> np.ndarray:
+    """||q_i - q_j||^2 for every stored edge (i, j) of ``adjacency``, in its CSR order."""
+    return _edge_sq_dist(np.ascontiguousarray(q), adjacency.indptr, adjacency.indices)
+
+
+def _row_normalised(adjacency: sp.csr_matrix, log_w: np.ndarray) -> sp.csr_matrix:
+    """Weights exp(log_w) normalised to sum 1 over each row's edges (a log-sum-exp per row)."""
+    indptr = adjacency.indptr
+    starts = indptr[:-1][np.diff(indptr) > 0]
+    deg = np.diff(indptr)[np.diff(indptr) > 0]
+    w = np.exp(log_w - np.repeat(np.maximum.reduceat(log_w, starts), deg))
+    w /= np.repeat(np.add.reduceat(w, starts), deg)
+    return sp.csr_matrix((w.astype(np.float32), adjacency.indices, indptr), shape=adjacency.shape)
+
+
+def neighbour_weights(
+    q: np.ndarray, adjacency: sp.csr_matrix, config: RetrofitConfig, sq_dist: np.ndarray | None = None
+) -> sp.csr_matrix:
+    """w_ij of the method at the current vectors ``q`` (see module docstring); rows sum to 1."""
+    if config.method is Method.FARUQUI:
+        return _row_normalised(adjacency, np.zeros(adjacency.nnz))
+    if sq_dist is None:
+        sq_dist = edge_sq_dist(q, adjacency)
+    return _row_normalised(adjacency, log_student_t_kernel(sq_dist, config.nu, config.sigma))
+
+
+def _data_graph_weights(config: RetrofitConfig) -> tuple[float, float]:
+    return (config.alpha, 1.0) if config.method is Method.FARUQUI else (config.a, config.b)
+
+
+def objective(
+    q: np.ndarray,
+    q0: np.ndarray,
+    weights: sp.csr_matrix,
+    a: float,
+    b: float,
+    sq_dist: np.ndarray | None = None,
+) -> float:
+    """Psi(Q) = sum_i [a ||q_i - q'_i||^2 + b sum_j w_ij ||q_i - q_j||^2] (Context-to-Vec Eq. 9).
+
+    With a = alpha, b = 1 and w_ij = beta_ij it is Faruqui et al.'s objective (their Eq. 1).
+    """
+    if sq_dist is None:
+        sq_dist = edge_sq_dist(q, weights)
+    diff = np.asarray(q, np.float64) - q0
+    return float(a * np.einsum("ij,ij->", diff, diff) + b * np.dot(weights.data, sq_dist))
+
+
+def psi(q: np.ndarray, q0: np.ndarray, adjacency: sp.csr_matrix, config: RetrofitConfig) -> float:
+    """The method's objective at ``q`` (weights evaluated at ``q``, ``b`` halved: module docstring)."""
+    sq_dist = edge_sq_dist(q, adjacency)
+    a, b = _data_graph_weights(config)
+    return objective(q, q0, neighbour_weights(q, adjacency, config, sq_dist), a, b / 2, sq_dist)
+
+
+def step(q: np.ndarray, q0: np.ndarray, weights: sp.csr_matrix, a: float, b: float) -> np.ndarray:
+    """One Jacobi sweep: q_i <- (a q'_i + b sum_j w_ij q_j) / (a + b sum_j w_ij) where i has edges."""
+    moving = np.diff(weights.indptr) > 0
+    out = q.copy()
+    total = np.asarray(weights.sum(axis=1)).ravel()[moving]
+    out[moving] = (a * q0[moving] + b * (weights @ q)[moving]) / (a + b * total)[:, None]
+    return out
+
+
+def retrofit_matrix(
+    q0: np.ndarray,
+    adjacency: sp.csr_matrix,
+    config: RetrofitConfig,
+    on_iteration: Callable[[int, np.ndarray], None] | None = None,
+) -> np.ndarray:
+    """Run ``config.iterations`` updates from ``q0`` (float32 rows, already normalised if wanted)."""
+    a, b = _data_graph_weights(config)
+    q = np.array(q0, np.float32)
+    weights = neighbour_weights(q, adjacency, config)
+    for it in range(config.iterations):
+        if it and config.method is Method.GRAPH:
+            weights = neighbour_weights(q, adjacency, config)
+        q = step(q, q0, weights, a, b)
+        if on_iteration is not None:
+            on_iteration(it + 1, q)
+    return q
+
+
+def retrofit_vectors(
+    vectors: Vectors, lexicons: Sequence[str | os.PathLike], config: RetrofitConfig
+) -> tuple[Vectors, list[float]]:
+    """Retrofit ``vectors`` to the merged ``lexicons``; returns the new vectors and Psi per iteration.
+
+    The output keeps the words and counts, and its meta is the input's plus a ``retrofit`` list
+    entry (method, lexicons, config, graph size, objective trace).
+    """
+    graph = build_graph(vectors.words, lexicons)
+    q0 = vectors.unit().astype(np.float32) if config.normalize else np.array(vectors.matrix, np.float32)
+    trace = [psi(q0, q0, graph.adjacency, config)]
+    bar = tqdm(total=config.iterations, desc=f"retrofit ({config.method.value})", unit="it", leave=False)
+
+    def on_iteration(_it: int, q: np.ndarray) -> None:
+        trace.append(psi(q, q0, graph.adjacency, config))
+        bar.set_postfix(psi=f"{trace[-1]:.4g}")
+        bar.update()
+
+    with bar:
+        q = retrofit_matrix(q0, graph.adjacency, config, on_iteration)
+    entry: dict[str, Any] = {
+        "method": config.method.value,
+        "lexicons": [str(x) for x in lexicons],
+        "config": {**asdict(config), "method": config.method.value},
+        "lowercase_match": graph.lowercase,
+        **graph.stats(),
+        "objective": trace,
+    }
+    meta = {**vectors.meta, "retrofit": [*vectors.meta.get("retrofit", []), entry]}
+    return Vectors(list(vectors.words), q, vectors.counts, meta), trace
