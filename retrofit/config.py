@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from enum import Enum
+from typing import Any
 
 from ctx2static.errors import UserError
 
@@ -43,3 +44,7 @@ class RetrofitConfig:
         for name in ("alpha", "a", "b", "nu", "sigma"):
             if not getattr(self, name) > 0:
                 raise UserError(f"retrofit: {name} must be > 0, got {getattr(self, name)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form (for logs and the output's metadata)."""
+        return {**asdict(self), "method": self.method.value}

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from typing import Any
 
 import numba
@@ -172,7 +171,7 @@ def retrofit_vectors(
     entry: dict[str, Any] = {
         "method": config.method.value,
         "lexicons": [str(x) for x in lexicons],
-        "config": {**asdict(config), "method": config.method.value},
+        "config": config.to_dict(),
         "lowercase_match": graph.lowercase,
         **graph.stats(),
         "objective": trace,
