@@ -44,7 +44,9 @@ def _open(path: Path) -> IO[bytes]:
 
 
 def read_lexicon(path: str | os.PathLike) -> Iterator[tuple[str, list[str]]]:
-    """Yield ``(headword, neighbours)`` per line; blank lines are skipped.
+    """Yield ``(headword, neighbours)`` per line; fields are split on spaces and tabs only.
+
+    Blank lines are skipped; other characters (PPDB holds a few control characters) are words.
 
     A line that is not UTF-8 text, holds a NUL byte or starts with whitespace (empty headword)
     raises :class:`UserError` naming the file and line number.
@@ -61,14 +63,15 @@ def read_lexicon(path: str | os.PathLike) -> Iterator[tuple[str, list[str]]]:
                     raise UserError(
                         f"{path}: line {lineno} is not UTF-8 text; a lexicon is 'word nbr1 nbr2 ...'"
                     ) from None
-                if not line.strip():
-                    continue
-                if line[0].isspace():
+                head, *fields = line.replace("\t", " ").split(" ")
+                nbrs = [w for w in fields if w]
+                if not head:
+                    if not nbrs:
+                        continue  # blank line
                     raise UserError(
-                        f"{path}: line {lineno} has an empty headword (it starts with whitespace); "
+                        f"{path}: line {lineno} has an empty headword (it starts with a space or tab); "
                         "each line is 'word nbr1 nbr2 ...'"
                     )
-                head, *nbrs = line.split()
                 yield head, nbrs
     except (lzma.LZMAError, gzip.BadGzipFile, EOFError) as exc:
         raise UserError(f"{path}: cannot decompress ({exc}); re-download or unpack it") from None

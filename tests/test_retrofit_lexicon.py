@@ -16,11 +16,12 @@ def _edges(graph, words):
 def test_reads_plain_and_compressed(tmp_path, suffix, opener):
     p = tmp_path / f"lex{suffix}"
     with opener(p, "wb") as fh:
-        fh.write("big large huge\n\nlonely\nnaïve simple\tartless\r\n".encode())
+        fh.write("big large  huge \n \t\nlonely\nnaïve simple\tartless\r\n\x1d \x16\n".encode())
     assert list(read_lexicon(p)) == [
         ("big", ["large", "huge"]),
         ("lonely", []),
         ("naïve", ["simple", "artless"]),
+        ("\x1d", ["\x16"]),  # PPDB-XL line 19503: control characters are words, not separators
     ]
 
 
