@@ -80,13 +80,14 @@ _RETROFIT = RetrofitConfig()
 )
 def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: object) -> None:
     """Retrofit vectors to synonym lexicons (Faruqui et al. 2015, Context-to-Vec graph)."""
+    import json
     import time
 
     from ctx2static.retrofit.solver import retrofit_vectors
     from ctx2static.vectors import Vectors
 
     config = RetrofitConfig(**options)  # type: ignore[arg-type]
-    click.echo(f"retrofit: {config.to_dict()}", err=True)
+    click.echo(f"retrofit: {json.dumps(config.to_dict())}", err=True)
     start = time.perf_counter()
     result, trace = retrofit_vectors(Vectors.load(vectors), lexicons, config)
     result.save(out)

@@ -127,7 +127,7 @@ def main() -> None:
                 f"(shared with other jobs; load average at end {os.getloadavg()[0]:.1f}), "
                 f"numba threads {os.environ.get('NUMBA_NUM_THREADS', 'default')}.",
                 "",
-                "Sparse = `retrofit_matrix` (Jacobi; compiled parallel passes over the scipy CSR graph rows), "
+                "Sparse = `retrofit_matrix` (Jacobi; compiled parallel passes over the CSR graph rows), "
                 "vectors unit-normalised float32. *first it* includes the weight set-up; *per it* is the "
                 f"mean over {args.iterations} iterations. *loop* = one per-word Python iteration in the "
                 f"reference codes' style, timed on {args.naive_heads} headwords and scaled to all of them.",

@@ -30,8 +30,18 @@ def main() -> None:
     ap.add_argument("vectors", nargs="+", type=Path)
     ap.add_argument("--lexicon", "-l", action="append", required=True, help="as for `cli.py retrofit`")
     ap.add_argument("--outdir", type=Path, required=True)
-    ap.add_argument("--retrofit-arg", action="append", default=[], help="extra option for retrofit")
-    ap.add_argument("--eval-arg", action="append", default=[], help="extra option for eval")
+    ap.add_argument(
+        "--retrofit-arg",
+        action="append",
+        default=[],
+        help="extra retrofit option, e.g. --retrofit-arg=--nu=50",
+    )
+    ap.add_argument(
+        "--eval-arg",
+        action="append",
+        default=[],
+        help="extra eval option, e.g. --eval-arg=--family=similarity",
+    )
     args = ap.parse_args()
     args.outdir.mkdir(parents=True, exist_ok=True)
     lexicons = [x for lex in args.lexicon for x in ("--lexicon", lex)]
