@@ -92,6 +92,12 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: objec
     result, trace = retrofit_vectors(Vectors.load(vectors), lexicons, config)
     result.save(out)
     info = result.meta["retrofit"][-1]
+    if info["edges"] == 0:
+        click.echo(
+            "warning: no lexicon line links two vocabulary words (matching is exact unless the "
+            "vocabulary is all lower case); no vector moved",
+            err=True,
+        )
     click.echo(
         f"retrofit ({config.method.value}): {info['words_with_neighbours']} of {len(result)} words "
         f"moved, {info['edges']} edges, Psi {trace[0]:.4g} -> {trace[-1]:.4g}, "
