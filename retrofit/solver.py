@@ -164,15 +164,29 @@ def retrofit_matrix(
     adjacency: sp.csr_matrix,
     config: RetrofitConfig,
     on_iteration: Callable[[int, np.ndarray], None] | None = None,
+    trace: list[float] | None = None,
 ) -> np.ndarray:
-    """Run ``config.iterations`` updates from ``q0`` (float32 rows, already normalised if wanted)."""
+    """Run ``config.iterations`` updates from ``q0`` (rows already normalised if wanted).
+
+    With ``trace``, appends :func:`psi` at the start and after every iteration, reusing the
+    distances and weights that the next update needs anyway.
+    """
     a, b = _data_graph_weights(config)
     q0 = np.ascontiguousarray(q0, np.float32)
     q = q0
-    weights = neighbour_weights(q, adjacency, config)
-    for it in range(config.iterations):
-        if it and config.method is Method.GRAPH:
-            weights = neighbour_weights(q, adjacency, config)
+    graph = config.method is Method.GRAPH
+    weights = None
+    for it in range(config.iterations + 1):
+        last = it == config.iterations
+        if last and trace is None:
+            break
+        sq_dist = edge_sq_dist(q, adjacency) if graph or trace is not None else None
+        if weights is None or graph:
+            weights = neighbour_weights(q, adjacency, config, sq_dist)
+        if trace is not None:
+            trace.append(objective(q, q0, weights, a, b / 2, sq_dist))
+        if last:
+            break
         q = step(q, q0, weights, a, b)
         if on_iteration is not None:
             on_iteration(it + 1, q)
@@ -189,16 +203,11 @@ def retrofit_vectors(
     """
     graph = build_graph(vectors.words, lexicons)
     q0 = vectors.unit().astype(np.float32) if config.normalize else np.array(vectors.matrix, np.float32)
-    trace = [psi(q0, q0, graph.adjacency, config)]
-    bar = tqdm(total=config.iterations, desc=f"retrofit ({config.method.value})", unit="it", leave=False)
-
-    def on_iteration(_it: int, q: np.ndarray) -> None:
-        trace.append(psi(q, q0, graph.adjacency, config))
-        bar.set_postfix(psi=f"{trace[-1]:.4g}")
-        bar.update()
-
-    with bar:
-        q = retrofit_matrix(q0, graph.adjacency, config, on_iteration)
+    trace: list[float] = []
+    with tqdm(
+        total=config.iterations, desc=f"retrofit ({config.method.value})", unit="it", leave=False
+    ) as bar:
+        q = retrofit_matrix(q0, graph.adjacency, config, lambda _it, _q: bar.update(), trace)
     entry: dict[str, Any] = {
         "method": config.method.value,
         "lexicons": [str(x) for x in lexicons],

@@ -103,6 +103,9 @@ def test_psi_decreases_every_iteration(method):
     cfg = RetrofitConfig(method=method, iterations=10)
     trace = [psi(q0, q0, adj, cfg)]
     retrofit_matrix(q0, adj, cfg, lambda _it, q: trace.append(psi(q, q0, adj, cfg)))
+    reused = []  # the trace retrofit_matrix keeps itself, reusing each iteration's weights
+    retrofit_matrix(q0, adj, cfg, trace=reused)
+    np.testing.assert_allclose(reused, trace, rtol=1e-6)
     assert len(trace) == 11 and np.all(np.diff(trace[:6]) < 0)  # strictly, until float32 round-off
     assert np.all(np.diff(trace) <= 1e-6 * trace[0]) and trace[-1] < 0.6 * trace[0]
 
