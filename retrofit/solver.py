@@ -138,9 +138,10 @@ def objective(
     """
     if sq_dist is None:
         sq_dist = edge_sq_dist(q, weights)
-    diff = np.asarray(q, np.float64) - q0
+    diff = q - q0
+    data = np.einsum("ij,ij->i", diff, diff).sum(dtype=np.float64)  # float32 rows, float64 total
     edges = np.dot(weights.data.astype(np.float64), sq_dist.astype(np.float64))
-    return float(a * np.einsum("ij,ij->", diff, diff) + b * edges)
+    return float(a * data + b * edges)
 
 
 def psi(q: np.ndarray, q0: np.ndarray, adjacency: sp.csr_matrix, config: RetrofitConfig) -> float:
