@@ -95,10 +95,66 @@ def fit_student(
 
 
 # ------------------------------------------------------------------ retrofitting (issue 5)
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def retrofit() -> None:
+from ctx2static.retrofit.config import Method, RetrofitConfig  # noqa: E402  (light: no numpy)
+
+_RETROFIT = RetrofitConfig()
+
+
+@cli.command()
+@click.argument("vectors", type=click.Path(exists=True))
+@click.option(
+    "--lexicon",
+    "-l",
+    "lexicons",
+    multiple=True,
+    required=True,
+    help="'word nbr1 nbr2 ...' file (.xz/.gz ok) or 'wordnet' (bundled); repeat to merge lexicons.",
+)
+@click.option(
+    "--method",
+    type=click.Choice([m.value for m in Method]),
+    default=_RETROFIT.method.value,
+    show_default=True,
+)
+@click.option("--out", "-o", required=True, type=click.Path(), help="Output vectors (folder, .bin or .txt).")
+@click.option("--iterations", type=int, default=_RETROFIT.iterations, show_default=True)
+@click.option("--alpha", type=float, default=_RETROFIT.alpha, show_default=True, help="faruqui: alpha.")
+@click.option("--a", "a", type=float, default=_RETROFIT.a, show_default=True, help="graph: a_i (Eq. 9).")
+@click.option("--b", "b", type=float, default=_RETROFIT.b, show_default=True, help="graph: b_i (Eq. 9).")
+@click.option("--nu", type=float, default=_RETROFIT.nu, show_default=True, help="graph: Student-t nu.")
+@click.option("--sigma", type=float, default=_RETROFIT.sigma, show_default=True, help="graph: kernel scale.")
+@click.option(
+    "--normalize/--no-normalize",
+    default=_RETROFIT.normalize,
+    show_default=True,
+    help="Scale input vectors to unit length first (as both reference codes do).",
+)
+def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: object) -> None:
     """Retrofit vectors to synonym lexicons (Faruqui et al. 2015, Context-to-Vec graph)."""
-    _not_built("retrofit", 5)
+    import json
+    import time
+
+    from ctx2static.retrofit.solver import retrofit_vectors
+    from ctx2static.vectors import Vectors
+
+    config = RetrofitConfig(**options)  # type: ignore[arg-type]
+    click.echo(f"retrofit: {json.dumps(config.to_dict())}", err=True)
+    start = time.perf_counter()
+    result, trace = retrofit_vectors(Vectors.load(vectors), lexicons, config)
+    result.save(out)
+    info = result.meta["retrofit"][-1]
+    if info["edges"] == 0:
+        click.echo(
+            "warning: no lexicon line links two vocabulary words (matching is exact unless the "
+            "vocabulary is all lower case); no vector moved",
+            err=True,
+        )
+    click.echo(
+        f"retrofit ({config.method.value}): {info['words_with_neighbours']} of {len(result)} words "
+        f"moved, {info['edges']} edges, Psi {trace[0]:.4g} -> {trace[-1]:.4g}, "
+        f"{time.perf_counter() - start:.1f}s -> {out}",
+        err=True,
+    )
 
 
 # ------------------------------------------------------------------ evaluation (issue 2)
