@@ -233,10 +233,21 @@ def eval_(
 
 
 # ------------------------------------------------------------------ end to end
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def demo() -> None:
-    """Run the whole job on the bundled demo corpus and print the evaluation table."""
-    _not_built("demo", 2)
+@cli.command()
+@click.option("--out", "-o", default="runs/demo", show_default=True, type=click.Path(), help="Output folder.")
+@click.option("--epochs", default=5, show_default=True, help="Skip-gram epochs.")
+def demo(out: str, epochs: int) -> None:
+    """Run the whole job on the bundled demo corpus and print the evaluation table.
+
+    Skip-gram on the bundled State of the Union corpus, retrofitting to the bundled WordNet
+    synonyms, then every benchmark; outputs and results.md go to --out. Re-running resumes.
+    """
+    from pathlib import Path
+
+    from ctx2static.demo import run_demo
+
+    click.echo(run_demo(Path(out), epochs, echo=lambda s: click.echo(s, err=True)), nl=False)
+    click.echo(f"results: {Path(out) / 'results.md'}", err=True)
 
 
 def main() -> None:
