@@ -230,6 +230,8 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
             )
         if manifest.get("complete"):
             return manifest
+        for stale in out.glob(".*.tmp"):  # left by a killed writer
+            stale.unlink()
     else:
         out.mkdir(parents=True, exist_ok=True)
         vocab.save(out / VOCAB_TSV)
