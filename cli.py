@@ -81,7 +81,7 @@ def extract(
     cfg = ExtractConfig(**options)
     corpus = Corpus(list(corpus_paths))
     vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, min_count, max_vocab or None)
-    t = Teacher.load(teacher, device=device, attention=bool(cfg.attention))
+    t = Teacher.load(teacher, device=device)
     click.echo(
         f"teacher {teacher}: {t.family.value} ({t.decoder}), {t.source}; vocab {len(vocab)} words", err=True
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -15,10 +16,12 @@ def signal_bytes(cache: Cache) -> dict[str, int]:
     for s in cache.manifest["shards"]:
         for name in s["files"]:
             p = cache.folder / name
+            if not p.is_file():
+                continue  # verify() reports it
             if name.endswith(".attn.parquet"):
                 sizes["attention"] = sizes.get("attention", 0) + os.path.getsize(p)
                 continue
-            with h5py.File(p, "r") as f:
+            with contextlib.suppress(OSError, KeyError, ValueError), h5py.File(p, "r") as f:  # corrupt
                 for key in f:
                     sizes[key] = sizes.get(key, 0) + f[key].id.get_storage_size()
     return sizes

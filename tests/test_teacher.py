@@ -50,7 +50,7 @@ def caches(models, corpus_file, tmp_path_factory):
     vocab = Vocab.build(corpus, min_count=2)  # some words stay out of the vocabulary
     out = {}
     for name, path in models.items():
-        teacher = Teacher.load(str(path), attention=True)
+        teacher = Teacher.load(str(path))
         d = tmp_path_factory.mktemp("cache") / name
         extract(corpus, vocab, teacher, d, CFG)
         out[name] = (Cache.open(d), teacher)
