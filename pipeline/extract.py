@@ -261,6 +261,7 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
         n_tok += stats["n_teacher_tokens"]
         bar.update(len(sents))
     bar.close()
+    secs = time.perf_counter() - t0
     if not manifest["shards"]:
         raise UserError(f"{', '.join(map(str, corpus.paths))}: no sentences to extract")
     manifest["vocab_files"] = _vocab_files(teacher, vocab, cfg, corpus.config.lowercase, out)
@@ -268,7 +269,6 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     manifest["totals"] = totals
     manifest["complete"] = True
     write_manifest(out, manifest)
-    secs = time.perf_counter() - t0
     manifest["run"] = {"seconds": secs, "teacher_tokens_per_s": n_tok / secs if secs else 0.0}
     return manifest
 

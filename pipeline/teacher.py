@@ -81,6 +81,9 @@ def _smollm2_dir() -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = AutoModelForCausalLM.from_pretrained(pkg, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
+    model.hf_quantizer = None  # the weights are dequantised to fp32 now; save them as a plain model
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
     tok = AutoTokenizer.from_pretrained(pkg, gguf_file=SMOLLM2_GGUF)
     with atomic_dir(cache) as tmp:
         model.save_pretrained(tmp)
