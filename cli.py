@@ -39,6 +39,7 @@ def _not_built(command: str, issue: int) -> None:
     "--max-vocab", default=0, show_default=True, help="Vocabulary: keep at most this many (0 = all)."
 )
 @click.option("--vectors/--no-vectors", default=False, show_default=True, help="Per-occurrence word vectors.")
+@click.option("--pca", default=0, show_default=True, help="Reduce --vectors to D dims by PCA (0 = off).")
 @click.option(
     "--paragraph/--no-paragraph", default=False, show_default=True, help="X2Static paragraph context."
 )

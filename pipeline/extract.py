@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ctx2static
+import h5py
 import numpy as np
 from ctx2static.cache.store import (
     FORMAT_VERSION,
+    PCA_H5,
     TEACHER_TOKENS,
     VOCAB_H5,
     VOCAB_TSV,
@@ -43,6 +45,7 @@ class ExtractConfig:
     paragraph: bool = False  # X2Static paragraph context (Eq. 4)
     paragraph_max_length: int = 500  # X2Static reference code
     vectors: bool = False  # subword-pooled vector per occurrence (ASE, BERT+Skip-gram, Context-to-Vec)
+    pca: int = 0  # reduce those vectors to this many dimensions, PCA fitted on the first shard (0 = off)
     topk: int = 0  # SemGloVe md: top-k substitutes per occurrence (0 = off)
     attention: int = 0  # SemGloVe sd: window +-S, top S context words (0 = off)
     token_budget: int = 4096  # padded tokens per batch
@@ -135,9 +138,7 @@ def _shard_arrays(
         "sent_ctx": np.stack([o.mean for o in outs]).astype(np.float32),
     }
     if cfg.vectors:
-        arrays["occ_vec"] = np.concatenate([o.vectors[m] for o, m in zip(outs, occ, strict=True)]).astype(
-            np.float16
-        )
+        arrays["occ_vec"] = np.concatenate([o.vectors[m] for o, m in zip(outs, occ, strict=True)])
     if cfg.topk:
         arrays["topk_ids"] = np.concatenate([o.topk_ids[m] for o, m in zip(outs, occ, strict=True)])
         arrays["topk_scores"] = np.concatenate([o.topk_scores[m] for o, m in zip(outs, occ, strict=True)])
@@ -176,6 +177,30 @@ def _shard_arrays(
         "n_teacher_tokens": int(sum(len(e.ids) for e in encs)),
     }
     return arrays, attn, stats
+
+
+def _pca(out: Path, manifest: dict, vectors: np.ndarray, dim: int) -> dict[str, np.ndarray]:
+    """Load the cache's PCA, or fit it on the first shard's vectors (SVD, signs fixed) and store it."""
+    path = out / PCA_H5
+    if PCA_H5 in manifest.get("aux_files", {}):
+        with h5py.File(path, "r") as f:
+            return {k: f[k][()] for k in f}
+    if len(vectors) < dim or vectors.shape[1] < dim:
+        raise UserError(
+            f"--pca {dim}: the first shard has {len(vectors)} vectors of width {vectors.shape[1]}; "
+            "use a smaller --pca or a larger --shard-size"
+        )
+    x = vectors.astype(np.float64)
+    mean = x.mean(0)
+    _, sv, vt = np.linalg.svd(x - mean, full_matrices=False)
+    comps = vt[:dim] * np.sign(vt[:dim, [0]] + (vt[:dim, [0]] == 0))
+    pca = {
+        "mean": mean.astype(np.float32),
+        "components": comps.astype(np.float32),
+        "explained_variance_ratio": (sv[:dim] ** 2 / (sv**2).sum()).astype(np.float32),
+    }
+    manifest.setdefault("aux_files", {})[PCA_H5] = write_h5(path, pca)
+    return pca
 
 
 def _vocab_files(teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, lowercase: bool, out: Path) -> dict:
@@ -247,11 +272,18 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     if cfg.max_sentences:
         sentences = itertools.islice(sentences, cfg.max_sentences)
     t0, n_tok = time.perf_counter(), 0
+    pca: dict[str, np.ndarray] | None = None
     bar = tqdm(unit="sent", desc="extract", initial=done * cfg.shard_size, mininterval=1.0)
     for i, sents in enumerate(_chunks(sentences, cfg.shard_size)):
         if i < done:
             continue
         arrays, attn, stats = _shard_arrays(teacher, cfg, vocab, sents)
+        if cfg.vectors:
+            vec = arrays["occ_vec"]
+            if cfg.pca:
+                pca = pca or _pca(out, manifest, vec, cfg.pca)
+                vec = (vec - pca["mean"]) @ pca["components"].T
+            arrays["occ_vec"] = vec.astype(np.float16)
         stem = shard_name(i)
         files = {f"{stem}.h5": write_h5(out / f"{stem}.h5", arrays)}
         if attn is not None:

@@ -336,3 +336,24 @@ def test_minilm_sentence_context_equals_sentence_transformers(tmp_path, mini_cor
     occ = shard.occurrences()
     first_ids = [teacher.encode([[vocab.words[w]]])[0].ids[1] for w in shard["word_ids"][occ[:50]]]
     assert not any(t in row for t, row in zip(first_ids, shard["topk_ids"][:50].tolist(), strict=True))
+
+
+def test_pca_reduces_occurrence_vectors_with_the_stored_projection(models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, min_count=1)
+    teacher = Teacher.load(str(models["bert"]))
+    full = ExtractConfig(shard_size=4, vectors=True)
+    extract(corpus, vocab, teacher, tmp_path / "full", full)
+    extract(corpus, vocab, teacher, tmp_path / "pca", ExtractConfig(shard_size=4, vectors=True, pca=4))
+    a, b = Cache.open(tmp_path / "full"), Cache.open(tmp_path / "pca")
+    pca = b.pca()
+    assert a.pca() is None and pca["components"].shape == (4, 16)
+    np.testing.assert_allclose(pca["components"] @ pca["components"].T, np.eye(4), atol=1e-5)
+    v0 = a.shard(0)["occ_vec"].astype(np.float32)
+    np.testing.assert_allclose(pca["mean"], v0.mean(0), atol=2e-3)  # fitted on the first shard
+    for sa, sb in zip(a.shards(), b.shards(), strict=True):
+        want = (sa["occ_vec"].astype(np.float32) - pca["mean"]) @ pca["components"].T
+        np.testing.assert_allclose(sb["occ_vec"], want, atol=0.02, rtol=0.01)
+    assert b.verify() == [] and "pca.h5" in b.files()
+    with pytest.raises(UserError, match="--pca 99"):
+        extract(corpus, vocab, teacher, tmp_path / "big", ExtractConfig(shard_size=4, vectors=True, pca=99))
