@@ -198,7 +198,12 @@ class Teacher:
             raise UserError(f"{source}: the teacher needs a fast tokenizer (tokenizer.json) for word offsets")
         family = detect_family(config)
         auto = {Family.MLM: AutoModelForMaskedLM, Family.CAUSAL: AutoModelForCausalLM}.get(family, AutoModel)
-        model = auto.from_pretrained(source, local_files_only=True).to(device).eval()
+        model = auto.from_pretrained(source, local_files_only=True).eval()
+        try:
+            model = model.to(device)
+        except (RuntimeError, AssertionError) as exc:
+            msg = str(exc).splitlines()[0]
+            raise UserError(f"--device {device}: not usable here ({msg}); try --device cpu") from None
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token or tok.unk_token
         probe = tok("a", add_special_tokens=True)["input_ids"]
