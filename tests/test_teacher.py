@@ -267,6 +267,10 @@ def test_mismatched_rerun_refuses(models, corpus_file, tmp_path):
     with pytest.raises(UserError, match=r"different run \(differs in .*teacher") as exc:
         extract(corpus, vocab, Teacher.load(str(models["gpt2"])), tmp_path / "c", cfg)
     assert "\n" not in str(exc.value)
+    other = tmp_path / "other.txt"
+    other.write_text(corpus_file.read_text() + "one more line .\n")
+    with pytest.raises(UserError, match=r"differs in corpus"):
+        extract(Corpus([other]), vocab, Teacher.load(str(models["bert"])), tmp_path / "c", cfg)
 
 
 def _extract_cmd(model, corpus, out):
@@ -286,7 +290,7 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(models, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(Path(ctx2static.__file__).parent.parent)}
     killed = tmp_path / "killed"
     proc = subprocess.Popen(_extract_cmd(models["bert"], corpus, killed), env=env, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
+    deadline = time.time() + 300
     while not (killed / "shard_00000.h5").exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.005)
     proc.send_signal(signal.SIGKILL)
