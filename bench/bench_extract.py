@@ -19,7 +19,7 @@ from ctx2static.cache import Cache
 from ctx2static.cache.info import signal_bytes
 from ctx2static.pipeline.corpus import Corpus
 from ctx2static.pipeline.extract import ExtractConfig, extract
-from ctx2static.pipeline.teacher import Teacher, sorted_batches
+from ctx2static.pipeline.teacher import Teacher, Want, run_sorted, sorted_batches
 from ctx2static.pipeline.vocab import Vocab
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "brown.txt.xz"
@@ -41,6 +41,25 @@ def bare_forward(teacher: Teacher, encs: list, budget: int) -> float:
         with torch.inference_mode():
             teacher.model(input_ids=ids, attention_mask=mask)
     return time.perf_counter() - t0
+
+
+def signal_costs(teacher: Teacher, encs: list, budget: int) -> list[tuple[str, float]]:
+    """Seconds of the batched forward with one signal added at a time (same batches)."""
+    variants = [
+        ("mean only (sdpa attention)", Want()),
+        ("+ subword-pooled vectors", Want(vectors=True)),
+        (f"+ top-{K} substitutes over the full vocabulary", Want(vectors=True, topk=K)),
+    ]
+    out = []
+    for name, want in variants:
+        t0 = time.perf_counter()
+        run_sorted(encs, budget, lambda b, w=want: teacher.forward(b, w))
+        out.append((name, time.perf_counter() - t0))
+    teacher.enable_attention()
+    t0 = time.perf_counter()
+    run_sorted(encs, budget, lambda b: teacher.forward(b, Want(vectors=True, topk=K, attention=S)))
+    out.append((f"+ attention top-{S} (eager attention)", time.perf_counter() - t0))
+    return out
 
 
 def naive_loop(teacher: Teacher, sents: list[list[str]]) -> float:
@@ -91,6 +110,7 @@ def main() -> None:
     vocab = Vocab.build(Corpus([args.corpus]), min_count=5, max_vocab=5000)
     with tempfile.TemporaryDirectory() as tmp:
         t_bare = bare_forward(teacher, encs, cfg.token_budget)
+        costs = signal_costs(teacher, encs, cfg.token_budget)
         m = extract(corpus, vocab, teacher, Path(tmp) / "c", cfg)
         t_ext = m["run"]["seconds"]
         sizes = signal_bytes(Cache.open(Path(tmp) / "c"))
@@ -119,6 +139,12 @@ def main() -> None:
         "",
         "Extract time covers the sentence pass, the paragraph pass (a second forward) and shard writing;",
         "the per-vocabulary-word baselines (computed once at the end) are not included.",
+        "",
+        "Cost of each signal (sentence pass only, same batches, cumulative):",
+        "",
+        "| forward computing | seconds | teacher tokens/s |",
+        "|---|---:|---:|",
+        *[f"| {name} | {sec:.1f} | {n_tok / sec:,.0f} |" for name, sec in costs],
         "",
         "| signal | bytes | bytes / corpus token |",
         "|---|---:|---:|",
