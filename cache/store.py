@@ -45,7 +45,7 @@ SHARD_ARRAYS = {
     "word_ids": "static word id per word (-1: out of vocabulary)",
     "word_aligned": "False where the teacher's max length cut the word",
     "sent_ctx": "mean of the last layer over all tokens of the sentence (X2Static Eq. 3)",
-    "para_ctx": "per-sentence mean when the teacher saw the paragraph (X2Static Eq. 4)",
+    "para_ctx": "per-sentence mean when the teacher saw the paragraph (X2Static Eq. 4; sent_ctx if cut)",
     "occ_vec": "subword-pooled last-layer vector per occurrence (fp16; PCA-reduced with --pca)",
     "topk_ids": "LM top-k substitute teacher token ids per occurrence (SemGloVe md)",
     "topk_scores": "raw logits of the substitutes",

@@ -165,9 +165,10 @@ def _shard_arrays(
         texts, word_sent, members = _paragraph_inputs(paras, encs, words, limit - 3)
         p_encs = [e.regroup(g) for e, g in zip(teacher.encode(texts, limit), word_sent, strict=True)]
         p_outs = run_sorted(p_encs, cfg.token_budget, lambda b: teacher.forward(b, Want(vectors=True)))
-        para_ctx = np.empty_like(arrays["sent_ctx"])
-        for o, mem in zip(p_outs, members, strict=True):
-            para_ctx[mem] = o.vectors
+        # a sentence cut by the paragraph limit keeps its own sentence context instead
+        para_ctx = arrays["sent_ctx"].copy()
+        for o, e, mem in zip(p_outs, p_encs, members, strict=True):
+            para_ctx[mem[e.complete]] = o.vectors[e.complete]
         arrays["para_ctx"] = para_ctx
     stats = {
         "n_sentences": len(sents),

@@ -361,3 +361,19 @@ def test_pca_reduces_occurrence_vectors_with_the_stored_projection(models, corpu
     assert b.verify() == [] and "pca.h5" in b.files()
     with pytest.raises(UserError, match="--pca 99"):
         extract(corpus, vocab, teacher, tmp_path / "big", ExtractConfig(shard_size=4, vectors=True, pca=99))
+
+
+def test_sentence_cut_by_the_paragraph_limit_keeps_its_sentence_context(models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    teacher = Teacher.load(str(models["bert"]))
+    cfg = ExtractConfig(shard_size=4, paragraph=True, paragraph_max_length=10)
+    extract(corpus, Vocab.build(corpus, min_count=1), teacher, tmp_path / "c", cfg)
+    shard = Cache.open(tmp_path / "c").shard(0)
+    sents = sentences(corpus_file)
+    assert [len(s) for s in sents[:2]] == [7, 9]  # 7 + 2 special tokens fit in 10, 9 + 2 do not
+    np.testing.assert_array_equal(shard["para_ctx"][1], shard["sent_ctx"][1])
+    (e,) = teacher.encode([sents[0]])
+    with torch.no_grad():
+        hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)
+    want = hid.hidden_states[-1][0].numpy()[e.tok_group >= 0].mean(0)
+    np.testing.assert_allclose(shard["para_ctx"][0], want, rtol=1e-4, atol=1e-5)
