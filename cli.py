@@ -106,10 +106,13 @@ def cache() -> None:
 @click.argument("folder", type=click.Path())
 @click.option("--no-verify", is_flag=True, help="Skip recomputing the sha256 checksums.")
 def cache_info(folder: str, no_verify: bool) -> None:
-    """Show what a cache holds, its sizes and whether its checksums hold."""
+    """Show what a cache holds, its sizes and whether its checksums hold (exit 1 if not)."""
     from ctx2static.cache.info import describe
 
-    click.echo(describe(folder, verify=not no_verify))
+    text, valid = describe(folder, verify=not no_verify)
+    click.echo(text)
+    if not valid:
+        sys.exit(1)
 
 
 # ------------------------------------------------------------------ students (issues 2 and 4)

@@ -124,6 +124,10 @@ class Shard:
         """Positions (into ``word_ids``) of the occurrences: in-vocabulary, aligned words."""
         return np.flatnonzero((self.arrays["word_ids"] >= 0) & self.arrays["word_aligned"])
 
+    def occurrence_sentence(self) -> np.ndarray:
+        """Sentence (row of ``sent_ctx``) of each occurrence."""
+        return np.searchsorted(self.arrays["sent_offsets"], self.occurrences(), side="right") - 1
+
     def sentence_words(self, i: int) -> np.ndarray:
         """Static word ids of sentence ``i`` (-1 for out-of-vocabulary words)."""
         off = self.arrays["sent_offsets"]

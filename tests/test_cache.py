@@ -42,6 +42,10 @@ def test_shard_arrays_are_consistent_with_the_manifest(cache_dir):
         assert len(shard["occ_vec"]) == len(shard["topk_ids"]) == len(occ)
         assert shard["sent_offsets"][-1] == len(shard["word_ids"])
         assert shard.attention["occ"].max() < len(occ)
+        sent = shard.occurrence_sentence()
+        for r in range(0, len(occ), 7):
+            assert shard["word_ids"][occ[r]] in shard.sentence_words(sent[r])
+            assert shard["sent_offsets"][sent[r]] <= occ[r] < shard["sent_offsets"][sent[r] + 1]
         n_occ += len(occ)
         n_cut += int((~shard["word_aligned"]).sum())
     assert (n_occ, n_cut) == (totals["n_occurrences"], totals["n_truncated_words"])
@@ -83,7 +87,7 @@ def test_verify_and_cache_info_catch_corruption(cache_dir, tmp_path):
     unchecked = CliRunner().invoke(cli, ["cache", "info", "--no-verify", str(bad)])
     assert unchecked.exit_code == 0 and "INVALID" not in unchecked.output
     checked = CliRunner().invoke(cli, ["cache", "info", str(bad)])
-    assert checked.exit_code == 0 and "INVALID" in checked.output
+    assert checked.exit_code == 1 and "INVALID" in checked.output
 
 
 def test_hdf5_shards_are_byte_reproducible(tmp_path):

@@ -278,7 +278,7 @@ def _extract_cmd(model, corpus, out):
     return [
         sys.executable, str(cli), "extract", "--corpus", str(corpus), "--teacher", str(model),
         "--out", str(out), "--min-count", "1", "--shard-size", "5", "--vectors", "--topk", "2",
-        "--threads", "1",
+        "--attention", "2", "--paragraph", "--threads", "1",
     ]  # fmt: skip
 
 
@@ -304,7 +304,7 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(models, tmp_path):
     torch.set_num_threads(1)
     try:
         c = Corpus([corpus])
-        cfg = ExtractConfig(shard_size=5, vectors=True, topk=2)
+        cfg = ExtractConfig(shard_size=5, vectors=True, topk=2, attention=2, paragraph=True)
         extract(c, Vocab.build(c, min_count=1), Teacher.load(str(models["bert"])), whole, cfg)
     finally:
         torch.set_num_threads(threads)
