@@ -34,6 +34,7 @@ def models(tmp_path_factory):
         "roberta": tm.save_tiny_roberta(root / "roberta"),
         "gpt2": tm.save_tiny_gpt2(root / "gpt2"),
         "encoder": tm.save_tiny_encoder(root / "encoder"),
+        "llama": tm.save_tiny_llama(root / "llama"),
     }
 
 
@@ -97,6 +98,15 @@ def test_bos_is_prepended_for_causal_inputs():
     assert e.first_token()[0] == 1
 
 
+def test_causal_teachers_get_exactly_one_bos(models):
+    gpt2, llama = Teacher.load(str(models["gpt2"])), Teacher.load(str(models["llama"]))
+    assert gpt2.bos_id is not None and llama.bos_id is None  # the Llama-style tokenizer adds <s> itself
+    for t in (gpt2, llama):
+        (e,) = t.encode([["the", "cat"]])
+        assert e.ids[0] == t.tokenizer.bos_token_id and e.ids[1] != t.tokenizer.bos_token_id
+        assert e.first_token()[0] >= 1
+
+
 # ------------------------------------------------------------------ batching
 
 
@@ -129,6 +139,7 @@ def test_family_comes_from_the_config(models):
         "roberta": Family.MLM,
         "gpt2": Family.CAUSAL,
         "encoder": Family.ENCODER,
+        "llama": Family.CAUSAL,
     }
 
 
@@ -149,7 +160,7 @@ def _direct(teacher, words):
     return e, out
 
 
-@pytest.mark.parametrize("name", ["bert", "roberta", "gpt2", "encoder"])
+@pytest.mark.parametrize("name", ["bert", "roberta", "gpt2", "encoder", "llama"])
 def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
     cache, teacher = caches[name]
     sents = sentences(corpus_file)
