@@ -81,8 +81,8 @@ def extract(
     set_threads(threads)
     cfg = ExtractConfig(**options)
     corpus = Corpus(list(corpus_paths))
+    t = Teacher.load(teacher, device=device)  # first: a missing model fails before the corpus is read
     vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, min_count, max_vocab or None)
-    t = Teacher.load(teacher, device=device)
     click.echo(
         f"teacher {teacher}: {t.family.value} ({t.decoder}), {t.source}; vocab {len(vocab)} words", err=True
     )
