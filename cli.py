@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 from ctx2static.errors import UserError
@@ -31,6 +30,9 @@ def _not_built(command: str, issue: int) -> None:
 @click.option(
     "--out", required=True, type=click.Path(), help="Cache folder (re-run the same command to resume)."
 )
+@click.option("--lowercase/--keep-case", default=True, show_default=True)
+@click.option("--min-sentence-len", default=0, show_default=True, help="0 = off (seeds: 10).")
+@click.option("--max-sentence-len", default=0, show_default=True, help="0 = off (seeds: 40).")
 @click.option(
     "--vocab", "vocab_path", type=click.Path(), help="Static vocabulary (word<TAB>count); else built."
 )
@@ -70,17 +72,20 @@ def extract(
     max_vocab: int,
     device: str,
     threads: int,
-    **options: Any,
+    lowercase: bool,
+    min_sentence_len: int,
+    max_sentence_len: int,
+    **options: int | bool,
 ) -> None:
     """Run a teacher once over a corpus and write the sharded cache."""
-    from ctx2static.pipeline.corpus import Corpus
+    from ctx2static.pipeline.corpus import Corpus, CorpusConfig
     from ctx2static.pipeline.extract import extract, set_threads
     from ctx2static.pipeline.teacher import Teacher
     from ctx2static.pipeline.vocab import Vocab
 
     set_threads(threads)
     cfg = ExtractConfig(**options)
-    corpus = Corpus(list(corpus_paths))
+    corpus = Corpus(list(corpus_paths), CorpusConfig(lowercase, min_sentence_len, max_sentence_len))
     t = Teacher.load(teacher, device=device)  # first: a missing model fails before the corpus is read
     vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, min_count, max_vocab or None)
     click.echo(
