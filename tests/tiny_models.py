@@ -1,0 +1,182 @@
+"""Tiny random teachers and tokenizers of each kind, built offline (imported by the teacher tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast
+
+SENTENCES = [
+    "the cat sat on the mat .",
+    "the dog chased the cat around the garden .",
+    "a bird sang in the old tree near the river .",
+    "students read long books about distant stars and planets .",
+    "the river flows past the quiet village every morning .",
+    "unbelievably , the tiny mouse outran the sleepy cat .",
+]
+WORDS = sorted({w for s in SENTENCES for w in s.split()})
+
+
+def wordpiece_tokenizer() -> PreTrainedTokenizerFast:
+    """A BERT-style WordPiece tokenizer (lowercasing, ## continuations) with a tiny vocabulary."""
+    pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##believ", "##ably", "##s", "##ed"]
+    vocab = {t: i for i, t in enumerate(dict.fromkeys(pieces + [w for w in WORDS if w != "unbelievably"]))}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])]
+    )
+    tok.decoder = decoders.WordPiece()
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+    )
+
+
+def bpe_tokenizer(roberta: bool) -> PreTrainedTokenizerFast:
+    """A byte-level BPE (Ġ) trained on the tiny sentences: RoBERTa-style (<s> </s>) or GPT-2-style."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"] if roberta else ["<|endoftext|>"]
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tok.train_from_iterator(SENTENCES, trainer)
+    if roberta:
+        tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), trim_offsets=True)
+        return PreTrainedTokenizerFast(
+            tokenizer_object=tok,
+            bos_token="<s>",
+            eos_token="</s>",
+            sep_token="</s>",
+            cls_token="<s>",
+            unk_token="<unk>",
+            pad_token="<pad>",
+            mask_token="<mask>",
+        )
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>"
+    )
+
+
+def unigram_tokenizer(bos: bool = False) -> PreTrainedTokenizerFast:
+    """A SentencePiece-style unigram tokenizer (▁ word starts); with ``bos`` it adds <s> (Llama-style)."""
+    tok = Tokenizer(models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    specials = ["<pad>", "<unk>", "<s>"]
+    trainer = trainers.UnigramTrainer(vocab_size=80, special_tokens=specials, unk_token="<unk>")
+    tok.train_from_iterator(SENTENCES * 5, trainer)
+    if bos:
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 2)])
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>"
+    )
+
+
+def save_tiny_bert(path: Path) -> Path:
+    """A random 2-layer BertForMaskedLM with the WordPiece tokenizer, saved to ``path``."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    tok = wordpiece_tokenizer()
+    cfg = BertConfig(
+        vocab_size=len(tok),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+    )
+    return _save(BertForMaskedLM(cfg), tok, path)
+
+
+def save_tiny_roberta(path: Path) -> Path:
+    """A random 2-layer RobertaForMaskedLM with a byte-level BPE tokenizer, saved to ``path``."""
+    from transformers import RobertaConfig, RobertaForMaskedLM
+
+    tok = bpe_tokenizer(roberta=True)
+    cfg = RobertaConfig(
+        vocab_size=len(tok),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=66,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
+    return _save(RobertaForMaskedLM(cfg), tok, path)
+
+
+def save_tiny_gpt2(path: Path) -> Path:
+    """A random 2-layer GPT2LMHeadModel with a byte-level BPE tokenizer, saved to ``path``."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tok = bpe_tokenizer(roberta=False)
+    cfg = GPT2Config(
+        vocab_size=len(tok),
+        n_embd=16,
+        n_layer=2,
+        n_head=2,
+        n_positions=64,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
+    return _save(GPT2LMHeadModel(cfg), tok, path)
+
+
+def save_tiny_llama(path: Path) -> Path:
+    """A random 2-layer LlamaForCausalLM whose SentencePiece-style tokenizer adds <s> itself."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tok = unigram_tokenizer(bos=True)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+    )
+    return _save(LlamaForCausalLM(cfg), tok, path)
+
+
+def save_tiny_encoder(path: Path) -> Path:
+    """A random BertModel without an MLM head (the tied-input-embedding decoder path)."""
+    from transformers import BertConfig, BertModel
+
+    tok = wordpiece_tokenizer()
+    cfg = BertConfig(
+        vocab_size=len(tok),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+    )
+    return _save(BertModel(cfg, add_pooling_layer=False), tok, path)
+
+
+def _save(model: object, tok: PreTrainedTokenizerFast, path: Path) -> Path:
+    import torch
+
+    torch.manual_seed(0)
+    for p in model.parameters():  # type: ignore[attr-defined]
+        torch.nn.init.normal_(p, std=0.5)
+    model.save_pretrained(path)  # type: ignore[attr-defined]
+    tok.save_pretrained(path)
+    return path
