@@ -7,16 +7,13 @@ import sys
 import click
 from ctx2static.errors import UserError
 from ctx2static.pipeline.extract import ExtractConfig
+from ctx2static.retrofit.config import Method, RetrofitConfig
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="ctx2static")
 def cli() -> None:
     """Distil contextual language models into static word vectors."""
-
-
-def _not_built(command: str, issue: int) -> None:
-    raise UserError(f"'{command}' is not built yet (tracked in issue {issue})")
 
 
 # ------------------------------------------------------------------ teacher stage (issue 3)
@@ -179,7 +176,6 @@ def fit_student(
 
 
 # ------------------------------------------------------------------ retrofitting (issue 5)
-from ctx2static.retrofit.config import Method, RetrofitConfig  # noqa: E402  (light: no numpy)
 
 _RETROFIT = RetrofitConfig()
 
