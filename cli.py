@@ -112,10 +112,61 @@ def cache_info(folder: str, no_verify: bool) -> None:
 
 
 # ------------------------------------------------------------------ students (issues 2 and 4)
-@cli.command("fit-student", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def fit_student() -> None:
-    """Train static vectors (plain baselines from text, distilled students from a cache)."""
-    _not_built("fit-student", 2)
+@cli.command("fit-student")
+@click.option("--student", "-s", required=True, help="Student: sgns, cbow, glove (text).")
+@click.option("--corpus", "corpus_paths", multiple=True, type=click.Path(), help="Text corpus file(s).")
+@click.option("--cache", "cache_dir", type=click.Path(), help="Teacher cache folder (distilled students).")
+@click.option("--out", "-o", required=True, type=click.Path(), help="Output: .txt/.vec, .bin or a folder.")
+@click.option("--min-count", default=5, show_default=True, help="Drop words rarer than this.")
+@click.option("--max-vocab", type=int, default=None, help="Keep at most this many words.")
+@click.option("--lowercase/--keep-case", default=True, show_default=True)
+@click.option("--min-sentence-len", default=0, show_default=True, help="0 = off (seeds: 10).")
+@click.option("--max-sentence-len", default=0, show_default=True, help="0 = off (seeds: 40).")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any student option.")
+@click.option("--dim", type=int, help="Shortcut for --set dim=N.")
+@click.option("--epochs", type=int, help="Shortcut for --set epochs=N.")
+@click.option("--window", type=int, help="Shortcut for --set window=N.")
+@click.option("--threads", type=int, help="Shortcut for --set threads=N.")
+@click.option("--seed", type=int, help="Shortcut for --set seed=N.")
+def fit_student(
+    student: str,
+    corpus_paths: tuple[str, ...],
+    cache_dir: str | None,
+    out: str,
+    min_count: int,
+    max_vocab: int | None,
+    lowercase: bool,
+    min_sentence_len: int,
+    max_sentence_len: int,
+    settings: tuple[str, ...],
+    **shortcuts: int | None,
+) -> None:
+    """Train static vectors: plain baselines from text, distilled students from a cache.
+
+    Students: sgns, cbow, glove (from --corpus). Every option of a student's config can be set
+    with --set KEY=VALUE; the effective configuration is printed and saved with the vectors.
+    """
+    from ctx2static.pipeline.corpus import Corpus, CorpusConfig
+    from ctx2static.students.registry import fit_text_student
+
+    overrides: dict[str, object] = {k: v for k, v in shortcuts.items() if v is not None}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--set {item!r}: write KEY=VALUE, e.g. --set negative=10")
+        overrides[key.strip()] = value.strip()
+    if cache_dir:
+        raise UserError("students that train from a cache are not built yet (tracked in issue 4)")
+    if not corpus_paths:
+        raise UserError("pass --corpus FILE (text students) or --cache DIR (distilled students)")
+    corpus = Corpus(corpus_paths, CorpusConfig(lowercase, min_sentence_len, max_sentence_len))
+    vectors = fit_text_student(student, corpus, min_count, max_vocab, overrides, echo=click.echo)
+    path = vectors.save(out)
+    meta = vectors.meta
+    click.echo(
+        f"{student}: {len(vectors):,} words x {vectors.dim} in {meta['train_seconds']} s "
+        f"({meta['tokens_per_second']:,} tokens/s) -> {path}"
+    )
 
 
 # ------------------------------------------------------------------ retrofitting (issue 5)

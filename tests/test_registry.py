@@ -1,0 +1,33 @@
+from dataclasses import dataclass
+
+import pytest
+
+from ctx2static.errors import UserError
+from ctx2static.students.registry import configure, load_student
+
+
+@dataclass(frozen=True)
+class Cfg:
+    dim: int = 100
+    lr: float = 0.025
+    sample: float | None = 1e-3
+    shrink: bool = True
+
+
+def test_configure_casts_and_keeps_defaults():
+    c = configure(Cfg, {"dim": "50", "sample": "none", "shrink": "false"})
+    assert c == Cfg(dim=50, lr=0.025, sample=None, shrink=False)
+    assert configure(Cfg, {"lr": "0.5"}).lr == 0.5
+    assert configure(Cfg, {"dim": 7}).dim == 7
+
+
+def test_configure_rejects_unknown_and_bad_values():
+    with pytest.raises(UserError, match="no option 'dims'.*dim, lr"):
+        configure(Cfg, {"dims": "5"})
+    with pytest.raises(UserError, match="dim='x' is not a valid int"):
+        configure(Cfg, {"dim": "x"})
+
+
+def test_unknown_student():
+    with pytest.raises(UserError, match="unknown student 'nope'"):
+        load_student("nope")
