@@ -1,5 +1,6 @@
-"""X2Static (Gupta & Jaggi 2021, "Obtaining Better Static Word Embeddings Using Contextual
-Embedding Models"): a CBOW/Sent2vec-style student whose context is the teacher's.
+"""X2Static (Gupta & Jaggi 2021): a CBOW/Sent2vec-style student whose context is the teacher's.
+
+"Obtaining Better Static Word Embeddings Using Contextual Embedding Models".
 
 Objective (Eq. 1): for each target word w_t of sentence S,
 ``l(u_{w_t} . E_ctx(S)) + sum_{w' in N} l(-u_{w'} . E_ctx(S))`` with ``l(x) = log(1 + e^-x)``.
