@@ -174,17 +174,141 @@ def fit_student(
 
 
 # ------------------------------------------------------------------ retrofitting (issue 5)
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def retrofit() -> None:
+from ctx2static.retrofit.config import Method, RetrofitConfig  # noqa: E402  (light: no numpy)
+
+_RETROFIT = RetrofitConfig()
+
+
+@cli.command()
+@click.argument("vectors", type=click.Path(exists=True))
+@click.option(
+    "--lexicon",
+    "-l",
+    "lexicons",
+    multiple=True,
+    required=True,
+    help="'word nbr1 nbr2 ...' file (.xz/.gz ok) or 'wordnet' (bundled); repeat to merge lexicons.",
+)
+@click.option(
+    "--method",
+    type=click.Choice([m.value for m in Method]),
+    default=_RETROFIT.method.value,
+    show_default=True,
+)
+@click.option("--out", "-o", required=True, type=click.Path(), help="Output vectors (folder, .bin or .txt).")
+@click.option("--iterations", type=int, default=_RETROFIT.iterations, show_default=True)
+@click.option("--alpha", type=float, default=_RETROFIT.alpha, show_default=True, help="faruqui: alpha.")
+@click.option("--a", "a", type=float, default=_RETROFIT.a, show_default=True, help="graph: a_i (Eq. 9).")
+@click.option("--b", "b", type=float, default=_RETROFIT.b, show_default=True, help="graph: b_i (Eq. 9).")
+@click.option("--nu", type=float, default=_RETROFIT.nu, show_default=True, help="graph: Student-t nu.")
+@click.option("--sigma", type=float, default=_RETROFIT.sigma, show_default=True, help="graph: kernel scale.")
+@click.option(
+    "--normalize/--no-normalize",
+    default=_RETROFIT.normalize,
+    show_default=True,
+    help="Scale input vectors to unit length first (as both reference codes do).",
+)
+def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: object) -> None:
     """Retrofit vectors to synonym lexicons (Faruqui et al. 2015, Context-to-Vec graph)."""
-    _not_built("retrofit", 5)
+    import json
+    import time
+
+    from ctx2static.retrofit.solver import retrofit_vectors
+    from ctx2static.vectors import Vectors
+
+    config = RetrofitConfig(**options)  # type: ignore[arg-type]
+    click.echo(f"retrofit: {json.dumps(config.to_dict())}", err=True)
+    start = time.perf_counter()
+    result, trace = retrofit_vectors(Vectors.load(vectors), lexicons, config)
+    result.save(out)
+    info = result.meta["retrofit"][-1]
+    if info["edges"] == 0:
+        click.echo(
+            "warning: no lexicon line links two vocabulary words (matching is exact unless the "
+            "vocabulary is all lower case); no vector moved",
+            err=True,
+        )
+    click.echo(
+        f"retrofit ({config.method.value}): {info['words_with_neighbours']} of {len(result)} words "
+        f"moved, {info['edges']} edges, Psi {trace[0]:.4g} -> {trace[-1]:.4g}, "
+        f"{time.perf_counter() - start:.1f}s -> {out}",
+        err=True,
+    )
 
 
 # ------------------------------------------------------------------ evaluation (issue 2)
-@cli.command("eval", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def eval_() -> None:
-    """Evaluate vectors: similarity, analogy, relation similarity, categorization."""
-    _not_built("eval", 2)
+@cli.command("eval")
+@click.argument("vectors", nargs=-1, required=True, type=click.Path())
+@click.option(
+    "--family",
+    "families",
+    multiple=True,
+    type=click.Choice(["similarity", "analogy", "categorization"]),
+    help="Bundled benchmark families to run (repeat; default: all).",
+)
+@click.option("--similarity", multiple=True, type=click.Path(), help="Extra TSV 'w1 w2 score'.")
+@click.option(
+    "--analogy",
+    multiple=True,
+    type=click.Path(),
+    help="Extra 'a b c d' file, or CSV ',type,word1,word2,word3,target'.",
+)
+@click.option("--categorization", multiple=True, type=click.Path(), help="Extra CSV ',category,word'.")
+@click.option("--no-bundled", is_flag=True, help="Run only the files given with the options above.")
+@click.option(
+    "--top-n", type=int, default=None, help="Analogy search over the N most frequent words [30000]."
+)
+@click.option("--json", "json_path", type=click.Path(), help="Also write the results as JSON.")
+@click.option("--markdown", type=click.Path(), help="Also write the table as Markdown.")
+def eval_(
+    vectors: tuple[str, ...],
+    families: tuple[str, ...],
+    similarity: tuple[str, ...],
+    analogy: tuple[str, ...],
+    categorization: tuple[str, ...],
+    no_bundled: bool,
+    top_n: int | None,
+    json_path: str | None,
+    markdown: str | None,
+) -> None:
+    """Evaluate vectors: similarity, analogy, relation similarity, categorization.
+
+    Prints one table with a column per VECTORS file; cells are "score (coverage)".
+    """
+    import os
+    import time
+
+    from ctx2static.eval import AnalogyConfig, Family, evaluate, load_benchmarks
+    from ctx2static.eval.results import format_text, write_json, write_markdown
+    from ctx2static.eval.suite import config_dict, notes
+    from ctx2static.vectors import Vectors
+
+    config = AnalogyConfig() if top_n is None else AnalogyConfig(top_n=top_n)
+    if config.top_n < 1:
+        raise UserError(f"--top-n must be at least 1, got {config.top_n}")
+    extra = {Family.SIMILARITY: similarity, Family.ANALOGY: analogy, Family.CATEGORIZATION: categorization}
+    picked = tuple(Family(f) for f in families) or tuple(Family)
+    benchmarks = load_benchmarks(picked, extra, bundled=not no_bundled)
+    if not benchmarks:
+        raise UserError(
+            "no benchmarks to run: give --similarity/--analogy/--categorization files with --no-bundled"
+        )
+    for path in vectors:
+        if not os.path.exists(path):
+            raise UserError(f"{path}: no such vectors file or folder")
+    results = {}
+    for path in vectors:
+        start = time.perf_counter()
+        vecs = Vectors.load(path)
+        results[path] = evaluate(vecs, benchmarks, config)
+        seconds = time.perf_counter() - start
+        click.echo(f"{path}: {len(vecs)} words x {vecs.dim}, evaluated in {seconds:.1f} s", err=True)
+    lines = notes(config)
+    click.echo(format_text(results, lines), nl=False)
+    if json_path is not None:
+        write_json(json_path, results, config_dict(config))
+    if markdown is not None:
+        write_markdown(markdown, results, lines)
 
 
 # ------------------------------------------------------------------ end to end

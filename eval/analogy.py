@@ -1,0 +1,133 @@
+"""Word analogy a:b :: c:? by 3CosAdd and 3CosMul (Levy & Goldberg 2014), over the top-N words."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from ctx2static.eval.benchmarks import AnalogySet
+from ctx2static.eval.results import Score
+from ctx2static.vectors import Vectors
+
+
+@dataclass(frozen=True)
+class AnalogyConfig:
+    """Search restricted to the ``top_n`` most frequent words (the vectors' first rows).
+
+    ``eps`` is 3CosMul's epsilon (Levy & Goldberg 2014). Questions are solved in groups
+    sharing at most ``group_words`` distinct words (one matrix product per group, memory about
+    3 x group_words x top_n x 4 bytes), scored ``chunk`` questions at a time (cache-sized).
+    """
+
+    top_n: int = 30000
+    eps: float = 1e-3
+    group_words: int = 256
+    chunk: int = 16
+
+
+def question_rows(vectors: Vectors, questions: list[tuple[str, ...]], top_n: int) -> np.ndarray:
+    """Rows (q, 4) of the words via ``Vectors.lookup``; -1 where a word is absent or not in the top N."""
+    rows = np.full((len(questions), 4), -1, dtype=np.int64)
+    cache: dict[str, int] = {}
+    for q, words in enumerate(questions):
+        for k, w in enumerate(words):
+            if w not in cache:
+                i = vectors.lookup(w)
+                cache[w] = i if i is not None and i < top_n else -1
+            rows[q, k] = cache[w]
+    return rows
+
+
+def _groups(abc: np.ndarray, max_words: int) -> Iterator[slice]:
+    """Consecutive slices of the questions, each with at most ``max_words`` distinct words (or one row)."""
+    start, seen = 0, set()
+    for i, row in enumerate(abc.tolist()):
+        new = seen.union(row)
+        if len(new) > max_words and i > start:
+            yield slice(start, i)
+            start, new = i, set(row)
+        seen = new
+    if start < len(abc):
+        yield slice(start, len(abc))
+
+
+def solve(unit: np.ndarray, abc: np.ndarray, config: AnalogyConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Answers of a:b :: c:? for rows ``abc`` (q, 3) of unit vectors ``unit``, by 3CosAdd and 3CosMul.
+
+    3CosAdd: argmax_d cos(d,b) - cos(d,a) + cos(d,c)  (= argmax cos(d, b - a + c) for unit vectors;
+    Eq. 16 of Wang et al. 2021, after Levy & Goldberg 2014).
+    3CosMul (Levy & Goldberg 2014): argmax_d cos'(d,b) cos'(d,c) / (cos'(d,a) + eps) with shifted
+    cosines cos' = (cos + 1) / 2. The three question words are never answers.
+    """
+    add_out = np.empty(len(abc), dtype=np.int64)
+    mul_out = np.empty(len(abc), dtype=np.int64)
+    for group in _groups(abc, config.group_words):
+        words, inv = np.unique(abc[group], return_inverse=True)
+        inv = inv.reshape(-1, 3)
+        cos = unit[words] @ unit.T  # cosines of the group's distinct words with every candidate
+        shifted = cos + 1.0
+        shifted *= 0.5
+        recip = shifted + config.eps
+        np.reciprocal(recip, out=recip)
+        for s in range(0, len(inv), config.chunk):
+            a, b, c = inv[s : s + config.chunk].T
+            q = abc[group][s : s + config.chunk]
+            add = cos[b]
+            add -= cos[a]
+            add += cos[c]
+            mul = shifted[b]
+            mul *= shifted[c]
+            mul *= recip[a]
+            rows = np.arange(len(q))[:, None]
+            add[rows, q] = -np.inf
+            mul[rows, q] = -np.inf
+            out = slice(group.start + s, group.start + s + len(q))
+            add_out[out] = add.argmax(axis=1)
+            mul_out[out] = mul.argmax(axis=1)
+    return add_out, mul_out
+
+
+def _mean_by_section(correct: np.ndarray, sections: np.ndarray) -> float:
+    """Mean over sections of the per-section accuracy (sections with no question left out)."""
+    accs = [correct[sections == s].mean() for s in np.unique(sections)]
+    return float(np.mean(accs)) if accs else float("nan")
+
+
+def _acc(correct: np.ndarray) -> float:
+    return float(correct.mean()) if len(correct) else float("nan")
+
+
+def evaluate_analogy(vectors: Vectors, bench: AnalogySet, config: AnalogyConfig | None = None) -> list[Score]:
+    """Accuracy x 100 on the covered questions (all 4 words in the top N), with coverage.
+
+    Rows: 3CosAdd and 3CosMul overall, and per semantic / syntactic split when the sections mix
+    ``gram*`` (syntactic) and other sections (Google). ``per_section`` sets (SemEval-2012) give one
+    row: 3CosAdd accuracy per section (subcategory), averaged over the covered sections.
+    """
+    config = config or AnalogyConfig()
+    top_n = min(config.top_n, len(vectors))
+    rows = question_rows(vectors, bench.questions, top_n)
+    covered = (rows >= 0).all(axis=1)
+    sections = np.array(bench.sections)
+    total = len(bench.questions)
+    top = np.asarray(vectors.matrix[:top_n], dtype=np.float32)
+    unit = top / np.maximum(np.linalg.norm(top, axis=1, keepdims=True), 1e-12)
+    add, mul = solve(unit, rows[covered, :3], config)
+    gold = rows[covered, 3]
+    hit_add, hit_mul = add == gold, mul == gold
+    if bench.per_section:
+        score = 100.0 * _mean_by_section(hit_add, sections[covered])
+        metric = "analogy acc per subcategory, mean (3CosAdd)"
+        return [Score(bench.name, "analogy", metric, score, int(covered.sum()), total)]
+    syntactic = np.char.startswith(sections, "gram")
+    splits = [(bench.name, np.ones(total, dtype=bool))]
+    if syntactic.any() and not syntactic.all():
+        splits += [(f"{bench.name}/semantic", ~syntactic), (f"{bench.name}/syntactic", syntactic)]
+    scores = []
+    for name, mask in splits:
+        sub = mask[covered]
+        n_cov, n_tot = int((covered & mask).sum()), int(mask.sum())
+        scores.append(Score(name, "analogy", "3CosAdd acc", 100.0 * _acc(hit_add[sub]), n_cov, n_tot))
+        scores.append(Score(name, "analogy", "3CosMul acc", 100.0 * _acc(hit_mul[sub]), n_cov, n_tot))
+    return scores

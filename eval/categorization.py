@@ -1,0 +1,56 @@
+"""Concept categorization: Ward agglomerative clustering with k = number of gold classes; purity."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+from ctx2static.eval.benchmarks import CategorizationSet
+from ctx2static.eval.results import Score
+from ctx2static.vectors import Vectors
+
+CLUSTERING = "Ward agglomerative clustering (scipy) on L2-normalised vectors, k = gold classes"
+
+
+def purity(gold: Sequence[str], clusters: Sequence[int]) -> float:
+    """Purity = (1/n) sum_clusters max_class |cluster ∩ class| (Baroni et al. 2014's categorization)."""
+    if len(gold) != len(clusters):
+        raise ValueError(f"purity needs equal lengths, got {len(gold)} and {len(clusters)}")
+    by_cluster: dict[int, Counter[str]] = {}
+    for g, c in zip(gold, clusters, strict=True):
+        by_cluster.setdefault(c, Counter())[g] += 1
+    return sum(max(cnt.values()) for cnt in by_cluster.values()) / len(gold) if gold else float("nan")
+
+
+def ward_clusters(x: np.ndarray, k: int) -> np.ndarray:
+    """Cluster ids (1..k) of the rows of ``x`` by Ward linkage on L2-normalised rows (deterministic)."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    if len(x) < 2:
+        return np.ones(len(x), dtype=np.int64)
+    unit = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    return fcluster(linkage(unit.astype(np.float64), method="ward"), t=k, criterion="maxclust")
+
+
+def item_vector(vectors: Vectors, item: str) -> np.ndarray | None:
+    """Vector of a word, or the mean of a phrase's word vectors when all are found; else None."""
+    i = vectors.lookup(item)
+    if i is not None:
+        return np.asarray(vectors.matrix[i], dtype=np.float64)
+    rows = [vectors.lookup(w) for w in item.split()]
+    if len(rows) < 2 or any(r is None for r in rows):
+        return None
+    return np.asarray(vectors.matrix[rows], dtype=np.float64).mean(axis=0)
+
+
+def evaluate_categorization(vectors: Vectors, bench: CategorizationSet) -> Score:
+    """Purity x 100 of Ward clusters of the covered items, k = number of gold classes among them."""
+    found = [(item_vector(vectors, w), g) for w, g in zip(bench.items, bench.labels, strict=True)]
+    found = [(v, g) for v, g in found if v is not None]
+    gold = [g for _, g in found]
+    score = float("nan")
+    if gold:
+        clusters = ward_clusters(np.stack([v for v, _ in found]), len(set(gold)))
+        score = 100.0 * purity(gold, clusters.tolist())
+    return Score(bench.name, "categorization", "purity (Ward)", score, len(gold), len(bench.items))

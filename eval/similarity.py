@@ -1,0 +1,53 @@
+"""Word similarity: Spearman rank correlation between cosine and human scores, on covered pairs."""
+
+from __future__ import annotations
+
+import numpy as np
+from ctx2static.eval.benchmarks import SimilaritySet
+from ctx2static.eval.results import Score
+from ctx2static.vectors import Vectors
+
+
+def rank_average(x: np.ndarray) -> np.ndarray:
+    """1-based ranks of ``x``; tied values share the mean of their ranks (scipy's ``rankdata``)."""
+    x = np.asarray(x)
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
+    ends = np.r_[starts[1:], len(x)]
+    group = np.repeat(np.arange(len(starts)), ends - starts)
+    ranks = np.empty(len(x), dtype=np.float64)
+    ranks[order] = ((starts + 1 + ends) / 2.0)[group]
+    return ranks
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho: Pearson correlation of the average ranks; NaN for < 2 items or constant input."""
+    if len(x) != len(y):
+        raise ValueError(f"spearman needs equal lengths, got {len(x)} and {len(y)}")
+    if len(x) < 2:
+        return float("nan")
+    rx = rank_average(x)
+    ry = rank_average(y)
+    rx -= rx.mean()
+    ry -= ry.mean()
+    denom = np.sqrt(rx @ rx) * np.sqrt(ry @ ry)
+    return float(rx @ ry / denom) if denom > 0 else float("nan")
+
+
+def pair_cosines(vectors: Vectors, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Cosines (float64) of the pairs whose two words ``Vectors.lookup`` finds, and the covered mask."""
+    rows = [(vectors.lookup(a), vectors.lookup(b)) for a, b in pairs]
+    covered = np.array([i is not None and j is not None for i, j in rows], dtype=bool)
+    idx = np.array([r for r, ok in zip(rows, covered, strict=True) if ok], dtype=np.int64).reshape(-1, 2)
+    a = np.asarray(vectors.matrix[idx[:, 0]], dtype=np.float64)
+    b = np.asarray(vectors.matrix[idx[:, 1]], dtype=np.float64)
+    norms = np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-24)
+    return np.einsum("ij,ij->i", a, b) / norms, covered
+
+
+def evaluate_similarity(vectors: Vectors, bench: SimilaritySet) -> Score:
+    """Spearman rho x 100 between cosine and gold scores on the covered pairs, with coverage."""
+    cos, covered = pair_cosines(vectors, bench.pairs)
+    rho = spearman(cos, bench.gold[covered])
+    return Score(bench.name, "similarity", "spearman", 100.0 * rho, int(covered.sum()), len(bench.pairs))

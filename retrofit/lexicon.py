@@ -1,0 +1,121 @@
+"""Synonym lexicons (``word nbr1 nbr2 ...`` per line) and the word graph built from them.
+
+Rules (Faruqui et al. 2015 reference code, kept): each line gives directed edges
+headword -> neighbour, used as given (the bundled and shared lexicons list both directions for
+most pairs anyway). Several lexicons merge into one graph: the union of their edges. Words
+absent from the vocabulary and self-loops are dropped. Matching is exact, except when the
+vocabulary is all lower case: then lexicon words are lower-cased too.
+"""
+
+from __future__ import annotations
+
+import gzip
+import lzma
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import scipy.sparse as sp
+from ctx2static.errors import UserError
+from ctx2static.resources import LEXICON_DIR
+
+BUNDLED = {"wordnet": LEXICON_DIR / "wordnet-synonyms.txt.xz"}
+
+
+def resolve_lexicon(name: str | os.PathLike) -> Path:
+    """A bundled short name (``wordnet``) or a path to a plain, .gz or .xz lexicon file."""
+    if str(name) in BUNDLED:
+        return BUNDLED[str(name)]
+    path = Path(name)
+    if not path.is_file():
+        raise UserError(f"{path}: no such lexicon file; give a path or one of: {', '.join(BUNDLED)}")
+    return path
+
+
+def _open(path: Path) -> IO[bytes]:
+    if path.suffix == ".xz":
+        return lzma.open(path, "rb")
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def read_lexicon(path: str | os.PathLike) -> Iterator[tuple[str, list[str]]]:
+    """Yield ``(headword, neighbours)`` per line; fields are split on spaces and tabs only.
+
+    Blank lines are skipped; other characters (PPDB holds a few control characters) are words.
+
+    A line that is not UTF-8 text, holds a NUL byte or starts with whitespace (empty headword)
+    raises :class:`UserError` naming the file and line number.
+    """
+    path = resolve_lexicon(path)
+    try:
+        with _open(path) as fh:
+            for lineno, raw in enumerate(fh, 1):
+                if b"\0" in raw:
+                    raise UserError(f"{path}: line {lineno} holds a NUL byte; is this a binary file?")
+                try:
+                    line = raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError:
+                    raise UserError(
+                        f"{path}: line {lineno} is not UTF-8 text; a lexicon is 'word nbr1 nbr2 ...'"
+                    ) from None
+                head, *fields = line.replace("\t", " ").split(" ")
+                nbrs = [w for w in fields if w]
+                if not head:
+                    if not nbrs:
+                        continue  # blank line
+                    raise UserError(
+                        f"{path}: line {lineno} has an empty headword (it starts with a space or tab); "
+                        "each line is 'word nbr1 nbr2 ...'"
+                    )
+                yield head, nbrs
+    except (lzma.LZMAError, gzip.BadGzipFile, EOFError) as exc:
+        raise UserError(f"{path}: cannot decompress ({exc}); re-download or unpack it") from None
+
+
+@dataclass
+class WordGraph:
+    """Directed lexicon edges over a vocabulary, as a CSR adjacency matrix (n x n, ones)."""
+
+    adjacency: sp.csr_matrix
+    lexicons: list[str]
+    lowercase: bool
+
+    @property
+    def moving(self) -> np.ndarray:
+        """Boolean mask of the words that have at least one neighbour (only they move)."""
+        return np.diff(self.adjacency.indptr) > 0
+
+    def stats(self) -> dict[str, int]:
+        """Edge and word counts for logs and metadata."""
+        return {"edges": int(self.adjacency.nnz), "words_with_neighbours": int(self.moving.sum())}
+
+
+def build_graph(words: Sequence[str], lexicons: Sequence[str | os.PathLike]) -> WordGraph:
+    """Merge ``lexicons`` (union of edges) into a :class:`WordGraph` over ``words``."""
+    index = {w: i for i, w in enumerate(words)}
+    lowercase = all(w == w.lower() for w in words)
+    rows: list[int] = []
+    cols: list[int] = []
+    for lex in lexicons:
+        for head, nbrs in read_lexicon(lex):
+            if lowercase:
+                head, nbrs = head.lower(), [w.lower() for w in nbrs]
+            i = index.get(head)
+            if i is None:
+                continue
+            for w in nbrs:
+                j = index.get(w)
+                if j is not None and j != i:
+                    rows.append(i)
+                    cols.append(j)
+    n = len(words)
+    keys = np.unique(np.asarray(rows, np.int64) * n + np.asarray(cols, np.int64))
+    adjacency = sp.csr_matrix(
+        (np.ones(keys.size, np.float32), (keys // n, keys % n)), shape=(n, n), dtype=np.float32
+    )
+    return WordGraph(adjacency, [str(x) for x in lexicons], lowercase)

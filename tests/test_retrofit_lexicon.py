@@ -1,0 +1,79 @@
+import gzip
+import lzma
+
+import numpy as np
+import pytest
+from ctx2static.errors import UserError
+from ctx2static.retrofit.lexicon import BUNDLED, build_graph, read_lexicon, resolve_lexicon
+
+
+def _edges(graph, words):
+    a = graph.adjacency.tocoo()
+    return sorted((words[i], words[j]) for i, j in zip(a.row, a.col, strict=True))
+
+
+@pytest.mark.parametrize("suffix,opener", [(".txt", open), (".txt.gz", gzip.open), (".txt.xz", lzma.open)])
+def test_reads_plain_and_compressed(tmp_path, suffix, opener):
+    p = tmp_path / f"lex{suffix}"
+    with opener(p, "wb") as fh:
+        fh.write("big large  huge \n \t\nlonely\nnaïve simple\tartless\r\n\x1d \x16\n".encode())
+    assert list(read_lexicon(p)) == [
+        ("big", ["large", "huge"]),
+        ("lonely", []),
+        ("naïve", ["simple", "artless"]),
+        ("\x1d", ["\x16"]),  # PPDB-XL line 19503: control characters are words, not separators
+    ]
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"big large\n\xff\xfe bad\n", "line 2 is not UTF-8"),
+        (b"big large\nok fine\n\x00\x01\x02\n", "line 3 holds a NUL byte"),
+        (b"big large\n  large big\n", "line 2 has an empty headword"),
+    ],
+)
+def test_malformed_lines_name_the_line(tmp_path, content, message):
+    p = tmp_path / "bad.txt"
+    p.write_bytes(content)
+    with pytest.raises(UserError, match=message):
+        list(read_lexicon(p))
+
+
+def test_corrupt_archive_and_missing_file(tmp_path):
+    p = tmp_path / "bad.xz"
+    p.write_bytes(b"not xz at all")
+    with pytest.raises(UserError, match="cannot decompress"):
+        list(read_lexicon(p))
+    with pytest.raises(UserError, match="no such lexicon file; give a path or one of: wordnet"):
+        resolve_lexicon(tmp_path / "nope.txt")
+
+
+def test_bundled_wordnet_short_name():
+    assert resolve_lexicon("wordnet") == BUNDLED["wordnet"]
+    head, nbrs = next(iter(read_lexicon("wordnet")))
+    assert head == "'s_gravenhage" and "the_hague" in nbrs
+
+
+def test_graph_union_directed_and_filtered(tmp_path):
+    one = tmp_path / "one.txt"
+    one.write_text("big large huge big\nsmall little\nzzz big\n")
+    two = tmp_path / "two.txt"
+    two.write_text("big large\nlarge big\n")
+    words = ["big", "large", "small", "little"]
+    g = build_graph(words, [one, two])
+    # union, deduplicated; 'huge'/'zzz' out of vocabulary, self-loop dropped; directed as given
+    assert _edges(g, words) == [("big", "large"), ("large", "big"), ("small", "little")]
+    assert g.moving.tolist() == [True, True, True, False]
+    assert g.stats() == {"edges": 3, "words_with_neighbours": 3}
+
+
+def test_case_folding_only_for_lowercased_vocabulary(tmp_path):
+    lex = tmp_path / "lex.txt"
+    lex.write_text("Big Large\n")
+    lower = build_graph(["big", "large"], [lex])
+    assert lower.lowercase and lower.adjacency.nnz == 1
+    cased = build_graph(["big", "large", "Paris"], [lex])
+    assert not cased.lowercase and cased.adjacency.nnz == 0
+    exact = build_graph(["Big", "Large"], [lex])
+    assert np.array_equal(exact.adjacency.toarray(), [[0, 1], [0, 0]])
