@@ -18,6 +18,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
         with os.fdopen(fd, mode, encoding=encoding) as fh:
             yield fh
             fh.flush()
@@ -29,12 +30,19 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None
         raise
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temp folder beside ``path``; on success it replaces ``path`` whole."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    os.chmod(tmp, 0o777 & ~_umask())
     try:
         yield tmp
         for f in tmp.rglob("*"):

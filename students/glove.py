@@ -1,0 +1,308 @@
+"""GloVe (Pennington et al. 2014): weighted least squares on log co-occurrences, trained by AdaGrad.
+
+Loss (Pennington Eq. 8, SemGloVe Eq. 2-3), with GloVe C's factor 1/2::
+
+    J = sum_{X_ij > 0} 1/2 f(X_ij) (w_i . w~_j + b_i + b~_j - log X_ij)^2,
+    f(x) = min(1, (x / xmax)^alpha)
+
+The trainer (:func:`train_glove`) takes any non-negative square co-occurrence matrix, so the
+SemGloVe students reuse it with X built from a teacher's attention or substitutes; :func:`fit`
+is the plain baseline on window counts (:mod:`ctx2static.students.cooc`). Training mirrors
+GloVe C (``glove.c``): parameters in float64, uniform init in (-0.5, 0.5)/dim, AdaGrad
+accumulators initialised to 1 and fed the squared *learning-rate-scaled* gradient, per-coordinate
+gradient clipping, Hogwild updates over the nonzeros (shuffled each epoch here; GloVe C shuffles
+once), output ``w + w~``. Checkpoints hold the AdaGrad state, so a resumed run continues exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+from ctx2static.errors import UserError
+from ctx2static.fileio import atomic_write
+from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
+from ctx2static.students.cooc import window_cooccurrence
+from ctx2static.vectors import Vectors
+from tqdm.auto import tqdm
+
+
+@dataclass(frozen=True)
+class Config:
+    """GloVe defaults (Pennington 2014; SemGloVe Sec. 3.1; GloVe C ``glove.c`` / ``demo.sh``)."""
+
+    dim: int = 100  # paper and SemGloVe: 300; 100 here for parity with the sgns/cbow baselines
+    window: int = 10  # paper Sec. 4.2: symmetric 10 words, 1/d weights (GloVe C demo.sh: 15)
+    xmax: float = 10.0  # SemGloVe Eq. 3 and GloVe C demo.sh (Pennington 2014 and glove.c: 100)
+    alpha: float = 0.75  # Pennington Eq. 9
+    lr: float = 0.05  # AdaGrad initial rate (glove.c -eta)
+    epochs: int = 25  # glove.c default (demo.sh: 15; paper: 50 below 300-d, else 100; SemGloVe: 100)
+    grad_clip: float = 100.0  # glove.c -grad-clip, on the lr-scaled gradient per coordinate
+    threads: int = 0  # 0 = all cores (Numba's thread count)
+    seed: int = 1
+    checkpoint_every: int = 0  # write the checkpoint every N epochs (0 = off; glove.c -checkpoint-every)
+    checkpoint: str | None = None  # checkpoint file: resumed from when it exists, written as above
+
+
+@dataclass
+class GloveState:
+    """Parameters and AdaGrad accumulators, laid out as GloVe C: ``[word|context][row][dim + bias]``."""
+
+    params: np.ndarray  # (2, V, dim + 1) float64
+    gradsq: np.ndarray  # (2, V, dim + 1) float64, squared lr-scaled gradients (+1)
+    epoch: int = 0  # epochs done
+    costs: list[float] = field(default_factory=list)  # mean J per nonzero, per epoch
+    seconds: list[float] = field(default_factory=list)  # wall time of each epoch run by this process
+
+    @property
+    def W(self) -> np.ndarray:
+        """Word vectors ``w_i``."""
+        return self.params[0, :, :-1]
+
+    @property
+    def W_ctx(self) -> np.ndarray:
+        """Context vectors ``w~_j``."""
+        return self.params[1, :, :-1]
+
+    @property
+    def b(self) -> np.ndarray:
+        """Word biases ``b_i``."""
+        return self.params[0, :, -1]
+
+    @property
+    def b_ctx(self) -> np.ndarray:
+        """Context biases ``b~_j``."""
+        return self.params[1, :, -1]
+
+    def vectors(self) -> np.ndarray:
+        """The output embedding ``w + w~`` (Pennington 2014 Sec. 4.2), float32."""
+        return (self.W + self.W_ctx).astype(np.float32)
+
+
+def weighting(x: np.ndarray, xmax: float, alpha: float) -> np.ndarray:
+    """``f(x) = (x / xmax)^alpha`` capped at 1 (Pennington Eq. 9, SemGloVe Eq. 3)."""
+    return np.minimum(1.0, (np.asarray(x, dtype=np.float64) / xmax) ** alpha)
+
+
+def init_state(n_words: int, config: Config) -> GloveState:
+    """GloVe C's init: every parameter uniform in (-0.5, 0.5) / dim, accumulators 1."""
+    rng = np.random.default_rng(config.seed)
+    params = (rng.random((2, n_words, config.dim + 1)) - 0.5) / config.dim
+    return GloveState(params, np.ones_like(params))
+
+
+def weighted_cost(state: GloveState, cooc: sp.spmatrix, config: Config) -> float:
+    """The loss ``J`` of the module docstring at the current parameters (summed over nonzeros)."""
+    x = sp.coo_matrix(cooc)
+    keep = x.data > 0
+    i, j, v = x.row[keep], x.col[keep], x.data[keep]
+    diff = np.einsum("nd,nd->n", state.W[i], state.W_ctx[j]) + state.b[i] + state.b_ctx[j] - np.log(v)
+    return float(0.5 * np.sum(weighting(v, config.xmax, config.alpha) * diff**2))
+
+
+@numba.njit(parallel=True, cache=True)
+def _adagrad_epoch(
+    params: np.ndarray,
+    gradsq: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    logx: np.ndarray,
+    fx: np.ndarray,
+    order: np.ndarray,
+    lr: float,
+    clip: float,
+    costs: np.ndarray,
+) -> None:
+    """One Hogwild epoch: thread ``t`` updates nonzeros ``order[t*n/T:(t+1)*n/T]`` (glove.c's inner loop).
+
+    Per nonzero, with ``diff = w.w~ + b + b~ - log x`` and ``g = lr f(x) diff``: the word vector
+    takes ``-clip(g w~) / sqrt(G)`` and its accumulator ``G += clip(g w~)^2`` (likewise for the
+    context vector and both biases), the gradient of ``1/2 f diff^2`` scaled by ``lr``.
+    """
+    n_threads = len(costs)
+    n = len(order)
+    dim = params.shape[2] - 1
+    word, ctx = params[0], params[1]
+    gword, gctx = gradsq[0], gradsq[1]
+    for t in numba.prange(n_threads):
+        cost = 0.0
+        for k in range(t * n // n_threads, (t + 1) * n // n_threads):
+            e = order[k]
+            i = rows[e]
+            j = cols[e]
+            diff = word[i, dim] + ctx[j, dim] - logx[e]
+            for d in range(dim):
+                diff += word[i, d] * ctx[j, d]
+            fdiff = fx[e] * diff
+            if not np.isfinite(fdiff):
+                continue
+            cost += 0.5 * fdiff * diff
+            fdiff *= lr
+            for d in range(dim):
+                g1 = min(max(fdiff * ctx[j, d], -clip), clip)
+                g2 = min(max(fdiff * word[i, d], -clip), clip)
+                word[i, d] -= g1 / np.sqrt(gword[i, d])
+                ctx[j, d] -= g2 / np.sqrt(gctx[j, d])
+                gword[i, d] += g1 * g1
+                gctx[j, d] += g2 * g2
+            word[i, dim] -= fdiff / np.sqrt(gword[i, dim])
+            ctx[j, dim] -= fdiff / np.sqrt(gctx[j, dim])
+            gword[i, dim] += fdiff * fdiff
+            gctx[j, dim] += fdiff * fdiff
+        costs[t] = cost
+
+
+@contextlib.contextmanager
+def numba_threads(threads: int) -> Iterator[int]:
+    """Run the block with ``threads`` Numba threads (0 = all; capped at Numba's pool size)."""
+    if threads < 0:
+        raise UserError(f"threads={threads}: use 0 for all cores or a positive count")
+    pool = numba.config.NUMBA_NUM_THREADS
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, pool) if threads else pool)
+    try:
+        yield numba.get_num_threads()
+    finally:
+        numba.set_num_threads(before)
+
+
+def train_glove(cooc: sp.spmatrix, config: Config, progress: bool = True) -> GloveState:
+    """Fit GloVe to a square co-occurrence matrix (rows: words, columns: contexts) by AdaGrad.
+
+    Minimises ``J`` of the module docstring over the positive entries of ``cooc``; explicit
+    zeros are skipped, negative entries are an error. Returns the state after ``config.epochs``
+    epochs, resuming from ``config.checkpoint`` when that file exists.
+    """
+    _check_config(config)
+    x = sp.csr_matrix(cooc, dtype=np.float64)
+    if x.shape[0] != x.shape[1]:
+        raise UserError(f"co-occurrence matrix is {x.shape[0]}x{x.shape[1]}; GloVe needs a square one")
+    if x.nnz and x.data.min() < 0:
+        raise UserError("co-occurrence matrix has negative entries; GloVe fits log X, so X must be >= 0")
+    x.eliminate_zeros()
+    if x.nnz == 0:
+        raise UserError("the co-occurrence matrix is empty; the corpus needs sentences of 2+ known words")
+    fingerprint = _fingerprint(x)
+    state = _resume(config, fingerprint, x.shape[0]) if config.checkpoint else None
+    state = state or init_state(x.shape[0], config)
+    rows = np.repeat(np.arange(x.shape[0], dtype=np.int32), np.diff(x.indptr))
+    cols = x.indices.astype(np.int32)
+    logx = np.log(x.data).astype(np.float32)
+    fx = weighting(x.data, config.xmax, config.alpha).astype(np.float32)
+    index_type = np.int32 if x.nnz < 2**31 else np.int64
+    del x
+    with numba_threads(config.threads) as n_threads:
+        costs = np.zeros(n_threads)
+        bar = tqdm(range(state.epoch, config.epochs), desc="glove", unit="epoch", disable=not progress)
+        for epoch in bar:
+            start = time.perf_counter()
+            order = np.arange(len(logx), dtype=index_type)
+            np.random.default_rng([config.seed, epoch]).shuffle(order)
+            _adagrad_epoch(
+                state.params, state.gradsq, rows, cols, logx, fx, order, config.lr, config.grad_clip, costs
+            )
+            state.epoch = epoch + 1
+            state.costs.append(float(costs.sum() / len(logx)))
+            state.seconds.append(time.perf_counter() - start)
+            bar.set_postfix(cost=f"{state.costs[-1]:.5f}", s=f"{state.seconds[-1]:.1f}")
+            if config.checkpoint and config.checkpoint_every and state.epoch % config.checkpoint_every == 0:
+                save_checkpoint(state, config, fingerprint)
+    return state
+
+
+def fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors:
+    """GloVe baseline: window co-occurrences of the corpus, then :func:`train_glove`; vectors ``w + w~``."""
+    _check_config(config)
+    start = time.perf_counter()
+    with numba_threads(config.threads):
+        cooc = window_cooccurrence(corpus, len(vocab), config.window)
+    cooc_seconds = time.perf_counter() - start
+    state = train_glove(cooc, config)
+    per_epoch = float(np.mean(state.seconds)) if state.seconds else 0.0
+    tqdm.write(
+        f"glove: {cooc.nnz:,} nonzeros in {cooc_seconds:.1f} s; {state.epoch} epochs, "
+        f"{per_epoch:.2f} s/epoch, cost {state.costs[0]:.5f} -> {state.costs[-1]:.5f}"
+    )
+    meta = {
+        "nonzeros": int(cooc.nnz),
+        "cooc_seconds": round(cooc_seconds, 2),
+        "seconds_per_epoch": round(per_epoch, 3),
+        "costs": [round(c, 6) for c in state.costs],
+    }
+    return Vectors(list(vocab.words), state.vectors(), vocab.counts, meta)
+
+
+# ------------------------------------------------------------------ checkpoints
+_RESUME_KEYS = ("dim", "xmax", "alpha", "lr", "grad_clip", "seed")
+
+
+def save_checkpoint(state: GloveState, config: Config, fingerprint: str) -> Path:
+    """Write weights, AdaGrad accumulators, epoch and costs to ``config.checkpoint`` atomically."""
+    if not config.checkpoint:
+        raise UserError("set checkpoint=PATH to write checkpoints")
+    path = Path(config.checkpoint)
+    settings = {k: v for k, v in asdict(config).items() if k in _RESUME_KEYS}
+    with atomic_write(path, "wb") as fh:
+        np.savez(
+            fh,
+            params=state.params,
+            gradsq=state.gradsq,
+            epoch=np.int64(state.epoch),
+            costs=np.asarray(state.costs, dtype=np.float64),
+            fingerprint=np.str_(fingerprint),
+            settings=np.str_(json.dumps(settings, sort_keys=True)),
+        )
+    return path
+
+
+def _resume(config: Config, fingerprint: str, n_words: int) -> GloveState | None:
+    path = Path(config.checkpoint or "")
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            state = GloveState(z["params"], z["gradsq"], int(z["epoch"]), z["costs"].tolist())
+            saved_fp, saved = str(z["fingerprint"]), json.loads(str(z["settings"]))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        raise UserError(f"{path}: not a readable GloVe checkpoint; delete it to start afresh") from None
+    settings = {k: v for k, v in asdict(config).items() if k in _RESUME_KEYS}
+    if saved != settings or saved_fp != fingerprint or state.params.shape != (2, n_words, config.dim + 1):
+        changed = [k for k in settings if saved.get(k) != settings[k]]
+        what = f"options {', '.join(changed)} differ" if changed else "the co-occurrence matrix differs"
+        raise UserError(f"{path}: checkpoint is from another run ({what}); delete it or pick another path")
+    if state.epoch > config.epochs:
+        raise UserError(
+            f"{path}: checkpoint is at epoch {state.epoch} > epochs={config.epochs}; raise epochs"
+        )
+    tqdm.write(f"glove: resuming from {path} at epoch {state.epoch}")
+    return state
+
+
+def _fingerprint(x: sp.csr_matrix) -> str:
+    h = hashlib.sha256(f"{x.shape}".encode())
+    for a in (x.indptr, x.indices, x.data):
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _check_config(config: Config) -> None:
+    for key in ("dim", "window", "epochs"):
+        if getattr(config, key) < 1:
+            raise UserError(f"glove option {key}={getattr(config, key)} must be at least 1")
+    for key in ("xmax", "alpha", "lr", "grad_clip"):
+        if not getattr(config, key) > 0:
+            raise UserError(f"glove option {key}={getattr(config, key)} must be positive")
+    if config.checkpoint_every and not config.checkpoint:
+        raise UserError("checkpoint_every is set but checkpoint is not; add --set checkpoint=PATH")
+    if config.checkpoint and os.path.isdir(config.checkpoint):
+        raise UserError(f"{config.checkpoint}: checkpoint must be a file path, not a folder")
