@@ -5,8 +5,10 @@ Students read the cache through :class:`ctx2static.cache.Cache` only (no torch, 
 
 from __future__ import annotations
 
+import numpy as np
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
+from ctx2static.pipeline.vocab import EncodedCorpus
 
 # extract's flag that writes each signal (for the error message)
 _FLAGS = {
@@ -27,3 +29,18 @@ def require(cache: Cache, signal: str, student: str) -> None:
         )
     if cache.n_shards == 0:
         raise UserError(f"{cache.folder}: the cache has no complete shard; run extract (it resumes)")
+
+
+def encoded_corpus(cache: Cache) -> EncodedCorpus:
+    """The cache's sentences as word ids (out-of-vocabulary words dropped), for window students."""
+    ids, starts, paras, base = [], [np.zeros(1, np.int64)], [], 0
+    for shard in cache.shards([]):
+        off = shard["sent_offsets"]
+        wid = shard["word_ids"]
+        known = wid >= 0
+        kept_before = np.concatenate([[0], np.cumsum(known)])[off]
+        ids.append(wid[known].astype(np.int32))
+        starts.append(base + kept_before[1:])
+        paras.append(shard["sent_para"])
+        base += int(kept_before[-1])
+    return EncodedCorpus(np.concatenate(ids), np.concatenate(starts), np.concatenate(paras))

@@ -51,6 +51,9 @@ STUDENTS: dict[str, StudentSpec] = {
         StudentSpec("cbow", "ctx2static.students.cbow", Source.TEXT, "CBOW, negative sampling"),
         StudentSpec("glove", "ctx2static.students.glove", Source.TEXT, "GloVe on window co-occurrences"),
         StudentSpec("x2static", "ctx2static.students.x2static", Source.CACHE, "X2Static (sent/para)"),
+        StudentSpec(
+            "semglove", "ctx2static.students.semglove", Source.CACHE, "SemGloVe (window/attention/lm)"
+        ),
         StudentSpec("ase", "ctx2static.students.ase", Source.CACHE, "average contextual vectors"),
         StudentSpec(
             "token",

@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from ctx2static.cache.store import VOCAB_H5, VOCAB_TSV, shard_name, write_h5, write_manifest
+from ctx2static.cache.store import (
+    TEACHER_TOKENS,
+    VOCAB_H5,
+    VOCAB_TSV,
+    shard_name,
+    write_h5,
+    write_manifest,
+    write_parquet,
+)
 from ctx2static.pipeline.vocab import Vocab
 
 
@@ -18,6 +26,9 @@ def write_cache(
     occ_vec: np.ndarray | None = None,
     para_ctx: np.ndarray | None = None,
     vocab_tables: dict[str, np.ndarray] | None = None,
+    topk: tuple[np.ndarray, np.ndarray] | None = None,
+    token_words: np.ndarray | None = None,
+    attention: dict[str, np.ndarray] | None = None,
 ) -> Path:
     """A cache of ``sentences`` (word ids, -1 = OOV) with the given per-sentence/occurrence arrays."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -26,6 +37,7 @@ def write_cache(
     Vocab(words, counts).save(folder / VOCAB_TSV)
     signals = ["sent_para", "sent_offsets", "word_ids", "word_aligned", "sent_ctx"]
     signals += ["para_ctx"] * (para_ctx is not None) + ["occ_vec"] * (occ_vec is not None)
+    signals += ["topk_ids", "topk_scores"] * (topk is not None) + ["attention"] * (attention is not None)
     shards, occ_base = [], 0
     for i, s0 in enumerate(range(0, len(sentences), shard_size)):
         sents = sentences[s0 : s0 + shard_size]
@@ -42,13 +54,30 @@ def write_cache(
         n_occ = int((ids >= 0).sum())
         if occ_vec is not None:
             arrays["occ_vec"] = occ_vec[occ_base : occ_base + n_occ].astype(np.float16)
-        occ_base += n_occ
+        if topk is not None:
+            arrays["topk_ids"] = topk[0][occ_base : occ_base + n_occ].astype(np.int32)
+            arrays["topk_scores"] = topk[1][occ_base : occ_base + n_occ].astype(np.float32)
         name = f"{shard_name(i)}.h5"
         files = {name: write_h5(folder / name, arrays)}
+        if attention is not None:  # rows with a global occurrence index, re-based per shard
+            sel = (attention["occ"] >= occ_base) & (attention["occ"] < occ_base + n_occ)
+            cols = {k: v[sel] for k, v in attention.items()}
+            cols["occ"] = (cols["occ"] - occ_base).astype(np.int32)
+            aname = f"{shard_name(i)}.attn.parquet"
+            files[aname] = write_parquet(folder / aname, cols)
+        occ_base += n_occ
         shards.append({"name": shard_name(i), "files": files, "n_words": len(ids), "n_occurrences": n_occ})
     vocab_files = {}
     if vocab_tables is not None:
         vocab_files[VOCAB_H5] = write_h5(folder / VOCAB_H5, vocab_tables)
+    if token_words is not None:
+        n_tok = len(token_words)
+        table = {
+            "id": np.arange(n_tok, dtype=np.int32),
+            "token": np.array([f"t{t}" for t in range(n_tok)], dtype=object),
+        }
+        table["word"] = np.asarray(token_words, dtype=np.int32)
+        vocab_files[TEACHER_TOKENS] = write_parquet(folder / TEACHER_TOKENS, table)
     totals = {"n_words": int(sum(s["n_words"] for s in shards))}
     manifest = {
         "identity": {"teacher": {"name": "synthetic"}},
