@@ -50,6 +50,8 @@ STUDENTS: dict[str, StudentSpec] = {
         StudentSpec("sgns", "ctx2static.students.sgns", Source.TEXT, "skip-gram, negative sampling"),
         StudentSpec("cbow", "ctx2static.students.cbow", Source.TEXT, "CBOW, negative sampling"),
         StudentSpec("glove", "ctx2static.students.glove", Source.TEXT, "GloVe on window co-occurrences"),
+        StudentSpec("bert-sg", "ctx2static.students.bert_sg", Source.CACHE, "BERT+Skip-gram"),
+        StudentSpec("ctx2vec", "ctx2static.students.ctx2vec", Source.CACHE, "Context-to-Vec"),
         StudentSpec("x2static", "ctx2static.students.x2static", Source.CACHE, "X2Static (sent/para)"),
         StudentSpec(
             "semglove", "ctx2static.students.semglove", Source.CACHE, "SemGloVe (window/attention/lm)"
