@@ -5,6 +5,8 @@ Students read the cache through :class:`ctx2static.cache.Cache` only (no torch, 
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
@@ -44,3 +46,33 @@ def encoded_corpus(cache: Cache) -> EncodedCorpus:
         paras.append(shard["sent_para"])
         base += int(kept_before[-1])
     return EncodedCorpus(np.concatenate(ids), np.concatenate(starts), np.concatenate(paras))
+
+
+class Init(str, enum.Enum):
+    """Where a student's static table starts: its own random init, or a teacher table."""
+
+    RANDOM = "random"
+    WORD = "word"
+    TOKEN = "token"
+
+
+def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
+    """The cache's ``word``/``token`` table as a start for a ``dim``-wide static table.
+
+    Projected onto its top ``dim`` principal directions when the teacher is wider (centred
+    first), then scaled to a mean row norm of 1. ``random`` returns None (the student's own init).
+    """
+    init = Init(init)
+    if init is Init.RANDOM:
+        return None
+    table = cache.vocab_arrays()[f"{init.value}_emb"].astype(np.float64)
+    if table.shape[1] < dim:
+        raise UserError(
+            f"--set init={init.value}: the teacher table is {table.shape[1]}-d, narrower than dim={dim}"
+        )
+    if table.shape[1] > dim:
+        centred = table - table.mean(0)
+        _, _, vt = np.linalg.svd(centred, full_matrices=False)
+        table = centred @ vt[:dim].T
+    table /= np.linalg.norm(table, axis=1).mean()
+    return table.astype(np.float32)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from ctx2static.cache import Cache
-from ctx2static.students.cache_input import require
+from ctx2static.students.cache_input import Init, require, teacher_init
 from ctx2static.students.kernels import draw_word, lcg, linear_alpha, negative_table, seed_state
 from ctx2static.vectors import Vectors
 from numba import njit
@@ -41,6 +41,7 @@ class ContextualConfig:
     batch: int = 1000  # centre words per step (Context-to-Vec reference: 1000 pairs)
     threads: int = 0  # torch CPU threads (0 = torch's default)
     seed: int = 1
+    init: Init = Init.RANDOM  # start the static table from the teacher's word/token table
 
 
 @dataclass
@@ -153,7 +154,12 @@ def train(
         torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     counts = cache.vocab.counts
-    table = init_table(len(counts), config.dim, config.seed)
+    start_table = teacher_init(cache, config.init, config.dim)
+    table = (
+        init_table(len(counts), config.dim, config.seed)
+        if start_table is None
+        else torch.from_numpy(start_table)
+    )
     cum_table = negative_table(counts, config.ns_exponent)
     opt = torch.optim.SGD(projection.parameters(), lr=config.lr)
     total = int(cache.manifest.get("totals", {}).get("n_occurrences", 0)) * config.epochs or 1

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
-from ctx2static.students.cache_input import require
+from ctx2static.students.cache_input import Init, require, teacher_init
 from ctx2static.students.kernels import (
     draw_targets,
     keep_probabilities,
@@ -57,6 +57,7 @@ class Config:
     eps: float = 1e-8
     batch_sentences: int = 128
     seed: int = 1
+    init: Init = Init.RANDOM  # start U from the teacher's word/token table
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.negative < 0 or self.batch_sentences < 1 or self.lr <= 0:
@@ -179,7 +180,9 @@ def fit(cache: Cache, config: Config) -> Vectors:
     n_words = len(counts)
     dim = cache.shard(0, [key])[key].shape[1]
     rng = np.random.default_rng(config.seed)
-    U = ((rng.random((n_words, dim)) * 2 - 1) / dim).astype(np.float32)
+    U = teacher_init(cache, config.init, dim)
+    if U is None:
+        U = ((rng.random((n_words, dim)) * 2 - 1) / dim).astype(np.float32)
     m = np.zeros_like(U)
     v = np.zeros_like(U)
     grad = np.zeros_like(U)

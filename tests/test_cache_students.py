@@ -113,3 +113,30 @@ def test_x2static_is_deterministic(tmp_path):
     a = x2static.fit(Cache.open(folder), x2static.Config(sample=0))
     b = x2static.fit(Cache.open(folder), x2static.Config(sample=0))
     np.testing.assert_array_equal(a.matrix, b.matrix)
+
+
+def test_teacher_init_projects_and_scales(tmp_path):
+    from ctx2static.students.cache_input import Init, teacher_init
+
+    rng = np.random.default_rng(0)
+    word = rng.normal(size=(6, 5)) * np.array([5, 4, 0.1, 0.1, 0.1])  # 2 strong directions
+    tables = {"word_emb": word.astype(np.float32), "token_emb": np.eye(6, 5, dtype=np.float32)}
+    folder = write_cache(
+        tmp_path / "c",
+        [f"w{i}" for i in range(6)],
+        [[0, 1, 2, 3, 4, 5]],
+        4,
+        np.zeros((1, 5)),
+        vocab_tables=tables,
+    )
+    cache = Cache.open(folder)
+    assert teacher_init(cache, Init.RANDOM, 2) is None
+    t = teacher_init(cache, Init.WORD, 2)
+    assert t.shape == (6, 2) and np.linalg.norm(t, axis=1).mean() == pytest.approx(1, rel=1e-5)
+    centred = word - word.mean(0)
+    got_d = np.linalg.norm(t[:, None] - t[None], axis=2)
+    want_d = np.linalg.norm(centred[:, None] - centred[None], axis=2)
+    scale = got_d.sum() / want_d.sum()
+    np.testing.assert_allclose(got_d, want_d * scale, rtol=0.05, atol=0.05)  # 2 PCs keep the geometry
+    with pytest.raises(UserError, match="narrower"):
+        teacher_init(cache, Init.TOKEN, 9)
