@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 from ctx2static.errors import UserError
 from ctx2static.pipeline.extract import ExtractConfig
+from ctx2static.retrofit.config import Method, RetrofitConfig
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="ctx2static")
 def cli() -> None:
     """Distil contextual language models into static word vectors."""
-
-
-def _not_built(command: str, issue: int) -> None:
-    raise UserError(f"'{command}' is not built yet (tracked in issue {issue})")
 
 
 # ------------------------------------------------------------------ teacher stage (issue 3)
@@ -31,6 +27,9 @@ def _not_built(command: str, issue: int) -> None:
 @click.option(
     "--out", required=True, type=click.Path(), help="Cache folder (re-run the same command to resume)."
 )
+@click.option("--lowercase/--keep-case", default=True, show_default=True)
+@click.option("--min-sentence-len", default=0, show_default=True, help="0 = off (seeds: 10).")
+@click.option("--max-sentence-len", default=0, show_default=True, help="0 = off (seeds: 40).")
 @click.option(
     "--vocab", "vocab_path", type=click.Path(), help="Static vocabulary (word<TAB>count); else built."
 )
@@ -39,6 +38,7 @@ def _not_built(command: str, issue: int) -> None:
     "--max-vocab", default=0, show_default=True, help="Vocabulary: keep at most this many (0 = all)."
 )
 @click.option("--vectors/--no-vectors", default=False, show_default=True, help="Per-occurrence word vectors.")
+@click.option("--pca", default=0, show_default=True, help="Reduce --vectors to D dims by PCA (0 = off).")
 @click.option(
     "--paragraph/--no-paragraph", default=False, show_default=True, help="X2Static paragraph context."
 )
@@ -69,19 +69,22 @@ def extract(
     max_vocab: int,
     device: str,
     threads: int,
-    **options: Any,
+    lowercase: bool,
+    min_sentence_len: int,
+    max_sentence_len: int,
+    **options: int | bool,
 ) -> None:
     """Run a teacher once over a corpus and write the sharded cache."""
-    from ctx2static.pipeline.corpus import Corpus
+    from ctx2static.pipeline.corpus import Corpus, CorpusConfig
     from ctx2static.pipeline.extract import extract, set_threads
     from ctx2static.pipeline.teacher import Teacher
     from ctx2static.pipeline.vocab import Vocab
 
     set_threads(threads)
     cfg = ExtractConfig(**options)
-    corpus = Corpus(list(corpus_paths))
+    corpus = Corpus(list(corpus_paths), CorpusConfig(lowercase, min_sentence_len, max_sentence_len))
+    t = Teacher.load(teacher, device=device)  # first: a missing model fails before the corpus is read
     vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, min_count, max_vocab or None)
-    t = Teacher.load(teacher, device=device, attention=bool(cfg.attention))
     click.echo(
         f"teacher {teacher}: {t.family.value} ({t.decoder}), {t.source}; vocab {len(vocab)} words", err=True
     )
@@ -105,10 +108,13 @@ def cache() -> None:
 @click.argument("folder", type=click.Path())
 @click.option("--no-verify", is_flag=True, help="Skip recomputing the sha256 checksums.")
 def cache_info(folder: str, no_verify: bool) -> None:
-    """Show what a cache holds, its sizes and whether its checksums hold."""
+    """Show what a cache holds, its sizes and whether its checksums hold (exit 1 if not)."""
     from ctx2static.cache.info import describe
 
-    click.echo(describe(folder, verify=not no_verify))
+    text, valid = describe(folder, verify=not no_verify)
+    click.echo(text)
+    if not valid:
+        sys.exit(1)
 
 
 # ------------------------------------------------------------------ students (issues 2 and 4)
@@ -174,7 +180,6 @@ def fit_student(
 
 
 # ------------------------------------------------------------------ retrofitting (issue 5)
-from ctx2static.retrofit.config import Method, RetrofitConfig  # noqa: E402  (light: no numpy)
 
 _RETROFIT = RetrofitConfig()
 
@@ -312,10 +317,21 @@ def eval_(
 
 
 # ------------------------------------------------------------------ end to end
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def demo() -> None:
-    """Run the whole job on the bundled demo corpus and print the evaluation table."""
-    _not_built("demo", 2)
+@cli.command()
+@click.option("--out", "-o", default="runs/demo", show_default=True, type=click.Path(), help="Output folder.")
+@click.option("--epochs", default=5, show_default=True, help="Skip-gram epochs.")
+def demo(out: str, epochs: int) -> None:
+    """Run the whole job on the bundled demo corpus and print the evaluation table.
+
+    Skip-gram on the bundled State of the Union corpus, retrofitting to the bundled WordNet
+    synonyms, then every benchmark; outputs and results.md go to --out. Re-running resumes.
+    """
+    from pathlib import Path
+
+    from ctx2static.demo import run_demo
+
+    click.echo(run_demo(Path(out), epochs, echo=lambda s: click.echo(s, err=True)), nl=False)
+    click.echo(f"results: {Path(out) / 'results.md'}", err=True)
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -15,17 +16,19 @@ def signal_bytes(cache: Cache) -> dict[str, int]:
     for s in cache.manifest["shards"]:
         for name in s["files"]:
             p = cache.folder / name
+            if not p.is_file():
+                continue  # verify() reports it
             if name.endswith(".attn.parquet"):
                 sizes["attention"] = sizes.get("attention", 0) + os.path.getsize(p)
                 continue
-            with h5py.File(p, "r") as f:
+            with contextlib.suppress(OSError, KeyError, ValueError), h5py.File(p, "r") as f:  # corrupt
                 for key in f:
                     sizes[key] = sizes.get(key, 0) + f[key].id.get_storage_size()
     return sizes
 
 
-def describe(folder: str | os.PathLike, verify: bool = True) -> str:
-    """A human-readable report of a cache folder (one line per signal)."""
+def describe(folder: str | os.PathLike, verify: bool = True) -> tuple[str, bool]:
+    """A human-readable report of a cache folder (one line per signal) and whether it is valid."""
     cache = Cache.open(folder)
     m = cache.manifest
     ident = m["identity"]
@@ -52,11 +55,11 @@ def describe(folder: str | os.PathLike, verify: bool = True) -> str:
         lines.append(f"vocab signals: token_emb, word_emb ({vocab_h5.stat().st_size:,} bytes)")
     total = sum(f.stat().st_size for f in cache.folder.iterdir() if f.is_file())
     lines.append(f"total on disk: {total:,} bytes")
+    problems = cache.verify() if verify else []
     if verify:
-        problems = cache.verify()
         lines.append(
             f"checksums: {len(cache.files())} files verified, all valid"
             if not problems
             else "checksums: INVALID: " + "; ".join(problems)
         )
-    return "\n".join(lines)
+    return "\n".join(lines), not problems

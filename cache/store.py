@@ -8,6 +8,7 @@ Layout of a cache folder::
     shard_00000.attn.parquet   attention context words (variable length per occurrence), optional
     vocab.h5                   per-vocabulary-word baselines: token_emb, word_emb
     teacher_tokens.parquet     teacher token id -> token string -> static word id (for substitutes)
+    pca.h5                     with --pca: mean, components (occ_vec = (v - mean) @ components.T)
 
 An *occurrence* is a word of a sentence that is in the static vocabulary and was not cut by the
 teacher's maximum length; every per-occurrence array has one row per occurrence, in corpus order.
@@ -34,6 +35,7 @@ MANIFEST = "manifest.json"
 VOCAB_TSV = "vocab.tsv"
 VOCAB_H5 = "vocab.h5"
 TEACHER_TOKENS = "teacher_tokens.parquet"
+PCA_H5 = "pca.h5"
 FORMAT_VERSION = 1
 
 # name -> what it holds (cache info prints this)
@@ -43,8 +45,8 @@ SHARD_ARRAYS = {
     "word_ids": "static word id per word (-1: out of vocabulary)",
     "word_aligned": "False where the teacher's max length cut the word",
     "sent_ctx": "mean of the last layer over all tokens of the sentence (X2Static Eq. 3)",
-    "para_ctx": "per-sentence mean when the teacher saw the paragraph (X2Static Eq. 4)",
-    "occ_vec": "subword-pooled last-layer vector per occurrence (fp16)",
+    "para_ctx": "per-sentence mean when the teacher saw the paragraph (X2Static Eq. 4; sent_ctx if cut)",
+    "occ_vec": "subword-pooled last-layer vector per occurrence (fp16; PCA-reduced with --pca)",
     "topk_ids": "LM top-k substitute teacher token ids per occurrence (SemGloVe md)",
     "topk_scores": "raw logits of the substitutes",
 }
@@ -122,6 +124,10 @@ class Shard:
         """Positions (into ``word_ids``) of the occurrences: in-vocabulary, aligned words."""
         return np.flatnonzero((self.arrays["word_ids"] >= 0) & self.arrays["word_aligned"])
 
+    def occurrence_sentence(self) -> np.ndarray:
+        """Sentence (row of ``sent_ctx``) of each occurrence."""
+        return np.searchsorted(self.arrays["sent_offsets"], self.occurrences(), side="right") - 1
+
     def sentence_words(self, i: int) -> np.ndarray:
         """Static word ids of sentence ``i`` (-1 for out-of-vocabulary words)."""
         off = self.arrays["sent_offsets"]
@@ -183,6 +189,13 @@ class Cache:
         with h5py.File(self.folder / VOCAB_H5, "r") as f:
             return {k: f[k][()] for k in f}
 
+    def pca(self) -> dict[str, np.ndarray] | None:
+        """``mean``, ``components`` and ``explained_variance_ratio`` when vectors were PCA-reduced."""
+        if PCA_H5 not in self.manifest.get("aux_files", {}):
+            return None
+        with h5py.File(self.folder / PCA_H5, "r") as f:
+            return {k: f[k][()] for k in f}
+
     def teacher_tokens(self) -> dict[str, np.ndarray]:
         """Teacher token table: ``id``, ``token`` (string) and ``word`` (static word id or -1)."""
         t = pq.read_table(self.folder / TEACHER_TOKENS)
@@ -193,6 +206,7 @@ class Cache:
         out: dict[str, str] = {}
         for s in self.manifest["shards"]:
             out.update(s["files"])
+        out.update(self.manifest.get("aux_files", {}))
         out.update(self.manifest.get("vocab_files", {}))
         return out
 

@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ctx2static
+import h5py
 import numpy as np
 from ctx2static.cache.store import (
     FORMAT_VERSION,
+    PCA_H5,
     TEACHER_TOKENS,
     VOCAB_H5,
     VOCAB_TSV,
@@ -43,6 +45,7 @@ class ExtractConfig:
     paragraph: bool = False  # X2Static paragraph context (Eq. 4)
     paragraph_max_length: int = 500  # X2Static reference code
     vectors: bool = False  # subword-pooled vector per occurrence (ASE, BERT+Skip-gram, Context-to-Vec)
+    pca: int = 0  # reduce those vectors to this many dimensions, PCA fitted on the first shard (0 = off)
     topk: int = 0  # SemGloVe md: top-k substitutes per occurrence (0 = off)
     attention: int = 0  # SemGloVe sd: window +-S, top S context words (0 = off)
     token_budget: int = 4096  # padded tokens per batch
@@ -135,9 +138,7 @@ def _shard_arrays(
         "sent_ctx": np.stack([o.mean for o in outs]).astype(np.float32),
     }
     if cfg.vectors:
-        arrays["occ_vec"] = np.concatenate([o.vectors[m] for o, m in zip(outs, occ, strict=True)]).astype(
-            np.float16
-        )
+        arrays["occ_vec"] = np.concatenate([o.vectors[m] for o, m in zip(outs, occ, strict=True)])
     if cfg.topk:
         arrays["topk_ids"] = np.concatenate([o.topk_ids[m] for o, m in zip(outs, occ, strict=True)])
         arrays["topk_scores"] = np.concatenate([o.topk_scores[m] for o, m in zip(outs, occ, strict=True)])
@@ -164,9 +165,10 @@ def _shard_arrays(
         texts, word_sent, members = _paragraph_inputs(paras, encs, words, limit - 3)
         p_encs = [e.regroup(g) for e, g in zip(teacher.encode(texts, limit), word_sent, strict=True)]
         p_outs = run_sorted(p_encs, cfg.token_budget, lambda b: teacher.forward(b, Want(vectors=True)))
-        para_ctx = np.empty_like(arrays["sent_ctx"])
-        for o, mem in zip(p_outs, members, strict=True):
-            para_ctx[mem] = o.vectors
+        # a sentence cut by the paragraph limit keeps its own sentence context instead
+        para_ctx = arrays["sent_ctx"].copy()
+        for o, e, mem in zip(p_outs, p_encs, members, strict=True):
+            para_ctx[mem[e.complete]] = o.vectors[e.complete]
         arrays["para_ctx"] = para_ctx
     stats = {
         "n_sentences": len(sents),
@@ -176,6 +178,30 @@ def _shard_arrays(
         "n_teacher_tokens": int(sum(len(e.ids) for e in encs)),
     }
     return arrays, attn, stats
+
+
+def _pca(out: Path, manifest: dict, vectors: np.ndarray, dim: int) -> dict[str, np.ndarray]:
+    """Load the cache's PCA, or fit it on the first shard's vectors (SVD, signs fixed) and store it."""
+    path = out / PCA_H5
+    if PCA_H5 in manifest.get("aux_files", {}):
+        with h5py.File(path, "r") as f:
+            return {k: f[k][()] for k in f}
+    if len(vectors) < dim or vectors.shape[1] < dim:
+        raise UserError(
+            f"--pca {dim}: the first shard has {len(vectors)} vectors of width {vectors.shape[1]}; "
+            "use a smaller --pca or a larger --shard-size"
+        )
+    x = vectors.astype(np.float64)
+    mean = x.mean(0)
+    _, sv, vt = np.linalg.svd(x - mean, full_matrices=False)
+    comps = vt[:dim] * np.sign(vt[:dim, [0]] + (vt[:dim, [0]] == 0))
+    pca = {
+        "mean": mean.astype(np.float32),
+        "components": comps.astype(np.float32),
+        "explained_variance_ratio": (sv[:dim] ** 2 / (sv**2).sum()).astype(np.float32),
+    }
+    manifest.setdefault("aux_files", {})[PCA_H5] = write_h5(path, pca)
+    return pca
 
 
 def _vocab_files(teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, lowercase: bool, out: Path) -> dict:
@@ -219,6 +245,8 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     a re-run continues after the last recorded shard and yields the same bytes as one run.
     """
     out = Path(out)
+    if cfg.attention:
+        teacher.enable_attention()
     ident = _identity(teacher, corpus, vocab, cfg)
     manifest = read_manifest(out)
     if manifest is not None:
@@ -245,11 +273,18 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     if cfg.max_sentences:
         sentences = itertools.islice(sentences, cfg.max_sentences)
     t0, n_tok = time.perf_counter(), 0
+    pca: dict[str, np.ndarray] | None = None
     bar = tqdm(unit="sent", desc="extract", initial=done * cfg.shard_size, mininterval=1.0)
     for i, sents in enumerate(_chunks(sentences, cfg.shard_size)):
         if i < done:
             continue
         arrays, attn, stats = _shard_arrays(teacher, cfg, vocab, sents)
+        if cfg.vectors:
+            vec = arrays["occ_vec"]
+            if cfg.pca:
+                pca = pca or _pca(out, manifest, vec, cfg.pca)
+                vec = (vec - pca["mean"]) @ pca["components"].T
+            arrays["occ_vec"] = vec.astype(np.float16)
         stem = shard_name(i)
         files = {f"{stem}.h5": write_h5(out / f"{stem}.h5", arrays)}
         if attn is not None:
@@ -259,6 +294,7 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
         n_tok += stats["n_teacher_tokens"]
         bar.update(len(sents))
     bar.close()
+    secs = time.perf_counter() - t0
     if not manifest["shards"]:
         raise UserError(f"{', '.join(map(str, corpus.paths))}: no sentences to extract")
     manifest["vocab_files"] = _vocab_files(teacher, vocab, cfg, corpus.config.lowercase, out)
@@ -266,7 +302,6 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     manifest["totals"] = totals
     manifest["complete"] = True
     write_manifest(out, manifest)
-    secs = time.perf_counter() - t0
     manifest["run"] = {"seconds": secs, "teacher_tokens_per_s": n_tok / secs if secs else 0.0}
     return manifest
 

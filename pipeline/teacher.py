@@ -81,6 +81,9 @@ def _smollm2_dir() -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = AutoModelForCausalLM.from_pretrained(pkg, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
+    model.hf_quantizer = None  # the weights are dequantised to fp32 now; save them as a plain model
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
     tok = AutoTokenizer.from_pretrained(pkg, gguf_file=SMOLLM2_GGUF)
     with atomic_dir(cache) as tmp:
         model.save_pretrained(tmp)
@@ -167,7 +170,7 @@ class Teacher:
     bos_id: int | None
 
     @classmethod
-    def load(cls, name: str, device: str = "cpu", attention: bool = False) -> Teacher:
+    def load(cls, name: str, device: str = "cpu") -> Teacher:
         """Load by short name, folder or hub id (offline: a missing model is one clear line)."""
         from transformers import (
             AutoConfig,
@@ -195,10 +198,12 @@ class Teacher:
             raise UserError(f"{source}: the teacher needs a fast tokenizer (tokenizer.json) for word offsets")
         family = detect_family(config)
         auto = {Family.MLM: AutoModelForMaskedLM, Family.CAUSAL: AutoModelForCausalLM}.get(family, AutoModel)
-        kwargs: dict[str, Any] = {"local_files_only": True}
-        if attention:
-            kwargs["attn_implementation"] = "eager"  # only eager attention returns its weights
-        model = auto.from_pretrained(source, **kwargs).to(device).eval()
+        model = auto.from_pretrained(source, local_files_only=True).eval()
+        try:
+            model = model.to(device)
+        except (RuntimeError, AssertionError) as exc:
+            msg = str(exc).splitlines()[0]
+            raise UserError(f"--device {device}: not usable here ({msg}); try --device cpu") from None
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token or tok.unk_token
         probe = tok("a", add_special_tokens=True)["input_ids"]
@@ -210,6 +215,11 @@ class Teacher:
             max_pos -= 2  # positions start after the padding index
         max_len = min(max_pos, tok.model_max_length if tok.model_max_length < 1e6 else max_pos)
         return cls(name, source, model, tok, family, torch.device(device), int(max_len), bos)
+
+    def enable_attention(self) -> None:
+        """Switch to eager attention, the only implementation that returns attention weights."""
+        if self.model.config._attn_implementation != "eager":
+            self.model.set_attn_implementation("eager")
 
     @property
     def decoder(self) -> str:

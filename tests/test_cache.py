@@ -1,0 +1,102 @@
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import ctx2static
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from ctx2static.cache import Cache
+from ctx2static.cache.store import write_h5
+from ctx2static.cli import cli
+from ctx2static.errors import UserError
+
+sys.path.insert(0, str(Path(__file__).parent))
+import tiny_models as tm
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    from ctx2static.pipeline.corpus import Corpus
+    from ctx2static.pipeline.extract import ExtractConfig, extract
+    from ctx2static.pipeline.teacher import Teacher
+    from ctx2static.pipeline.vocab import Vocab
+
+    root = tmp_path_factory.mktemp("cache")
+    corpus_file = root / "c.txt"
+    corpus_file.write_text("\n".join(tm.SENTENCES) + "\n")
+    corpus = Corpus([corpus_file])
+    teacher = Teacher.load(str(tm.save_tiny_bert(root / "bert")))
+    cfg = ExtractConfig(shard_size=4, max_length=10, vectors=True, topk=2, attention=2)
+    extract(corpus, Vocab.build(corpus, min_count=2), teacher, root / "cache", cfg)
+    return root / "cache"
+
+
+def test_shard_arrays_are_consistent_with_the_manifest(cache_dir):
+    cache = Cache.open(cache_dir)
+    totals = cache.manifest["totals"]
+    n_occ = n_cut = 0
+    for shard in cache.shards():
+        occ = shard.occurrences()
+        assert len(shard["occ_vec"]) == len(shard["topk_ids"]) == len(occ)
+        assert shard["sent_offsets"][-1] == len(shard["word_ids"])
+        assert shard.attention["occ"].max() < len(occ)
+        sent = shard.occurrence_sentence()
+        for r in range(0, len(occ), 7):
+            assert shard["word_ids"][occ[r]] in shard.sentence_words(sent[r])
+            assert shard["sent_offsets"][sent[r]] <= occ[r] < shard["sent_offsets"][sent[r] + 1]
+        n_occ += len(occ)
+        n_cut += int((~shard["word_aligned"]).sum())
+    assert (n_occ, n_cut) == (totals["n_occurrences"], totals["n_truncated_words"])
+    assert n_cut > 0  # max_length 10 cuts the longer sentences; those words are flagged, not used
+    only = cache.shard(0, keys=["sent_ctx"])
+    assert set(only.arrays) == {"sent_ctx", "sent_para", "sent_offsets", "word_ids", "word_aligned"}
+    assert only.attention is None
+
+
+def test_reader_needs_no_torch(cache_dir):
+    code = (
+        "import sys; from ctx2static.cache import Cache; c = Cache.open(sys.argv[1]); "
+        "n = sum(len(s.occurrences()) for s in c.shards()); c.vocab_arrays(); c.teacher_tokens(); "
+        "assert not c.verify(); assert 'torch' not in sys.modules and 'transformers' not in sys.modules; "
+        "print(n)"
+    )
+    env = {"PYTHONPATH": str(Path(ctx2static.__file__).parent.parent), "PATH": "/usr/bin:/bin"}
+    cmd = [sys.executable, "-c", code, str(cache_dir)]
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert int(res.stdout) == Cache.open(cache_dir).manifest["totals"]["n_occurrences"]
+
+
+def test_verify_and_cache_info_catch_corruption(cache_dir, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(cache_dir, bad)
+    ok = CliRunner().invoke(cli, ["cache", "info", str(bad)])
+    assert ok.exit_code == 0, ok.output
+    assert "complete" in ok.output and "all valid" in ok.output
+    assert "occ_vec" in ok.output and "attention" in ok.output and "topk_scores" in ok.output
+    data = bytearray((bad / "shard_00001.h5").read_bytes())
+    data[-100] ^= 0xFF
+    (bad / "shard_00001.h5").write_bytes(bytes(data))
+    (bad / "shard_00000.attn.parquet").unlink()
+    assert sorted(Cache.open(bad).verify()) == [
+        "shard_00000.attn.parquet: missing",
+        "shard_00001.h5: checksum mismatch",
+    ]
+    unchecked = CliRunner().invoke(cli, ["cache", "info", "--no-verify", str(bad)])
+    assert unchecked.exit_code == 0 and "INVALID" not in unchecked.output
+    checked = CliRunner().invoke(cli, ["cache", "info", str(bad)])
+    assert checked.exit_code == 1 and "INVALID" in checked.output
+
+
+def test_hdf5_shards_are_byte_reproducible(tmp_path):
+    arrays = {"a": np.arange(10, dtype=np.int32), "b": np.ones((3, 4), dtype=np.float16)}
+    assert write_h5(tmp_path / "x.h5", arrays) == write_h5(tmp_path / "y.h5", arrays)
+    other = {**arrays, "a": np.where(arrays["a"] == 3, 0, arrays["a"]).astype(np.int32)}
+    assert write_h5(tmp_path / "z.h5", other) != write_h5(tmp_path / "x.h5", arrays)
+
+
+def test_open_without_manifest_is_a_user_error(tmp_path):
+    with pytest.raises(UserError, match="no manifest.json"):
+        Cache.open(tmp_path)
