@@ -119,7 +119,7 @@ def cache_info(folder: str, no_verify: bool) -> None:
 
 # ------------------------------------------------------------------ students (issues 2 and 4)
 @cli.command("fit-student")
-@click.option("--student", "-s", required=True, help="Student: sgns, cbow, glove (text).")
+@click.option("--student", "-s", required=True, help="Student name (listed below).")
 @click.option("--corpus", "corpus_paths", multiple=True, type=click.Path(), help="Text corpus file(s).")
 @click.option("--cache", "cache_dir", type=click.Path(), help="Teacher cache folder (distilled students).")
 @click.option("--out", "-o", required=True, type=click.Path(), help="Output: .txt/.vec, .bin or a folder.")
@@ -149,11 +149,12 @@ def fit_student(
 ) -> None:
     """Train static vectors: plain baselines from text, distilled students from a cache.
 
-    Students: sgns, cbow, glove (from --corpus). Every option of a student's config can be set
+    Students: sgns, cbow, glove (from --corpus); x2static, ase, token, word (from --cache, no
+    teacher needed). Every option of a student's config can be set
     with --set KEY=VALUE; the effective configuration is printed and saved with the vectors.
     """
     from ctx2static.pipeline.corpus import Corpus, CorpusConfig
-    from ctx2static.students.registry import fit_text_student
+    from ctx2static.students.registry import fit_cache_student, fit_text_student
 
     overrides: dict[str, object] = {k: v for k, v in shortcuts.items() if v is not None}
     for item in settings:
@@ -161,12 +162,15 @@ def fit_student(
         if not sep:
             raise UserError(f"--set {item!r}: write KEY=VALUE, e.g. --set negative=10")
         overrides[key.strip()] = value.strip()
+    if cache_dir and corpus_paths:
+        raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
     if cache_dir:
-        raise UserError("students that train from a cache are not built yet (tracked in issue 4)")
-    if not corpus_paths:
+        vectors = fit_cache_student(student, cache_dir, overrides, echo=click.echo)
+    elif corpus_paths:
+        corpus = Corpus(corpus_paths, CorpusConfig(lowercase, min_sentence_len, max_sentence_len))
+        vectors = fit_text_student(student, corpus, min_count, max_vocab, overrides, echo=click.echo)
+    else:
         raise UserError("pass --corpus FILE (text students) or --cache DIR (distilled students)")
-    corpus = Corpus(corpus_paths, CorpusConfig(lowercase, min_sentence_len, max_sentence_len))
-    vectors = fit_text_student(student, corpus, min_count, max_vocab, overrides, echo=click.echo)
     path = vectors.save(out)
     meta = vectors.meta
     click.echo(

@@ -3,7 +3,8 @@
 Every student module exposes a ``Config`` dataclass (its paper's defaults, written once) and a
 ``fit`` function. Text students (plain baselines) take the encoded corpus:
 ``fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors``.
-Cache students (distilled) take a teacher cache and are added by the students issue.
+Cache students (distilled and the contextual baselines) take a teacher cache:
+``fit(cache: Cache, config: Config) -> Vectors``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import importlib
+import os
 import tempfile
 import time
 import types
@@ -39,6 +41,7 @@ class StudentSpec:
     module: str
     source: Source
     summary: str
+    presets: tuple[tuple[str, str], ...] = ()  # config values fixed by the name (e.g. table=word)
 
 
 STUDENTS: dict[str, StudentSpec] = {
@@ -47,6 +50,27 @@ STUDENTS: dict[str, StudentSpec] = {
         StudentSpec("sgns", "ctx2static.students.sgns", Source.TEXT, "skip-gram, negative sampling"),
         StudentSpec("cbow", "ctx2static.students.cbow", Source.TEXT, "CBOW, negative sampling"),
         StudentSpec("glove", "ctx2static.students.glove", Source.TEXT, "GloVe on window co-occurrences"),
+        StudentSpec("bert-sg", "ctx2static.students.bert_sg", Source.CACHE, "BERT+Skip-gram"),
+        StudentSpec("ctx2vec", "ctx2static.students.ctx2vec", Source.CACHE, "Context-to-Vec"),
+        StudentSpec("x2static", "ctx2static.students.x2static", Source.CACHE, "X2Static (sent/para)"),
+        StudentSpec(
+            "semglove", "ctx2static.students.semglove", Source.CACHE, "SemGloVe (window/attention/lm)"
+        ),
+        StudentSpec("ase", "ctx2static.students.ase", Source.CACHE, "average contextual vectors"),
+        StudentSpec(
+            "token",
+            "ctx2static.students.teacher_tables",
+            Source.CACHE,
+            "teacher input embeddings",
+            (("table", "token"),),
+        ),
+        StudentSpec(
+            "word",
+            "ctx2static.students.teacher_tables",
+            Source.CACHE,
+            "teacher on each word alone",
+            (("table", "word"),),
+        ),
     ]
 }
 
@@ -102,6 +126,52 @@ def _cast(key: str, value: str, hint: Any) -> Any:
         ) from None
 
 
+def _setup(
+    name: str, source: Source, overrides: dict[str, Any] | None, echo: typing.Callable[[str], None]
+) -> tuple[types.ModuleType, Any]:
+    module = load_student(name)
+    spec = STUDENTS[name]
+    if spec.source is not source:
+        want = "--cache DIR (a teacher cache)" if spec.source is Source.CACHE else "--corpus FILE"
+        raise UserError(f"student '{name}' trains from {spec.source.value}; pass {want}")
+    config = configure(module.Config, {**(overrides or {}), **dict(spec.presets)})
+    echo(f"{name}: {config}")
+    return module, config
+
+
+def fit_cache_student(
+    name: str,
+    cache_dir: str | os.PathLike,
+    overrides: dict[str, Any] | None = None,
+    echo: typing.Callable[[str], None] = print,
+) -> Vectors:
+    """Teacher cache -> student ``name`` -> vectors (with metadata); no teacher is loaded."""
+    from ctx2static.cache import Cache
+
+    module, config = _setup(name, Source.CACHE, overrides, echo)
+    cache = Cache.open(cache_dir)
+    if not cache.complete:
+        echo(f"warning: {cache_dir} is incomplete ({cache.n_shards} shards); training on what is there")
+    n_tokens = int(cache.manifest.get("totals", {}).get("n_words", 0))
+    start = time.perf_counter()
+    vectors = module.fit(cache, config)
+    seconds = time.perf_counter() - start
+    epochs = getattr(config, "epochs", 1)
+    vectors.meta.update(
+        student=name,
+        config=_jsonable(dataclasses.asdict(config)),
+        cache=str(cache_dir),
+        teacher=cache.manifest.get("identity", {}).get("teacher", {}).get("name"),
+        train_seconds=round(seconds, 2),
+        tokens_per_second=round(n_tokens * epochs / max(seconds, 1e-9)),
+    )
+    return vectors
+
+
+def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.value if isinstance(v, enum.Enum) else v for k, v in d.items()}
+
+
 def fit_text_student(
     name: str,
     corpus: Corpus,
@@ -111,11 +181,7 @@ def fit_text_student(
     echo: typing.Callable[[str], None] = print,
 ) -> Vectors:
     """Corpus -> vocabulary -> encoded corpus -> student ``name`` -> vectors (with metadata)."""
-    module = load_student(name)
-    if STUDENTS[name].source is not Source.TEXT:
-        raise UserError(f"student '{name}' trains from a teacher cache; pass --cache")
-    config = configure(module.Config, overrides or {})
-    echo(f"{name}: {config}")
+    module, config = _setup(name, Source.TEXT, overrides, echo)
     vocab = Vocab.build(corpus, min_count=min_count, max_vocab=max_vocab)
     with tempfile.TemporaryDirectory(prefix="ctx2static-enc-") as work:
         encoded = encode_corpus(corpus, vocab, work)
@@ -127,7 +193,7 @@ def fit_text_student(
     epochs = getattr(config, "epochs", 1)
     vectors.meta.update(
         student=name,
-        config=dataclasses.asdict(config),
+        config=_jsonable(dataclasses.asdict(config)),
         corpus=[str(p) for p in corpus.paths],
         corpus_config=dataclasses.asdict(corpus.config),
         min_count=min_count,

@@ -1,0 +1,78 @@
+"""What every cache student needs from a teacher cache: signal checks and per-occurrence ids.
+
+Students read the cache through :class:`ctx2static.cache.Cache` only (no torch, no teacher).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+from ctx2static.cache import Cache
+from ctx2static.errors import UserError
+from ctx2static.pipeline.vocab import EncodedCorpus
+
+# extract's flag that writes each signal (for the error message)
+_FLAGS = {
+    "occ_vec": "--vectors",
+    "para_ctx": "--paragraph",
+    "topk_ids": "--topk K",
+    "attention": "--attention S",
+}
+
+
+def require(cache: Cache, signal: str, student: str) -> None:
+    """Fail with one line when ``cache`` lacks ``signal``, naming the extract flag that adds it."""
+    if signal not in cache.signals:
+        flag = _FLAGS.get(signal, signal)
+        raise UserError(
+            f"{cache.folder}: the cache has no '{signal}', which student '{student}' needs; "
+            f"run extract again with {flag}"
+        )
+    if cache.n_shards == 0:
+        raise UserError(f"{cache.folder}: the cache has no complete shard; run extract (it resumes)")
+
+
+def encoded_corpus(cache: Cache) -> EncodedCorpus:
+    """The cache's sentences as word ids (out-of-vocabulary words dropped), for window students."""
+    ids, starts, paras, base = [], [np.zeros(1, np.int64)], [], 0
+    for shard in cache.shards([]):
+        off = shard["sent_offsets"]
+        wid = shard["word_ids"]
+        known = wid >= 0
+        kept_before = np.concatenate([[0], np.cumsum(known)])[off]
+        ids.append(wid[known].astype(np.int32))
+        starts.append(base + kept_before[1:])
+        paras.append(shard["sent_para"])
+        base += int(kept_before[-1])
+    return EncodedCorpus(np.concatenate(ids), np.concatenate(starts), np.concatenate(paras))
+
+
+class Init(str, enum.Enum):
+    """Where a student's static table starts: its own random init, or a teacher table."""
+
+    RANDOM = "random"
+    WORD = "word"
+    TOKEN = "token"
+
+
+def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
+    """The cache's ``word``/``token`` table as a start for a ``dim``-wide static table.
+
+    Projected onto its top ``dim`` principal directions when the teacher is wider (centred
+    first), then scaled to a mean row norm of 1. ``random`` returns None (the student's own init).
+    """
+    init = Init(init)
+    if init is Init.RANDOM:
+        return None
+    table = cache.vocab_arrays()[f"{init.value}_emb"].astype(np.float64)
+    if table.shape[1] < dim:
+        raise UserError(
+            f"--set init={init.value}: the teacher table is {table.shape[1]}-d, narrower than dim={dim}"
+        )
+    if table.shape[1] > dim:
+        centred = table - table.mean(0)
+        _, _, vt = np.linalg.svd(centred, full_matrices=False)
+        table = centred @ vt[:dim].T
+    table /= np.linalg.norm(table, axis=1).mean()
+    return table.astype(np.float32)

@@ -1,0 +1,114 @@
+"""Continuous bag-of-words with negative sampling (Mikolov et al. 2013, "Efficient Estimation...").
+
+The mean (``cbow_mean``, else the sum) of the context vectors in the dynamic window predicts the
+centre word against ``negative`` noise words. As in the C tool and gensim, the gradient with
+respect to that hidden vector is added to every context row unscaled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
+from ctx2static.students.kernels import Word2VecConfig, add_to_row, draw_targets, ns_update, train
+from ctx2static.vectors import Vectors
+from numba import njit
+
+
+@dataclass(frozen=True)
+class Config(Word2VecConfig):
+    """word2vec CBOW defaults: alpha 0.05, mean of the context (other fields in :class:`Word2VecConfig`)."""
+
+    alpha: float = 0.05
+    cbow_mean: bool = True
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def _cbow_centre(
+    sent: np.ndarray,
+    n: int,
+    i: int,
+    b: int,
+    syn0: np.ndarray,
+    syn1neg: np.ndarray,
+    cum_table: np.ndarray,
+    negative: int,
+    alpha: float,
+    scratch: np.ndarray,
+    targets: np.ndarray,
+    state: np.uint64,
+    compute_loss: bool,
+    mean: bool,
+) -> tuple[float, int, np.uint64]:
+    h = scratch[0]
+    grad = scratch[1]
+    lo, hi = max(0, i - b), min(n, i + b + 1)
+    for d in range(h.shape[0]):
+        h[d] = 0.0
+    for j in range(lo, hi):
+        if j != i:
+            add_to_row(h, syn0[sent[j]])
+    count = hi - lo - 1
+    if count == 0:
+        return 0.0, 0, state
+    if mean:
+        inv = np.float32(1.0 / count)
+        for d in range(h.shape[0]):
+            h[d] *= inv
+    n_targets, state = draw_targets(sent[i], cum_table, negative, targets, state)
+    loss = ns_update(h, syn1neg, targets, n_targets, alpha, grad, compute_loss)
+    for j in range(lo, hi):
+        if j != i:
+            add_to_row(syn0[sent[j]], grad)
+    return loss, 1, state
+
+
+@njit(cache=True, fastmath=True)
+def cbow_mean_centre(
+    sent: np.ndarray,
+    n: int,
+    i: int,
+    b: int,
+    syn0: np.ndarray,
+    syn1neg: np.ndarray,
+    cum_table: np.ndarray,
+    negative: int,
+    alpha: float,
+    scratch: np.ndarray,
+    targets: np.ndarray,
+    state: np.uint64,
+    compute_loss: bool,
+) -> tuple[float, int, np.uint64]:
+    """CBOW update of centre ``sent[i]`` from the mean of its contexts within ``b`` positions."""
+    return _cbow_centre(
+        sent, n, i, b, syn0, syn1neg, cum_table, negative, alpha, scratch, targets, state, compute_loss, True
+    )
+
+
+@njit(cache=True, fastmath=True)
+def cbow_sum_centre(
+    sent: np.ndarray,
+    n: int,
+    i: int,
+    b: int,
+    syn0: np.ndarray,
+    syn1neg: np.ndarray,
+    cum_table: np.ndarray,
+    negative: int,
+    alpha: float,
+    scratch: np.ndarray,
+    targets: np.ndarray,
+    state: np.uint64,
+    compute_loss: bool,
+) -> tuple[float, int, np.uint64]:
+    """CBOW update of centre ``sent[i]`` from the sum of its contexts within ``b`` positions."""
+    return _cbow_centre(
+        sent, n, i, b, syn0, syn1neg, cum_table, negative, alpha, scratch, targets, state, compute_loss, False
+    )
+
+
+def fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors:
+    """Train CBOW vectors; returns the input embeddings (syn0) in vocabulary order."""
+    centre = cbow_mean_centre if config.cbow_mean else cbow_sum_centre
+    return train("cbow", centre, corpus, vocab, config)

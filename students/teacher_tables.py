@@ -1,0 +1,35 @@
+"""The seeds' per-word teacher baselines, read from the cache's per-vocabulary signals.
+
+- ``token`` ("BERT_token"): the teacher's input token embeddings, mean-pooled over a word's subwords.
+- ``word`` ("BERT_word"): the word encoded alone (special tokens around it), last layer,
+  mean-pooled over its subwords.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from ctx2static.cache import Cache
+from ctx2static.vectors import Vectors
+
+
+class Table(str, enum.Enum):
+    """Which per-vocabulary teacher table to export."""
+
+    TOKEN = "token"
+    WORD = "word"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Which table (set by the student's name: ``token`` or ``word``)."""
+
+    table: Table = Table.WORD
+
+
+def fit(cache: Cache, config: Config) -> Vectors:
+    """Export the teacher's ``token_emb`` or ``word_emb`` table for the cache's vocabulary."""
+    key = f"{Table(config.table).value}_emb"
+    matrix = cache.vocab_arrays()[key]
+    return Vectors(list(cache.vocab.words), matrix, cache.vocab.counts.copy(), {"table": key})

@@ -1,0 +1,116 @@
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from ctx2static.cache import Cache
+from ctx2static.students import bert_sg, contextual, ctx2vec
+from ctx2static.students.registry import fit_cache_student
+
+sys.path.insert(0, str(Path(__file__).parent))
+from synthetic_cache import write_cache
+
+
+def _sig(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def test_window_occurrences_skip_oov_and_stay_in_sentence():
+    word_ids = np.array([3, -1, 4, 5, 6, 7], np.int64)  # sentence 0: 3 -1 4 5 | sentence 1: 6 7
+    aligned = np.array([1, 1, 1, 0, 1, 1], bool)  # 5 is cut by the teacher
+    occ_word, ctx = contextual.window_occurrences(word_ids, aligned, np.array([0, 4, 6]), 1)
+    assert occ_word.tolist() == [3, 4, 6, 7]
+    assert ctx.tolist() == [[1, -1], [0, -1], [3, -1], [2, -1]]
+
+
+def test_window_mean_and_negatives():
+    occ = np.arange(12, dtype=np.float32).reshape(4, 3)
+    ctx = np.array([[1, 2], [-1, -1], [0, -1], [0, 3]])
+    m = contextual.window_mean(occ, ctx)
+    np.testing.assert_allclose(m, [occ[1:3].mean(0), [0, 0, 0], occ[0], (occ[0] + occ[3]) / 2])
+    from ctx2static.students.kernels import negative_table
+
+    negs, _ = contextual.draw_negatives(
+        negative_table(np.array([100, 1, 1])), np.array([0, 0]), 50, np.uint64(7)
+    )
+    assert negs.shape == (2, 50) and (negs != 0).all()  # never the positive
+
+
+def test_bert_sg_loss_matches_eq_13_to_15_by_hand():
+    rng = np.random.default_rng(0)
+    u, ctx, neg = rng.normal(size=(1, 4)), rng.normal(size=(1, 3, 4)), rng.normal(size=(1, 2, 4))
+    mask = np.array([[True, True, False]])
+    z = ctx[0, :2] @ u[0]
+    a = np.exp(z) / np.exp(z).sum()
+    v = a @ ctx[0, :2]
+    want = -np.log(_sig(v @ u[0])) - np.log(_sig(-(neg[0] @ u[0]))).sum()
+    got = bert_sg.loss(*(torch.tensor(x) for x in (u, ctx, mask, neg)))
+    assert float(got[0]) == pytest.approx(want, rel=1e-10)
+
+
+def test_ctx2vec_loss_matches_eq_5_to_8_by_hand():
+    rng = np.random.default_rng(1)
+    u, ctx, vc, neg = (
+        rng.normal(size=(1, 4)),
+        rng.normal(size=(1, 3, 4)),
+        rng.normal(size=(1, 4)),
+        rng.normal(size=(1, 2, 4)),
+    )
+    mask = np.array([[True, False, True]])
+    l1 = -np.log(_sig((ctx[0, 0] + ctx[0, 2]) @ u[0]))
+    l2 = -np.log(_sig(vc[0] @ u[0]))
+    l3 = -np.log(_sig(-(neg[0] @ u[0]))).sum()
+    got = ctx2vec.loss(*(torch.tensor(x) for x in (u, ctx, mask, vc, neg)), (0.5, 2.0, 3.0))
+    assert float(got[0]) == pytest.approx(0.5 * l1 + 2 * l2 + 3 * l3, rel=1e-10)
+
+
+def _topic_cache(tmp_path, n_sent=300, dim=12):
+    rng = np.random.default_rng(0)
+    topics = rng.normal(size=(2, dim))
+    sents = [list(rng.integers(0, 4, size=8) + 4 * (s % 2)) for s in range(n_sent)]
+    occ = np.concatenate([topics[np.array(s) // 4] + 0.5 * rng.normal(size=(8, dim)) for s in sents])
+    words = [f"w{i}" for i in range(8)]
+    return write_cache(tmp_path / "c", words, sents, 64, np.zeros((n_sent, dim)), occ_vec=occ)
+
+
+@pytest.mark.parametrize("student", ["bert-sg", "ctx2vec"])
+def test_contextual_students_learn_topics(tmp_path, student):
+    folder = _topic_cache(tmp_path)
+    v = fit_cache_student(
+        student, folder, {"dim": "10", "epochs": "3", "lr": "0.05", "threads": "1"}, echo=lambda s: None
+    )
+    unit = v.unit()
+    sims = unit @ unit.T
+    same = np.array([[(i < 4) == (j < 4) for j in range(8)] for i in range(8)])
+    assert sims[same & ~np.eye(8, dtype=bool)].min() > sims[~same].max()
+
+
+def test_scattered_update_equals_sgd_on_a_dense_table(tmp_path):
+    """One step of train()'s gather + index_add update equals autograd SGD on a dense table."""
+    from ctx2static.students.kernels import negative_table, seed_state
+
+    folder = _topic_cache(tmp_path, n_sent=2)  # 16 occurrences: one batch
+    cache = Cache.open(folder)
+    cfg = bert_sg.Config(dim=5, lr=0.1, min_lr=0.1, clip=1e9, seed=3)
+    lin = torch.nn.Linear(12, 5, bias=False)
+    w0 = lin.weight.detach().clone()
+    v = contextual.train(
+        "t", cache, cfg, lin, lambda o, b, c, n: bert_sg.loss(lin(o[b.centre]), c, b.mask, n)
+    )
+
+    shard = cache.shard(0)
+    occ = torch.from_numpy(shard["occ_vec"].astype(np.float32))
+    occ_word, ctx = contextual.window_occurrences(
+        shard["word_ids"], shard["word_aligned"], shard["sent_offsets"], 5
+    )
+    state = np.uint64(seed_state(cfg.seed, 0, 0))
+    negs, _ = contextual.draw_negatives(negative_table(cache.vocab.counts), occ_word, cfg.negative, state)
+    table = torch.nn.Parameter(contextual.init_table(8, 5, cfg.seed))
+    ctx_t = torch.from_numpy(ctx)
+    mask = ctx_t >= 0
+    ctx_word = torch.where(mask, torch.from_numpy(occ_word)[ctx_t.clamp(min=0)], 0)
+    u = occ @ w0.T
+    bert_sg.loss(u, table[ctx_word], mask, table[torch.from_numpy(negs)]).sum().backward()
+    want = (table - 0.1 * table.grad).detach().numpy()
+    np.testing.assert_allclose(v.matrix, want, rtol=1e-5, atol=1e-7)
