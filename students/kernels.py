@@ -246,9 +246,9 @@ def ns_update(
         label = np.float32(1.0) if k == 0 else np.float32(0.0)
         g = (label - np.float32(1.0) / (np.float32(1.0) + np.exp(-f))) * a
         for d in range(dim):
-            grad[d] += g * row[d]
-        for d in range(dim):
-            row[d] += g * h[d]
+            r = row[d]
+            grad[d] += g * r
+            row[d] = r + g * h[d]
         if compute_loss:
             loss += _softplus(-f) if k == 0 else _softplus(f)
     return loss
