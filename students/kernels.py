@@ -359,6 +359,13 @@ def epoch_driver(update: Any) -> Callable[..., None]:
     return _DRIVERS[update]
 
 
+def _read_only(array: np.ndarray, dtype: type) -> np.ndarray:
+    """A read-only view, so memmapped and in-memory corpora share one compiled signature."""
+    view = np.asarray(array, dtype=dtype).view()
+    view.flags.writeable = False
+    return view
+
+
 def _threads(requested: int) -> int:
     available = numba.config.NUMBA_NUM_THREADS
     return available if requested == 0 else min(requested, available)
@@ -376,8 +383,8 @@ def train(
     Init as word2vec: syn0 uniform in (-0.5, 0.5)/dim, syn1neg zeros. Vectors come in vocabulary
     order with the vocabulary counts.
     """
-    ids = np.asarray(corpus.ids, dtype=np.int32)
-    sent_starts = np.asarray(corpus.sent_starts, dtype=np.int64)
+    ids = _read_only(corpus.ids, np.int32)
+    sent_starts = _read_only(corpus.sent_starts, np.int64)
     n_tokens = int(sent_starts[-1])
     rng = np.random.default_rng(config.seed)
     syn0 = ((rng.random((len(vocab), config.dim), dtype=np.float32) - 0.5) / config.dim).astype(np.float32)
