@@ -6,8 +6,8 @@ subsampling (Sec. 2.3, in the form of the released C code), the dynamic (reduced
 per-thread LCG random generator, the logistic negative-sampling update (Eq. 4) and a Hogwild
 parallel driver (prange over chunks of sentences, shared tables updated without locks).
 
-A student plugs into :func:`train` with a *centre update*: an ``@njit`` function called for every
-kept centre word with the signature
+A student plugs into :func:`train` with a *centre update*: an ``@njit`` function (without
+``cache=True``, see :func:`epoch_driver`) called for every kept centre word with the signature
 
 ``centre_update(sent, n, i, b, syn0, syn1neg, cum_table, negative, alpha, scratch, targets,
 state, compute_loss) -> (loss, n_pairs, state)``
@@ -347,12 +347,15 @@ def epoch_driver(update: Any) -> Callable[..., None]:
 
     Numba cannot cache a function that takes another as an argument (the cache misses in every
     new process), so each student gets its own copy of :func:`_run_epoch` with ``centre_update``
-    bound as a global, named after the update and a hash of its source so that the on-disk cache
-    is reused across runs and invalidated when the update changes.
+    bound as a global. Numba's on-disk cache only checks the stamp of the file that holds the
+    cached function, so the copy is named after a hash of the student's whole module source: an
+    edit to the student recompiles it, an edit to this file invalidates it by its stamp. (Centre
+    updates themselves are not cached, so they never hold stale copies of these kernels.)
     """
     if update not in _DRIVERS:
-        digest = hashlib.sha1(inspect.getsource(update.py_func).encode()).hexdigest()[:10]
-        tag = f"_run_epoch_{update.py_func.__module__.rsplit('.', 1)[-1]}_{update.__name__}_{digest}"
+        module = sys.modules[update.py_func.__module__]
+        digest = hashlib.sha1(inspect.getsource(module).encode()).hexdigest()[:10]
+        tag = f"_run_epoch_{module.__name__.rsplit('.', 1)[-1]}_{update.__name__}_{digest}"
         fn = types.FunctionType(_run_epoch.__code__, {**globals(), "centre_update": update}, tag)
         fn.__qualname__ = tag
         _DRIVERS[update] = njit(cache=True, parallel=True, fastmath=True)(fn)

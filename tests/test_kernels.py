@@ -20,7 +20,7 @@ from ctx2static.students.kernels import (
 from numba import njit
 
 
-@njit(cache=True)
+@njit
 def _draw_many(cum_table, n, seed):
     state = seed_state(seed, 0, 0)
     out = np.empty(n, dtype=np.int64)
@@ -30,7 +30,7 @@ def _draw_many(cum_table, n, seed):
     return out
 
 
-@njit(cache=True)
+@njit
 def _windows(window, n, seed):
     state = seed_state(seed, 0, 0)
     out = np.empty(n, dtype=np.int64)
@@ -40,7 +40,7 @@ def _windows(window, n, seed):
     return out
 
 
-@njit(cache=True)
+@njit
 def _kept_counts(ids, keep_prob, reps, seed):
     state = seed_state(seed, 0, 0)
     out = np.empty(ids.shape[0], dtype=np.int32)
@@ -52,7 +52,7 @@ def _kept_counts(ids, keep_prob, reps, seed):
     return kept
 
 
-@njit(cache=True)
+@njit
 def _targets(word, cum_table, negative, seed):
     targets = np.empty(negative + 1, dtype=np.int32)
     n, _ = draw_targets(word, cum_table, negative, targets, seed_state(seed, 0, 0))
