@@ -64,9 +64,11 @@ def similarity_scores(lookup: Callable[[str], np.ndarray | None]) -> dict[str, t
     return out
 
 
-def run_ours(student: str, encoded: EncodedCorpus, vocab: Vocab, args: argparse.Namespace) -> tuple:
+def run_ours(
+    student: str, encoded: EncodedCorpus, vocab: Vocab, args: argparse.Namespace, seed: int
+) -> tuple:
     module = sgns if student == "sgns" else cbow
-    config = module.Config(epochs=args.epochs, threads=args.threads, seed=args.seed)
+    config = module.Config(epochs=args.epochs, threads=args.threads, seed=seed)
     start, cpu = time.perf_counter(), time.process_time()
     vectors = module.fit(encoded, vocab, config)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -78,13 +80,13 @@ def run_ours(student: str, encoded: EncodedCorpus, vocab: Vocab, args: argparse.
     return seconds, cpu, lookup
 
 
-def run_gensim(student: str, sentences: list[list[str]], args: argparse.Namespace) -> tuple:
+def run_gensim(student: str, sentences: list[list[str]], args: argparse.Namespace, seed: int) -> tuple:
     from gensim.models import Word2Vec
 
     sg = int(student == "sgns")
     model = Word2Vec(
         vector_size=100, window=5, negative=5, hs=0, sample=1e-3, min_count=args.min_count,
-        workers=args.threads, epochs=args.epochs, seed=args.seed, sg=sg,
+        workers=args.threads, epochs=args.epochs, seed=seed, sg=sg,
         alpha=0.025 if sg else 0.05, min_alpha=1e-4, cbow_mean=1,
     )  # fmt: skip
     model.build_vocab(sentences)
@@ -116,7 +118,7 @@ def main() -> None:
     ap.add_argument("--students", nargs="+", default=["sgns", "cbow"], choices=["sgns", "cbow"])
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1], help="one run per seed, results averaged")
     ap.add_argument("--min-count", type=int, default=5)
     ap.add_argument("--out", help="write the Markdown report here")
     args = ap.parse_args()
@@ -131,27 +133,30 @@ def main() -> None:
     print(f"tokenised {n_raw:,} tokens, {len(sentences):,} sentences in {time.perf_counter() - t0:.0f} s")
     corpus = InMemory(sentences, paths)
     vocab = Vocab.build(corpus, min_count=args.min_count)  # type: ignore[arg-type]
-    rows = []
+    runs = []  # (student, impl, seed, wall s, CPU s, scores)
     with tempfile.TemporaryDirectory() as work:
         encoded = encode_corpus(corpus, vocab, work)  # type: ignore[arg-type]
         for student in args.students:
             warm_up(student)
-            for impl in ("ctx2static", "gensim"):
-                if impl == "gensim":
-                    seconds, cpu, lookup = run_gensim(student, sentences, args)
-                else:
-                    seconds, cpu, lookup = run_ours(student, encoded, vocab, args)
-                scores = similarity_scores(lookup)
-                avg = float(np.mean([rho for rho, _ in scores.values()]))
-                rows.append((student, impl, seconds, cpu, n_raw * args.epochs / seconds, scores, avg))
-                per = ", ".join(f"{k} {r:.1f}" for k, (r, _) in scores.items())
-                print(
-                    f"{student} {impl}: {seconds:.1f} s ({cpu:.1f} CPU s), {rows[-1][4]:,.0f} words/s, "
-                    f"avg {avg:.1f} ({per})",
-                    flush=True,
-                )
+            for seed in args.seeds:  # interleaved, so both see similar background load
+                for impl in ("ctx2static", "gensim"):
+                    if impl == "gensim":
+                        seconds, cpu, lookup = run_gensim(student, sentences, args, seed)
+                    else:
+                        seconds, cpu, lookup = run_ours(student, encoded, vocab, args, seed)
+                    scores = {k: rho for k, (rho, _) in similarity_scores(lookup).items()}
+                    runs.append((student, impl, seed, seconds, cpu, scores))
+                    per = ", ".join(f"{k} {r:.1f}" for k, r in scores.items())
+                    avg = np.mean(list(scores.values()))
+                    print(
+                        f"{student} {impl} seed {seed}: {seconds:.1f} s ({cpu:.1f} CPU s), "
+                        f"{n_raw * args.epochs / seconds:,.0f} words/s, avg {avg:.1f} "
+                        f"({per}) [{uptime()}]",
+                        flush=True,
+                    )
+        coverage = similarity_scores(lambda w: np.ones(1) if w in vocab else None)
     load_after = uptime()
-    report = render(rows, args, n_raw, len(sentences), len(vocab), load_before, load_after)
+    report = render(runs, coverage, args, n_raw, len(sentences), len(vocab), load_before, load_after)
     print(report)
     if args.out:
         from ctx2static.fileio import atomic_write
@@ -161,7 +166,14 @@ def main() -> None:
 
 
 def render(
-    rows: list, args: argparse.Namespace, n_raw: int, n_sent: int, n_vocab: int, before: str, after: str
+    runs: list,
+    coverage: dict,
+    args: argparse.Namespace,
+    n_raw: int,
+    n_sent: int,
+    n_vocab: int,
+    before: str,
+    after: str,
 ) -> str:
     names = list(SIM_SETS)
     lines = [
@@ -176,31 +188,49 @@ def render(
         f"{n_vocab:,} words with min_count {args.min_count}), tokenised once with ctx2static's Corpus; "
         f"gensim gets the same token lists in memory.",
         f"Settings (both): dim 100, window 5, negative 5, sample 1e-3, epochs {args.epochs}, "
-        f"seed {args.seed}, alpha 0.025 (sg) / 0.05 (cbow, mean), min_alpha 1e-4.",
+        "alpha 0.025 (sg) / 0.05 (cbow, mean), min_alpha 1e-4; "
+        f"seeds {', '.join(map(str, args.seeds))}, ours and gensim interleaved per seed; means over seeds.",
         "words/s = raw corpus tokens x epochs / training wall seconds (vocabulary building and JIT warm-up "
         "excluded); CPU s = process CPU time over all threads during training (less sensitive to other load; "
         "gensim's includes its job-producer thread).",
-        "Similarity: Spearman x100 of cosine on covered pairs (lower-cased).",
+        "Similarity: Spearman x100 of cosine on covered pairs (lower-cased); avg = mean of the five "
+        "(+- standard deviation over seeds).",
         "",
         "| model | impl | train s | CPU s | words/s | " + " | ".join(names) + " | avg |",
         "|---|---|---:|---:|---:|" + "---:|" * len(names) + "---:|",
     ]
-    for student, impl, seconds, cpu, wps, scores, avg in rows:
-        cells = " | ".join(f"{scores[n][0]:.1f}" for n in names)
-        lines.append(f"| {student} | {impl} | {seconds:.1f} | {cpu:.1f} | {wps:,.0f} | {cells} | {avg:.1f} |")
-    lines.append("")
-    cov = ", ".join(f"{n} {rows[0][5][n][1]:.0%}" for n in names) if rows else ""
-    lines.append(f"Coverage (pairs with both words in vocabulary): {cov}.")
-    lines.append("")
-    for student in dict.fromkeys(r[0] for r in rows):
-        ours = [r for r in rows if r[0] == student and r[1] == "ctx2static"]
-        theirs = [r for r in rows if r[0] == student and r[1] == "gensim"]
-        if ours and theirs:
-            o, t = ours[0], theirs[0]
+    summary = {}
+    for student in dict.fromkeys(r[0] for r in runs):
+        for impl in ("ctx2static", "gensim"):
+            mine = [r for r in runs if r[0] == student and r[1] == impl]
+            wall = float(np.mean([r[3] for r in mine]))
+            cpu = float(np.mean([r[4] for r in mine]))
+            per = {n: float(np.mean([r[5][n] for r in mine])) for n in names}
+            avgs = [float(np.mean(list(r[5].values()))) for r in mine]
+            summary[student, impl] = (wall, cpu, float(np.mean(avgs)))
+            cells = " | ".join(f"{per[n]:.1f}" for n in names)
+            sd = f" +- {np.std(avgs, ddof=1):.1f}" if len(avgs) > 1 else ""
             lines.append(
-                f"- {student}: speed ratio ours/gensim = {o[4] / t[4]:.2f} by wall clock, "
-                f"{t[3] / o[3]:.2f} by CPU time; avg similarity ours - gensim = {o[6] - t[6]:+.1f} points."
+                f"| {student} | {impl} | {wall:.1f} | {cpu:.1f} | {n_raw * args.epochs / wall:,.0f} | "
+                f"{cells} | {np.mean(avgs):.1f}{sd} |"
             )
+    lines.append("")
+    lines.append(
+        "Coverage (pairs with both words in vocabulary): "
+        + ", ".join(f"{n} {coverage[n][1]:.0%}" for n in names)
+    )
+    lines.append("")
+    for student in dict.fromkeys(r[0] for r in runs):
+        (ow, oc, oa), (tw, tc, ta) = summary[student, "ctx2static"], summary[student, "gensim"]
+        lines.append(
+            f"- {student}: speed ratio ours/gensim = {tw / ow:.2f} by wall clock, {tc / oc:.2f} by CPU time; "
+            f"avg similarity ours - gensim = {oa - ta:+.1f} points."
+        )
+    lines += ["", "Per run (wall s, CPU s, avg):", ""]
+    for student, impl, seed, wall, cpu, scores in runs:
+        lines.append(
+            f"- {student} {impl} seed {seed}: {wall:.1f}, {cpu:.1f}, {np.mean(list(scores.values())):.1f}"
+        )
     lines += ["", "Command:", "", "```", "PYTHONPATH=<pkg> python " + " ".join(sys.argv), "```", ""]
     return "\n".join(lines)
 
