@@ -6,6 +6,7 @@ from ctx2static.errors import UserError
 from ctx2static.students.kernels import (
     Word2VecConfig,
     chunk_bounds,
+    chunk_order,
     draw_targets,
     draw_word,
     keep_probabilities,
@@ -126,6 +127,15 @@ def test_chunk_bounds_cover_all_sentences_in_order():
     b = chunk_bounds(starts, chunk_words=10)
     assert b[0] == 0 and b[-1] == 6 and np.all(np.diff(b) > 0)
     np.testing.assert_array_equal(b, [0, 2, 4, 6])
+
+
+@pytest.mark.parametrize(("n", "threads"), [(10, 1), (10, 2), (11, 3), (2, 4)])
+def test_chunk_order_interleaves_threads_over_numbas_static_blocks(n, threads):
+    order = chunk_order(n, threads)
+    assert sorted(order.tolist()) == list(range(n))
+    blocks = np.split(order, np.cumsum([len(b) for b in np.array_split(np.arange(n), threads)])[:-1])
+    for t, block in enumerate(blocks):  # worker t walks chunks t, t+threads, ... in corpus order
+        np.testing.assert_array_equal(block, np.arange(t, n, threads))
 
 
 def test_seed_states_differ_by_seed_epoch_and_chunk():
