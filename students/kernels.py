@@ -351,12 +351,17 @@ def epoch_driver(update: Any) -> Callable[..., None]:
     new process), so each student gets its own copy of :func:`_run_epoch` with ``centre_update``
     bound as a global. Numba's on-disk cache only checks the stamp of the file that holds the
     cached function, so the copy is named after a hash of the student's whole module source: an
-    edit to the student recompiles it, an edit to this file invalidates it by its stamp. (Centre
-    updates themselves are not cached, so they never hold stale copies of these kernels.)
+    edit to the student recompiles it, an edit to this file invalidates it by its stamp. So a
+    centre update should call only this module and its own; centre updates themselves are not
+    cached, so they never hold stale copies of these kernels.
     """
     if update not in _DRIVERS:
         module = sys.modules[update.py_func.__module__]
-        digest = hashlib.sha1(inspect.getsource(module).encode()).hexdigest()[:10]
+        try:
+            source = inspect.getsource(module).encode()
+        except OSError:  # installed without sources: hash the bytecode instead
+            source = update.py_func.__code__.co_code
+        digest = hashlib.sha1(source).hexdigest()[:10]
         tag = f"_run_epoch_{module.__name__.rsplit('.', 1)[-1]}_{update.__name__}_{digest}"
         fn = types.FunctionType(_run_epoch.__code__, {**globals(), "centre_update": update}, tag)
         fn.__qualname__ = tag
