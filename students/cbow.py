@@ -24,7 +24,7 @@ class Config(Word2VecConfig):
     cbow_mean: bool = True
 
 
-@njit(cache=True, fastmath=True, inline="always")
+@njit(fastmath=True, inline="always")
 def _cbow_centre(
     sent: np.ndarray,
     n: int,
@@ -64,7 +64,7 @@ def _cbow_centre(
     return loss, 1, state
 
 
-@njit(cache=True, fastmath=True)
+@njit(fastmath=True)
 def cbow_mean_centre(
     sent: np.ndarray,
     n: int,
@@ -86,7 +86,7 @@ def cbow_mean_centre(
     )
 
 
-@njit(cache=True, fastmath=True)
+@njit(fastmath=True)
 def cbow_sum_centre(
     sent: np.ndarray,
     n: int,

@@ -6,8 +6,8 @@ subsampling (Sec. 2.3, in the form of the released C code), the dynamic (reduced
 per-thread LCG random generator, the logistic negative-sampling update (Eq. 4) and a Hogwild
 parallel driver (prange over chunks of sentences, shared tables updated without locks).
 
-A student plugs into :func:`train` with a *centre update*: an ``@njit`` function called for every
-kept centre word with the signature
+A student plugs into :func:`train` with a *centre update*: an ``@njit`` function (without
+``cache=True``, see :func:`epoch_driver`) called for every kept centre word with the signature
 
 ``centre_update(sent, n, i, b, syn0, syn1neg, cum_table, negative, alpha, scratch, targets,
 state, compute_loss) -> (loss, n_pairs, state)``
@@ -246,9 +246,9 @@ def ns_update(
         label = np.float32(1.0) if k == 0 else np.float32(0.0)
         g = (label - np.float32(1.0) / (np.float32(1.0) + np.exp(-f))) * a
         for d in range(dim):
-            grad[d] += g * row[d]
-        for d in range(dim):
-            row[d] += g * h[d]
+            r = row[d]
+            grad[d] += g * r
+            row[d] = r + g * h[d]
         if compute_loss:
             loss += _softplus(-f) if k == 0 else _softplus(f)
     return loss
@@ -271,6 +271,7 @@ def _run_epoch(
     ids: np.ndarray,
     sent_starts: np.ndarray,
     bounds: np.ndarray,
+    order: np.ndarray,
     syn0: np.ndarray,
     syn1neg: np.ndarray,
     cum_table: np.ndarray,
@@ -289,23 +290,24 @@ def _run_epoch(
 ) -> None:
     """One Hogwild epoch: chunks of sentences in parallel, each with its own RNG and buffers.
 
-    A chunk's learning rate is set from the words all chunks have processed so far (read from
-    ``chunk_done`` without locks, as word2vec's shared ``word_count_actual``). Writes per chunk
-    ``chunk_stats[c] = (loss, pairs, kept words)``.
+    Chunks are visited in ``order`` (see :func:`chunk_order`). A chunk's learning rate is set
+    from the words all chunks have processed so far (read from ``chunk_done`` without locks, as
+    word2vec's shared ``word_count_actual``). Writes ``chunk_stats[c] = (loss, pairs, kept)``.
     """
     n_chunks = bounds.shape[0] - 1
     dim = syn0.shape[1]
     max_len = 0
     for s in range(sent_starts.shape[0] - 1):
         max_len = max(max_len, sent_starts[s + 1] - sent_starts[s])
-    for c in prange(n_chunks):
+    for k in prange(n_chunks):
+        c = order[k]
         state = seed_state(seed, epoch, c)
         sent = np.empty(max_len, dtype=np.int32)
         scratch = np.empty((2, dim), dtype=np.float32)
         targets = np.empty(negative + 1, dtype=np.int32)
         done = done_before
-        for k in range(n_chunks):
-            done += chunk_done[k]
+        for other in range(n_chunks):
+            done += chunk_done[other]
         a = _linear_alpha(alpha, min_alpha, done, total_words)
         loss = 0.0
         pairs = 0
@@ -347,16 +349,42 @@ def epoch_driver(update: Any) -> Callable[..., None]:
 
     Numba cannot cache a function that takes another as an argument (the cache misses in every
     new process), so each student gets its own copy of :func:`_run_epoch` with ``centre_update``
-    bound as a global, named after the update and a hash of its source so that the on-disk cache
-    is reused across runs and invalidated when the update changes.
+    bound as a global. Numba's on-disk cache only checks the stamp of the file that holds the
+    cached function, so the copy is named after a hash of the student's whole module source: an
+    edit to the student recompiles it, an edit to this file invalidates it by its stamp. So a
+    centre update should call only this module and its own; centre updates themselves are not
+    cached, so they never hold stale copies of these kernels.
     """
     if update not in _DRIVERS:
-        digest = hashlib.sha1(inspect.getsource(update.py_func).encode()).hexdigest()[:10]
-        tag = f"_run_epoch_{update.py_func.__module__.rsplit('.', 1)[-1]}_{update.__name__}_{digest}"
+        module = sys.modules[update.py_func.__module__]
+        try:
+            source = inspect.getsource(module).encode()
+        except OSError:  # installed without sources: hash the bytecode instead
+            source = update.py_func.__code__.co_code
+        digest = hashlib.sha1(source).hexdigest()[:10]
+        tag = f"_run_epoch_{module.__name__.rsplit('.', 1)[-1]}_{update.__name__}_{digest}"
         fn = types.FunctionType(_run_epoch.__code__, {**globals(), "centre_update": update}, tag)
         fn.__qualname__ = tag
         _DRIVERS[update] = njit(cache=True, parallel=True, fastmath=True)(fn)
     return _DRIVERS[update]
+
+
+def chunk_order(n_chunks: int, threads: int) -> np.ndarray:
+    """Order of chunks so that numba's static split of ``prange`` interleaves threads over the corpus.
+
+    Numba hands each of ``threads`` workers one contiguous block of iterations (sizes as
+    ``np.array_split``); block ``t`` lists chunks ``t, t+threads, ...``, so the workers walk the
+    corpus side by side as word2vec's and gensim's do, rather than each from its own half
+    (which costs about 2 similarity points on a corpus made of unlike parts).
+    """
+    return np.concatenate([np.arange(t, n_chunks, threads) for t in range(threads)]).astype(np.int64)
+
+
+def _read_only(array: np.ndarray, dtype: type) -> np.ndarray:
+    """A read-only view, so memmapped and in-memory corpora share one compiled signature."""
+    view = np.asarray(array, dtype=dtype).view()
+    view.flags.writeable = False
+    return view
 
 
 def _threads(requested: int) -> int:
@@ -376,8 +404,8 @@ def train(
     Init as word2vec: syn0 uniform in (-0.5, 0.5)/dim, syn1neg zeros. Vectors come in vocabulary
     order with the vocabulary counts.
     """
-    ids = np.asarray(corpus.ids, dtype=np.int32)
-    sent_starts = np.asarray(corpus.sent_starts, dtype=np.int64)
+    ids = _read_only(corpus.ids, np.int32)
+    sent_starts = _read_only(corpus.sent_starts, np.int64)
     n_tokens = int(sent_starts[-1])
     rng = np.random.default_rng(config.seed)
     syn0 = ((rng.random((len(vocab), config.dim), dtype=np.float32) - 0.5) / config.dim).astype(np.float32)
@@ -391,6 +419,7 @@ def train(
     total_words = config.epochs * n_tokens
     threads = _threads(config.threads)
     run_epoch = epoch_driver(update)
+    order = chunk_order(n_chunks, threads)
     old_threads = numba.get_num_threads()
     numba.set_num_threads(threads)
     loss = pairs = kept = 0.0
@@ -399,12 +428,11 @@ def train(
         bar = tqdm(range(config.epochs), desc=name, unit="epoch", file=sys.stderr, leave=False)
         for epoch in bar:
             chunk_done[:] = 0
-            with numba.parallel_chunksize(1):
-                run_epoch(
-                    ids, sent_starts, bounds, syn0, syn1neg, cum_table, keep_prob,
-                    config.window, config.negative, config.alpha, config.min_alpha, epoch * n_tokens,
-                    total_words, config.seed, epoch, config.compute_loss, chunk_done, chunk_stats,
-                )  # fmt: skip
+            run_epoch(
+                ids, sent_starts, bounds, order, syn0, syn1neg, cum_table, keep_prob,
+                config.window, config.negative, config.alpha, config.min_alpha, epoch * n_tokens,
+                total_words, config.seed, epoch, config.compute_loss, chunk_done, chunk_stats,
+            )  # fmt: skip
             e_loss, e_pairs, e_kept = chunk_stats.sum(axis=0)
             loss, pairs, kept = loss + e_loss, pairs + e_pairs, kept + e_kept
             rate = n_tokens * (epoch + 1) / (time.perf_counter() - start)

@@ -23,7 +23,7 @@ class Config(Word2VecConfig):
     alpha: float = 0.025
 
 
-@njit(cache=True, fastmath=True)
+@njit(fastmath=True)
 def sg_centre(
     sent: np.ndarray,
     n: int,
