@@ -55,7 +55,6 @@ def signal_costs(teacher: Teacher, encs: list, budget: int) -> list[tuple[str, f
         t0 = time.perf_counter()
         run_sorted(encs, budget, lambda b, w=want: teacher.forward(b, w))
         out.append((name, time.perf_counter() - t0))
-    teacher.enable_attention()
     t0 = time.perf_counter()
     run_sorted(encs, budget, lambda b: teacher.forward(b, Want(vectors=True, topk=K, attention=S)))
     out.append((f"+ attention top-{S} (eager attention)", time.perf_counter() - t0))

@@ -245,8 +245,6 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     a re-run continues after the last recorded shard and yields the same bytes as one run.
     """
     out = Path(out)
-    if cfg.attention:
-        teacher.enable_attention()
     ident = _identity(teacher, corpus, vocab, cfg)
     manifest = read_manifest(out)
     if manifest is not None:
