@@ -161,7 +161,9 @@ class Scorer:
         """Hold ``weight`` (and ``bias``) in float32 and in bfloat16 when the device computes it natively."""
         w = weight.detach().float()
         b = None if bias is None else bias.detach().float()
-        fast = w.device.type == "cuda" or torch.ops.mkldnn._is_mkldnn_bf16_supported()
+        fast = w.device.type == "cuda" or (
+            torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+        )
         dtype = torch.bfloat16 if fast else torch.float32
         low_bias = None if b is None else b.to(dtype)
         b_max = 0.0 if b is None else float(b.abs().max())
