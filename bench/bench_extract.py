@@ -1,71 +1,81 @@
-"""Benchmark `extract` (all signals) against the bare model forward and a naive per-sentence HF loop.
+"""Benchmark `extract` against the bare model forward over the same batches and a naive per-sentence HF loop.
 
-Usage: PYTHONPATH=... python bench/bench_extract.py --n 20000 --threads 2
-Writes bench/results/extract.md (tokens/s of each way, bytes per corpus token per signal).
+Usage: PYTHONPATH=... python bench/bench_extract.py --n 1000 --threads 2
+Writes bench/results/extract.md (tokens/s of each way, cost of each signal, bytes per corpus token per
+signal, the estimated time for the full corpus). The machine may be shared: each cost is timed batch by
+batch, the ways in rotating order, so load changes hit all ways alike; CPU seconds are reported too.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import torch
 from ctx2static.cache import Cache
 from ctx2static.cache.info import signal_bytes
+from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.corpus import Corpus
-from ctx2static.pipeline.extract import ExtractConfig, extract
-from ctx2static.pipeline.teacher import Teacher, Want, run_sorted, sorted_batches
+from ctx2static.pipeline.extract import ExtractConfig, extract, paragraph_inputs
+from ctx2static.pipeline.teacher import Teacher, Want, sorted_batches
 from ctx2static.pipeline.vocab import Vocab
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "brown.txt.xz"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = SHARED / "brown.txt.xz"
+FULL_CORPUS_TOKENS = 1_161_192 + 1_794_884 + 3_474_249  # brown + sotu + gcide (shared/corpus/README.md)
 K, S = 10, 5
 
 
-def bare_forward(teacher: Teacher, encs: list, budget: int) -> float:
-    """Seconds for the model forward alone over the same length-sorted batches."""
+def bare(teacher: Teacher, batch: list[Encoding]) -> None:
+    """The model forward alone (its own attention implementation, no outputs kept)."""
     pad = int(teacher.tokenizer.pad_token_id)
-    t0 = time.perf_counter()
-    for idx in sorted_batches([len(e.ids) for e in encs], budget):
+    t_max = max(len(e.ids) for e in batch)
+    ids = torch.full((len(batch), t_max), pad)
+    mask = torch.zeros_like(ids)
+    for i, e in enumerate(batch):
+        ids[i, : len(e.ids)] = torch.from_numpy(e.ids)
+        mask[i, : len(e.ids)] = 1
+    teacher.model.set_attn_implementation(teacher.attn_impl)
+    with torch.inference_mode():
+        teacher.model(input_ids=ids, attention_mask=mask)
+
+
+def interleaved(
+    ways: dict[str, Callable[[list[Encoding]], object]], encs: list[Encoding], budget: int
+) -> dict[str, tuple[float, float]]:
+    """Wall and CPU seconds of each way over the same length-sorted batches, timed batch by batch."""
+    names = list(ways)
+    acc = {k: [0.0, 0.0] for k in names}
+    for b, idx in enumerate(sorted_batches([len(e.ids) for e in encs], budget)):
         batch = [encs[i] for i in idx]
-        t_max = max(len(e.ids) for e in batch)
-        ids = torch.full((len(batch), t_max), pad)
-        mask = torch.zeros_like(ids)
-        for i, e in enumerate(batch):
-            ids[i, : len(e.ids)] = torch.from_numpy(e.ids)
-            mask[i, : len(e.ids)] = 1
-        with torch.inference_mode():
-            teacher.model(input_ids=ids, attention_mask=mask)
-    return time.perf_counter() - t0
+        for name in names[b % len(names) :] + names[: b % len(names)]:
+            w0, c0 = time.perf_counter(), time.process_time()
+            ways[name](batch)
+            acc[name][0] += time.perf_counter() - w0
+            acc[name][1] += time.process_time() - c0
+    return {k: (w, c) for k, (w, c) in acc.items()}
 
 
-def signal_costs(teacher: Teacher, encs: list, budget: int) -> list[tuple[str, float]]:
-    """Seconds of the batched forward with one signal added at a time (same batches)."""
-    variants = [
-        ("mean only (sdpa attention)", Want()),
-        ("+ subword-pooled vectors", Want(vectors=True)),
-        (f"+ top-{K} substitutes over the full vocabulary", Want(vectors=True, topk=K)),
-    ]
-    out = []
-    for name, want in variants:
-        t0 = time.perf_counter()
-        run_sorted(encs, budget, lambda b, w=want: teacher.forward(b, w))
-        out.append((name, time.perf_counter() - t0))
-    teacher.enable_attention()
-    t0 = time.perf_counter()
-    run_sorted(encs, budget, lambda b: teacher.forward(b, Want(vectors=True, topk=K, attention=S)))
-    out.append((f"+ attention top-{S} (eager attention)", time.perf_counter() - t0))
-    return out
+def run_extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: Path, cfg: ExtractConfig) -> dict:
+    """Extract into ``out``; return its manifest with shard-pass and all-in wall and CPU seconds."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    m = extract(corpus, vocab, teacher, out, cfg)
+    m["all_in"] = (time.perf_counter() - w0, time.process_time() - c0)
+    return m
 
 
 def naive_loop(teacher: Teacher, sents: list[list[str]]) -> float:
     """Seconds for a per-sentence loop (HF tokenizer word_ids, python loops) computing the same outputs."""
     tok, model = teacher.tokenizer, teacher.model
     emb = model.get_input_embeddings().weight
+    model.set_attn_implementation("eager")
     t0 = time.perf_counter()
     for words in sents:
         enc = tok(words, is_split_into_words=True, return_tensors="pt", truncation=True)
@@ -88,73 +98,139 @@ def naive_loop(teacher: Teacher, sents: list[list[str]]) -> float:
     return time.perf_counter() - t0
 
 
+def row(label: str, n_tok: int, cost: tuple[float, float], base: tuple[float, float]) -> str:
+    """One table row: wall and CPU seconds, tokens/s and the bare forward's share of each."""
+    (w, c), (bw, bc) = cost, base
+    return f"| {label} | {w:.1f} | {c:.1f} | {n_tok / w:,.0f} | {bw / w:.2f}x | {bc / c:.2f}x |"
+
+
+def hours(rate: float, tokens_per_word: float) -> str:
+    """Estimated time for the full corpus at ``rate`` teacher tokens/s."""
+    return f"{FULL_CORPUS_TOKENS * tokens_per_word / rate / 3600:.1f} h"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=20000, help="sentences")
-    ap.add_argument("--naive-n", type=int, default=0, help="sentences for the naive loop (0 = --n)")
+    ap.add_argument("--n", type=int, default=1000, help="sentences")
+    ap.add_argument("--naive-n", type=int, default=300, help="sentences for the naive loop (0 = --n)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--teacher", default="minilm")
     ap.add_argument("--corpus", default=str(CORPUS))
+    ap.add_argument("--token-budget", type=int, default=ExtractConfig.token_budget)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "extract.md"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     corpus = Corpus([args.corpus])
-    sents = [t for _, t in itertools.islice(corpus.sentences(), args.n)]
+    pairs = list(itertools.islice(corpus.sentences(), args.n))
+    sents = [t for _, t in pairs]
     teacher = Teacher.load(args.teacher)
     encs = teacher.encode(sents)
     n_tok = sum(len(e.ids) for e in encs)
     n_words = sum(len(s) for s in sents)
+    budget = args.token_budget
+    paras = np.asarray([p for p, _ in pairs])
+    p_encs, _ = paragraph_inputs(teacher, paras, encs, sents, min(500, teacher.max_length))
+    fwd = teacher.forward
+    sentence_ways = {
+        "bare": lambda b: bare(teacher, b),
+        "mean only": lambda b: fwd(b, Want()),
+        "+ subword-pooled vectors": lambda b: fwd(b, Want(vectors=True)),
+        f"+ top-{K} substitutes (full vocabulary)": lambda b: fwd(b, Want(vectors=True, topk=K)),
+        f"+ attention top-{S} (eager attention): all sentence-pass signals": lambda b: fwd(
+            b, Want(vectors=True, topk=K, attention=S)
+        ),
+    }
+    bare(teacher, encs[:8])  # warm-up
+    sent_cost = interleaved(sentence_ways, encs, budget)
+    para_cost = interleaved(
+        {"bare": lambda b: bare(teacher, b), "paragraph pass": lambda b: fwd(b, Want(vectors=True))},
+        p_encs,
+        budget,
+    )
     shard = max(args.n // 4, 1)
-    signals = {"vectors": True, "paragraph": True, "topk": K, "attention": S}
-    cfg = ExtractConfig(shard_size=shard, max_sentences=args.n, **signals)
     vocab = Vocab.build(Corpus([args.corpus]), min_count=5, max_vocab=5000)
+    configs = {
+        "(a) default signals (sentence context)": {},
+        "(b) + vectors": {"vectors": True},
+        f"(c) all signals (vectors, paragraph, top-{K}, attention S={S})": {
+            "vectors": True,
+            "paragraph": True,
+            "topk": K,
+            "attention": S,
+        },
+    }
+    runs = {}
     with tempfile.TemporaryDirectory() as tmp:
-        t_bare = bare_forward(teacher, encs, cfg.token_budget)
-        costs = signal_costs(teacher, encs, cfg.token_budget)
-        m = extract(corpus, vocab, teacher, Path(tmp) / "c", cfg)
-        t_ext = m["run"]["seconds"]
-        sizes = signal_bytes(Cache.open(Path(tmp) / "c"))
+        for i, (name, opts) in enumerate(configs.items()):
+            cfg = ExtractConfig(shard_size=shard, max_sentences=args.n, token_budget=budget, **opts)
+            runs[name] = run_extract(corpus, vocab, teacher, Path(tmp) / str(i), cfg)
+        sizes = {name: signal_bytes(Cache.open(Path(tmp) / str(i))) for i, name in enumerate(configs)}
     naive_n = args.naive_n or args.n
     t_naive = naive_loop(teacher, sents[:naive_n])
     naive_tok = sum(len(e.ids) for e in encs[:naive_n])
     cmd = "PYTHONPATH=<pkg> python bench/bench_extract.py " + " ".join(sys.argv[1:])
-    rows = [
-        ("bare model forward (sorted batches, no signals)", n_tok / t_bare),
-        (f"extract, all signals (vectors, paragraph, top-{K}, attention S={S}, shards)", n_tok / t_ext),
-        (f"naive per-sentence HF loop, same outputs ({naive_n} sentences)", naive_tok / t_naive),
-    ]
+    tpw = n_tok / n_words
+    bare_s, bare_c = sent_cost["bare"]
+    all_s, all_c = sent_cost[list(sentence_ways)[-1]]
+    pb_s, pb_c = para_cost["bare"]
+    pp_s, pp_c = para_cost["paragraph pass"]
+    p_tok = sum(len(e.ids) for e in p_encs)
     lines = [
         "# extract benchmark",
         "",
         f"Command: `{cmd}`",
         "",
-        f"Teacher {args.teacher} ({teacher.source}), {args.threads} CPU threads, "
-        f"{len(sents)} sentences of {Path(args.corpus).name}, {n_tok} teacher tokens, "
-        f"{n_words} corpus tokens, vocabulary {len(vocab)} (the 5000 most frequent words of the file). "
-        "The machine is shared (load varies).",
+        f"Teacher {args.teacher} ({teacher.source}), {args.threads} CPU threads, token budget {budget}, "
+        f"{len(sents)} sentences of {Path(args.corpus).name}, {n_tok} teacher tokens "
+        f"({p_tok} in the paragraph inputs), {n_words} corpus tokens, vocabulary {len(vocab)} "
+        f"(the 5000 most frequent words of the file). Load at the start: `{load}` (2 cores shared).",
         "",
-        "| way | teacher tokens/s |",
-        "|---|---:|",
-        *[f"| {name} | {rate:,.0f} |" for name, rate in rows],
+        "## Forward passes against the bare model forward over the same batches",
         "",
-        "Extract time covers the sentence pass, the paragraph pass (a second forward) and shard writing;",
-        "the per-vocabulary-word baselines (computed once at the end) are not included.",
+        "Timed batch by batch, the ways in rotating order (load changes hit all alike).",
         "",
-        "Cost of each signal (sentence pass only, same batches, cumulative):",
+        "| pass | wall s | CPU s | teacher tokens/s (wall) | vs bare (wall) | vs bare (CPU) |",
+        "|---|---:|---:|---:|---:|---:|",
+        *[row(f"sentence pass: {k}", n_tok, wc, sent_cost["bare"]) for k, wc in sent_cost.items()],
+        *[row(f"paragraph inputs: {k}", n_tok, wc, para_cost["bare"]) for k, wc in para_cost.items()],
+        row("both passes, all signals", n_tok, (all_s + pp_s, all_c + pp_c), (bare_s + pb_s, bare_c + pb_c)),
         "",
-        "| forward computing | seconds | teacher tokens/s |",
-        "|---|---:|---:|",
-        *[f"| {name} | {sec:.1f} | {n_tok / sec:,.0f} |" for name, sec in costs],
+        "Teacher tokens/s counts each sentence token once, also for the paragraph pass.",
         "",
-        "| signal | bytes | bytes / corpus token |",
-        "|---|---:|---:|",
-        *[f"| {k} | {v:,} | {v / n_words:.1f} |" for k, v in sorted(sizes.items())],
+        "## extract end to end",
+        "",
+        "Shards: tokenising, the passes, pooling and writing the shards; all-in adds the per-vocabulary-word",
+        f"baselines ({len(vocab)} words encoded alone, once at the end) and the cache files.",
+        "",
+        "| run | shards wall s | teacher tokens/s | all-in wall s | all-in CPU s | full corpus (shards) |",
+        "|---|---:|---:|---:|---:|---:|",
+        *[
+            f"| {k} | {m['run']['seconds']:.1f} | {(r := m['run']['teacher_tokens_per_s']):,.0f} "
+            f"| {m['all_in'][0]:.1f} | {m['all_in'][1]:.1f} | {hours(r, tpw)} |"
+            for k, m in runs.items()
+        ],
+        f"| naive per-sentence HF loop, sentence signals only ({naive_n} sentences) | {t_naive:.1f} "
+        f"| {naive_tok / t_naive:,.0f} | | | {hours(naive_tok / t_naive, tpw)} |",
+        "",
+        f"Full corpus: {FULL_CORPUS_TOKENS:,} corpus tokens (brown + sotu + gcide) x {tpw:.2f} teacher "
+        f"tokens per corpus token in this sample = {FULL_CORPUS_TOKENS * tpw / 1e6:.1f}M teacher tokens, "
+        "at the measured shard rate (the vocabulary pass adds minutes, not hours).",
+        "",
+        "## Bytes per corpus token",
+        "",
+        "| signal | " + " | ".join(configs) + " |",
+        "|---|" + "---:|" * len(configs),
+        *[
+            f"| {sig} | " + " | ".join(f"{sz.get(sig, 0) / n_words:.1f}" for sz in sizes.values()) + " |"
+            for sig in sorted(set().union(*sizes.values()))
+        ],
+        "| total | " + " | ".join(f"{sum(sz.values()) / n_words:.1f}" for sz in sizes.values()) + " |",
         "",
     ]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("\n".join(lines))
     print("\n".join(lines))
-    print(np.round([r for _, r in rows], 1))
 
 
 if __name__ == "__main__":

@@ -94,10 +94,14 @@ def _chunks(it: Iterator, size: int) -> Iterator[list]:
         yield batch
 
 
-def _paragraph_inputs(
-    paras: np.ndarray, encs: list[Encoding], words: list[list[str]], limit: int
-) -> tuple[list[list[str]], list[np.ndarray], list[np.ndarray]]:
-    """Pack consecutive sentences of one paragraph into teacher inputs of at most ``limit`` tokens."""
+def paragraph_inputs(
+    teacher: Teacher, paras: np.ndarray, encs: list[Encoding], words: list[list[str]], max_length: int
+) -> tuple[list[Encoding], list[np.ndarray]]:
+    """X2Static Eq. 4 inputs: a paragraph's consecutive sentences packed into inputs, grouped by sentence.
+
+    Each input holds at most ``max_length`` teacher tokens; also returns each input's sentence indices.
+    """
+    limit = max_length - 3  # room for the special tokens
     texts, word_sent, members = [], [], []
     i = 0
     while i < len(encs):
@@ -112,7 +116,8 @@ def _paragraph_inputs(
         word_sent.append(np.repeat(np.arange(j - i), [len(words[s]) for s in range(i, j)]))
         members.append(np.arange(i, j))
         i = j
-    return texts, word_sent, members
+    p_encs = [e.regroup(g) for e, g in zip(teacher.encode(texts, max_length), word_sent, strict=True)]
+    return p_encs, members
 
 
 def _shard_arrays(
@@ -162,8 +167,7 @@ def _shard_arrays(
         }
     if cfg.paragraph:
         limit = min(cfg.paragraph_max_length, teacher.max_length)
-        texts, word_sent, members = _paragraph_inputs(paras, encs, words, limit - 3)
-        p_encs = [e.regroup(g) for e, g in zip(teacher.encode(texts, limit), word_sent, strict=True)]
+        p_encs, members = paragraph_inputs(teacher, paras, encs, words, limit)
         p_outs = run_sorted(p_encs, cfg.token_budget, lambda b: teacher.forward(b, Want(vectors=True)))
         # a sentence cut by the paragraph limit keeps its own sentence context instead
         para_ctx = arrays["sent_ctx"].copy()
@@ -245,8 +249,6 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     a re-run continues after the last recorded shard and yields the same bytes as one run.
     """
     out = Path(out)
-    if cfg.attention:
-        teacher.enable_attention()
     ident = _identity(teacher, corpus, vocab, cfg)
     manifest = read_manifest(out)
     if manifest is not None:

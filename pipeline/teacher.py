@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -135,6 +136,70 @@ def run_sorted(
     return out
 
 
+@dataclass
+class Scorer:
+    """Exact top-k of the logits x @ W.T + b over a vocabulary, without a float32 [N, V] product.
+
+    Candidates come from a bfloat16 product (much faster on CPUs with bf16 units); they are rescored
+    in float32, and a row is kept only when a rounding-error bound proves that no other column can
+    beat its k-th candidate; the rare rows that fail are recomputed in float32. The result equals a
+    float32 top-k up to float32 rounding of the scores.
+    """
+
+    weight: torch.Tensor  # float32 [V, d]
+    bias: torch.Tensor | None  # float32 [V]
+    low: torch.Tensor  # [d, V] in the fast dtype (this layout multiplies fastest)
+    low_bias: torch.Tensor | None  # [V] in the fast dtype
+    w_norm: float  # max_j ||w_j||
+    b_max: float  # max_j |b_j|
+
+    MARGIN = 32  # candidates beyond k, rescored in float32 (16 left ~10% of MiniLM rows to redo, 32 ~0.1%)
+    CHUNK = 1024  # rows per low-precision product (keeps the [rows, V] block small)
+
+    @classmethod
+    def of(cls, weight: torch.Tensor, bias: torch.Tensor | None = None) -> Scorer:
+        """Hold ``weight`` (and ``bias``) in float32 and in bfloat16 when the device computes it natively."""
+        w = weight.detach().float()
+        b = None if bias is None else bias.detach().float()
+        fast = w.device.type == "cuda" or (
+            torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+        )
+        dtype = torch.bfloat16 if fast else torch.float32
+        low_bias = None if b is None else b.to(dtype)
+        b_max = 0.0 if b is None else float(b.abs().max())
+        return cls(w, b, w.T.to(dtype).contiguous(), low_bias, float(w.norm(dim=1).max()), b_max)
+
+    def _exact(self, x: torch.Tensor) -> torch.Tensor:
+        logits = x @ self.weight.T
+        return logits if self.bias is None else logits + self.bias
+
+    def topk(self, x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Scores and ids [N, k] of the k largest logits per row of ``x`` [N, d], best first."""
+        u = torch.finfo(self.low.dtype).eps / 2  # unit roundoff of the candidate product
+        v = self.weight.shape[0]
+        c = min(k + self.MARGIN, v)
+        scores, ids = [], []
+        for xs in x.split(self.CHUNK):
+            xl = xs.to(self.low.dtype)
+            low = xl @ self.low if self.low_bias is None else torch.addmm(self.low_bias, xl, self.low)
+            cand_low, cand = low.topk(c, dim=-1)
+            exact = torch.bmm(self.weight[cand], xs.unsqueeze(-1)).squeeze(-1)
+            if self.bias is not None:
+                exact += self.bias[cand]
+            top, j = exact.topk(k, dim=-1)
+            ids_s = cand.gather(1, j)
+            # every column outside the candidates has low <= cand_low[:, -1], hence exact <= bound
+            err = (2 * u + u * u + xs.shape[1] * 2.0**-23) * xs.norm(dim=1) * self.w_norm + u * self.b_max
+            lo = cand_low[:, -1].float()
+            bound = lo + u * lo.abs() / (1 - u) + err
+            redo = (top[:, -1] <= bound) & (c < v)
+            if redo.any():
+                top[redo], ids_s[redo] = self._exact(xs[redo]).topk(k, dim=-1)
+            scores.append(top)
+            ids.append(ids_s)
+        return torch.cat(scores), torch.cat(ids)
+
+
 @dataclass(frozen=True)
 class Want:
     """Which per-group signals one forward pass returns (the group mean of all tokens is always there)."""
@@ -168,6 +233,7 @@ class Teacher:
     device: torch.device
     max_length: int
     bos_id: int | None
+    attn_impl: str  # the model's own attention implementation, used by passes that need no weights
 
     @classmethod
     def load(cls, name: str, device: str = "cpu") -> Teacher:
@@ -214,12 +280,19 @@ class Teacher:
         if config.model_type in ("roberta", "xlm-roberta", "camembert"):
             max_pos -= 2  # positions start after the padding index
         max_len = min(max_pos, tok.model_max_length if tok.model_max_length < 1e6 else max_pos)
-        return cls(name, source, model, tok, family, torch.device(device), int(max_len), bos)
+        impl = model.config._attn_implementation
+        return cls(name, source, model, tok, family, torch.device(device), int(max_len), bos, impl)
 
-    def enable_attention(self) -> None:
-        """Switch to eager attention, the only implementation that returns attention weights."""
-        if self.model.config._attn_implementation != "eager":
-            self.model.set_attn_implementation("eager")
+    def _set_attention(self, weights: bool) -> None:
+        """Eager attention (the only one that returns weights) when asked for them, else the model's own."""
+        impl = "eager" if weights else self.attn_impl
+        if self.model.config._attn_implementation != impl:
+            self.model.set_attn_implementation(impl)
+
+    @cached_property
+    def _scorer(self) -> Scorer:
+        """Encoders without an MLM head score substitutes with their tied input embeddings."""
+        return Scorer.of(self.model.get_input_embeddings().weight)
 
     @property
     def decoder(self) -> str:
@@ -293,6 +366,7 @@ class Teacher:
                 return (x[torch.arange(n, device=dev).unsqueeze(1), gather],)
 
             head_hook = self.model.get_output_embeddings().register_forward_pre_hook(pre_hook)
+        self._set_attention(bool(want.attention))
         try:
             with torch.inference_mode(), self._autocast():
                 out = self.model(
@@ -338,23 +412,20 @@ class Teacher:
     ) -> dict[str, torch.Tensor]:
         """Top-k substitutes per group (SemGloVe md): raw logits; encoders take k+1 and drop the target."""
         rows = torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
+        kk = k if self.family is Family.CAUSAL else k + 1
         if self.family is Family.ENCODER:
-            emb = self.model.get_input_embeddings().weight.float()
-            logits = hid[rows, gather] @ emb.T
-        else:
-            logits = out.logits.float()  # [n, G, V]: the head ran on the gathered positions only
-        if self.family is Family.CAUSAL:
-            scores, top = logits.topk(k, dim=-1)
-        else:
-            scores, top = logits.topk(k + 1, dim=-1)
-            tgt = ids[rows, first.clamp(min=0)]
-            is_t = top == tgt.unsqueeze(-1)
+            sel, sel_ids = self._scorer.topk(hid[rows, gather][has_target], kk)
+        else:  # the head ran on the gathered positions only: [n, G, V]
+            sel, sel_ids = out.logits[has_target].float().topk(kk, dim=-1)
+        if self.family is not Family.CAUSAL:
+            tgt = ids[rows, first.clamp(min=0)][has_target]
+            is_t = sel_ids == tgt.unsqueeze(-1)
             drop = torch.where(is_t.any(-1), is_t.int().argmax(-1), torch.full_like(tgt, k))
-            keep = torch.arange(k + 1, device=ids.device).view(1, 1, -1) != drop.unsqueeze(-1)
-            shape = (*top.shape[:2], k)
-            top, scores = top[keep].view(shape), scores[keep].view(shape)
-        top = torch.where(has_target.unsqueeze(-1), top, -1)
-        scores = torch.where(has_target.unsqueeze(-1), scores, torch.nan)
+            keep = torch.arange(k + 1, device=ids.device).view(1, -1) != drop.unsqueeze(-1)
+            sel_ids, sel = sel_ids[keep].view(-1, k), sel[keep].view(-1, k)
+        top = torch.full((*has_target.shape, k), -1, dtype=torch.long, device=ids.device)
+        scores = torch.full((*has_target.shape, k), torch.nan, device=ids.device)
+        top[has_target], scores[has_target] = sel_ids, sel
         return {"topk_ids": top.int(), "topk_scores": scores}
 
     @staticmethod

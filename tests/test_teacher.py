@@ -16,7 +16,7 @@ from ctx2static.errors import UserError
 from ctx2static.pipeline.align import align
 from ctx2static.pipeline.corpus import Corpus
 from ctx2static.pipeline.extract import ExtractConfig, extract
-from ctx2static.pipeline.teacher import Family, Teacher, detect_family, run_sorted, sorted_batches
+from ctx2static.pipeline.teacher import Family, Scorer, Teacher, detect_family, run_sorted, sorted_batches
 from ctx2static.pipeline.vocab import Vocab
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -132,6 +132,25 @@ def test_sorted_batches_respect_budget_and_order_is_restored():
 # ------------------------------------------------------------------ teachers
 
 
+@pytest.mark.parametrize("near_ties", [False, True])
+def test_scorer_topk_equals_a_float32_topk(monkeypatch, near_ties):
+    g = torch.Generator().manual_seed(0)
+    w = torch.randn(3000, 24, generator=g)
+    if near_ties:  # all logits within bf16 rounding of each other: the bound fails, rows are redone in fp32
+        w = w[:1] + 1e-3 * w
+    bias = torch.randn(3000, generator=g) * (0 if near_ties else 1)
+    x = torch.randn(700, 24, generator=g) * 3  # more rows than one chunk
+    scorer = Scorer.of(w, bias)
+    redone = []
+    exact = scorer._exact
+    monkeypatch.setattr(scorer, "_exact", lambda xs: redone.append(len(xs)) or exact(xs))
+    scores, ids = scorer.topk(x, 7)
+    want_scores, want_ids = (x @ w.T + bias).topk(7, dim=-1)
+    assert torch.equal(ids, want_ids)
+    torch.testing.assert_close(scores, want_scores, rtol=1e-5, atol=1e-5)
+    assert (sum(redone) > 0) == (near_ties and scorer.low.dtype != torch.float32)
+
+
 def test_family_comes_from_the_config(models):
     fam = {n: detect_family(transformers.AutoConfig.from_pretrained(p)) for n, p in models.items()}
     assert fam == {
@@ -155,6 +174,7 @@ def _direct(teacher, words):
     """A plain forward pass on one sentence, independent of the batching code."""
     (e,) = teacher.encode([words], CFG.max_length)
     ids = torch.from_numpy(e.ids).unsqueeze(0)
+    teacher.model.set_attn_implementation("eager")  # extract leaves the model's own (sdpa) attention set
     with torch.no_grad():
         out = teacher.model(input_ids=ids, output_hidden_states=True, output_attentions=True)
     return e, out
