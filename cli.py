@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import click
+
 from ctx2static.errors import UserError
 from ctx2static.pipeline.extract import ExtractConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig

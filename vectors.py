@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_dir, atomic_write
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
 from ctx2static.cache import Cache
 from ctx2static.cache.info import signal_bytes
 from ctx2static.pipeline.align import Encoding

@@ -7,9 +7,10 @@ Stand-in until the eval suite lands; the fit commands are in bench/results/glove
 import sys
 
 import numpy as np
+from scipy.stats import spearmanr
+
 from ctx2static.resources import BENCHMARK_DIR
 from ctx2static.vectors import Vectors
-from scipy.stats import spearmanr
 
 SETS = ["ws353", "simlex999", "men3k", "rw", "rg65"]
 

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from ctx2static.fileio import atomic_write
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import build_graph, read_lexicon

@@ -22,10 +22,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import spearmanr
+
 from ctx2static.pipeline.vocab import EncodedCorpus, Vocab, encode_corpus
 from ctx2static.resources import BENCHMARK_DIR
 from ctx2static.students import cbow, sgns
-from scipy.stats import spearmanr
 
 SIM_SETS = {"WS353": "ws353", "SimLex": "simlex999", "MEN": "men3k", "RW": "rw", "RG65": "rg65"}
 

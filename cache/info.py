@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import h5py
+
 from ctx2static.cache.store import SHARD_ARRAYS, VOCAB_H5, Cache
 
 

@@ -27,6 +27,7 @@ import h5py
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write
 from ctx2static.pipeline.vocab import Vocab

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+
 from ctx2static.eval.benchmarks import AnalogySet
 from ctx2static.eval.results import Score
 from ctx2static.vectors import Vectors

@@ -19,6 +19,7 @@ from enum import Enum
 from pathlib import Path
 
 import numpy as np
+
 from ctx2static.errors import UserError
 from ctx2static.resources import BENCHMARK_DIR
 

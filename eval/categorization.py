@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
+
 from ctx2static.eval.benchmarks import CategorizationSet
 from ctx2static.eval.results import Score
 from ctx2static.vectors import Vectors

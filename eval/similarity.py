@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from ctx2static.eval.benchmarks import SimilaritySet
 from ctx2static.eval.results import Score
 from ctx2static.vectors import Vectors

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from ctx2static.eval.analogy import AnalogyConfig, evaluate_analogy
 from ctx2static.eval.benchmarks import (
     AnalogySet,

@@ -10,9 +10,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import ctx2static
 import h5py
 import numpy as np
+from tqdm import tqdm
+
+import ctx2static
 from ctx2static.cache.store import (
     FORMAT_VERSION,
     PCA_H5,
@@ -29,7 +31,6 @@ from ctx2static.cache.store import (
 from ctx2static.errors import UserError
 from ctx2static.pipeline.corpus import Corpus
 from ctx2static.pipeline.vocab import Vocab
-from tqdm import tqdm
 
 if TYPE_CHECKING:  # torch and transformers load only when a teacher runs, not for the CLI's options
     from ctx2static.pipeline.align import Encoding

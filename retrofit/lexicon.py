@@ -19,6 +19,7 @@ from typing import IO
 
 import numpy as np
 import scipy.sparse as sp
+
 from ctx2static.errors import UserError
 from ctx2static.resources import LEXICON_DIR
 

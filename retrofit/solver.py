@@ -36,11 +36,12 @@ from typing import Any
 import numba
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import gammaln
+from tqdm import tqdm
+
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import build_graph
 from ctx2static.vectors import Vectors
-from scipy.special import gammaln
-from tqdm import tqdm
 
 
 def log_student_t_kernel(sq_dist: np.ndarray, nu: float, sigma: float) -> np.ndarray:

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from tqdm import tqdm
+
 from ctx2static.cache import Cache
 from ctx2static.students.cache_input import require
 from ctx2static.vectors import Vectors
-from tqdm import tqdm
 
 
 @dataclass(frozen=True)

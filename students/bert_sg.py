@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+
 from ctx2static.cache import Cache
 from ctx2static.students.contextual import Batch, ContextualConfig, train
 from ctx2static.vectors import Vectors

@@ -8,6 +8,7 @@ from __future__ import annotations
 import enum
 
 import numpy as np
+
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.pipeline.vocab import EncodedCorpus

@@ -18,12 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from numba import njit
+from tqdm import tqdm
+
 from ctx2static.cache import Cache
 from ctx2static.students.cache_input import Init, require, teacher_init
 from ctx2static.students.kernels import draw_word, lcg, linear_alpha, negative_table, seed_state
 from ctx2static.vectors import Vectors
-from numba import njit
-from tqdm import tqdm
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 import scipy.sparse as sp
+from tqdm.auto import tqdm
+
 from ctx2static.errors import UserError
 from ctx2static.pipeline.vocab import EncodedCorpus
-from tqdm.auto import tqdm
 
 # Triples per chunk (16 bytes each: int32 row, int32 col, float64 weight): 64 MiB of scratch.
 CHUNK_PAIRS = 1 << 22

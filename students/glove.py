@@ -29,12 +29,13 @@ from pathlib import Path
 import numba
 import numpy as np
 import scipy.sparse as sp
+from tqdm.auto import tqdm
+
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write
 from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
 from ctx2static.students.cooc import window_cooccurrence
 from ctx2static.vectors import Vectors
-from tqdm.auto import tqdm
 
 
 @dataclass(frozen=True)

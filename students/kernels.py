@@ -31,11 +31,12 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba import njit, prange
+from tqdm import tqdm
+
 from ctx2static.errors import UserError
 from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
 from ctx2static.vectors import Vectors
-from numba import njit, prange
-from tqdm import tqdm
 
 # word2vec's linear congruential generator: next_random = next_random * 25214903917 + 11 (mod 2^64).
 _LCG_MUL = np.uint64(25214903917)

@@ -23,12 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from tqdm import tqdm
+
 from ctx2static.cache import Cache
 from ctx2static.students import glove
 from ctx2static.students.cache_input import encoded_corpus, require
 from ctx2static.students.cooc import window_cooccurrence
 from ctx2static.vectors import Vectors
-from tqdm import tqdm
 
 
 class Cooc(str, enum.Enum):

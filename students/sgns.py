@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
+
 from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
 from ctx2static.students.kernels import Word2VecConfig, add_to_row, draw_targets, ns_update, train
 from ctx2static.vectors import Vectors
-from numba import njit
 
 
 @dataclass(frozen=True)

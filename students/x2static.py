@@ -20,6 +20,9 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
+from tqdm import tqdm
+
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.students.cache_input import Init, require, teacher_init
@@ -31,8 +34,6 @@ from ctx2static.students.kernels import (
     subsample,
 )
 from ctx2static.vectors import Vectors
-from numba import njit
-from tqdm import tqdm
 
 
 class Context(str, enum.Enum):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
 from ctx2static.cache.store import (
     TEACHER_TOKENS,
     VOCAB_H5,

@@ -3,10 +3,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import ctx2static
 import numpy as np
 import pytest
 from click.testing import CliRunner
+
+import ctx2static
 from ctx2static.cache import Cache
 from ctx2static.cache.store import write_h5
 from ctx2static.cli import cli

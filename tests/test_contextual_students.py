@@ -4,6 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from ctx2static.cache import Cache
 from ctx2static.students import bert_sg, contextual, ctx2vec
 from ctx2static.students.registry import fit_cache_student

@@ -4,6 +4,7 @@ import lzma
 
 import numpy as np
 import pytest
+
 from ctx2static.errors import UserError
 from ctx2static.pipeline.corpus import Corpus, CorpusConfig, tokenize
 from ctx2static.pipeline.vocab import Vocab, encode_corpus

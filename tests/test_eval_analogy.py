@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+
 from ctx2static.eval.analogy import AnalogyConfig, evaluate_analogy, question_rows, solve
 from ctx2static.eval.benchmarks import AnalogySet, read_analogy
 from ctx2static.vectors import Vectors

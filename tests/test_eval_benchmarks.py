@@ -2,6 +2,7 @@ import re
 from collections import Counter
 
 import pytest
+
 from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import (
     Family,

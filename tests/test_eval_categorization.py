@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+
 from ctx2static.eval.benchmarks import CategorizationSet
 from ctx2static.eval.categorization import evaluate_categorization, item_vector, purity, ward_clusters
 from ctx2static.vectors import Vectors

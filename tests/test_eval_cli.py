@@ -6,6 +6,7 @@ import sys
 import numpy as np
 import pytest
 from click.testing import CliRunner
+
 from ctx2static.cli import cli, eval_
 from ctx2static.errors import UserError
 from ctx2static.eval import Family

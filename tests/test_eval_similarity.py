@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+
 from ctx2static.eval.benchmarks import SimilaritySet
 from ctx2static.eval.similarity import evaluate_similarity, pair_cosines, rank_average, spearman
 from ctx2static.vectors import Vectors

@@ -3,6 +3,7 @@ import dataclasses
 import numpy as np
 import pytest
 import scipy.sparse as sp
+
 from ctx2static.errors import UserError
 from ctx2static.pipeline.corpus import Corpus
 from ctx2static.pipeline.vocab import EncodedCorpus, Vocab

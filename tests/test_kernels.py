@@ -2,6 +2,8 @@ import math
 
 import numpy as np
 import pytest
+from numba import njit
+
 from ctx2static.errors import UserError
 from ctx2static.students.kernels import (
     Word2VecConfig,
@@ -18,7 +20,6 @@ from ctx2static.students.kernels import (
     seed_state,
     subsample,
 )
-from numba import njit
 
 
 @njit

@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 
 import pytest
+
 from ctx2static.errors import UserError
 from ctx2static.students.registry import configure, load_student
 

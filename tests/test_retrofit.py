@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from click.testing import CliRunner
+from scipy.special import gamma
+
 from ctx2static.cli import cli
 from ctx2static.errors import UserError
 from ctx2static.retrofit.config import Method, RetrofitConfig
@@ -16,7 +18,6 @@ from ctx2static.retrofit.solver import (
     step,
 )
 from ctx2static.vectors import Vectors
-from scipy.special import gamma
 
 
 def _c_nu(nu):

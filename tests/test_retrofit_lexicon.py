@@ -3,6 +3,7 @@ import lzma
 
 import numpy as np
 import pytest
+
 from ctx2static.errors import UserError
 from ctx2static.retrofit.lexicon import BUNDLED, build_graph, read_lexicon, resolve_lexicon
 

@@ -3,6 +3,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from ctx2static.cache import Cache
 from ctx2static.students import semglove
 from ctx2static.students.registry import fit_cache_student

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+
 from ctx2static.pipeline.corpus import Corpus
 from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
 from ctx2static.students import cbow, sgns

@@ -6,11 +6,12 @@ import sys
 import time
 from pathlib import Path
 
-import ctx2static
 import numpy as np
 import pytest
 import torch
 import transformers
+
+import ctx2static
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import align

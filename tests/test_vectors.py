@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+
 from ctx2static.errors import UserError
 from ctx2static.vectors import Vectors
 
