@@ -212,7 +212,7 @@ def subsample(
 
 # --------------------------------------------------------------------------- logistic update
 @njit(cache=True, fastmath=True, inline="always")
-def _softplus(x: float) -> float:
+def softplus(x: float) -> float:
     """log(1 + e^x), stable."""
     return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
 
@@ -251,7 +251,7 @@ def ns_update(
             grad[d] += g * r
             row[d] = r + g * h[d]
         if compute_loss:
-            loss += _softplus(-f) if k == 0 else _softplus(f)
+            loss += softplus(-f) if k == 0 else softplus(f)
     return loss
 
 

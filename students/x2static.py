@@ -31,6 +31,7 @@ from ctx2static.students.kernels import (
     keep_probabilities,
     negative_table,
     seed_state,
+    softplus,
     subsample,
 )
 from ctx2static.vectors import Vectors
@@ -78,8 +79,7 @@ def logistic_grad(u: np.ndarray, c: np.ndarray, label: float, grad: np.ndarray) 
     g = 1.0 / (1.0 + math.exp(-f)) - label
     for d in range(u.shape[0]):
         grad[d] += g * c[d]
-    x = -f if label > 0.5 else f
-    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+    return softplus(-f if label > 0.5 else f)
 
 
 @njit(cache=True, fastmath=True)
