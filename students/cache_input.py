@@ -6,8 +6,11 @@ Students read the cache through :class:`ctx2static.cache.Cache` only (no torch, 
 from __future__ import annotations
 
 import enum
+import sys
 
 import numpy as np
+import scipy.sparse as sp
+from tqdm import tqdm
 
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
@@ -49,16 +52,40 @@ def encoded_corpus(cache: Cache) -> EncodedCorpus:
     return EncodedCorpus(np.concatenate(ids), np.concatenate(starts), np.concatenate(paras))
 
 
+def occurrence_means(cache: Cache, name: str = "ase") -> tuple[np.ndarray, np.ndarray]:
+    """Per vocabulary word: the mean of its cached contextual vectors (``occ_vec``), and how many.
+
+    Streams shard by shard (a sparse word-by-occurrence sum per shard); words never seen aligned
+    get a zero row and a count of 0.
+    """
+    require(cache, "occ_vec", name)
+    n_words = len(cache.vocab)
+    sums: np.ndarray | None = None
+    seen = np.zeros(n_words, dtype=np.int64)
+    for shard in tqdm(cache.shards(["occ_vec"]), total=cache.n_shards, desc=name, file=sys.stderr):
+        ids = shard["word_ids"][shard.occurrences()]
+        vecs = shard["occ_vec"].astype(np.float32)
+        member = sp.csr_matrix(
+            (np.ones(len(ids), np.float32), (ids, np.arange(len(ids)))), (n_words, len(ids))
+        )
+        part = (member @ vecs).astype(np.float64)
+        sums = part if sums is None else sums + part
+        seen += np.bincount(ids, minlength=n_words)
+    assert sums is not None  # require() guarantees a shard
+    return (sums / np.maximum(seen, 1)[:, None]).astype(np.float32), seen
+
+
 class Init(str, enum.Enum):
     """Where a student's static table starts: its own random init, or a teacher table."""
 
     RANDOM = "random"
     WORD = "word"
     TOKEN = "token"
+    ASE = "ase"  # the average contextual vectors (words never seen: the ``word`` table)
 
 
 def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
-    """The cache's ``word``/``token`` table as a start for a ``dim``-wide static table.
+    """The cache's ``word``/``token``/``ase`` table as a start for a ``dim``-wide static table.
 
     Projected onto its top ``dim`` principal directions when the teacher is wider (centred
     first), then scaled to a mean row norm of 1. ``random`` returns None (the student's own init).
@@ -66,7 +93,11 @@ def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
     init = Init(init)
     if init is Init.RANDOM:
         return None
-    table = cache.vocab_arrays()[f"{init.value}_emb"].astype(np.float64)
+    if init is Init.ASE:
+        means, seen = occurrence_means(cache, "init=ase")
+        table = np.where(seen[:, None] > 0, means, cache.vocab_arrays()["word_emb"]).astype(np.float64)
+    else:
+        table = cache.vocab_arrays()[f"{init.value}_emb"].astype(np.float64)
     if table.shape[1] < dim:
         raise UserError(
             f"--set init={init.value}: the teacher table is {table.shape[1]}-d, narrower than dim={dim}"

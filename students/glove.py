@@ -53,6 +53,7 @@ class Config:
     seed: int = 1
     checkpoint_every: int = 0  # write the checkpoint every N epochs (0 = off; glove.c -checkpoint-every)
     checkpoint: str | None = None  # checkpoint file: resumed from when it exists, written as above
+    abtt: int | None = None  # all-but-the-top on the result (students/postprocess.py; None = off)
 
 
 @dataclass

@@ -66,6 +66,7 @@ class Word2VecConfig:
     seed: int = 1
     ns_exponent: float = 0.75
     compute_loss: bool = False  # track the negative-sampling loss (costs a log per target)
+    abtt: int | None = None  # all-but-the-top on the result (students/postprocess.py; None = off)
 
     def __post_init__(self) -> None:
         checks = [

@@ -23,6 +23,7 @@ from typing import Any
 from ctx2static.errors import UserError
 from ctx2static.pipeline.corpus import Corpus
 from ctx2static.pipeline.vocab import Vocab, encode_corpus
+from ctx2static.students.postprocess import all_but_the_top
 from ctx2static.vectors import Vectors
 
 
@@ -154,7 +155,7 @@ def fit_cache_student(
         echo(f"warning: {cache_dir} is incomplete ({cache.n_shards} shards); training on what is there")
     n_tokens = int(cache.manifest.get("totals", {}).get("n_words", 0))
     start = time.perf_counter()
-    vectors = module.fit(cache, config)
+    vectors = _postprocess(module.fit(cache, config), config)
     seconds = time.perf_counter() - start
     epochs = getattr(config, "epochs", 1)
     vectors.meta.update(
@@ -165,6 +166,15 @@ def fit_cache_student(
         train_seconds=round(seconds, 2),
         tokens_per_second=round(n_tokens * epochs / max(seconds, 1e-9)),
     )
+    return vectors
+
+
+def _postprocess(vectors: Vectors, config: Any) -> Vectors:
+    """Apply the config's ``abtt`` (all-but-the-top; None = off) to the trained table."""
+    n_components = getattr(config, "abtt", None)
+    if n_components is None:
+        return vectors
+    vectors.matrix = all_but_the_top(vectors.matrix, n_components)
     return vectors
 
 
@@ -188,7 +198,7 @@ def fit_text_student(
         n_tokens = len(encoded.ids)
         echo(f"corpus: {n_tokens:,} tokens, {encoded.n_sentences:,} sentences, {len(vocab):,} words")
         start = time.perf_counter()
-        vectors = module.fit(encoded, vocab, config)
+        vectors = _postprocess(module.fit(encoded, vocab, config), config)
         seconds = time.perf_counter() - start
     epochs = getattr(config, "epochs", 1)
     vectors.meta.update(

@@ -53,6 +53,7 @@ class Config(glove.Config):
 
     cooc: Cooc = Cooc.ATTENTION
     weighting: Weighting = Weighting.DIVIDE
+    abtt: int | None = 1  # all-but-the-top on the result (students/postprocess.py; None = off)
 
 
 def pair_weights(group: np.ndarray, score: np.ndarray, weighting: Weighting) -> np.ndarray:

@@ -59,7 +59,8 @@ class Config:
     eps: float = 1e-8
     batch_sentences: int = 128
     seed: int = 1
-    init: Init = Init.RANDOM  # start U from the teacher's word/token table
+    init: Init = Init.RANDOM  # start U from a teacher table (word, token, ase)
+    abtt: int | None = 1  # all-but-the-top on the result (students/postprocess.py; None = off)
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.negative < 0 or self.batch_sentences < 1 or self.lr <= 0:

@@ -97,7 +97,7 @@ def test_x2static_learns_topics(tmp_path, context):
     v = fit_cache_student(
         "x2static",
         folder,
-        {"context": context, "sample": "0", "epochs": "3", "lr": "0.01"},
+        {"context": context, "sample": "0", "epochs": "3", "lr": "0.01", "abtt": "none"},
         echo=lambda s: None,
     )
     unit = v.unit()
@@ -141,3 +141,15 @@ def test_teacher_init_projects_and_scales(tmp_path):
     np.testing.assert_allclose(got_d, want_d * scale, rtol=0.05, atol=0.05)  # 2 PCs keep the geometry
     with pytest.raises(UserError, match="narrower"):
         teacher_init(cache, Init.TOKEN, 9)
+
+
+def test_default_abtt_is_applied_to_the_trained_table(tmp_path):
+    sents, ctx = _topic_corpus(n_sent=100)
+    folder = write_cache(tmp_path / "c", WORDS, sents, 64, ctx)
+    raw = fit_cache_student("x2static", folder, {"sample": "0", "abtt": "none"}, echo=lambda s: None)
+    post = fit_cache_student("x2static", folder, {"sample": "0"}, echo=lambda s: None)
+    assert x2static.Config().abtt == 1
+    from ctx2static.students.postprocess import all_but_the_top
+
+    np.testing.assert_allclose(post.matrix, all_but_the_top(raw.matrix, 1), atol=1e-6)
+    assert np.abs(post.matrix.mean(0)).max() < 1e-5

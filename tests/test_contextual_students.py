@@ -79,7 +79,10 @@ def _topic_cache(tmp_path, n_sent=300, dim=12):
 def test_contextual_students_learn_topics(tmp_path, student):
     folder = _topic_cache(tmp_path)
     v = fit_cache_student(
-        student, folder, {"dim": "10", "epochs": "3", "lr": "0.05", "threads": "1"}, echo=lambda s: None
+        student,
+        folder,
+        {"dim": "10", "epochs": "3", "lr": "0.05", "threads": "1", "abtt": "none"},
+        echo=lambda s: None,
     )
     unit = v.unit()
     sims = unit @ unit.T

@@ -85,7 +85,10 @@ def test_semglove_learns_topics(tmp_path, cooc):
     words = [f"w{i}" for i in range(8)]
     folder = write_cache(tmp_path / "c", words, sents, 100, np.zeros((400, 2)), attention=att)
     v = fit_cache_student(
-        "semglove", folder, {"cooc": cooc, "dim": "8", "epochs": "30", "threads": "1"}, **QUIET
+        "semglove",
+        folder,
+        {"cooc": cooc, "dim": "8", "epochs": "30", "threads": "1", "abtt": "none"},
+        **QUIET,
     )
     unit = v.unit()
     sims = unit @ unit.T
