@@ -32,6 +32,35 @@ RUNS = {
 }
 
 
+def model2vec_peer(cache: Path, out: Path) -> Path:
+    """Model2Vec (pip model2vec[distill], PCA 256, its defaults) from the cache's teacher.
+
+    The static model embeds subword tokens; each word of the cache's vocabulary gets
+    ``StaticModel.encode(word)`` (its tokens' mean), so it is evaluated on the same vocabulary.
+    """
+    if out.exists():
+        return out
+    import time
+
+    import numpy as np
+    from model2vec.distill import distill
+
+    from ctx2static.cache import Cache
+    from ctx2static.vectors import Vectors
+
+    c = Cache.open(cache)
+    teacher = c.manifest["identity"]["teacher"]
+    start = time.perf_counter()
+    model = distill(model_name=teacher["source"], pca_dims=256)
+    seconds = time.perf_counter() - start
+    words = list(c.vocab.words)
+    matrix = np.asarray(model.encode(words, batch_size=4096), dtype=np.float32)
+    meta = {"student": "model2vec", "teacher": teacher.get("name"), "train_seconds": round(seconds, 2)}
+    Vectors(words, matrix, c.vocab.counts.copy(), meta).save(out)
+    print(f"model2vec: distilled from {teacher['source']} in {seconds:.1f} s -> {out}", flush=True)
+    return out
+
+
 def run(args: list[str]) -> None:
     print("+ cli.py", " ".join(args), flush=True)
     subprocess.run([sys.executable, str(CLI), *args], check=True)
@@ -45,6 +74,7 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, default=Path("runs/students"))
     ap.add_argument("--out", required=True, type=Path, help="Markdown results file")
     ap.add_argument("--set", action="append", default=[], help="extra --set for every student")
+    ap.add_argument("--model2vec", action="store_true", help="add Model2Vec from the same teacher as a peer")
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     outputs = []
@@ -55,6 +85,8 @@ def main() -> None:
             sets = [x for s in RUNS[name] + args.set for x in ("--set", s)]
             run(["fit-student", "-s", student, "--cache", str(args.cache), "-o", str(out), *sets])
         outputs.append(out)
+    if args.model2vec:
+        outputs.insert(0, model2vec_peer(args.cache, args.workdir / "model2vec.bin"))
     vectors = [*map(str, args.baseline), *map(str, outputs)]
     run(["eval", *vectors, "--markdown", str(args.out)])
     lines = ["", "## Training throughput", ""]
