@@ -82,15 +82,19 @@ class Init(str, enum.Enum):
     WORD = "word"
     TOKEN = "token"
     ASE = "ase"  # the average contextual vectors (words never seen: the ``word`` table)
+    AUTO = "auto"  # ``ase`` when the cache has per-occurrence vectors, else ``word``
 
 
 def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
     """The cache's ``word``/``token``/``ase`` table as a start for a ``dim``-wide static table.
 
-    Projected onto its top ``dim`` principal directions when the teacher is wider (centred
+    ``auto`` (the students' default: it won on every student measured, see the README) is ``ase``
+    when the cache has ``occ_vec``, else ``word``. Projected onto its top ``dim`` principal directions when the teacher is wider (centred
     first), then scaled to a mean row norm of 1. ``random`` returns None (the student's own init).
     """
     init = Init(init)
+    if init is Init.AUTO:
+        init = Init.ASE if "occ_vec" in cache.signals else Init.WORD
     if init is Init.RANDOM:
         return None
     if init is Init.ASE:

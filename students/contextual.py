@@ -42,7 +42,7 @@ class ContextualConfig:
     batch: int = 1000  # centre words per step (Context-to-Vec reference: 1000 pairs)
     threads: int = 0  # torch CPU threads (0 = torch's default)
     seed: int = 1
-    init: Init = Init.RANDOM  # start the static table from a teacher table (word, token, ase)
+    init: Init = Init.AUTO  # start the static table from a teacher table (auto, word, token, ase) or random
     abtt: int | None = 1  # all-but-the-top on the result (students/postprocess.py; None = off)
 
 

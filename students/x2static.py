@@ -59,7 +59,7 @@ class Config:
     eps: float = 1e-8
     batch_sentences: int = 128
     seed: int = 1
-    init: Init = Init.RANDOM  # start U from a teacher table (word, token, ase)
+    init: Init = Init.AUTO  # start U from a teacher table (auto, word, token, ase) or random
     abtt: int | None = 1  # all-but-the-top on the result (students/postprocess.py; None = off)
 
     def __post_init__(self) -> None:

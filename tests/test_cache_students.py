@@ -7,6 +7,7 @@ import pytest
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.students import x2static
+from ctx2static.students.cache_input import Init
 from ctx2static.students.registry import fit_cache_student
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -97,7 +98,7 @@ def test_x2static_learns_topics(tmp_path, context):
     v = fit_cache_student(
         "x2static",
         folder,
-        {"context": context, "sample": "0", "epochs": "3", "lr": "0.01", "abtt": "none"},
+        {"context": context, "sample": "0", "epochs": "3", "lr": "0.01", "abtt": "none", "init": "random"},
         echo=lambda s: None,
     )
     unit = v.unit()
@@ -111,13 +112,13 @@ def test_x2static_learns_topics(tmp_path, context):
 def test_x2static_is_deterministic(tmp_path):
     sents, ctx = _topic_corpus(n_sent=100)
     folder = write_cache(tmp_path / "c", WORDS, sents, 64, ctx)
-    a = x2static.fit(Cache.open(folder), x2static.Config(sample=0))
-    b = x2static.fit(Cache.open(folder), x2static.Config(sample=0))
+    a = x2static.fit(Cache.open(folder), x2static.Config(sample=0, init=Init.RANDOM))
+    b = x2static.fit(Cache.open(folder), x2static.Config(sample=0, init=Init.RANDOM))
     np.testing.assert_array_equal(a.matrix, b.matrix)
 
 
 def test_teacher_init_projects_and_scales(tmp_path):
-    from ctx2static.students.cache_input import Init, teacher_init
+    from ctx2static.students.cache_input import teacher_init
 
     rng = np.random.default_rng(0)
     word = rng.normal(size=(6, 5)) * np.array([5, 4, 0.1, 0.1, 0.1])  # 2 strong directions
@@ -143,11 +144,35 @@ def test_teacher_init_projects_and_scales(tmp_path):
         teacher_init(cache, Init.TOKEN, 9)
 
 
+def test_ase_init_averages_occurrences_and_auto_picks_it(tmp_path):
+    from ctx2static.students.cache_input import teacher_init
+
+    word = np.arange(12, dtype=np.float32).reshape(3, 4)  # w2 is never seen: falls back to its word row
+    occ = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [3, 0, 0, 0], [0, 0, 2, 2]], np.float32)
+    sents = [[0, 1, 0], [1]]  # occurrences: w0, w1, w0, w1
+    tables = {"word_emb": word, "token_emb": word}
+    with_vec = Cache.open(
+        write_cache(tmp_path / "a", WORDS[:3], sents, 4, np.zeros((2, 4)), occ, vocab_tables=tables)
+    )
+    want = np.array([[2, 0, 0, 0], [0, 0.5, 1, 1], [8, 9, 10, 11]])
+    want /= np.linalg.norm(want, axis=1).mean()
+    np.testing.assert_allclose(teacher_init(with_vec, Init.ASE, 4), want, rtol=1e-6)
+    np.testing.assert_allclose(teacher_init(with_vec, Init.AUTO, 4), want, rtol=1e-6)
+    no_vec = Cache.open(
+        write_cache(tmp_path / "b", WORDS[:3], sents, 4, np.zeros((2, 4)), vocab_tables=tables)
+    )
+    np.testing.assert_array_equal(teacher_init(no_vec, Init.AUTO, 4), teacher_init(no_vec, Init.WORD, 4))
+    with pytest.raises(UserError, match="--vectors"):
+        teacher_init(no_vec, Init.ASE, 4)
+
+
 def test_default_abtt_is_applied_to_the_trained_table(tmp_path):
     sents, ctx = _topic_corpus(n_sent=100)
     folder = write_cache(tmp_path / "c", WORDS, sents, 64, ctx)
-    raw = fit_cache_student("x2static", folder, {"sample": "0", "abtt": "none"}, echo=lambda s: None)
-    post = fit_cache_student("x2static", folder, {"sample": "0"}, echo=lambda s: None)
+    raw = fit_cache_student(
+        "x2static", folder, {"sample": "0", "abtt": "none", "init": "random"}, echo=lambda s: None
+    )
+    post = fit_cache_student("x2static", folder, {"sample": "0", "init": "random"}, echo=lambda s: None)
     assert x2static.Config().abtt == 1
     from ctx2static.students.postprocess import all_but_the_top
 

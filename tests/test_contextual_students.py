@@ -7,6 +7,7 @@ import torch
 
 from ctx2static.cache import Cache
 from ctx2static.students import bert_sg, contextual, ctx2vec
+from ctx2static.students.cache_input import Init
 from ctx2static.students.registry import fit_cache_student
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -81,7 +82,7 @@ def test_contextual_students_learn_topics(tmp_path, student):
     v = fit_cache_student(
         student,
         folder,
-        {"dim": "10", "epochs": "3", "lr": "0.05", "threads": "1", "abtt": "none"},
+        {"dim": "10", "epochs": "3", "lr": "0.05", "threads": "1", "abtt": "none", "init": "random"},
         echo=lambda s: None,
     )
     unit = v.unit()
@@ -96,7 +97,7 @@ def test_scattered_update_equals_sgd_on_a_dense_table(tmp_path):
 
     folder = _topic_cache(tmp_path, n_sent=2)  # 16 occurrences: one batch
     cache = Cache.open(folder)
-    cfg = bert_sg.Config(dim=5, lr=0.1, min_lr=0.1, clip=1e9, seed=3)
+    cfg = bert_sg.Config(dim=5, lr=0.1, min_lr=0.1, clip=1e9, seed=3, init=Init.RANDOM)
     lin = torch.nn.Linear(12, 5, bias=False)
     w0 = lin.weight.detach().clone()
     v = contextual.train(
