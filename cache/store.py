@@ -185,9 +185,19 @@ class Cache:
         for i in range(self.n_shards):
             yield self.shard(i, keys)
 
+    def _final_file(self, name: str) -> Path:
+        """A file extract writes after the last shard: one-line error while the cache is unfinished."""
+        path = self.folder / name
+        if not path.exists():
+            raise UserError(
+                f"{self.folder}: no {name} yet (extract writes it after the last shard); "
+                "re-run the same extract command to finish the cache"
+            )
+        return path
+
     def vocab_arrays(self) -> dict[str, np.ndarray]:
         """Per-vocabulary-word baselines: ``token_emb`` (input embeddings) and ``word_emb`` (word alone)."""
-        with h5py.File(self.folder / VOCAB_H5, "r") as f:
+        with h5py.File(self._final_file(VOCAB_H5), "r") as f:
             return {k: f[k][()] for k in f}
 
     def pca(self) -> dict[str, np.ndarray] | None:
@@ -199,7 +209,7 @@ class Cache:
 
     def teacher_tokens(self) -> dict[str, np.ndarray]:
         """Teacher token table: ``id``, ``token`` (string) and ``word`` (static word id or -1)."""
-        t = pq.read_table(self.folder / TEACHER_TOKENS)
+        t = pq.read_table(self._final_file(TEACHER_TOKENS))
         return {c: t.column(c).to_numpy(zero_copy_only=False) for c in t.column_names}
 
     def files(self) -> dict[str, str]:

@@ -89,8 +89,9 @@ def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
     """The cache's ``word``/``token``/``ase`` table as a start for a ``dim``-wide static table.
 
     ``auto`` (the students' default: it won on every student measured, see the README) is ``ase``
-    when the cache has ``occ_vec``, else ``word``. Projected onto its top ``dim`` principal directions when the teacher is wider (centred
-    first), then scaled to a mean row norm of 1. ``random`` returns None (the student's own init).
+    when the cache has ``occ_vec``, else ``word``. Projected onto its top ``dim`` principal
+    directions when the teacher is wider (centred first), then scaled to a mean row norm of 1.
+    ``random`` returns None (the student's own init).
     """
     init = Init(init)
     if init is Init.AUTO:

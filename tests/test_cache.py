@@ -101,3 +101,13 @@ def test_hdf5_shards_are_byte_reproducible(tmp_path):
 def test_open_without_manifest_is_a_user_error(tmp_path):
     with pytest.raises(UserError, match="no manifest.json"):
         Cache.open(tmp_path)
+
+
+def test_unfinished_cache_names_the_missing_final_file(tmp_path):
+    from synthetic_cache import write_cache
+
+    cache = Cache.open(write_cache(tmp_path / "c", ["a", "b"], [[0, 1]], 4, np.zeros((1, 2))))
+    with pytest.raises(UserError, match="no vocab.h5 yet.*re-run the same extract"):
+        cache.vocab_arrays()
+    with pytest.raises(UserError, match="no teacher_tokens.parquet yet"):
+        cache.teacher_tokens()
