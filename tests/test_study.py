@@ -130,8 +130,14 @@ def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher):
     [
         ("[corpus\n", "not valid TOML"),
         ('[corpus]\nfiles = ["c.txt"]\nmin_cout = 3\n[students.sgns]\n', "corpus.min_cout: unknown key"),
-        ('[corpus]\nfiles = ["missing.txt"]\n[students.sgns]\n', "corpus.files[0]: missing.txt: no such file"),
-        ('[corpus]\nfiles = ["c.txt"]\n[students.sgnss]\n', "students.sgnss.student: unknown student 'sgnss'"),
+        (
+            '[corpus]\nfiles = ["missing.txt"]\n[students.sgns]\n',
+            "corpus.files[0]: missing.txt: no such file",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgnss]\n',
+            "students.sgnss.student: unknown student 'sgnss'",
+        ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\noptions = { negatives = 3 }\n',
             "students.sgns.options: sgns has no option 'negatives'",
@@ -162,3 +168,25 @@ def test_the_bundled_default_study_loads():
     assert {"sgns", "cbow", "ase", "x2static", "ctx2vec", "bert-sg"} <= set(study.outputs)
     assert study.baseline("x2static") == "cbow" and study.baseline("ctx2vec") == "sgns"
     assert study.corpus.files[0].is_file() and study.teachers["minilm"].extract.max_sentences > 0
+
+
+def test_run_command_reports_a_bad_study_in_one_line(tmp_path):
+    import subprocess
+
+    (tmp_path / "s.toml").write_text('[corpus]\nfiles = ["nope.txt"]\n[students.sgns]\n')
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctx2static.cli",
+            "run",
+            str(tmp_path / "s.toml"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "s.toml: corpus.files[0]: nope.txt: no such file" in out.stderr
