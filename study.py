@@ -468,7 +468,8 @@ class _Run:
         set_threads(t.threads)
         corpus = Corpus(list(c.files), c.text)
         teacher = Teacher.load(t.model, device=t.device)
-        vocab = Vocab.build(corpus, c.min_count, c.max_vocab or None)
+        # the vocabulary of the sentences the teacher reads: no word keeps an untrained vector
+        vocab = Vocab.build(corpus, c.min_count, c.max_vocab or None, t.extract.max_sentences)
         self.echo(f"extract {t.name}: vocab {len(vocab):,} words; {t.extract}")
         return extract(corpus, vocab, teacher, folder, t.extract)
 
