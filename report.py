@@ -139,6 +139,35 @@ def _save(fig: Any, path: Path) -> None:
     plt.close(fig)
 
 
+def _label_positions(ax: Any, xy: np.ndarray, words: Sequence[str]) -> np.ndarray:
+    """Where to put each word's label (axes fraction): just right of its point, pushed apart vertically.
+
+    A greedy repulsion over approximate label boxes (fontsize 9 in a ~4.6 inch panel), so that
+    words whose points nearly coincide (he/his, she/her) stay readable; a thin line joins a moved
+    label to its point.
+    """
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    pos = np.column_stack([(xy[:, 0] - x0) / (x1 - x0) + 0.015, (xy[:, 1] - y0) / (y1 - y0) + 0.01])
+    width = np.array([0.017 * len(w) + 0.01 for w in words])
+    height = 0.055
+    for _ in range(200):
+        moved = False
+        for i in range(len(words)):
+            for j in range(i + 1, len(words)):
+                overlap_x = pos[i, 0] < pos[j, 0] + width[j] and pos[j, 0] < pos[i, 0] + width[i]
+                gap = abs(pos[i, 1] - pos[j, 1])
+                if overlap_x and gap < height:
+                    step = (height - gap) / 2 + 1e-3
+                    sign = 1.0 if pos[i, 1] > pos[j, 1] or (gap == 0 and i < j) else -1.0
+                    pos[i, 1] += sign * step
+                    pos[j, 1] -= sign * step
+                    moved = True
+        if not moved:
+            break
+    pos[:, 1] = np.clip(pos[:, 1], -0.02, 0.96)
+    return pos
+
+
 def plot_pairs(spec: ReportSpec, vectors: Mapping[str, Vectors], path: Path) -> list[tuple[str, str]]:
     """PCA of the male/female pairs per output, one subplot each; returns the pairs plotted.
 
@@ -163,13 +192,22 @@ def plot_pairs(spec: ReportSpec, vectors: Mapping[str, Vectors], path: Path) -> 
             ax.plot([m[0], f[0]], [m[1], f[1]], color="0.7", lw=1, zorder=1)
         ax.scatter(male[:, 0], male[:, 1], c="tab:blue", marker="o", s=22, zorder=2, label="male word")
         ax.scatter(female[:, 0], female[:, 1], c="tab:red", marker="s", s=22, zorder=2, label="female word")
-        for word, (x, y) in zip([w for p in pairs for w in p], xy, strict=True):
-            ax.annotate(word, (x, y), xytext=(3, 2), textcoords="offset points", fontsize=9)
+        ax.margins(0.18)
+        words = [w for p in pairs for w in p]
+        for word, point, text in zip(words, xy, _label_positions(ax, xy, words), strict=True):
+            ax.annotate(
+                word,
+                point,
+                xytext=text,
+                textcoords="axes fraction",
+                fontsize=9,
+                va="bottom",
+                arrowprops={"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 2},
+            )
         ax.set_title(name, fontsize=11)
         ax.set_xlabel(f"PC1 ({ratio[0]:.0%} of variance)", fontsize=9)
         ax.set_ylabel(f"PC2 ({ratio[1]:.0%})", fontsize=9)
         ax.tick_params(labelsize=9)
-        ax.margins(0.18)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper right", fontsize=10)
     fig.suptitle(
@@ -192,8 +230,6 @@ def plot_curves(study: Study, vectors: Mapping[str, Vectors], path: Path) -> lis
     if not runs:
         path.unlink(missing_ok=True)
         return []
-    from matplotlib.ticker import MaxNLocator
-
     fig, axes = _grid(len(runs), 3.8, 3.0)
     for ax, (s, losses) in zip(axes, runs, strict=False):
         epochs = np.arange(1, len(losses) + 1)
@@ -201,7 +237,8 @@ def plot_curves(study: Study, vectors: Mapping[str, Vectors], path: Path) -> lis
         ax.set_title(f"{s.name} ({s.student})" if s.name != s.student else s.name, fontsize=11)
         ax.set_xlabel("epoch", fontsize=9)
         ax.set_ylabel(LOSS_LABEL.get(s.student, "mean loss"), fontsize=9)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xticks(np.unique(np.linspace(1, len(losses), min(len(losses), 6)).round()))
+        ax.set_xlim(0.5, len(losses) + 0.5)
         ax.tick_params(labelsize=9)
         ax.grid(alpha=0.3)
     fig.suptitle("Training loss per epoch (mean over the epoch; each student on its own scale)", fontsize=12)
@@ -302,7 +339,8 @@ def write_report(study: Study, out: Path, results: Mapping[str, Sequence[Score]]
     header, rows = delta_table(study, results)
     if len(header) > 2:
         lines += [
-            "Score of each output minus its baseline (a retrofit against its input), in points x100.",
+            "Score of each output minus its baseline (a retrofit against its input), in points x100. "
+            "Outputs with different vocabularies are scored on different items: see the coverage above.",
             "",
             *_md_table(header, rows, 2),
             "",
