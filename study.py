@@ -230,9 +230,9 @@ def load_study(path: str | Path) -> Study:
         for i, r in enumerate(_typed(path, top.get("retrofit", []), "retrofit", list))
     )
     outputs = names + [r.name for r in retrofits]
-    for kind, name in [*(("teachers", t) for t in teachers), *(("students", n) for n in outputs)]:
+    for name in [*teachers, *outputs]:  # they name folders in the output
         if not _NAME.fullmatch(name):
-            raise UserError(f"{path}: {kind}.{name}: a name may hold only letters, digits, _, + and -")
+            raise UserError(f"{path}: {name!r}: a name may hold only letters, digits, _, + and -")
     dupes = sorted({n for n in outputs if outputs.count(n) > 1})
     if dupes:
         raise UserError(f"{path}: two outputs are named {dupes[0]!r}; give the retrofit a name = ...")
