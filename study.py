@@ -27,6 +27,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -405,7 +406,7 @@ class _Run:
     study: Study
     out: Path
     echo: Echo
-    hashes: dict[str, str] = field(default_factory=dict)
+    stamps: dict[str, dict[str, Any]] = field(default_factory=dict)  # output -> meta["study"]
     _ready: set[str] = field(default_factory=set)  # teachers whose cache is complete
     _corpus_key: dict[str, Any] | None = None
     _benchmarks: list | None = None
@@ -473,10 +474,11 @@ class _Run:
         self.echo(f"extract {t.name}: vocab {len(vocab):,} words; {t.extract}")
         return extract(corpus, vocab, teacher, folder, t.extract)
 
-    def fresh(self, path: Path, h: str, what: str) -> bool:
-        """True (and says so) when ``path`` loads and records hash ``h``; else the step must run."""
+    def fresh(self, name: str, h: str, what: str) -> bool:
+        """True (and says so) when output ``name`` loads and records hash ``h``; else the step must run."""
         from ctx2static.vectors import Vectors
 
+        path = vectors_dir(self.out, name)
         if not path.exists():
             self.echo(f"run {what}")
             return False
@@ -486,6 +488,7 @@ class _Run:
             meta = {}
         if meta.get("study", {}).get("hash") == h:
             self.echo(f"skip {what}: {path} is up to date")
+            self.stamps[name] = meta["study"]
             return True
         self.echo(f"redo {what}: {path} was made from another configuration (or is damaged)")
         return False
@@ -499,9 +502,7 @@ class _Run:
         config = configure(module.Config, {**s.options, **dict(STUDENTS[s.student].presets)})
         upstream = self.teacher_hash(s.teacher) if s.teacher else self.corpus_key
         h = digest({"student": s.student, "config": dataclasses.asdict(config), "input": upstream})
-        self.hashes[s.name] = h
-        path = vectors_dir(self.out, s.name)
-        if self.fresh(path, h, f"student {s.name} ({s.student})"):
+        if self.fresh(s.name, h, f"student {s.name} ({s.student})"):
             return
         if s.teacher:
             cache = self.ensure_cache(s.teacher)  # before the clock starts: extract has its own row
@@ -514,23 +515,30 @@ class _Run:
             vectors = fit_text_student(
                 s.student, corpus, c.min_count, c.max_vocab or None, dict(s.options), echo=self.echo
             )
-        vectors.meta["study"] = {"hash": h, "seconds": round(time.perf_counter() - start, 2)}
-        vectors.save(path)
+        self.save(s.name, vectors, h, time.perf_counter() - start)
+
+    def save(self, name: str, vectors: Any, h: str, seconds: float) -> None:
+        """Write output ``name`` with its stamp: the step's hash, seconds and when it was written.
+
+        Later steps hash the stamp, so a retrained input (even with the same configuration, after
+        its folder was deleted) redoes its retrofits and evaluations.
+        """
+        written = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.stamps[name] = {"hash": h, "seconds": round(seconds, 2), "written": written}
+        vectors.meta["study"] = self.stamps[name]
+        vectors.save(vectors_dir(self.out, name))
 
     def retrofit(self, r: RetrofitRun) -> None:
         """Retrofit ``r.vectors`` unless the output is up to date."""
         from ctx2static.retrofit.solver import retrofit_vectors
         from ctx2static.vectors import Vectors
 
-        h = digest({"input": self.hashes[r.vectors], "lexicons": r.lexicons, "config": r.config.to_dict()})
-        self.hashes[r.name] = h
-        path = vectors_dir(self.out, r.name)
-        if self.fresh(path, h, f"retrofit {r.name}"):
+        h = digest({"input": self.stamps[r.vectors], "lexicons": r.lexicons, "config": r.config.to_dict()})
+        if self.fresh(r.name, h, f"retrofit {r.name}"):
             return
         start = time.perf_counter()
         result, _ = retrofit_vectors(Vectors.load(vectors_dir(self.out, r.vectors)), r.lexicons, r.config)
-        result.meta["study"] = {"hash": h, "seconds": round(time.perf_counter() - start, 2)}
-        result.save(path)
+        self.save(r.name, result, h, time.perf_counter() - start)
 
     def evaluate(self, name: str) -> list[Score]:
         """Scores of output ``name``, read back when its eval file matches, else computed."""
@@ -546,7 +554,7 @@ class _Run:
             "extra": {f.value: [[str(p), sha256_file(p)] for p in ps] for f, ps in extra.items()},
             "top_n": spec.top_n,
         }
-        h = digest({"vectors": self.hashes[name], "eval": key})
+        h = digest({"vectors": self.stamps[name], "eval": key})
         path = eval_file(self.out, name)
         rec = read_json(path)
         if rec.get("hash") == h:

@@ -125,6 +125,24 @@ def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher):
     assert any(line.startswith("skip student sgns") for line in log)
 
 
+def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teacher):
+    import shutil
+
+    out = tmp_path / "run"
+    study = load_study(_write(tmp_path, teacher))
+    run_study(study, out, echo=lambda s: None)
+    shutil.rmtree(out / "vectors" / "sgns")
+    log: list[str] = []
+    run_study(study, out, echo=log.append)
+    steps = {line.split(":")[0] for line in log if line.startswith(("run ", "redo "))}
+    assert steps == {
+        "run student sgns (sgns)",
+        "redo retrofit sgns+syn",
+        "run eval sgns",
+        "run eval sgns+syn",
+    }
+
+
 @pytest.mark.parametrize(
     "text,message",
     [
