@@ -7,6 +7,7 @@ import sys
 import click
 
 from ctx2static.errors import UserError
+from ctx2static.export import Format
 from ctx2static.pipeline.extract import ExtractConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
 
@@ -347,7 +348,7 @@ def run(study: str | None, out: str | None) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["word2vec", "word2vec-bin", "model2vec"]),
+    type=click.Choice([f.value for f in Format]),
     required=True,
     help="word2vec text, word2vec binary (gensim), or a Model2Vec folder (StaticModel.from_pretrained).",
 )
@@ -356,7 +357,7 @@ def run(study: str | None, out: str | None) -> None:
 )
 def export(vectors: str, fmt: str, out: str) -> None:
     """Write VECTORS (any readable format) for other tools."""
-    from ctx2static.export import Format, export_vectors
+    from ctx2static.export import export_vectors
     from ctx2static.vectors import Vectors
 
     v = Vectors.load(vectors)
