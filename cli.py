@@ -7,6 +7,7 @@ import sys
 import click
 
 from ctx2static.errors import UserError
+from ctx2static.export import Format
 from ctx2static.pipeline.extract import ExtractConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
 
@@ -317,22 +318,51 @@ def eval_(
         write_markdown(markdown, results, lines)
 
 
-# ------------------------------------------------------------------ end to end
+# ------------------------------------------------------------------ a whole study (issue 6)
 @cli.command()
-@click.option("--out", "-o", default="runs/demo", show_default=True, type=click.Path(), help="Output folder.")
-@click.option("--epochs", default=5, show_default=True, help="Skip-gram epochs.")
-def demo(out: str, epochs: int) -> None:
-    """Run the whole job on the bundled demo corpus and print the evaluation table.
+@click.argument("study", required=False, type=click.Path())
+@click.option("--out", "-o", type=click.Path(), help="Output folder [runs/<study file name>].")
+def run(study: str | None, out: str | None) -> None:
+    """Run a study: extract -> fit-student (each) -> retrofit -> eval -> report.md with figures.
 
-    Skip-gram on the bundled State of the Union corpus, retrofitting to the bundled WordNet
-    synonyms, then every benchmark; outputs and results.md go to --out. Re-running resumes.
+    STUDY is a TOML file (format in the README); without it, the bundled default study (the demo
+    corpus, the MiniLM teacher, every student) runs into runs/default. A rerun skips every step
+    whose output exists and was made from the same configuration.
     """
     from pathlib import Path
 
-    from ctx2static.demo import run_demo
+    from ctx2static.eval.results import format_text
+    from ctx2static.eval.suite import notes
+    from ctx2static.resources import DEFAULT_STUDY
+    from ctx2static.study import analogy_config, load_study, run_study
 
-    click.echo(run_demo(Path(out), epochs, echo=lambda s: click.echo(s, err=True)), nl=False)
-    click.echo(f"results: {Path(out) / 'results.md'}", err=True)
+    path = Path(study) if study else DEFAULT_STUDY
+    spec = load_study(path)
+    dest = Path(out) if out else Path("runs") / path.stem
+    results = run_study(spec, dest, echo=lambda s: click.echo(s, err=True))
+    click.echo(format_text(results, notes(analogy_config(spec.eval))), nl=False)
+
+
+@cli.command()
+@click.argument("vectors", type=click.Path())
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice([f.value for f in Format]),
+    required=True,
+    help="word2vec text, word2vec binary (gensim), or a Model2Vec folder (StaticModel.from_pretrained).",
+)
+@click.option(
+    "--out", "-o", required=True, type=click.Path(), help="Output file (.txt/.vec, .bin) or folder."
+)
+def export(vectors: str, fmt: str, out: str) -> None:
+    """Write VECTORS (any readable format) for other tools."""
+    from ctx2static.export import export_vectors
+    from ctx2static.vectors import Vectors
+
+    v = Vectors.load(vectors)
+    path = export_vectors(v, Format(fmt), out)
+    click.echo(f"{vectors}: {len(v):,} words x {v.dim} -> {path} ({fmt})", err=True)
 
 
 def main() -> None:

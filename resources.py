@@ -1,4 +1,4 @@
-"""Paths of the data bundled with the package (demo corpus, benchmarks, lexicons)."""
+"""Paths of the data bundled with the package (demo corpus, benchmarks, lexicons, studies)."""
 
 from pathlib import Path
 
@@ -6,3 +6,4 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 DEMO_CORPUS = DATA_DIR / "demo" / "sotu.txt.xz"
 BENCHMARK_DIR = DATA_DIR / "benchmarks"
 LEXICON_DIR = DATA_DIR / "lexicons"
+DEFAULT_STUDY = DATA_DIR / "studies" / "default.toml"

@@ -166,9 +166,11 @@ def train(
     opt = torch.optim.SGD(projection.parameters(), lr=config.lr)
     total = int(cache.manifest.get("totals", {}).get("n_occurrences", 0)) * config.epochs or 1
     done, loss_sum, steps = 0, 0.0, 0
+    loss_per_epoch: list[float] = []
     start = time.perf_counter()
     bar = tqdm(total=total, desc=name, unit="occ", unit_scale=True, file=sys.stderr, mininterval=1.0)
     for epoch in range(config.epochs):
+        e_loss, e_steps = loss_sum, steps
         for shard in cache.shards(["occ_vec"]):
             occ_np = shard["occ_vec"].astype(np.float32)
             occ_vec = torch.from_numpy(occ_np)
@@ -210,6 +212,7 @@ def train(
                 bar.update(n)
                 if (b0 // config.batch) % 50 == 0:
                     bar.set_postfix(loss=f"{loss_sum / max(steps, 1):.4f}", lr=f"{lr:.4g}")
+        loss_per_epoch.append((loss_sum - e_loss) / max(steps - e_steps, 1))
     bar.close()
     seconds = time.perf_counter() - start
     mean_loss = loss_sum / max(steps, 1)
@@ -219,5 +222,5 @@ def train(
         file=sys.stderr,
     )
     matrix = table.numpy()
-    meta = {"centres": steps, "mean_loss": mean_loss}
+    meta = {"centres": steps, "mean_loss": mean_loss, "loss_per_epoch": loss_per_epoch}
     return Vectors(list(cache.vocab.words), matrix, counts.copy(), meta)

@@ -240,6 +240,7 @@ def fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors:
         "cooc_seconds": round(cooc_seconds, 2),
         "seconds_per_epoch": round(per_epoch, 3),
         "costs": [round(c, 6) for c in state.costs],
+        "loss_per_epoch": state.costs,
     }
     return Vectors(list(vocab.words), state.vectors(), vocab.counts, meta)
 

@@ -425,6 +425,7 @@ def train(
     old_threads = numba.get_num_threads()
     numba.set_num_threads(threads)
     loss = pairs = kept = 0.0
+    loss_per_epoch: list[float] = []
     start = time.perf_counter()
     try:
         bar = tqdm(range(config.epochs), desc=name, unit="epoch", file=sys.stderr, leave=False)
@@ -437,10 +438,11 @@ def train(
             )  # fmt: skip
             e_loss, e_pairs, e_kept = chunk_stats.sum(axis=0)
             loss, pairs, kept = loss + e_loss, pairs + e_pairs, kept + e_kept
+            loss_per_epoch.append(e_loss / max(e_pairs, 1))
             rate = n_tokens * (epoch + 1) / (time.perf_counter() - start)
             post = {"words/s": f"{rate:,.0f}"}
             if config.compute_loss:
-                post["loss/pair"] = f"{e_loss / max(e_pairs, 1):.4f}"
+                post["loss/pair"] = f"{loss_per_epoch[-1]:.4f}"
             bar.set_postfix(post)
     finally:
         numba.set_num_threads(old_threads)
@@ -453,6 +455,7 @@ def train(
     )
     if config.compute_loss:
         meta["loss_per_pair"] = loss / max(pairs, 1)
+        meta["loss_per_epoch"] = loss_per_epoch
         summary += f", mean loss {meta['loss_per_pair']:.4f} per pair"
     print(summary, file=sys.stderr)
     return Vectors(list(vocab.words), syn0, vocab.counts.copy(), meta)

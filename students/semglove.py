@@ -139,5 +139,10 @@ def fit(cache: Cache, config: Config) -> Vectors:
         f"cost {state.costs[0]:.5f} -> {state.costs[-1]:.5f}",
         file=sys.stderr,
     )
-    meta = {"nonzeros": int(x.nnz), "cooc_seconds": round(built, 2), "costs": state.costs}
+    meta = {
+        "nonzeros": int(x.nnz),
+        "cooc_seconds": round(built, 2),
+        "costs": state.costs,
+        "loss_per_epoch": state.costs,
+    }
     return Vectors(list(cache.vocab.words), state.vectors(), cache.vocab.counts.copy(), meta)

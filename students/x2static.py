@@ -193,8 +193,10 @@ def fit(cache: Cache, config: Config) -> Vectors:
     keep_prob = keep_probabilities(counts, config.sample)
     cum_table = negative_table(counts, config.ns_exponent)
     step, loss, n_targets = 0, 0.0, 0
+    loss_per_epoch: list[float] = []
     start = time.perf_counter()
     for epoch in range(config.epochs):
+        e_loss, e_targets = loss, n_targets
         bar = tqdm(range(cache.n_shards), desc=f"x2static epoch {epoch + 1}", file=sys.stderr, leave=False)
         for i in bar:
             shard = cache.shard(i, [key])
@@ -208,6 +210,7 @@ def fit(cache: Cache, config: Config) -> Vectors:
             loss += s_loss
             n_targets += s_targets
             bar.set_postfix(loss=f"{s_loss / max(s_targets, 1):.4f}")
+        loss_per_epoch.append((loss - e_loss) / max(n_targets - e_targets, 1))
     seconds = time.perf_counter() - start
     mean_loss = loss / max(n_targets, 1)
     print(
@@ -215,5 +218,10 @@ def fit(cache: Cache, config: Config) -> Vectors:
         f"({n_targets / max(seconds, 1e-9):,.0f} targets/s), mean loss {mean_loss:.4f}",
         file=sys.stderr,
     )
-    meta = {"targets": n_targets, "mean_loss": mean_loss, "adam_steps": step}
+    meta = {
+        "targets": n_targets,
+        "mean_loss": mean_loss,
+        "adam_steps": step,
+        "loss_per_epoch": loss_per_epoch,
+    }
     return Vectors(list(cache.vocab.words), U, counts.copy(), meta)

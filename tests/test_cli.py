@@ -13,7 +13,7 @@ def run(*args, cwd=None):
 def test_help_lists_every_stage():
     out = run("--help")
     assert out.returncode == 0
-    for command in ("extract", "cache", "fit-student", "retrofit", "eval", "demo"):
+    for command in ("extract", "cache", "fit-student", "retrofit", "eval", "run", "export"):
         assert command in out.stdout
 
 

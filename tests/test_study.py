@@ -1,0 +1,210 @@
+"""`run`: a study file runs extract -> students -> retrofit -> eval -> report, skipping what is done."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctx2static.errors import UserError
+from ctx2static.resources import DEFAULT_STUDY
+from ctx2static.study import load_study, run_study
+
+sys.path.insert(0, str(Path(__file__).parent))
+from tiny_models import save_tiny_bert
+
+PNG = b"\x89PNG\r\n\x1a\n"
+SENTENCES = [
+    "the king and the queen sat in the old garden .",
+    "he saw his father and she saw her mother .",
+    "the man and the woman read long books .",
+    "a boy and a girl ran past the quiet river .",
+    "his son and her daughter sang near the tree .",
+    "the cat sat on the mat every morning .",
+]
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory) -> Path:
+    return save_tiny_bert(tmp_path_factory.mktemp("bert") / "tiny-bert")
+
+
+def _write(tmp_path: Path, teacher: Path, sgns_epochs: int = 2, max_sentences: int = 0) -> Path:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n\n".join("\n".join(SENTENCES) for _ in range(20)) + "\n")
+    (tmp_path / "syn.txt").write_text("king queen\nboy girl\nman woman\n")
+    study = tmp_path / "study.toml"
+    study.write_text(
+        f"""
+[corpus]
+files = ["corpus.txt"]
+min_count = 1
+
+[teachers.tiny]
+model = "{teacher}"
+vectors = true
+max_sentences = {max_sentences}
+
+[students.sgns]
+options = {{ dim = 8, epochs = {sgns_epochs}, threads = 1, sample = 0.0 }}
+
+[students.ase]
+teacher = "tiny"
+
+[[retrofit]]
+vectors = "sgns"
+lexicons = ["syn.txt"]
+
+[eval]
+families = ["similarity"]
+
+[report]
+words = ["king", "while"]
+neighbours = 3
+"""
+    )
+    return study
+
+
+def _mtimes(out: Path) -> dict[str, int]:
+    return {str(p.relative_to(out)): p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+
+
+def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher):
+    study = load_study(_write(tmp_path, teacher))
+    out = tmp_path / "run"
+    log: list[str] = []
+    results = run_study(study, out, echo=log.append)
+    assert list(results) == ["sgns", "ase", "sgns+syn"]
+    assert all(any(s.benchmark == "avg5" for s in scores) for scores in results.values())
+    for name in results:
+        assert (out / "vectors" / name / "vectors.npy").is_file()
+        assert (out / "eval" / f"{name}.json").is_file()
+    assert (out / "caches" / "tiny" / "manifest.json").is_file()
+    report = (out / "report.md").read_text()
+    assert "| benchmark | metric | sgns | ase | sgns+syn |" in report
+    assert "| ase − sgns | sgns+syn − sgns |" in report  # deltas against the plain baseline and the input
+    assert "**king**" in report and "(not in the vocabulary)" in report  # 'while' is not in this corpus
+    assert "king/queen" in report and "extract tiny" in report and "bytes/token" in report
+    for png in ("pairs.png", "curves.png"):
+        assert (out / png).read_bytes()[:8] == PNG
+        assert f"]({png})" in report
+    assert any(line.startswith("run extract tiny") for line in log)
+
+    before = _mtimes(out)
+    log.clear()
+    again = run_study(load_study(tmp_path / "study.toml"), out, echo=log.append)
+    steps = [line for line in log if not line.startswith("report:")]
+    assert steps and all(line.startswith("skip ") for line in steps), steps
+    assert not any("extract" in line for line in log)  # every student is done: the cache is not even opened
+    changed = {k for k, t in _mtimes(out).items() if before.get(k) != t}
+    assert changed <= {"report.md", "results.md", "pairs.png", "curves.png", "study.toml"}
+    assert {k: [s.cell() for s in v] for k, v in again.items()} == {
+        k: [s.cell() for s in v] for k, v in results.items()
+    }
+
+
+def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher):
+    out = tmp_path / "run"
+    run_study(load_study(_write(tmp_path, teacher)), out, echo=lambda s: None)
+    log: list[str] = []
+    run_study(load_study(_write(tmp_path, teacher, sgns_epochs=3)), out, echo=log.append)
+    steps = {line.split(":")[0] for line in log if line.startswith(("run ", "redo ", "skip "))}
+    assert steps == {
+        "redo student sgns (sgns)",
+        "redo retrofit sgns+syn",
+        "run eval sgns",
+        "run eval sgns+syn",
+        "skip student ase (ase)",
+        "skip eval ase",
+    }
+
+    log.clear()
+    run_study(load_study(_write(tmp_path, teacher, sgns_epochs=3, max_sentences=50)), out, echo=log.append)
+    assert any(line.startswith("redo extract tiny") for line in log)
+    assert any(line.startswith("redo student ase") for line in log)
+    assert any(line.startswith("skip student sgns") for line in log)
+
+
+def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teacher):
+    import shutil
+
+    out = tmp_path / "run"
+    study = load_study(_write(tmp_path, teacher))
+    run_study(study, out, echo=lambda s: None)
+    shutil.rmtree(out / "vectors" / "sgns")
+    log: list[str] = []
+    run_study(study, out, echo=log.append)
+    steps = {line.split(":")[0] for line in log if line.startswith(("run ", "redo "))}
+    assert steps == {
+        "run student sgns (sgns)",
+        "redo retrofit sgns+syn",
+        "run eval sgns",
+        "run eval sgns+syn",
+    }
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("[corpus\n", "not valid TOML"),
+        ('[corpus]\nfiles = ["c.txt"]\nmin_cout = 3\n[students.sgns]\n', "corpus.min_cout: unknown key"),
+        (
+            '[corpus]\nfiles = ["missing.txt"]\n[students.sgns]\n',
+            "corpus.files[0]: missing.txt: no such file",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgnss]\n',
+            "students.sgnss.student: unknown student 'sgnss'",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\noptions = { negatives = 3 }\n',
+            "students.sgns.options: sgns has no option 'negatives'",
+        ),
+        ('[corpus]\nfiles = ["c.txt"]\n[students.ase]\n', "students.ase.teacher: missing"),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[teachers.t]\nvector = true\n[students.ase]\nteacher = "t"\n',
+            "teachers.t.vector: unknown key",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[[retrofit]]\nvectors = "cbow"\n',
+            "retrofit[0].vectors: no student named 'cbow'",
+        ),
+        ('[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[eval]\ntop_n = "many"\n', "eval.top_n must be int"),
+    ],
+)
+def test_a_bad_study_is_a_one_line_error_naming_file_and_key(tmp_path, text, message):
+    (tmp_path / "c.txt").write_text("a b c\n")
+    (tmp_path / "s.toml").write_text(text)
+    with pytest.raises(UserError) as err:
+        load_study(tmp_path / "s.toml")
+    assert str(err.value).startswith(str(tmp_path / "s.toml"))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_bundled_default_study_loads():
+    study = load_study(DEFAULT_STUDY)
+    assert {"sgns", "cbow", "ase", "x2static", "ctx2vec", "bert-sg"} <= set(study.outputs)
+    assert study.baseline("x2static") == "cbow" and study.baseline("ctx2vec") == "sgns"
+    assert study.corpus.files[0].is_file() and study.teachers["minilm"].extract.max_sentences > 0
+
+
+def test_run_command_reports_a_bad_study_in_one_line(tmp_path):
+    import subprocess
+
+    (tmp_path / "s.toml").write_text('[corpus]\nfiles = ["nope.txt"]\n[students.sgns]\n')
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ctx2static.cli",
+            "run",
+            str(tmp_path / "s.toml"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "s.toml: corpus.files[0]: nope.txt: no such file" in out.stderr
