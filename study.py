@@ -469,8 +469,9 @@ class _Run:
         set_threads(t.threads)
         corpus = Corpus(list(c.files), c.text)
         teacher = Teacher.load(t.model, device=t.device)
-        # the vocabulary of the sentences the teacher reads: no word keeps an untrained vector
-        vocab = Vocab.build(corpus, c.min_count, c.max_vocab or None, t.extract.max_sentences)
+        # the whole corpus's vocabulary, as the plain baselines: words the teacher does not read in
+        # context (max_sentences) keep the teacher's word-alone vectors (students' init=auto)
+        vocab = Vocab.build(corpus, c.min_count, c.max_vocab or None)
         self.echo(f"extract {t.name}: vocab {len(vocab):,} words; {t.extract}")
         return extract(corpus, vocab, teacher, folder, t.extract)
 

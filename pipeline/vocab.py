@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import itertools
 import os
 import tempfile
 from collections import Counter
@@ -48,15 +47,10 @@ class Vocab:
         return h.hexdigest()[:16]
 
     @classmethod
-    def build(
-        cls, corpus: Corpus, min_count: int = 5, max_vocab: int | None = None, max_sentences: int = 0
-    ) -> Vocab:
-        """Count the corpus once and keep words with ``count >= min_count`` (at most ``max_vocab``).
-
-        ``max_sentences`` counts only the first sentences (0 = all), as extract reads them.
-        """
+    def build(cls, corpus: Corpus, min_count: int = 5, max_vocab: int | None = None) -> Vocab:
+        """Count the corpus once and keep words with ``count >= min_count`` (at most ``max_vocab``)."""
         counter: Counter[str] = Counter()
-        for toks in itertools.islice(corpus, max_sentences or None):
+        for toks in corpus:
             counter.update(toks)
         if not counter:
             names = ", ".join(str(p) for p in corpus.paths)

@@ -72,11 +72,3 @@ def test_bad_inputs_are_one_line_user_errors(tmp_path):
     latin.write_bytes("ok line\ncaf\xe9\n".encode("latin1"))
     with pytest.raises(UserError, match="line 2 is not valid UTF-8"):
         list(Corpus([latin]))
-
-
-def test_vocab_of_the_first_sentences_only(tmp_path):
-    p = tmp_path / "c.txt"
-    p.write_text("a b a\nb c\n\nd d d\n")
-    v = Vocab.build(Corpus([p]), min_count=1, max_sentences=2)
-    assert v.words == ["a", "b", "c"] and v.counts.tolist() == [2, 2, 1]
-    assert "d" in Vocab.build(Corpus([p]), min_count=1).words

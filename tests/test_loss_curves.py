@@ -58,6 +58,7 @@ def test_cache_students_record_a_falling_loss_per_epoch(tmp_path, student):
     ctx = topics[np.arange(len(sents)) % 2] + 0.3 * rng.normal(size=(len(sents), dim))
     folder = write_cache(tmp_path / "c", [f"w{i}" for i in range(8)], sents, 64, ctx, occ_vec=occ)
     options = {"epochs": "2", "threads": "1"} if student != "x2static" else {"epochs": "2", "sample": "0"}
+    options["init"] = "random"
     if student != "x2static":
         options.update(dim="8", lr="0.05")
     losses = fit_cache_student(student, folder, options, echo=lambda s: None).meta["loss_per_epoch"]
