@@ -62,6 +62,12 @@ def cli() -> None:
 )
 @click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cpu, cuda, cuda:1.")
 @click.option("--threads", default=0, show_default=True, help="CPU threads for torch (0 = default).")
+@click.option(
+    "--layer",
+    default=-1,
+    show_default=True,
+    help="Hidden layer read, as hidden_states[LAYER] (-1 = last; causal LMs: a middle one is better).",
+)
 def extract(
     corpus_paths: tuple[str, ...],
     teacher: str,
@@ -71,6 +77,7 @@ def extract(
     max_vocab: int,
     device: str,
     threads: int,
+    layer: int,
     lowercase: bool,
     min_sentence_len: int,
     max_sentence_len: int,
@@ -85,7 +92,7 @@ def extract(
     set_threads(threads)
     cfg = ExtractConfig(**options)
     corpus = Corpus(list(corpus_paths), CorpusConfig(lowercase, min_sentence_len, max_sentence_len))
-    t = Teacher.load(teacher, device=device)  # first: a missing model fails before the corpus is read
+    t = Teacher.load(teacher, device=device, layer=layer)  # first: a missing model fails before the corpus
     vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, min_count, max_vocab or None)
     click.echo(
         f"teacher {teacher}: {t.family.value} ({t.decoder}), {t.source}; vocab {len(vocab)} words", err=True

@@ -236,10 +236,16 @@ class Teacher:
     max_length: int
     bos_id: int | None
     attn_impl: str  # the model's own attention implementation, used by passes that need no weights
+    layer: int = -1  # hidden layer the vectors and means come from (-1 = last; 0 = input embeddings)
 
     @classmethod
-    def load(cls, name: str, device: str = "cpu") -> Teacher:
-        """Load by short name, folder or hub id (offline: a missing model is one clear line)."""
+    def load(cls, name: str, device: str = "cpu", layer: int = -1) -> Teacher:
+        """Load by short name, folder or hub id (offline: a missing model is one clear line).
+
+        ``layer`` picks the hidden layer read (as ``hidden_states[layer]``: -1 the last, 0 the input
+        embeddings); causal LMs' last layer is tuned to the next token, a middle one holds more of
+        the word (Ethayarajh 2019).
+        """
         from transformers import (
             AutoConfig,
             AutoModel,
@@ -283,7 +289,12 @@ class Teacher:
             max_pos -= 2  # positions start after the padding index
         max_len = min(max_pos, tok.model_max_length if tok.model_max_length < 1e6 else max_pos)
         impl = model.config._attn_implementation
-        return cls(name, source, model, tok, family, torch.device(device), int(max_len), bos, impl)
+        n_layers = int(getattr(config, "num_hidden_layers", 0) or getattr(config, "n_layer", 0))
+        if n_layers and not -n_layers - 1 <= layer <= n_layers:
+            raise UserError(
+                f"--layer {layer}: {source} has {n_layers} layers; pick -{n_layers + 1}..{n_layers}"
+            )
+        return cls(name, source, model, tok, family, torch.device(device), int(max_len), bos, impl, layer)
 
     def _set_attention(self, weights: bool) -> None:
         """Eager attention (the only one that returns weights) when asked for them, else the model's own."""
@@ -307,7 +318,7 @@ class Teacher:
 
     @property
     def hidden_size(self) -> int:
-        """Width of the last layer."""
+        """Width of the hidden layers."""
         return int(self.model.get_input_embeddings().weight.shape[1])
 
     def fingerprint(self) -> str:
@@ -381,7 +392,7 @@ class Teacher:
             if head_hook is not None:
                 head_hook.remove()
         with torch.inference_mode():
-            hid = out.hidden_states[-1].float()
+            hid = out.hidden_states[self.layer].float()
             m = mask.unsqueeze(-1).float()
             mean = (hid * m).sum(1) / m.sum(1)
             res: dict[str, torch.Tensor] = {"mean": mean}

@@ -17,7 +17,15 @@ from ctx2static.errors import UserError
 from ctx2static.pipeline.align import align
 from ctx2static.pipeline.corpus import Corpus
 from ctx2static.pipeline.extract import ExtractConfig, extract
-from ctx2static.pipeline.teacher import Family, Scorer, Teacher, detect_family, run_sorted, sorted_batches
+from ctx2static.pipeline.teacher import (
+    Family,
+    Scorer,
+    Teacher,
+    Want,
+    detect_family,
+    run_sorted,
+    sorted_batches,
+)
 from ctx2static.pipeline.vocab import Vocab
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -254,6 +262,24 @@ def test_paragraph_context_is_the_sentence_mean_within_the_paragraph(caches, cor
         shard["para_ctx"][0], hid[(e.tok_group >= 0) & ~in_s1].mean(0), rtol=1e-4, atol=1e-5
     )
     assert shard["sent_para"].tolist() == [0, 0, 1, 1]
+
+
+def test_layer_picks_the_hidden_state_read(models, corpus_file, tmp_path):
+    teacher = Teacher.load(str(models["gpt2"]), layer=1)
+    words = sentences(corpus_file)[0]
+    (e,) = teacher.encode([words])
+    (o,) = teacher.forward([e], Want(vectors=True))
+    with torch.no_grad():
+        hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)
+    h1, last = hid.hidden_states[1][0].numpy(), hid.hidden_states[-1][0].numpy()
+    want = np.stack([h1[e.tok_group == g].mean(0) for g in range(e.n_groups)])
+    np.testing.assert_allclose(o.vectors, want, rtol=1e-4, atol=1e-5)
+    assert not np.allclose(o.vectors[0], last[e.tok_group == 0].mean(0), atol=1e-3)
+    corpus = Corpus([corpus_file])
+    m = extract(corpus, Vocab.build(corpus, min_count=2), teacher, tmp_path / "c", CFG)
+    assert m["identity"]["teacher"]["layer"] == 1
+    with pytest.raises(UserError, match="--layer 9"):
+        Teacher.load(str(models["gpt2"]), layer=9)
 
 
 def test_vocab_baselines_and_token_table(caches):
