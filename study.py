@@ -527,7 +527,7 @@ class _Run:
         Later steps hash the stamp, so a retrained input (even with the same configuration, after
         its folder was deleted) redoes its retrofits and evaluations.
         """
-        written = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        written = datetime.now(timezone.utc).isoformat(timespec="microseconds")  # unique per write
         self.stamps[name] = {"hash": h, "seconds": round(seconds, 2), "written": written}
         vectors.meta["study"] = self.stamps[name]
         vectors.save(vectors_dir(self.out, name))
