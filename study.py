@@ -431,8 +431,8 @@ class _Run:
     def teacher_hash(self, name: str) -> str:
         """Hash of everything that determines teacher ``name``'s cache."""
         t = self.study.teachers[name]
-        key = {"corpus": self.corpus_key, "model": t.model, "extract": dataclasses.asdict(t.extract)}
-        return digest(key if t.layer == -1 else {**key, "layer": t.layer})  # the default keeps old hashes
+        extract = dataclasses.asdict(t.extract)
+        return digest({"corpus": self.corpus_key, "model": t.model, "layer": t.layer, "extract": extract})
 
     def ensure_cache(self, name: str) -> Path:
         """Extract teacher ``name``'s cache unless a complete one of the same configuration exists."""
