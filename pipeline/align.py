@@ -25,6 +25,7 @@ class Encoding:
     ids: np.ndarray  # int64 [T]
     tok_group: np.ndarray  # int32 [T]
     complete: np.ndarray  # bool [n_groups]
+    wanted: np.ndarray | None = None  # bool [n_groups]: groups that need top-k substitutes (None: all)
 
     @property
     def n_groups(self) -> int:

@@ -129,13 +129,15 @@ def _shard_arrays(
 
     words = [toks for _, toks in sents]
     paras = np.asarray([pid for pid, _ in sents], dtype=np.int64)
-    encs = teacher.encode(words, cfg.max_length)
-    want = Want(vectors=cfg.vectors, topk=cfg.topk, attention=cfg.attention)
-    outs: list[Output] = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, want))
     index = vocab.index
     wids = [np.fromiter((index.get(w, -1) for w in ws), dtype=np.int32, count=len(ws)) for ws in words]
+    encs = teacher.encode(words, cfg.max_length)
     aligned = [e.complete for e in encs]
     occ = [(w >= 0) & a for w, a in zip(wids, aligned, strict=True)]
+    for e, m in zip(encs, occ, strict=True):
+        e.wanted = m  # per-occurrence signals are kept for vocabulary words only: no top-k for the rest
+    want = Want(vectors=cfg.vectors, topk=cfg.topk, attention=cfg.attention)
+    outs: list[Output] = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, want))
     arrays: dict[str, np.ndarray] = {
         "sent_para": paras,
         "sent_offsets": np.concatenate([[0], np.cumsum([len(w) for w in wids])]).astype(np.int64),

@@ -142,61 +142,119 @@ def run_sorted(
 class Scorer:
     """Exact top-k of the logits x @ W.T + b over a vocabulary, without a float32 [N, V] product.
 
-    Candidates come from a bfloat16 product (much faster on CPUs with bf16 units); they are rescored
-    in float32, and a row is kept only when a rounding-error bound proves that no other column can
-    beat its k-th candidate; the rare rows that fail are recomputed in float32. The result equals a
-    float32 top-k up to float32 rounding of the scores.
+    Candidates come from a bfloat16 product (much faster on CPUs with bf16 units) whose columns are
+    laid out in blocks of ``BLOCK`` tokens: the top c entries of a row lie in its c blocks with the
+    largest maxima, so the selection scans block maxima, not the whole row. Candidates are rescored
+    in float32, first the best ``k + FIRST``, all ``k + MARGIN`` only where needed; a row is kept only
+    when a rounding-error bound proves that no other column can beat its k-th candidate, and the rare
+    rows that fail are recomputed in float32. The result equals a float32 top-k up to float32 rounding
+    of the scores. Without native bf16 (or for small vocabularies) it is the float32 top-k itself.
     """
 
     weight: torch.Tensor  # float32 [V, d]
     bias: torch.Tensor | None  # float32 [V]
-    low: torch.Tensor  # [d, V] in the fast dtype (this layout multiplies fastest)
-    low_bias: torch.Tensor | None  # [V] in the fast dtype
+    low: torch.Tensor | None  # bf16 [d, BLOCK * n_blocks]; column j * n_blocks + b is token b * BLOCK + j
+    low_bias: torch.Tensor | None  # bf16 [BLOCK * n_blocks], same layout
     w_norm: float  # max_j ||w_j||
     b_max: float  # max_j |b_j|
 
-    MARGIN = 32  # candidates beyond k, rescored in float32 (16 left ~10% of MiniLM rows to redo, 32 ~0.1%)
-    CHUNK = 1024  # rows per low-precision product (keeps the [rows, V] block small)
+    BLOCK = 32  # tokens per block of the candidate product
+    FIRST = 16  # candidates beyond k rescored for every row (leaves ~10% of MiniLM rows to the rest)
+    MARGIN = 32  # candidates beyond k in all (~0.05% of MiniLM rows then need the float32 product)
+    CHUNK = 256  # rows per candidate product (keeps the [rows, V] bf16 block in cache)
 
     @classmethod
     def of(cls, weight: torch.Tensor, bias: torch.Tensor | None = None) -> Scorer:
-        """Hold ``weight`` (and ``bias``) in float32 and in bfloat16 when the device computes it natively."""
-        w = weight.detach().float()
+        """Hold ``weight`` (and ``bias``) in float32, and block-wise in bfloat16 when that is native."""
+        w = weight.detach().float().contiguous()
         b = None if bias is None else bias.detach().float()
         fast = w.device.type == "cuda" or (
             torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
         )
-        dtype = torch.bfloat16 if fast else torch.float32
-        low_bias = None if b is None else b.to(dtype)
         b_max = 0.0 if b is None else float(b.abs().max())
-        return cls(w, b, w.T.to(dtype).contiguous(), low_bias, float(w.norm(dim=1).max()), b_max)
+        w_norm = float(w.norm(dim=1).max())
+        v, d = w.shape
+        nb = -(-v // cls.BLOCK)
+        if not fast:
+            return cls(w, b, None, None, w_norm, b_max)
+        pad = nb * cls.BLOCK - v
+        wp = torch.cat([w, w.new_zeros(pad, d)]).view(nb, cls.BLOCK, d).transpose(0, 1).reshape(-1, d)
+        low = wp.T.to(torch.bfloat16).contiguous()
+        low_bias = None
+        if b is not None:
+            bp = torch.cat([b, b.new_zeros(pad)]).view(nb, cls.BLOCK).T.reshape(-1)
+            low_bias = bp.to(torch.bfloat16).contiguous()
+        return cls(w, b, low, low_bias, w_norm, b_max)
 
     def _exact(self, x: torch.Tensor) -> torch.Tensor:
         logits = x @ self.weight.T
         return logits if self.bias is None else logits + self.bias
 
+    def _rescore(self, x: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
+        """Float32 logits of the candidate columns ``cand`` [n, m] of each row of ``x`` [n, d]."""
+        w = self.weight.index_select(0, cand.reshape(-1)).view(*cand.shape, -1)
+        exact = torch.bmm(w, x.unsqueeze(-1)).squeeze(-1)
+        return exact if self.bias is None else exact + self.bias[cand]
+
+    @cached_property
+    def _buffers(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Reused [CHUNK, V] products and [CHUNK, V / 2] half-block maxima: fresh ones cost page faults."""
+        assert self.low is not None
+        cols = self.low.shape[1]
+        return self.low.new_empty(self.CHUNK, cols), self.low.new_empty(self.CHUNK, cols // 2)
+
+    def _candidates(self, xs: torch.Tensor, c: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The c largest bf16 logits per row and their columns, best first, via the block maxima."""
+        assert self.low is not None
+        n, blk = len(xs), self.BLOCK
+        nb = self.low.shape[1] // blk
+        buf, half = (b[:n] for b in self._buffers)
+        xl = xs.to(self.low.dtype)
+        if self.low_bias is None:
+            torch.mm(xl, self.low, out=buf)
+        else:
+            torch.addmm(self.low_bias, xl, self.low, out=buf)
+        low = buf.view(n, blk, nb)
+        pad = nb * blk - self.weight.shape[0]
+        if pad:
+            low[:, blk - pad :, nb - 1] = -torch.inf
+        h = blk // 2
+        top = half.view(n, h, nb)
+        torch.maximum(low[:, :h], low[:, h:], out=top)
+        while h > 1:  # block maxima by halving, in place
+            h //= 2
+            torch.maximum(top[:, :h], top[:, h : 2 * h], out=top[:, :h])
+        _, blocks = top[:, 0].float().topk(c, dim=-1)  # [n, c]
+        vals = low.gather(2, blocks.unsqueeze(1).expand(n, blk, c)).float().view(n, blk * c)
+        cand_low, pos = vals.topk(c, dim=-1)
+        return cand_low, blocks.gather(1, pos % c) * blk + pos.div(c, rounding_mode="floor")
+
     def topk(self, x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Scores and ids [N, k] of the k largest logits per row of ``x`` [N, d], best first."""
+        if self.low is None or self.low.shape[1] < (k + self.MARGIN) * self.BLOCK:
+            pairs = [self._exact(xs).topk(k, dim=-1) for xs in x.split(self.CHUNK)]
+            return torch.cat([p[0] for p in pairs]), torch.cat([p[1] for p in pairs])
         u = torch.finfo(self.low.dtype).eps / 2  # unit roundoff of the candidate product
-        v = self.weight.shape[0]
-        c = min(k + self.MARGIN, v)
+        c = k + self.MARGIN
         scores, ids = [], []
         for xs in x.split(self.CHUNK):
-            xl = xs.to(self.low.dtype)
-            low = xl @ self.low if self.low_bias is None else torch.addmm(self.low_bias, xl, self.low)
-            cand_low, cand = low.topk(c, dim=-1)
-            exact = torch.bmm(self.weight[cand], xs.unsqueeze(-1)).squeeze(-1)
-            if self.bias is not None:
-                exact += self.bias[cand]
-            top, j = exact.topk(k, dim=-1)
-            ids_s = cand.gather(1, j)
-            # every column outside the candidates has low <= cand_low[:, -1], hence exact <= bound
+            cand_low, cand = self._candidates(xs, c)
             err = (2 * u + u * u + xs.shape[1] * 2.0**-23) * xs.norm(dim=1) * self.w_norm + u * self.b_max
-            lo = cand_low[:, -1].float()
-            bound = lo + u * lo.abs() / (1 - u) + err
-            redo = (top[:, -1] <= bound) & (c < v)
-            if redo.any():
-                top[redo], ids_s[redo] = self._exact(xs[redo]).topk(k, dim=-1)
+            top = torch.empty(len(xs), k, device=xs.device)
+            ids_s = torch.empty(len(xs), k, dtype=torch.long, device=xs.device)
+            todo = torch.arange(len(xs), device=xs.device)
+            for m in (k + self.FIRST, c):
+                sub = cand[todo, :m]
+                t, j = self._rescore(xs[todo], sub).topk(k, dim=-1)
+                top[todo], ids_s[todo] = t, sub.gather(1, j)
+                # every column outside the first m candidates has low <= lo, hence exact <= bound
+                lo = cand_low[todo, min(m, c - 1)]
+                bound = lo + u * lo.abs() / (1 - u) + err[todo]
+                todo = todo[t[:, -1] <= bound]
+                if not len(todo):
+                    break
+            if len(todo):
+                top[todo], ids_s[todo] = self._exact(xs[todo]).topk(k, dim=-1)
             scores.append(top)
             ids.append(ids_s)
         return torch.cat(scores), torch.cat(ids)
@@ -304,8 +362,11 @@ class Teacher:
 
     @cached_property
     def _scorer(self) -> Scorer:
-        """Encoders without an MLM head score substitutes with their tied input embeddings."""
-        return Scorer.of(self.model.get_input_embeddings().weight)
+        """The substitutes' decoder: the LM head's output layer (encoders without one: input embeddings)."""
+        if self.family is Family.ENCODER:
+            return Scorer.of(self.model.get_input_embeddings().weight)
+        head = self.model.get_output_embeddings()
+        return Scorer.of(head.weight, head.bias)
 
     @property
     def decoder(self) -> str:
@@ -367,16 +428,21 @@ class Teacher:
         for i, e in enumerate(batch):
             first[i, : e.n_groups] = torch.from_numpy(e.first_token())
         first = first.to(dev)
+        wanted = torch.zeros((n, g_max), dtype=torch.bool)
+        for i, e in enumerate(batch):
+            wanted[i, : e.n_groups] = True if e.wanted is None else torch.from_numpy(e.wanted)
         target = first - 1 if self.family is Family.CAUSAL else first
-        has_target = target >= 0
+        has_target = (target >= 0) & wanted.to(dev)
         gather = target.clamp(min=0)
 
+        head_in: list[torch.Tensor] = []
         head_hook = None
         if want.topk and self.family is not Family.ENCODER:
-            # compute logits only at the target positions: gather the head's input before its matmul
+            # the head's input at the target positions goes to the scorer; the head itself gets none
             def pre_hook(_mod: Any, args: tuple) -> tuple:
                 x = args[0]
-                return (x[torch.arange(n, device=dev).unsqueeze(1), gather],)
+                head_in.append(x[torch.arange(n, device=dev).unsqueeze(1), gather][has_target])
+                return (x[:, :0],)
 
             head_hook = self.model.get_output_embeddings().register_forward_pre_hook(pre_hook)
         self._set_attention(bool(want.attention))
@@ -395,11 +461,13 @@ class Teacher:
             hid = out.hidden_states[self.layer].float()
             m = mask.unsqueeze(-1).float()
             mean = (hid * m).sum(1) / m.sum(1)
+            rows = torch.arange(n, device=dev).unsqueeze(1)
             res: dict[str, torch.Tensor] = {"mean": mean}
             if want.vectors:
                 res["vectors"] = torch.bmm(pool, hid)
             if want.topk:
-                res.update(self._topk(out, hid, ids, first, gather, has_target, want.topk))
+                x = hid[rows, gather][has_target] if self.family is Family.ENCODER else head_in[0].float()
+                res.update(self._topk(x, ids, first, has_target, want.topk))
             if want.attention:
                 res.update(self._attention(out.attentions, pool, want.attention))
             arrays = {k: v.cpu().numpy() for k, v in res.items()}
@@ -414,22 +482,15 @@ class Teacher:
         return outputs
 
     def _topk(
-        self,
-        out: Any,
-        hid: torch.Tensor,
-        ids: torch.Tensor,
-        first: torch.Tensor,
-        gather: torch.Tensor,
-        has_target: torch.Tensor,
-        k: int,
+        self, x: torch.Tensor, ids: torch.Tensor, first: torch.Tensor, has_target: torch.Tensor, k: int
     ) -> dict[str, torch.Tensor]:
-        """Top-k substitutes per group (SemGloVe md): raw logits; encoders take k+1 and drop the target."""
+        """Top-k substitutes per group (SemGloVe md) from the decoder's input ``x`` at the target positions.
+
+        Raw logits; encoders take k+1 and drop the target itself.
+        """
         rows = torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
         kk = k if self.family is Family.CAUSAL else k + 1
-        if self.family is Family.ENCODER:
-            sel, sel_ids = self._scorer.topk(hid[rows, gather][has_target], kk)
-        else:  # the head ran on the gathered positions only: [n, G, V]
-            sel, sel_ids = out.logits[has_target].float().topk(kk, dim=-1)
+        sel, sel_ids = self._scorer.topk(x, kk)
         if self.family is not Family.CAUSAL:
             tgt = ids[rows, first.clamp(min=0)][has_target]
             is_t = sel_ids == tgt.unsqueeze(-1)

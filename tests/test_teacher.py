@@ -141,23 +141,39 @@ def test_sorted_batches_respect_budget_and_order_is_restored():
 # ------------------------------------------------------------------ teachers
 
 
-@pytest.mark.parametrize("near_ties", [False, True])
-def test_scorer_topk_equals_a_float32_topk(monkeypatch, near_ties):
+@pytest.mark.parametrize("spread", [1.0, 0.1, 1e-3])
+def test_scorer_topk_equals_a_float32_topk(monkeypatch, spread):
+    """Spread 1: the first k + FIRST candidates prove every row; 0.1: some rows need all k + MARGIN
+    (and some the fp32 product); 1e-3: all logits within bf16 rounding, every row is redone in fp32."""
     g = torch.Generator().manual_seed(0)
-    w = torch.randn(3000, 24, generator=g)
-    if near_ties:  # all logits within bf16 rounding of each other: the bound fails, rows are redone in fp32
-        w = w[:1] + 1e-3 * w
-    bias = torch.randn(3000, generator=g) * (0 if near_ties else 1)
+    w = torch.randn(3000, 24, generator=g)  # 3000 = 93 blocks of 32 + 24: the last block is padded
+    w = w[:1] + spread * w
+    bias = torch.randn(3000, generator=g) * (0 if spread < 0.01 else spread)
     x = torch.randn(700, 24, generator=g) * 3  # more rows than one chunk
     scorer = Scorer.of(w, bias)
-    redone = []
-    exact = scorer._exact
+    redone, stages = [], set()
+    exact, rescore = scorer._exact, scorer._rescore
     monkeypatch.setattr(scorer, "_exact", lambda xs: redone.append(len(xs)) or exact(xs))
+    monkeypatch.setattr(scorer, "_rescore", lambda xs, c: stages.add(c.shape[1]) or rescore(xs, c))
     scores, ids = scorer.topk(x, 7)
     want_scores, want_ids = (x @ w.T + bias).topk(7, dim=-1)
     assert torch.equal(ids, want_ids)
     torch.testing.assert_close(scores, want_scores, rtol=1e-5, atol=1e-5)
-    assert (sum(redone) > 0) == (near_ties and scorer.low.dtype != torch.float32)
+    if scorer.low is not None:  # the CPU computes bf16 natively
+        assert stages == ({7 + Scorer.FIRST} if spread == 1.0 else {7 + Scorer.FIRST, 7 + Scorer.MARGIN})
+        if spread == 1.0:
+            assert not redone
+        if spread < 0.01:
+            assert sum(redone) == len(x)
+
+
+def test_scorer_small_vocabulary_is_the_float32_topk():
+    g = torch.Generator().manual_seed(1)
+    w, x = torch.randn(100, 8, generator=g), torch.randn(600, 8, generator=g)
+    scorer = Scorer.of(w)
+    scores, ids = scorer.topk(x, 5)
+    want_scores, want_ids = (x @ w.T).topk(5, dim=-1)
+    assert torch.equal(ids, want_ids) and torch.equal(scores, want_scores)
 
 
 def test_family_comes_from_the_config(models):
