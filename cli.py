@@ -68,6 +68,13 @@ def cli() -> None:
     show_default=True,
     help="Hidden layer read, as hidden_states[LAYER] (-1 = last; causal LMs: a middle one is better).",
 )
+@click.option(
+    "--precision",
+    type=click.Choice(["auto", "float32", "bfloat16", "float16"]),
+    default="auto",
+    show_default=True,
+    help="Forward dtype: auto = bfloat16 on GPU, float32 on CPU; bfloat16 is ~3x faster on CPUs with AMX.",
+)
 def extract(
     corpus_paths: tuple[str, ...],
     teacher: str,
@@ -78,6 +85,7 @@ def extract(
     device: str,
     threads: int,
     layer: int,
+    precision: str,
     lowercase: bool,
     min_sentence_len: int,
     max_sentence_len: int,
@@ -92,10 +100,13 @@ def extract(
     set_threads(threads)
     cfg = ExtractConfig(**options)
     corpus = Corpus(list(corpus_paths), CorpusConfig(lowercase, min_sentence_len, max_sentence_len))
-    t = Teacher.load(teacher, device=device, layer=layer)  # first: a missing model fails before the corpus
+    # the teacher first: a missing model fails before the corpus is read
+    t = Teacher.load(teacher, device=device, layer=layer, precision=precision)
     vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, min_count, max_vocab or None)
     click.echo(
-        f"teacher {teacher}: {t.family.value} ({t.decoder}), {t.source}; vocab {len(vocab)} words", err=True
+        f"teacher {teacher}: {t.family.value} ({t.decoder}, {t.precision}), {t.source}; "
+        f"vocab {len(vocab)} words",
+        err=True,
     )
     click.echo(f"config: {cfg}", err=True)
     m = extract(corpus, vocab, t, out, cfg)

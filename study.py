@@ -82,6 +82,7 @@ class TeacherSpec:
     device: str = "cpu"
     threads: int = 0  # torch CPU threads (0 = torch's default)
     layer: int = -1  # hidden layer read (-1 = last; see Teacher.load)
+    precision: str = "auto"  # forward dtype (see Teacher.load)
 
 
 @dataclass(frozen=True)
@@ -272,7 +273,7 @@ def _corpus(path: Path, data: Any) -> CorpusSpec:
 def _teacher(path: Path, name: str, data: Any) -> TeacherSpec:
     where = f"teachers.{name}"
     extract_keys = [f.name for f in dataclasses.fields(ExtractConfig)]
-    t = _table(path, data, where, ["model", "device", "threads", "layer", *extract_keys])
+    t = _table(path, data, where, ["model", "device", "threads", "layer", "precision", *extract_keys])
     model = _typed(path, t.get("model", name), f"{where}.model", str)
     cfg = _options(path, ExtractConfig, {k: t[k] for k in extract_keys if k in t}, where)
     return TeacherSpec(
@@ -282,6 +283,7 @@ def _teacher(path: Path, name: str, data: Any) -> TeacherSpec:
         _typed(path, t.get("device", "cpu"), f"{where}.device", str),
         _typed(path, t.get("threads", 0), f"{where}.threads", int),
         _typed(path, t.get("layer", -1), f"{where}.layer", int),
+        _typed(path, t.get("precision", "auto"), f"{where}.precision", str),
     )
 
 
@@ -432,7 +434,15 @@ class _Run:
         """Hash of everything that determines teacher ``name``'s cache."""
         t = self.study.teachers[name]
         extract = dataclasses.asdict(t.extract)
-        return digest({"corpus": self.corpus_key, "model": t.model, "layer": t.layer, "extract": extract})
+        return digest(
+            {
+                "corpus": self.corpus_key,
+                "model": t.model,
+                "layer": t.layer,
+                "precision": t.precision,
+                "extract": extract,
+            }
+        )
 
     def ensure_cache(self, name: str) -> Path:
         """Extract teacher ``name``'s cache unless a complete one of the same configuration exists."""
@@ -471,7 +481,7 @@ class _Run:
         c = self.study.corpus
         set_threads(t.threads)
         corpus = Corpus(list(c.files), c.text)
-        teacher = Teacher.load(t.model, device=t.device, layer=t.layer)
+        teacher = Teacher.load(t.model, device=t.device, layer=t.layer, precision=t.precision)
         # the whole corpus's vocabulary, as the plain baselines: words the teacher does not read in
         # context (max_sentences) keep the teacher's word-alone vectors (students' init=auto)
         vocab = Vocab.build(corpus, c.min_count, c.max_vocab or None)

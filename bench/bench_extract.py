@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -25,7 +26,7 @@ from ctx2static.cache.info import signal_bytes
 from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.corpus import Corpus
 from ctx2static.pipeline.extract import ExtractConfig, extract, paragraph_inputs
-from ctx2static.pipeline.teacher import Teacher, Want, sorted_batches
+from ctx2static.pipeline.teacher import Family, Teacher, Want, sorted_batches
 from ctx2static.pipeline.vocab import Vocab
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -34,8 +35,8 @@ FULL_CORPUS_TOKENS = 1_161_192 + 1_794_884 + 3_474_249  # brown + sotu + gcide (
 K, S = 10, 5
 
 
-def bare(teacher: Teacher, batch: list[Encoding]) -> None:
-    """The model forward alone (its own attention implementation, no outputs kept)."""
+def bare(teacher: Teacher, batch: list[Encoding]) -> Any:
+    """The model forward alone (its own attention implementation and the teacher's precision)."""
     pad = int(teacher.tokenizer.pad_token_id)
     t_max = max(len(e.ids) for e in batch)
     ids = torch.full((len(batch), t_max), pad)
@@ -44,8 +45,18 @@ def bare(teacher: Teacher, batch: list[Encoding]) -> None:
         ids[i, : len(e.ids)] = torch.from_numpy(e.ids)
         mask[i, : len(e.ids)] = 1
     teacher.model.set_attn_implementation(teacher.attn_impl)
+    with torch.inference_mode(), teacher.autocast():
+        return teacher.model(input_ids=ids, attention_mask=mask)
+
+
+def bare_with_logits(teacher: Teacher, batch: list[Encoding]) -> None:
+    """The bare forward plus float32 logits over the vocabulary at every token: what a model with an
+    MLM head computes in its own bare forward (encoders without one: the tied input embeddings)."""
+    hid = bare(teacher, batch).last_hidden_state
     with torch.inference_mode():
-        teacher.model(input_ids=ids, attention_mask=mask)
+        w = teacher.model.get_input_embeddings().weight
+        for rows in hid.float().flatten(0, 1).split(1024):
+            rows @ w.T
 
 
 def interleaved(
@@ -117,6 +128,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--teacher", default="minilm")
     ap.add_argument("--corpus", default=str(CORPUS))
+    ap.add_argument("--precision", default="auto", help="forward dtype (see extract --precision)")
     ap.add_argument("--token-budget", type=int, default=ExtractConfig.token_budget)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "extract.md"))
     args = ap.parse_args()
@@ -125,8 +137,11 @@ def main() -> None:
     corpus = Corpus([args.corpus])
     pairs = list(itertools.islice(corpus.sentences(), args.n))
     sents = [t for _, t in pairs]
-    teacher = Teacher.load(args.teacher)
+    teacher = Teacher.load(args.teacher, precision=args.precision)
+    vocab = Vocab.build(Corpus([args.corpus]), min_count=5, max_vocab=5000)
     encs = teacher.encode(sents)
+    for e, words in zip(encs, sents, strict=True):  # as extract: top-k only for vocabulary words
+        e.wanted = np.fromiter((w in vocab.index for w in words), dtype=bool, count=len(words)) & e.complete
     n_tok = sum(len(e.ids) for e in encs)
     n_words = sum(len(s) for s in sents)
     budget = args.token_budget
@@ -135,6 +150,15 @@ def main() -> None:
     fwd = teacher.forward
     sentence_ways = {
         "bare": lambda b: bare(teacher, b),
+        **(
+            {
+                "bare + float32 logits at every token (an MLM head's bare forward)": lambda b: (
+                    bare_with_logits(teacher, b)
+                )
+            }
+            if teacher.family is Family.ENCODER
+            else {}
+        ),
         "mean only": lambda b: fwd(b, Want()),
         "+ subword-pooled vectors": lambda b: fwd(b, Want(vectors=True)),
         f"+ top-{K} substitutes (full vocabulary)": lambda b: fwd(b, Want(vectors=True, topk=K)),
@@ -150,7 +174,6 @@ def main() -> None:
         budget,
     )
     shard = max(args.n // 4, 1)
-    vocab = Vocab.build(Corpus([args.corpus]), min_count=5, max_vocab=5000)
     configs = {
         "(a) default signals (sentence context)": {},
         "(b) + vectors": {"vectors": True},
@@ -182,7 +205,8 @@ def main() -> None:
         "",
         f"Command: `{cmd}`",
         "",
-        f"Teacher {args.teacher} ({teacher.source}), {args.threads} CPU threads, token budget {budget}, "
+        f"Teacher {args.teacher} ({teacher.source}, {teacher.precision}), {args.threads} CPU threads, "
+        f"token budget {budget}, "
         f"{len(sents)} sentences of {Path(args.corpus).name}, {n_tok} teacher tokens "
         f"({p_tok} in the paragraph inputs), {n_words} corpus tokens, vocabulary {len(vocab)} "
         f"(the 5000 most frequent words of the file). Load at the start: `{load}` (2 cores shared).",

@@ -64,6 +64,7 @@ def _identity(teacher: Teacher, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig
             "family": teacher.family.value,
             "substitutes_from": teacher.decoder,
             "layer": "last" if teacher.layer == -1 else teacher.layer,
+            "precision": teacher.precision,
             "pooling": "mean over subword tokens",
             "max_length": teacher.max_length,
             "tokenizer": f"{type(tok).__name__} ({len(tok)} tokens)",

@@ -298,6 +298,31 @@ def test_layer_picks_the_hidden_state_read(models, corpus_file, tmp_path):
         Teacher.load(str(models["gpt2"]), layer=9)
 
 
+def test_precision_bfloat16_runs_the_forward_under_autocast(models, corpus_file, tmp_path):
+    words = sentences(corpus_file)[:3]
+    exact = Teacher.load(str(models["bert"]))
+    fast = Teacher.load(str(models["bert"]), precision="bfloat16")
+    assert (exact.precision, fast.precision) == ("float32", "bfloat16")  # auto on a CPU: float32
+    encs = exact.encode(words)
+    a, b = exact.forward(encs, Want(vectors=True)), fast.forward(encs, Want(vectors=True))
+    for oa, ob in zip(a, b, strict=True):
+        cos = (
+            (oa.vectors * ob.vectors).sum(1)
+            / np.linalg.norm(oa.vectors, axis=1)
+            / np.linalg.norm(ob.vectors, axis=1)
+        )
+        assert cos.min() > 0.99 and not np.array_equal(oa.vectors, ob.vectors)  # close, yet not the fp32 pass
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, min_count=2)
+    cfg = ExtractConfig(shard_size=4)
+    m = extract(corpus, vocab, fast, tmp_path / "c", cfg)
+    assert m["identity"]["teacher"]["precision"] == "bfloat16"
+    with pytest.raises(UserError, match=r"differs in .*precision"):
+        extract(corpus, vocab, exact, tmp_path / "c", cfg)
+    with pytest.raises(UserError, match="--precision half"):
+        Teacher.load(str(models["bert"]), precision="half")
+
+
 def test_vocab_baselines_and_token_table(caches):
     cache, teacher = caches["roberta"]
     vocab = cache.vocab
