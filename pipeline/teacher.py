@@ -146,7 +146,7 @@ class Scorer:
     Candidates come from a bfloat16 product (much faster on CPUs with bf16 units) whose columns are
     laid out in blocks of ``BLOCK`` tokens: the top c entries of a row lie in its c blocks with the
     largest maxima, so the selection scans block maxima, not the whole row. Candidates are rescored
-    in float32, first the best ``k + FIRST``, all ``k + MARGIN`` only where needed; a row is kept only
+    in float32, first the best ``k + FIRST``, ``k + MARGIN`` only where needed; a row is kept only
     when a rounding-error bound proves that no other column can beat its k-th candidate, and the rare
     rows that fail are recomputed in float32. The result equals a float32 top-k up to float32 rounding
     of the scores. Without native bf16 (or for small vocabularies) it is the float32 top-k itself.
@@ -198,18 +198,17 @@ class Scorer:
         return exact if self.bias is None else exact + self.bias[cand]
 
     @cached_property
-    def _buffers(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Reused [CHUNK, V] products and [CHUNK, V / 2] half-block maxima: fresh ones cost page faults."""
+    def _buffers(self) -> torch.Tensor:
+        """A reused [CHUNK, V] product buffer: a fresh one per chunk costs page faults."""
         assert self.low is not None
-        cols = self.low.shape[1]
-        return self.low.new_empty(self.CHUNK, cols), self.low.new_empty(self.CHUNK, cols // 2)
+        return self.low.new_empty(self.CHUNK, self.low.shape[1])
 
-    def _candidates(self, xs: torch.Tensor, c: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """The c largest bf16 logits per row and their columns, best first, via the block maxima."""
+    def _product(self, xs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The bf16 logits of ``xs`` as [n, BLOCK, n_blocks] (padding at -inf) and their block maxima."""
         assert self.low is not None
         n, blk = len(xs), self.BLOCK
         nb = self.low.shape[1] // blk
-        buf, half = (b[:n] for b in self._buffers)
+        buf = self._buffers[:n]
         xl = xs.to(self.low.dtype)
         if self.low_bias is None:
             torch.mm(xl, self.low, out=buf)
@@ -219,37 +218,42 @@ class Scorer:
         pad = nb * blk - self.weight.shape[0]
         if pad:
             low[:, blk - pad :, nb - 1] = -torch.inf
-        h = blk // 2
-        top = half.view(n, h, nb)
-        torch.maximum(low[:, :h], low[:, h:], out=top)
-        while h > 1:  # block maxima by halving, in place
-            h //= 2
-            torch.maximum(top[:, :h], top[:, h : 2 * h], out=top[:, :h])
-        _, blocks = top[:, 0].float().topk(c, dim=-1)  # [n, c]
+        return low, low.amax(1).float()
+
+    def _select(
+        self, low: torch.Tensor, block_max: torch.Tensor, c: int
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The c largest bf16 logits per row and their columns, best first.
+
+        They lie in the c blocks with the largest maxima, so only those blocks are searched.
+        """
+        n, blk = low.shape[:2]
+        _, blocks = block_max.topk(c, dim=-1, sorted=False)
         vals = low.gather(2, blocks.unsqueeze(1).expand(n, blk, c)).float().view(n, blk * c)
         cand_low, pos = vals.topk(c, dim=-1)
         return cand_low, blocks.gather(1, pos % c) * blk + pos.div(c, rounding_mode="floor")
 
     def topk(self, x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Scores and ids [N, k] of the k largest logits per row of ``x`` [N, d], best first."""
-        if self.low is None or self.low.shape[1] < (k + self.MARGIN) * self.BLOCK:
+        if self.low is None or self.low.shape[1] <= (k + self.MARGIN) * self.BLOCK:
             pairs = [self._exact(xs).topk(k, dim=-1) for xs in x.split(self.CHUNK)]
             return torch.cat([p[0] for p in pairs]), torch.cat([p[1] for p in pairs])
         u = torch.finfo(self.low.dtype).eps / 2  # unit roundoff of the candidate product
-        c = k + self.MARGIN
         scores, ids = [], []
         for xs in x.split(self.CHUNK):
-            cand_low, cand = self._candidates(xs, c)
+            n = len(xs)
+            low, block_max = self._product(xs)
             err = (2 * u + u * u + xs.shape[1] * 2.0**-23) * xs.norm(dim=1) * self.w_norm + u * self.b_max
-            top = torch.empty(len(xs), k, device=xs.device)
-            ids_s = torch.empty(len(xs), k, dtype=torch.long, device=xs.device)
-            todo = torch.arange(len(xs), device=xs.device)
-            for m in (k + self.FIRST, c):
-                sub = cand[todo, :m]
-                t, j = self._rescore(xs[todo], sub).topk(k, dim=-1)
-                top[todo], ids_s[todo] = t, sub.gather(1, j)
+            top = torch.empty(n, k, device=xs.device)
+            ids_s = torch.empty(n, k, dtype=torch.long, device=xs.device)
+            todo = torch.arange(n, device=xs.device)
+            for m in (k + self.FIRST, k + self.MARGIN):  # rescore m candidates; the (m+1)-th bounds the rest
+                rows = (low, block_max) if len(todo) == n else (low[todo], block_max[todo])
+                cand_low, cand = self._select(*rows, m + 1)
+                t, j = self._rescore(xs[todo], cand[:, :m]).topk(k, dim=-1)
+                top[todo], ids_s[todo] = t, cand.gather(1, j)
                 # every column outside the first m candidates has low <= lo, hence exact <= bound
-                lo = cand_low[todo, min(m, c - 1)]
+                lo = cand_low[:, m]
                 bound = lo + u * lo.abs() / (1 - u) + err[todo]
                 todo = todo[t[:, -1] <= bound]
                 if not len(todo):
