@@ -92,7 +92,7 @@ def naive_loop(teacher: Teacher, sents: list[list[str]]) -> float:
     for words in sents:
         enc = tok(words, is_split_into_words=True, return_tensors="pt", truncation=True)
         wid = enc.word_ids()
-        with torch.no_grad():
+        with torch.no_grad(), teacher.autocast():
             out = model(**enc, output_hidden_states=True, output_attentions=True)
             hid = out.hidden_states[-1][0]
             hid.mean(0)  # sentence context
@@ -173,7 +173,7 @@ def main() -> None:
         p_encs,
         budget,
     )
-    shard = max(args.n // 4, 1)
+    shard = ExtractConfig.shard_size  # what users get (several shards when --n exceeds it)
     configs = {
         "(a) default signals (sentence context)": {},
         "(b) + vectors": {"vectors": True},
