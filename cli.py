@@ -8,7 +8,7 @@ import click
 
 from ctx2static.errors import UserError
 from ctx2static.export import Format
-from ctx2static.pipeline.extract import ExtractConfig
+from ctx2static.pipeline.extract import PRECISIONS, ExtractConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
 
 
@@ -70,7 +70,7 @@ def cli() -> None:
 )
 @click.option(
     "--precision",
-    type=click.Choice(["auto", "float32", "bfloat16", "float16"]),
+    type=click.Choice(PRECISIONS),
     default="auto",
     show_default=True,
     help="Forward dtype: auto = bfloat16 on GPU, float32 on CPU; bfloat16 is ~3x faster on CPUs with AMX.",

@@ -37,7 +37,7 @@ from ctx2static.eval.benchmarks import Family
 from ctx2static.eval.results import Score
 from ctx2static.fileio import atomic_write
 from ctx2static.pipeline.corpus import CorpusConfig
-from ctx2static.pipeline.extract import ExtractConfig
+from ctx2static.pipeline.extract import PRECISIONS, ExtractConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.students.registry import STUDENTS, Source, configure, load_student
 
@@ -184,6 +184,12 @@ def _typed(path: Path, value: Any, where: str, kind: type) -> Any:
     return value
 
 
+def _choice(path: Path, value: Any, where: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise UserError(f"{path}: {where} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
 def _strings(path: Path, value: Any, where: str) -> tuple[str, ...]:
     items = _typed(path, value, where, list)
     return tuple(_typed(path, v, f"{where}[{i}]", str) for i, v in enumerate(items))
@@ -283,7 +289,7 @@ def _teacher(path: Path, name: str, data: Any) -> TeacherSpec:
         _typed(path, t.get("device", "cpu"), f"{where}.device", str),
         _typed(path, t.get("threads", 0), f"{where}.threads", int),
         _typed(path, t.get("layer", -1), f"{where}.layer", int),
-        _typed(path, t.get("precision", "auto"), f"{where}.precision", str),
+        _choice(path, t.get("precision", "auto"), f"{where}.precision", PRECISIONS),
     )
 
 

@@ -36,6 +36,9 @@ if TYPE_CHECKING:  # torch and transformers load only when a teacher runs, not f
     from ctx2static.pipeline.align import Encoding
     from ctx2static.pipeline.teacher import Output, Teacher
 
+# the teacher forward's dtype (Teacher.load): auto = bfloat16 on a GPU (float16 without bf16), else float32
+PRECISIONS = ("auto", "float32", "bfloat16", "float16")
+
 
 @dataclass(frozen=True)
 class ExtractConfig:

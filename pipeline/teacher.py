@@ -26,6 +26,7 @@ import torch
 
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import Encoding, align
+from ctx2static.pipeline.extract import PRECISIONS
 
 T = TypeVar("T")
 
@@ -38,7 +39,6 @@ class Family(str, Enum):
     CAUSAL = "causal"
 
 
-PRECISIONS = ("auto", "float32", "bfloat16", "float16")
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # short name -> hub id; `minilm` and `smollm2` resolve to installed packages instead
 HUB_NAMES = {"bert-base": "bert-base-uncased", "roberta-base": "roberta-base", "gpt2": "gpt2"}

@@ -166,6 +166,10 @@ def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teache
             "teachers.t.vector: unknown key",
         ),
         (
+            '[corpus]\nfiles = ["c.txt"]\n[teachers.t]\nprecision = "half"\n[students.ase]\nteacher = "t"\n',
+            "teachers.t.precision must be one of auto, float32, bfloat16, float16, got 'half'",
+        ),
+        (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[[retrofit]]\nvectors = "cbow"\n',
             "retrofit[0].vectors: no student named 'cbow'",
         ),
