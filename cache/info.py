@@ -40,7 +40,8 @@ def describe(folder: str | os.PathLike, verify: bool = True) -> tuple[str, bool]
     lines = [
         f"cache {Path(folder)}: {'complete' if cache.complete else 'INCOMPLETE (re-run extract to resume)'}",
         f"teacher: {t['name']} [{t['family']}, substitutes from {t['substitutes_from']}] rev {t['revision']}",
-        f"  {t['source']}; tokenizer {t['tokenizer']}; max length {t['max_length']}",
+        f"  {t['source']}; layer {t.get('layer', 'last')}, {t.get('precision', 'precision not recorded')}; "
+        f"tokenizer {t['tokenizer']}; max length {t['max_length']}",
         "corpus: " + ", ".join(f"{c['path']} (sha256 {c['sha256'][:12]})" for c in ident["corpus"]),
         f"vocab: {ident['vocab']['size']} words (sha256 {ident['vocab']['sha256_16']})",
         f"options: {ident['options']}",
