@@ -25,7 +25,7 @@ from ctx2static.cache import Cache
 from ctx2static.cache.info import signal_bytes
 from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.corpus import Corpus
-from ctx2static.pipeline.extract import ExtractConfig, extract, paragraph_inputs
+from ctx2static.pipeline.extract import ExtractConfig, extract, mark_occurrences, paragraph_inputs, word_ids
 from ctx2static.pipeline.teacher import Family, Teacher, Want, sorted_batches
 from ctx2static.pipeline.vocab import Vocab
 
@@ -140,8 +140,7 @@ def main() -> None:
     teacher = Teacher.load(args.teacher, precision=args.precision)
     vocab = Vocab.build(Corpus([args.corpus]), min_count=5, max_vocab=5000)
     encs = teacher.encode(sents)
-    for e, words in zip(encs, sents, strict=True):  # as extract: top-k only for vocabulary words
-        e.wanted = np.fromiter((w in vocab.index for w in words), dtype=bool, count=len(words)) & e.complete
+    mark_occurrences(encs, word_ids(vocab, sents))  # as extract: top-k only for vocabulary words
     n_tok = sum(len(e.ids) for e in encs)
     n_words = sum(len(s) for s in sents)
     budget = args.token_budget

@@ -125,6 +125,23 @@ def paragraph_inputs(
     return p_encs, members
 
 
+def word_ids(vocab: Vocab, words: list[list[str]]) -> list[np.ndarray]:
+    """Static vocabulary ids of each sentence's words (-1 outside the vocabulary)."""
+    index = vocab.index
+    return [np.fromiter((index.get(w, -1) for w in ws), dtype=np.int32, count=len(ws)) for ws in words]
+
+
+def mark_occurrences(encs: list[Encoding], wids: list[np.ndarray]) -> list[np.ndarray]:
+    """Occurrences: vocabulary words the teacher saw whole; set as each encoding's ``wanted`` groups.
+
+    Per-occurrence signals are kept for them only, so no top-k is computed for the rest.
+    """
+    occ = [(w >= 0) & e.complete for e, w in zip(encs, wids, strict=True)]
+    for e, m in zip(encs, occ, strict=True):
+        e.wanted = m
+    return occ
+
+
 def _shard_arrays(
     teacher: Teacher, cfg: ExtractConfig, vocab: Vocab, sents: list[tuple[int, list[str]]]
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None, dict]:
@@ -133,13 +150,10 @@ def _shard_arrays(
 
     words = [toks for _, toks in sents]
     paras = np.asarray([pid for pid, _ in sents], dtype=np.int64)
-    index = vocab.index
-    wids = [np.fromiter((index.get(w, -1) for w in ws), dtype=np.int32, count=len(ws)) for ws in words]
+    wids = word_ids(vocab, words)
     encs = teacher.encode(words, cfg.max_length)
     aligned = [e.complete for e in encs]
-    occ = [(w >= 0) & a for w, a in zip(wids, aligned, strict=True)]
-    for e, m in zip(encs, occ, strict=True):
-        e.wanted = m  # per-occurrence signals are kept for vocabulary words only: no top-k for the rest
+    occ = mark_occurrences(encs, wids)
     want = Want(vectors=cfg.vectors, topk=cfg.topk, attention=cfg.attention)
     outs: list[Output] = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, want))
     arrays: dict[str, np.ndarray] = {

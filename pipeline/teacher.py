@@ -198,7 +198,7 @@ class Scorer:
         return exact if self.bias is None else exact + self.bias[cand]
 
     @cached_property
-    def _buffers(self) -> torch.Tensor:
+    def _buffer(self) -> torch.Tensor:
         """A reused [CHUNK, V] product buffer: a fresh one per chunk costs page faults."""
         assert self.low is not None
         return self.low.new_empty(self.CHUNK, self.low.shape[1])
@@ -208,7 +208,7 @@ class Scorer:
         assert self.low is not None
         n, blk = len(xs), self.BLOCK
         nb = self.low.shape[1] // blk
-        buf = self._buffers[:n]
+        buf = self._buffer[:n]
         xl = xs.to(self.low.dtype)
         if self.low_bias is None:
             torch.mm(xl, self.low, out=buf)
