@@ -72,6 +72,7 @@ def _identity(teacher: Teacher, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig
             "max_length": teacher.max_length,
             "tokenizer": f"{type(tok).__name__} ({len(tok)} tokens)",
             "bos_prepended": teacher.bos_id is not None,
+            "substitute_tokens": "all" if teacher.substitutes is None else len(teacher.substitutes),
         },
         "corpus": [{"path": str(Path(p).resolve()), "sha256": sha256_file(p)} for p in corpus.paths],
         "corpus_config": asdict(corpus.config),
@@ -229,7 +230,32 @@ def _pca(out: Path, manifest: dict, vectors: np.ndarray, dim: int) -> dict[str, 
     return pca
 
 
-def _vocab_files(teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, lowercase: bool, out: Path) -> dict:
+def token_words(teacher: Teacher, vocab: Vocab, lowercase: bool) -> np.ndarray:
+    """The static word each teacher token spells (its decoded text, stripped), -1 for none."""
+    tok, index = teacher.tokenizer, vocab.index
+    surface = (tok.decode([i]).strip() for i in range(len(tok)))
+    return np.fromiter(
+        (index.get(s.lower() if lowercase else s, -1) for s in surface), dtype=np.int32, count=len(tok)
+    )
+
+
+def word_substitutes(teacher: Teacher, words: np.ndarray, k: int) -> None:
+    """Restrict top-k substitutes to the teacher tokens that spell a vocabulary word.
+
+    The students map substitutes to static words and drop the rest (SemGloVe md, ``X = M B``), so the
+    other tokens (subword pieces, unused slots, words outside the vocabulary) would only displace
+    usable ones; leaving them out also spares their rows of the decoder product.
+    """
+    ids = np.flatnonzero(words >= 0)
+    if len(ids) <= k:
+        raise UserError(
+            f"--topk {k}: only {len(ids)} of the teacher's tokens spell a vocabulary word; "
+            "use a smaller --topk or a larger vocabulary (--min-count)"
+        )
+    teacher.restrict_substitutes(ids)
+
+
+def _vocab_files(teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, words: np.ndarray, out: Path) -> dict:
     """Per-word baselines ("token": input-embedding subword mean; "word": the word encoded alone)."""
     from ctx2static.pipeline.teacher import Want, run_sorted
 
@@ -244,12 +270,8 @@ def _vocab_files(teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, lowercase: 
         "word_emb": np.stack([o.vectors[0] for o in outs]).astype(np.float32),
         "word_complete": np.asarray([bool(e.complete[0]) for e in encs]),
     }
-    tok = teacher.tokenizer
-    n_tok = len(tok)
-    strings = tok.convert_ids_to_tokens(list(range(n_tok)))
-    surface = [tok.decode([i]).strip() for i in range(n_tok)]
-    index = vocab.index
-    word = [index.get(s.lower() if lowercase else s, -1) for s in surface]
+    n_tok = len(teacher.tokenizer)
+    strings = teacher.tokenizer.convert_ids_to_tokens(list(range(n_tok)))
     return {
         VOCAB_H5: write_h5(out / VOCAB_H5, arrays),
         TEACHER_TOKENS: write_parquet(
@@ -257,7 +279,7 @@ def _vocab_files(teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, lowercase: 
             {
                 "id": np.arange(n_tok, dtype=np.int32),
                 "token": np.asarray([s if s is not None else "" for s in strings], dtype=object),
-                "word": np.asarray(word, dtype=np.int32),
+                "word": words,
             },
         ),
     }
@@ -270,6 +292,9 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     a re-run continues after the last recorded shard and yields the same bytes as one run.
     """
     out = Path(out)
+    words = token_words(teacher, vocab, corpus.config.lowercase)
+    if cfg.topk:
+        word_substitutes(teacher, words, cfg.topk)
     ident = _identity(teacher, corpus, vocab, cfg)
     manifest = read_manifest(out)
     if manifest is not None:
@@ -320,7 +345,7 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     secs = time.perf_counter() - t0
     if not manifest["shards"]:
         raise UserError(f"{', '.join(map(str, corpus.paths))}: no sentences to extract")
-    manifest["vocab_files"] = _vocab_files(teacher, vocab, cfg, corpus.config.lowercase, out)
+    manifest["vocab_files"] = _vocab_files(teacher, vocab, cfg, words, out)
     totals = {k: sum(s[k] for s in manifest["shards"]) for k in manifest["shards"][0] if k.startswith("n_")}
     manifest["totals"] = totals
     manifest["complete"] = True

@@ -139,6 +139,11 @@ def run_sorted(
     return out
 
 
+def fast_bf16(device: torch.device) -> bool:
+    """Whether bf16 matrix products beat float32 here: on GPUs and on CPUs with AMX tiles."""
+    return device.type == "cuda" or bool(torch.cpu._is_amx_tile_supported())
+
+
 @dataclass
 class Scorer:
     """Exact top-k of the logits x @ W.T + b over a vocabulary, without a float32 [N, V] product.
@@ -149,11 +154,13 @@ class Scorer:
     in float32, first the best ``k + FIRST``, ``k + MARGIN`` only where needed; a row is kept only
     when a rounding-error bound proves that no other column can beat its k-th candidate, and the rare
     rows that fail are recomputed in float32. The result equals a float32 top-k up to float32 rounding
-    of the scores. Without native bf16 (or for small vocabularies) it is the float32 top-k itself.
+    of the scores. Where bf16 products are not faster (CPUs without AMX: AVX512-BF16 alone runs them
+    at ~0.6x float32) or the vocabulary is small, it is the float32 top-k itself.
     """
 
     weight: torch.Tensor  # float32 [V, d]
     bias: torch.Tensor | None  # float32 [V]
+    token_ids: torch.Tensor | None  # the vocabulary id of each row (None: row i is token i)
     low: torch.Tensor | None  # bf16 [d, BLOCK * n_blocks]; column j * n_blocks + b is token b * BLOCK + j
     low_bias: torch.Tensor | None  # bf16 [BLOCK * n_blocks], same layout
     w_norm: float  # max_j ||w_j||
@@ -165,19 +172,29 @@ class Scorer:
     CHUNK = 256  # rows per candidate product (keeps the [rows, V] bf16 block in cache)
 
     @classmethod
-    def of(cls, weight: torch.Tensor, bias: torch.Tensor | None = None) -> Scorer:
-        """Hold ``weight`` (and ``bias``) in float32, and block-wise in bfloat16 when that is native."""
-        w = weight.detach().float().contiguous()
+    def of(
+        cls,
+        weight: torch.Tensor,
+        bias: torch.Tensor | None = None,
+        token_ids: torch.Tensor | None = None,
+        blocked: bool | None = None,
+    ) -> Scorer:
+        """Hold rows ``token_ids`` (all when None) of ``weight`` and ``bias`` in float32.
+
+        Also block-wise in bfloat16 when ``blocked`` (default: where that is fast, :func:`fast_bf16`).
+        """
+        w = weight.detach().float()
         b = None if bias is None else bias.detach().float()
-        fast = w.device.type == "cuda" or (
-            torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
-        )
+        if token_ids is not None:
+            w = w.index_select(0, token_ids)
+            b = None if b is None else b.index_select(0, token_ids)
+        w = w.contiguous()
         b_max = 0.0 if b is None else float(b.abs().max())
         w_norm = float(w.norm(dim=1).max())
         v, d = w.shape
         nb = -(-v // cls.BLOCK)
-        if not fast:
-            return cls(w, b, None, None, w_norm, b_max)
+        if not (fast_bf16(w.device) if blocked is None else blocked):
+            return cls(w, b, token_ids, None, None, w_norm, b_max)
         pad = nb * cls.BLOCK - v
         wp = torch.cat([w, w.new_zeros(pad, d)]).view(nb, cls.BLOCK, d).transpose(0, 1).reshape(-1, d)
         low = wp.T.to(torch.bfloat16).contiguous()
@@ -185,7 +202,7 @@ class Scorer:
         if b is not None:
             bp = torch.cat([b, b.new_zeros(pad)]).view(nb, cls.BLOCK).T.reshape(-1)
             low_bias = bp.to(torch.bfloat16).contiguous()
-        return cls(w, b, low, low_bias, w_norm, b_max)
+        return cls(w, b, token_ids, low, low_bias, w_norm, b_max)
 
     def _exact(self, x: torch.Tensor) -> torch.Tensor:
         logits = x @ self.weight.T
@@ -234,7 +251,12 @@ class Scorer:
         return cand_low, blocks.gather(1, pos % c) * blk + pos.div(c, rounding_mode="floor")
 
     def topk(self, x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Scores and ids [N, k] of the k largest logits per row of ``x`` [N, d], best first."""
+        """Scores and token ids [N, k] of the k largest logits per row of ``x`` [N, d], best first."""
+        scores, rows = self._top_rows(x, k)
+        return scores, rows if self.token_ids is None else self.token_ids[rows]
+
+    def _top_rows(self, x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`topk` with row numbers of ``weight`` in place of token ids."""
         if self.low is None or self.low.shape[1] <= (k + self.MARGIN) * self.BLOCK:
             pairs = [self._exact(xs).topk(k, dim=-1) for xs in x.split(self.CHUNK)]
             return torch.cat([p[0] for p in pairs]), torch.cat([p[1] for p in pairs])
@@ -301,6 +323,7 @@ class Teacher:
     attn_impl: str  # the model's own attention implementation, used by passes that need no weights
     layer: int = -1  # hidden layer the vectors and means come from (-1 = last; 0 = input embeddings)
     precision: str = "float32"  # dtype the forward computes in (autocast when not float32)
+    substitutes: np.ndarray | None = None  # token ids top-k substitutes come from (None: all)
 
     @classmethod
     def load(cls, name: str, device: str = "cpu", layer: int = -1, precision: str = "auto") -> Teacher:
@@ -309,8 +332,8 @@ class Teacher:
         ``layer`` picks the hidden layer read (as ``hidden_states[layer]``: -1 the last, 0 the input
         embeddings); causal LMs' last layer is tuned to the next token, a middle one holds more of
         the word (Ethayarajh 2019). ``precision``: ``auto`` is bfloat16 autocast on GPUs (float16
-        where bf16 is missing) and float32 on CPUs; ``bfloat16`` on a CPU with bf16 units (AMX,
-        AVX512-BF16) runs the forward ~3x faster (cosines to float32 >= 0.999).
+        where bf16 is missing) and float32 on CPUs; ``bfloat16`` on a CPU with AMX runs the forward
+        ~3x faster (cosines to float32 >= 0.999); with AVX512-BF16 alone it is slower than float32.
         """
         if precision not in PRECISIONS:
             raise UserError(f"--precision {precision}: pick one of {', '.join(PRECISIONS)}")
@@ -374,13 +397,19 @@ class Teacher:
         if self.model.config._attn_implementation != impl:
             self.model.set_attn_implementation(impl)
 
+    def restrict_substitutes(self, token_ids: np.ndarray | None) -> None:
+        """Draw top-k substitutes from these teacher tokens only (None: the whole vocabulary)."""
+        self.substitutes = token_ids
+        self.__dict__.pop("_scorer", None)
+
     @cached_property
     def _scorer(self) -> Scorer:
         """The substitutes' decoder: the LM head's output layer (encoders without one: input embeddings)."""
+        ids = None if self.substitutes is None else torch.from_numpy(self.substitutes).long().to(self.device)
         if self.family is Family.ENCODER:
-            return Scorer.of(self.model.get_input_embeddings().weight)
+            return Scorer.of(self.model.get_input_embeddings().weight, token_ids=ids)
         head = self.model.get_output_embeddings()
-        return Scorer.of(head.weight, head.bias)
+        return Scorer.of(head.weight, head.bias, token_ids=ids)
 
     @property
     def decoder(self) -> str:

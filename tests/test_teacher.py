@@ -16,7 +16,7 @@ from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import align
 from ctx2static.pipeline.corpus import Corpus
-from ctx2static.pipeline.extract import ExtractConfig, extract
+from ctx2static.pipeline.extract import ExtractConfig, extract, token_words
 from ctx2static.pipeline.teacher import (
     Family,
     Scorer,
@@ -58,7 +58,7 @@ def corpus_file(tmp_path_factory):
 @pytest.fixture(scope="session")
 def caches(models, corpus_file, tmp_path_factory):
     corpus = Corpus([corpus_file])
-    vocab = Vocab.build(corpus, min_count=2)  # some words stay out of the vocabulary
+    vocab = Vocab.build(corpus, min_count=1, max_vocab=30)  # 10 words stay out of the vocabulary
     out = {}
     for name, path in models.items():
         teacher = Teacher.load(str(path))
@@ -150,7 +150,7 @@ def test_scorer_topk_equals_a_float32_topk(monkeypatch, spread):
     w = w[:1] + spread * w
     bias = torch.randn(3000, generator=g) * (0 if spread < 0.01 else spread)
     x = torch.randn(700, 24, generator=g) * 3  # more rows than one chunk
-    scorer = Scorer.of(w, bias)
+    scorer = Scorer.of(w, bias, blocked=True)  # bf16 candidates (the default only where they are fast)
     redone, stages = [], set()
     exact, rescore = scorer._exact, scorer._rescore
     monkeypatch.setattr(scorer, "_exact", lambda xs: redone.append(len(xs)) or exact(xs))
@@ -159,12 +159,25 @@ def test_scorer_topk_equals_a_float32_topk(monkeypatch, spread):
     want_scores, want_ids = (x @ w.T + bias).topk(7, dim=-1)
     assert torch.equal(ids, want_ids)
     torch.testing.assert_close(scores, want_scores, rtol=1e-5, atol=1e-5)
-    if scorer.low is not None:  # the CPU computes bf16 natively
-        assert stages == ({7 + Scorer.FIRST} if spread == 1.0 else {7 + Scorer.FIRST, 7 + Scorer.MARGIN})
-        if spread == 1.0:
-            assert not redone
-        if spread < 0.01:
-            assert sum(redone) == len(x)
+    assert stages == ({7 + Scorer.FIRST} if spread == 1.0 else {7 + Scorer.FIRST, 7 + Scorer.MARGIN})
+    if spread == 1.0:
+        assert not redone
+    if spread < 0.01:
+        assert sum(redone) == len(x)
+
+
+@pytest.mark.parametrize("blocked", [True, False])
+def test_scorer_over_some_tokens_returns_their_ids(blocked):
+    g = torch.Generator().manual_seed(2)
+    w, bias = torch.randn(4000, 16, generator=g), torch.randn(4000, generator=g)
+    x = torch.randn(300, 16, generator=g)
+    keep = torch.randperm(4000, generator=g)[:2500].sort().values
+    scores, ids = Scorer.of(w, bias, token_ids=keep, blocked=blocked).topk(x, 6)
+    logits = torch.full((300, 4000), -torch.inf)
+    logits[:, keep] = x @ w[keep].T + bias[keep]
+    want_scores, want_ids = logits.topk(6, dim=-1)
+    assert torch.equal(ids, want_ids)
+    torch.testing.assert_close(scores, want_scores, rtol=1e-5, atol=1e-5)
 
 
 def test_scorer_small_vocabulary_is_the_float32_topk():
@@ -232,12 +245,16 @@ def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
     for r, g in enumerate(mine):
         want = hid[e.tok_group == g].mean(0)
         np.testing.assert_allclose(shard["occ_vec"][before + r], want, rtol=2e-3, atol=2e-3)
-    # top-k substitutes: raw logits, encoders drop the target itself, causal teachers look one back
+    # top-k substitutes: raw logits of the tokens that spell a vocabulary word (the rest at -inf),
+    # encoders drop the target itself, causal teachers look one back
     first = e.first_token()
     if teacher.family is Family.ENCODER:
         logits = hid @ teacher.model.get_input_embeddings().weight.detach().numpy().T
     else:
         logits = out.logits[0].numpy()
+    spells = cache.teacher_tokens()["word"] >= 0
+    assert 0 < spells.sum() < len(spells)
+    logits = np.where(spells, logits, -np.inf)
     for r, g in enumerate(mine):
         if teacher.family is Family.CAUSAL:
             row = logits[first[g] - 1]
@@ -296,6 +313,21 @@ def test_layer_picks_the_hidden_state_read(models, corpus_file, tmp_path):
     assert m["identity"]["teacher"]["layer"] == 1
     with pytest.raises(UserError, match="--layer 9"):
         Teacher.load(str(models["gpt2"]), layer=9)
+
+
+def test_substitutes_are_the_tokens_that_spell_a_vocabulary_word(models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, min_count=2)  # the . cat river
+    teacher = Teacher.load(str(models["gpt2"]))
+    words = token_words(teacher, vocab, corpus.config.lowercase)
+    spelled = {teacher.tokenizer.decode([i]).strip() for i in np.flatnonzero(words >= 0)}
+    assert spelled == set(vocab.words)
+    with pytest.raises(UserError, match=r"--topk 6: only 6 of the teacher's tokens spell a vocabulary word"):
+        extract(corpus, vocab, teacher, tmp_path / "big", ExtractConfig(topk=6))
+    m = extract(corpus, vocab, teacher, tmp_path / "c", ExtractConfig(topk=5))
+    assert m["identity"]["teacher"]["substitute_tokens"] == int((words >= 0).sum())
+    shard = Cache.open(tmp_path / "c").shard(0)
+    assert set(shard["topk_ids"].ravel().tolist()) <= set(np.flatnonzero(words >= 0).tolist())
 
 
 def test_precision_bfloat16_runs_the_forward_under_autocast(models, corpus_file, tmp_path):
