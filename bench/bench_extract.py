@@ -9,6 +9,7 @@ batch, the ways in rotating order, so load changes hit all ways alike; CPU secon
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import subprocess
 import sys
@@ -25,8 +26,16 @@ from ctx2static.cache import Cache
 from ctx2static.cache.info import signal_bytes
 from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.corpus import Corpus
-from ctx2static.pipeline.extract import ExtractConfig, extract, mark_occurrences, paragraph_inputs, word_ids
-from ctx2static.pipeline.teacher import Family, Teacher, Want, sorted_batches
+from ctx2static.pipeline.extract import (
+    ExtractConfig,
+    extract,
+    mark_occurrences,
+    paragraph_inputs,
+    token_words,
+    word_ids,
+    word_substitutes,
+)
+from ctx2static.pipeline.teacher import Family, Teacher, Want, fast_bf16, sorted_batches
 from ctx2static.pipeline.vocab import Vocab
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
@@ -87,6 +96,8 @@ def naive_loop(teacher: Teacher, sents: list[list[str]]) -> float:
     """Seconds for a per-sentence loop (HF tokenizer word_ids, python loops) computing the same outputs."""
     tok, model = teacher.tokenizer, teacher.model
     emb = model.get_input_embeddings().weight
+    if teacher.substitutes is not None:  # the same candidate tokens as extract
+        emb = emb[torch.from_numpy(teacher.substitutes)]
     model.set_attn_implementation("eager")
     t0 = time.perf_counter()
     for words in sents:
@@ -108,6 +119,12 @@ def naive_loop(teacher: Teacher, sents: list[list[str]]) -> float:
                     if c != g and groups[c]:
                         att[toks][:, groups[c]].mean()
     return time.perf_counter() - t0
+
+
+def cpu_name() -> str:
+    """The CPU's model name (lscpu)."""
+    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    return next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "?")
 
 
 def row(label: str, n_tok: int, cost: tuple[float, float], base: tuple[float, float]) -> str:
@@ -138,7 +155,11 @@ def main() -> None:
     pairs = list(itertools.islice(corpus.sentences(), args.n))
     sents = [t for _, t in pairs]
     teacher = Teacher.load(args.teacher, precision=args.precision)
-    vocab = Vocab.build(Corpus([args.corpus]), min_count=5, max_vocab=5000)
+    vocab = Vocab.build(Corpus([args.corpus]), min_count=5)  # what extract builds for this file
+    whole = dataclasses.replace(teacher)  # the same model, top-k over the whole teacher vocabulary
+    word_substitutes(teacher, token_words(teacher, vocab, corpus.config.lowercase), K)
+    n_sub, n_all = len(teacher.substitutes), len(teacher.tokenizer)
+    amx = fast_bf16(torch.device("cpu"))
     encs = teacher.encode(sents)
     mark_occurrences(encs, word_ids(vocab, sents))  # as extract: top-k only for vocabulary words
     n_tok = sum(len(e.ids) for e in encs)
@@ -160,7 +181,12 @@ def main() -> None:
         ),
         "mean only": lambda b: fwd(b, Want()),
         "+ subword-pooled vectors": lambda b: fwd(b, Want(vectors=True)),
-        f"+ top-{K} substitutes (full vocabulary)": lambda b: fwd(b, Want(vectors=True, topk=K)),
+        f"+ top-{K} over the whole teacher vocabulary ({n_all} tokens)": lambda b: whole.forward(
+            b, Want(vectors=True, topk=K)
+        ),
+        f"+ top-{K} substitutes ({n_sub} tokens that spell a vocabulary word, as extract)": lambda b: fwd(
+            b, Want(vectors=True, topk=K)
+        ),
         f"+ attention top-{S} (eager attention): all sentence-pass signals": lambda b: fwd(
             b, Want(vectors=True, topk=K, attention=S)
         ),
@@ -208,7 +234,10 @@ def main() -> None:
         f"token budget {budget}, "
         f"{len(sents)} sentences of {Path(args.corpus).name}, {n_tok} teacher tokens "
         f"({p_tok} in the paragraph inputs), {n_words} corpus tokens, vocabulary {len(vocab)} "
-        f"(the 5000 most frequent words of the file). Load at the start: `{load}` (2 cores shared).",
+        "(extract's default for the file: words seen 5 times). "
+        f"Load at the start: `{load}` (2 cores shared).",
+        "",
+        f"CPU: {cpu_name()}, AMX {'yes: bf16' if amx else 'no: float32'} blocked top-k product.",
         "",
         "## Forward passes against the bare model forward over the same batches",
         "",

@@ -146,30 +146,31 @@ def fast_bf16(device: torch.device) -> bool:
 
 @dataclass
 class Scorer:
-    """Exact top-k of the logits x @ W.T + b over a vocabulary, without a float32 [N, V] product.
+    """Exact top-k of the logits x @ W.T + b over a vocabulary, scanning block maxima, not whole rows.
 
-    Candidates come from a bfloat16 product (much faster on CPUs with bf16 units) whose columns are
-    laid out in blocks of ``BLOCK`` tokens: the top c entries of a row lie in its c blocks with the
-    largest maxima, so the selection scans block maxima, not the whole row. Candidates are rescored
+    The product's columns are laid out in blocks of ``BLOCK`` tokens: the top c entries of a row lie
+    in its c blocks with the largest maxima, so the selection reads those blocks only. Where bf16
+    products are fast (GPUs, AMX CPUs) the product is bf16 and gives candidates: they are rescored
     in float32, first the best ``k + FIRST``, ``k + MARGIN`` only where needed; a row is kept only
     when a rounding-error bound proves that no other column can beat its k-th candidate, and the rare
     rows that fail are recomputed in float32. The result equals a float32 top-k up to float32 rounding
-    of the scores. Where bf16 products are not faster (CPUs without AMX: AVX512-BF16 alone runs them
-    at ~0.6x float32) or the vocabulary is small, it is the float32 top-k itself.
+    of the scores. Elsewhere (AVX512-BF16 alone runs bf16 products at ~0.6x float32) the blocked
+    product is float32 and its block selection is the top-k itself; small vocabularies take a plain
+    float32 top-k.
     """
 
     weight: torch.Tensor  # float32 [V, d]
     bias: torch.Tensor | None  # float32 [V]
     token_ids: torch.Tensor | None  # the vocabulary id of each row (None: row i is token i)
-    low: torch.Tensor | None  # bf16 [d, BLOCK * n_blocks]; column j * n_blocks + b is token b * BLOCK + j
-    low_bias: torch.Tensor | None  # bf16 [BLOCK * n_blocks], same layout
+    low: torch.Tensor  # bf16 or float32 [d, BLOCK * n_blocks]; column j * n_blocks + b is row b * BLOCK + j
+    low_bias: torch.Tensor | None  # [BLOCK * n_blocks], same dtype and layout
     w_norm: float  # max_j ||w_j||
     b_max: float  # max_j |b_j|
 
-    BLOCK = 32  # tokens per block of the candidate product
-    FIRST = 16  # candidates beyond k rescored for every row (leaves ~10% of MiniLM rows to the rest)
-    MARGIN = 32  # candidates beyond k in all (~0.05% of MiniLM rows then need the float32 product)
-    CHUNK = 256  # rows per candidate product (keeps the [rows, V] bf16 block in cache)
+    BLOCK = 32  # tokens per block of the blocked product
+    FIRST = 16  # bf16 candidates beyond k rescored for every row (leaves ~10% of MiniLM rows to the rest)
+    MARGIN = 32  # bf16 candidates beyond k in all (~0.05% of MiniLM rows then need the float32 product)
+    CHUNK = 256  # rows per product (keeps the [rows, V] block in cache)
 
     @classmethod
     def of(
@@ -179,9 +180,10 @@ class Scorer:
         token_ids: torch.Tensor | None = None,
         blocked: bool | None = None,
     ) -> Scorer:
-        """Hold rows ``token_ids`` (all when None) of ``weight`` and ``bias`` in float32.
+        """Hold rows ``token_ids`` (all when None) of ``weight`` and ``bias`` in float32, and blocked.
 
-        Also block-wise in bfloat16 when ``blocked`` (default: where that is fast, :func:`fast_bf16`).
+        The blocked copy is bfloat16 when ``blocked`` is true (default: where that is fast,
+        :func:`fast_bf16`), else float32.
         """
         w = weight.detach().float()
         b = None if bias is None else bias.detach().float()
@@ -193,15 +195,14 @@ class Scorer:
         w_norm = float(w.norm(dim=1).max())
         v, d = w.shape
         nb = -(-v // cls.BLOCK)
-        if not (fast_bf16(w.device) if blocked is None else blocked):
-            return cls(w, b, token_ids, None, None, w_norm, b_max)
+        dtype = torch.bfloat16 if (fast_bf16(w.device) if blocked is None else blocked) else torch.float32
         pad = nb * cls.BLOCK - v
         wp = torch.cat([w, w.new_zeros(pad, d)]).view(nb, cls.BLOCK, d).transpose(0, 1).reshape(-1, d)
-        low = wp.T.to(torch.bfloat16).contiguous()
+        low = wp.T.to(dtype).contiguous()
         low_bias = None
         if b is not None:
             bp = torch.cat([b, b.new_zeros(pad)]).view(nb, cls.BLOCK).T.reshape(-1)
-            low_bias = bp.to(torch.bfloat16).contiguous()
+            low_bias = bp.to(dtype).contiguous()
         return cls(w, b, token_ids, low, low_bias, w_norm, b_max)
 
     def _exact(self, x: torch.Tensor) -> torch.Tensor:
@@ -217,12 +218,10 @@ class Scorer:
     @cached_property
     def _buffer(self) -> torch.Tensor:
         """A reused [CHUNK, V] product buffer: a fresh one per chunk costs page faults."""
-        assert self.low is not None
         return self.low.new_empty(self.CHUNK, self.low.shape[1])
 
     def _product(self, xs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The bf16 logits of ``xs`` as [n, BLOCK, n_blocks] (padding at -inf) and their block maxima."""
-        assert self.low is not None
+        """The blocked logits of ``xs`` as [n, BLOCK, n_blocks] (padding at -inf) and their block maxima."""
         n, blk = len(xs), self.BLOCK
         nb = self.low.shape[1] // blk
         buf = self._buffer[:n]
@@ -240,7 +239,7 @@ class Scorer:
     def _select(
         self, low: torch.Tensor, block_max: torch.Tensor, c: int
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The c largest bf16 logits per row and their columns, best first.
+        """The c largest blocked logits per row and their columns, best first.
 
         They lie in the c blocks with the largest maxima, so only those blocks are searched.
         """
@@ -257,9 +256,16 @@ class Scorer:
 
     def _top_rows(self, x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`topk` with row numbers of ``weight`` in place of token ids."""
-        if self.low is None or self.low.shape[1] <= (k + self.MARGIN) * self.BLOCK:
+        if self.low.shape[1] <= (k + self.MARGIN) * self.BLOCK:
             pairs = [self._exact(xs).topk(k, dim=-1) for xs in x.split(self.CHUNK)]
-            return torch.cat([p[0] for p in pairs]), torch.cat([p[1] for p in pairs])
+        elif self.low.dtype == torch.float32:
+            pairs = [self._select(*self._product(xs), k) for xs in x.split(self.CHUNK)]
+        else:
+            return self._bf16_top_rows(x, k)
+        return torch.cat([p[0] for p in pairs]), torch.cat([p[1] for p in pairs])
+
+    def _bf16_top_rows(self, x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`_top_rows` from bf16 candidates, float32 rescoring and the rounding-error proof."""
         u = torch.finfo(self.low.dtype).eps / 2  # unit roundoff of the candidate product
         scores, ids = [], []
         for xs in x.split(self.CHUNK):
