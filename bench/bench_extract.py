@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from machine import cpu_name
 
 from ctx2static.cache import Cache
 from ctx2static.cache.info import signal_bytes
@@ -121,12 +122,6 @@ def naive_loop(teacher: Teacher, sents: list[list[str]]) -> float:
     return time.perf_counter() - t0
 
 
-def cpu_name() -> str:
-    """The CPU's model name (lscpu)."""
-    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    return next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "?")
-
-
 def row(label: str, n_tok: int, cost: tuple[float, float], base: tuple[float, float]) -> str:
     """One table row: wall and CPU seconds, tokens/s and the bare forward's share of each."""
     (w, c), (bw, bc) = cost, base
@@ -159,7 +154,7 @@ def main() -> None:
     whole = dataclasses.replace(teacher)  # the same model, top-k over the whole teacher vocabulary
     word_substitutes(teacher, token_words(teacher, vocab, corpus.config.lowercase), K)
     n_sub, n_all = len(teacher.substitutes), len(teacher.tokenizer)
-    amx = fast_bf16(torch.device("cpu"))
+    fast = fast_bf16(torch.device("cpu"))
     encs = teacher.encode(sents)
     mark_occurrences(encs, word_ids(vocab, sents))  # as extract: top-k only for vocabulary words
     n_tok = sum(len(e.ids) for e in encs)
@@ -237,7 +232,7 @@ def main() -> None:
         "(extract's default for the file: words seen 5 times). "
         f"Load at the start: `{load}` (2 cores shared).",
         "",
-        f"CPU: {cpu_name()}, AMX {'yes: bf16' if amx else 'no: float32'} blocked top-k product.",
+        f"CPU: {cpu_name()}, {'bf16' if fast else 'float32'} blocked top-k product (`fast_bf16`).",
         "",
         "## Forward passes against the bare model forward over the same batches",
         "",

@@ -3,8 +3,10 @@
 Usage: PYTHONPATH=... python bench/bench_topk.py --n 400 --threads 2
 Rows are a teacher's real last-layer states at the first subword of each word of the first N
 sentences; the decoder is the teacher's substitute decoder (MiniLM: its tied input embeddings).
-Writes bench/results/topk.md: microseconds per row of each way, alternated over repeats, how many
-rows each stage of the scorer settles, and a check that both ways return the same ids.
+Writes bench/results/topk.md: microseconds per row of each way (the float32 product + topk, the
+scorer's float32 blocked product and its bf16 candidates), over the whole vocabulary and over the
+tokens that spell a vocabulary word (what extract uses), rotated over repeats; how many rows each
+stage of the bf16 scorer settles, and whether each way returns the float32 ids.
 """
 
 from __future__ import annotations
@@ -16,11 +18,16 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
+from machine import cpu_name
 
 from ctx2static.pipeline.corpus import Corpus
-from ctx2static.pipeline.teacher import Family, Scorer, Teacher
+from ctx2static.pipeline.extract import token_words
+from ctx2static.pipeline.teacher import Family, Scorer, Teacher, fast_bf16
+from ctx2static.pipeline.vocab import Vocab
 
+PLAIN = "float32 product + topk (chunks of the same size)"
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "brown.txt.xz"
 
 
@@ -34,6 +41,31 @@ def states(teacher: Teacher, sents: list[list[str]]) -> torch.Tensor:
                 out = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)
                 rows.append(out.hidden_states[-1][0, e.first_token()[e.first_token() >= 0]])
     return torch.cat(rows).float().contiguous()
+
+
+def stage_counts(scorer: Scorer, x: torch.Tensor, k: int) -> tuple[int, int, int]:
+    """Rows the bf16 scorer rescored in its first and second stage, and rows it recomputed in float32."""
+    rows: dict[int, int] = {}
+    full: list[int] = []
+    rescore, exact = scorer._rescore, scorer._exact
+
+    def counted(xs: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
+        rows[cand.shape[1]] = rows.get(cand.shape[1], 0) + len(xs)
+        return rescore(xs, cand)
+
+    scorer._rescore = counted  # type: ignore[method-assign]
+    scorer._exact = lambda xs: full.append(len(xs)) or exact(xs)  # type: ignore[method-assign]
+    scorer._top_rows(x, k)
+    return rows.get(k + Scorer.FIRST, 0), rows.get(k + Scorer.MARGIN, 0), sum(full)
+
+
+def same_ids(a: torch.Tensor, b: torch.Tensor) -> str:
+    """Whether two top-k id tables agree; where not, how many rows differ only in order (ties)."""
+    rows = int((a != b).any(1).sum())
+    if not rows:
+        return "yes"
+    swaps = int(((a != b).any(1) & (a.sort(1).values == b.sort(1).values).all(1)).sum())
+    return f"{rows} rows differ, {swaps} of them only in the order of near-equal scores"
 
 
 def main() -> None:
@@ -55,64 +87,69 @@ def main() -> None:
     sents = [t for _, t in itertools.islice(Corpus([CORPUS]).sentences(), args.n)]
     x = states(teacher, sents)
     w = teacher.model.get_input_embeddings().weight.detach().float()
-    scorer = Scorer.of(w)
-    chunk = scorer.CHUNK
-
-    def plain() -> tuple[torch.Tensor, torch.Tensor]:
-        pairs = [(xs @ w.T).topk(args.k, dim=-1) for xs in x.split(chunk)]
-        return torch.cat([p[0] for p in pairs]), torch.cat([p[1] for p in pairs])
-
-    ways = {
-        "float32 product + topk (chunks of the same size)": plain,
-        "Scorer.topk": lambda: scorer.topk(x, args.k),
+    vocab = Vocab.build(Corpus([CORPUS]), min_count=5)
+    spelled = torch.from_numpy(np.flatnonzero(token_words(teacher, vocab, True) >= 0))
+    decoders = {
+        "whole vocabulary": None,
+        f"tokens that spell a word of the Brown vocabulary ({len(vocab)})": spelled,
     }
+    chunk = Scorer.CHUNK
+    ways, scorers = {}, {}
+    for label, ids in decoders.items():
+        wd = w if ids is None else w[ids]
+
+        def plain(wd: torch.Tensor = wd, ids: torch.Tensor | None = ids) -> tuple[torch.Tensor, torch.Tensor]:
+            pairs = [(xs @ wd.T).topk(args.k, dim=-1) for xs in x.split(chunk)]
+            rows = torch.cat([p[1] for p in pairs])
+            return torch.cat([p[0] for p in pairs]), rows if ids is None else ids[rows]
+
+        ways[(label, PLAIN)] = plain
+        for blocked, way in ((False, "float32 blocked product, block maxima"), (True, "bf16 candidates")):
+            sc = scorers[label] = Scorer.of(w, token_ids=ids, blocked=blocked)  # the bf16 one stays
+            ways[(label, f"Scorer.topk: {way}")] = lambda sc=sc: sc.topk(x, args.k)
     secs = {k: [] for k in ways}
     with torch.inference_mode():
         results = {k: f() for k, f in ways.items()}  # warm-up, and the outputs compared below
         for r in range(args.repeats):
-            for name in list(ways)[r % 2 :] + list(ways)[: r % 2]:
+            for name in list(ways)[r % len(ways) :] + list(ways)[: r % len(ways)]:
                 t0 = time.perf_counter()
                 ways[name]()
                 secs[name].append(time.perf_counter() - t0)
-        stage_rows: dict[int, int] = {}
-        rescore = scorer._rescore
-
-        def counted(xs: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
-            stage_rows[cand.shape[1]] = stage_rows.get(cand.shape[1], 0) + len(xs)
-            return rescore(xs, cand)
-
-        scorer._rescore = counted  # type: ignore[method-assign]
-        exact = scorer._exact
-        full: list[int] = []
-        scorer._exact = lambda xs: full.append(len(xs)) or exact(xs)  # type: ignore[method-assign]
-        scorer.topk(x, args.k)
-    (ps, pi), (ss, si) = results.values()
+        stages = {label: stage_counts(sc, x, args.k) for label, sc in scorers.items()}
     n = len(x)
-    first = stage_rows.get(args.k + scorer.FIRST, 0)
-    second = stage_rows.get(args.k + scorer.MARGIN, 0)
     best = {k: min(v) / n * 1e6 for k, v in secs.items()}
-    plain_us, scorer_us = best.values()
     cmd = "PYTHONPATH=<pkg> python bench/bench_topk.py " + " ".join(sys.argv[1:])
+    fast = fast_bf16(torch.device("cpu"))
     lines = [
         "# top-k substitutes: Scorer.topk against the float32 product",
         "",
         f"Command: `{cmd}`",
         "",
         f"Teacher {args.teacher}: {n:,} rows (each word's first subword in the first {args.n} Brown "
-        f"sentences, last layer), decoder {tuple(w.shape)} (tied input embeddings), k = {args.k}, "
-        f"{args.threads} threads, chunks of {chunk} rows, best of {args.repeats} alternated repeats. "
-        f"Load at the start: `{load}`.",
+        f"sentences, last layer), decoder: the tied input embeddings {tuple(w.shape)}, k = {args.k}, "
+        f"{args.threads} threads, chunks of {chunk} rows, best of {args.repeats} rotated repeats. "
+        f"Load at the start: `{load}`. CPU: {cpu_name()}, bf16 products "
+        f"{'faster' if fast else 'slower'} than float32 (`fast_bf16`), so extract takes "
+        f"{'bf16 candidates' if fast else 'the float32 blocked product'}.",
         "",
-        "| way | us per row (best) | us per row (median) |",
-        "|---|---:|---:|",
-        *[f"| {k} | {best[k]:.1f} | {sorted(v)[len(v) // 2] / n * 1e6:.1f} |" for k, v in secs.items()],
-        "",
-        f"Speed-up: {plain_us / scorer_us:.2f}x. Same ids as the float32 top-k: {bool(torch.equal(pi, si))}; "
-        f"largest score difference {float((ps - ss).abs().max()):.1e} (float32 rounding).",
-        f"Rows proven by the first {args.k + scorer.FIRST} candidates: {first - second:,} of {n:,}; "
-        f"rescored with {args.k + scorer.MARGIN}: {second:,}; recomputed in float32: {sum(full):,}.",
-        "",
+        "| decoder rows | way | us per row (best) | us per row (median) | speed-up | same ids |",
+        "|---|---|---:|---:|---:|---|",
     ]
+    for (label, way), v in secs.items():
+        base = best[(label, PLAIN)]
+        (ps, pi), (ss, si) = results[(label, PLAIN)], results[(label, way)]
+        lines.append(
+            f"| {label} | {way} | {best[(label, way)]:.1f} | {sorted(v)[len(v) // 2] / n * 1e6:.1f} "
+            f"| {base / best[(label, way)]:.2f}x | {same_ids(pi, si)} "
+            f"(scores within {float((ps - ss).abs().max()):.1e}) |"
+        )
+    lines += ["", "bf16 candidates, rows settled by each stage:", ""]
+    for label, (first, second, full) in stages.items():
+        lines.append(
+            f"- {label}: proven by the first {args.k + Scorer.FIRST} candidates {first - second:,} of {n:,}; "
+            f"rescored with {args.k + Scorer.MARGIN}: {second:,}; recomputed in float32: {full:,}."
+        )
+    lines.append("")
     Path(args.out).write_text("\n".join(lines))
     print("\n".join(lines))
 
