@@ -44,7 +44,7 @@ PRECISIONS = ("auto", "float32", "bfloat16", "float16")
 class ExtractConfig:
     """What to cache and how to batch (the per-occurrence signals are off unless asked for)."""
 
-    shard_size: int = 2048  # sentences per shard
+    shard_size: int = 8192  # sentences per shard, length-sorted within one (pads Brown 3.5%; 2048: 9.9%)
     max_length: int = 512  # teacher tokens per sentence (capped at the model's maximum)
     paragraph: bool = False  # X2Static paragraph context (Eq. 4)
     paragraph_max_length: int = 500  # X2Static reference code
