@@ -87,17 +87,16 @@ def interleaved(
     return {k: (w, c) for k, (w, c) in acc.items()}
 
 
-def run_extract(args: argparse.Namespace, out: Path, cfg: ExtractConfig) -> dict:
+def run_extract(args: argparse.Namespace, vocab: Vocab, out: Path, cfg: ExtractConfig) -> dict:
     """Extract into ``out`` in a fresh process, as ``cli.py extract`` runs (this process holds the
     interleaved passes' state); return its manifest with shard-pass and all-in wall and CPU seconds."""
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(_extract_child, args, out, cfg).result()
+        return pool.submit(_extract_child, args, vocab, out, cfg).result()
 
 
-def _extract_child(args: argparse.Namespace, out: Path, cfg: ExtractConfig) -> dict:
+def _extract_child(args: argparse.Namespace, vocab: Vocab, out: Path, cfg: ExtractConfig) -> dict:
     torch.set_num_threads(args.threads)
     corpus = Corpus([args.corpus])
-    vocab = Vocab.build(corpus, min_count=5)
     teacher = Teacher.load(args.teacher, precision=args.precision)
     w0, c0 = time.perf_counter(), time.process_time()
     m = extract(corpus, vocab, teacher, out, cfg)
@@ -220,7 +219,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for i, (name, opts) in enumerate(configs.items()):
             cfg = ExtractConfig(shard_size=shard, max_sentences=args.n, token_budget=budget, **opts)
-            runs[name] = run_extract(args, Path(tmp) / str(i), cfg)
+            runs[name] = run_extract(args, vocab, Path(tmp) / str(i), cfg)
         sizes = {name: signal_bytes(Cache.open(Path(tmp) / str(i))) for i, name in enumerate(configs)}
     naive_n = args.naive_n or args.n
     t_naive = naive_loop(teacher, sents[:naive_n])
