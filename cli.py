@@ -1,24 +1,40 @@
-"""ctx2static command line: corpus -> teacher -> cache -> student -> vectors -> retrofit -> eval."""
+"""ctx2static command line: corpus -> teacher -> cache -> student -> vectors -> retrofit -> eval.
+
+Every stage's options come from its config dataclass (:mod:`ctx2static.options`), so a flag, a
+study key and an API argument share one name and one default. Library code logs through
+:mod:`logging`; this module sends it to stderr. User mistakes end in one ``error:`` line (exit 2).
+"""
 
 from __future__ import annotations
 
+import logging
 import sys
+from pathlib import Path
+from typing import Any
 
 import click
 
 from ctx2static.errors import UserError
+from ctx2static.eval.analogy import AnalogyConfig
+from ctx2static.eval.benchmarks import Family
 from ctx2static.export import Format
-from ctx2static.pipeline.extract import PRECISIONS, ExtractConfig
-from ctx2static.retrofit.config import Method, RetrofitConfig
+from ctx2static.options import click_options, pop_options
+from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.retrofit.config import RetrofitConfig
+from ctx2static.text.corpus import CorpusConfig
+from ctx2static.text.vocab import VocabConfig
+
+log = logging.getLogger("ctx2static")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="ctx2static")
-def cli() -> None:
+@click.option("--quiet", "-q", is_flag=True, help="Print warnings and errors only.")
+def cli(quiet: bool) -> None:
     """Distil contextual language models into static word vectors."""
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s", force=True)
 
 
-# ------------------------------------------------------------------ teacher stage (issue 3)
 @cli.command()
 @click.option(
     "--corpus", "corpus_paths", multiple=True, required=True, type=click.Path(), help="Corpus file(s)."
@@ -29,87 +45,37 @@ def cli() -> None:
 @click.option(
     "--out", required=True, type=click.Path(), help="Cache folder (re-run the same command to resume)."
 )
-@click.option("--lowercase/--keep-case", default=True, show_default=True)
-@click.option("--min-sentence-len", default=0, show_default=True, help="0 = off (seeds: 10).")
-@click.option("--max-sentence-len", default=0, show_default=True, help="0 = off (seeds: 40).")
 @click.option(
     "--vocab", "vocab_path", type=click.Path(), help="Static vocabulary (word<TAB>count); else built."
 )
-@click.option("--min-count", default=5, show_default=True, help="Vocabulary: minimum count when building.")
-@click.option(
-    "--max-vocab", default=0, show_default=True, help="Vocabulary: keep at most this many (0 = all)."
-)
-@click.option("--vectors/--no-vectors", default=False, show_default=True, help="Per-occurrence word vectors.")
-@click.option("--pca", default=0, show_default=True, help="Reduce --vectors to D dims by PCA (0 = off).")
-@click.option(
-    "--paragraph/--no-paragraph", default=False, show_default=True, help="X2Static paragraph context."
-)
-@click.option("--topk", default=0, show_default=True, help="SemGloVe md: top-k LM substitutes (0 = off).")
-@click.option(
-    "--attention", default=0, show_default=True, help="SemGloVe sd: top S context words in +-S (0 = off)."
-)
-@click.option(
-    "--shard-size", default=ExtractConfig.shard_size, show_default=True, help="Sentences per shard."
-)
-@click.option(
-    "--max-length", default=ExtractConfig.max_length, show_default=True, help="Tokens per sentence."
-)
-@click.option(
-    "--token-budget", default=ExtractConfig.token_budget, show_default=True, help="Tokens per batch."
-)
-@click.option(
-    "--max-sentences", default=0, show_default=True, help="Stop after this many sentences (0 = all)."
-)
-@click.option("--device", default="cpu", show_default=True, help="torch device, e.g. cpu, cuda, cuda:1.")
-@click.option("--threads", default=0, show_default=True, help="CPU threads for torch (0 = default).")
-@click.option(
-    "--layer",
-    default=-1,
-    show_default=True,
-    help="Hidden layer read, as hidden_states[LAYER] (-1 = last; causal LMs: a middle one is better).",
-)
-@click.option(
-    "--precision",
-    type=click.Choice(PRECISIONS),
-    default="auto",
-    show_default=True,
-    help="Forward dtype: auto = bfloat16 on GPU, float32 on CPU; bfloat16 is ~3x faster on CPUs with AMX.",
-)
+@click_options(CorpusConfig)
+@click_options(VocabConfig)
+@click_options(TeacherConfig)
+@click_options(ExtractConfig)
 def extract(
-    corpus_paths: tuple[str, ...],
-    teacher: str,
-    out: str,
-    vocab_path: str | None,
-    min_count: int,
-    max_vocab: int,
-    device: str,
-    threads: int,
-    layer: int,
-    precision: str,
-    lowercase: bool,
-    min_sentence_len: int,
-    max_sentence_len: int,
-    **options: int | bool,
+    corpus_paths: tuple[str, ...], teacher: str, out: str, vocab_path: str | None, **options: Any
 ) -> None:
     """Run a teacher once over a corpus and write the sharded cache."""
-    from ctx2static.pipeline.corpus import Corpus, CorpusConfig
-    from ctx2static.pipeline.extract import extract, set_threads
+    from ctx2static.pipeline.extract import extract as run_extract
     from ctx2static.pipeline.teacher import Teacher
-    from ctx2static.pipeline.vocab import Vocab
+    from ctx2static.text.corpus import Corpus
+    from ctx2static.text.vocab import Vocab
+    from ctx2static.threads import torch_threads
 
-    set_threads(threads)
-    cfg = ExtractConfig(**options)
-    corpus = Corpus(list(corpus_paths), CorpusConfig(lowercase, min_sentence_len, max_sentence_len))
-    # the teacher first: a missing model fails before the corpus is read
-    t = Teacher.load(teacher, device=device, layer=layer, precision=precision)
-    vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, min_count, max_vocab or None)
-    click.echo(
-        f"teacher {teacher}: {t.family.value} ({t.decoder}, {t.precision}), {t.source}; "
-        f"vocab {len(vocab)} words",
-        err=True,
-    )
-    click.echo(f"config: {cfg}", err=True)
-    m = extract(corpus, vocab, t, out, cfg)
+    corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
+    vocab_config = pop_options(VocabConfig, options)
+    teacher_config = pop_options(TeacherConfig, options)
+    cfg = pop_options(ExtractConfig, options)
+    with torch_threads(teacher_config.threads):
+        # the teacher first: a missing model fails before the corpus is read
+        t = Teacher.load(teacher, teacher_config)
+        vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, vocab_config)
+        log.info(
+            "teacher %s: %s (%s, %s), %s; vocab %d words", teacher, t.kind.value, t.decoder, t.precision,
+            t.source, len(vocab),
+        )  # fmt: skip
+        log.info("config: %s", cfg)
+        m = run_extract(corpus, vocab, t, out, cfg)
     tot = m["totals"]
     rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
     click.echo(
@@ -137,17 +103,16 @@ def cache_info(folder: str, no_verify: bool) -> None:
         sys.exit(1)
 
 
-# ------------------------------------------------------------------ students (issues 2 and 4)
+_SHORTCUTS = ("dim", "epochs", "window", "threads", "seed")
+
+
 @cli.command("fit-student")
 @click.option("--student", "-s", required=True, help="Student name (listed below).")
 @click.option("--corpus", "corpus_paths", multiple=True, type=click.Path(), help="Text corpus file(s).")
 @click.option("--cache", "cache_dir", type=click.Path(), help="Teacher cache folder (distilled students).")
 @click.option("--out", "-o", required=True, type=click.Path(), help="Output: .txt/.vec, .bin or a folder.")
-@click.option("--min-count", default=5, show_default=True, help="Drop words rarer than this.")
-@click.option("--max-vocab", type=int, default=None, help="Keep at most this many words.")
-@click.option("--lowercase/--keep-case", default=True, show_default=True)
-@click.option("--min-sentence-len", default=0, show_default=True, help="0 = off (seeds: 10).")
-@click.option("--max-sentence-len", default=0, show_default=True, help="0 = off (seeds: 40).")
+@click_options(CorpusConfig)
+@click_options(VocabConfig)
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any student option.")
 @click.option("--dim", type=int, help="Shortcut for --set dim=N.")
 @click.option("--epochs", type=int, help="Shortcut for --set epochs=N.")
@@ -159,36 +124,32 @@ def fit_student(
     corpus_paths: tuple[str, ...],
     cache_dir: str | None,
     out: str,
-    min_count: int,
-    max_vocab: int | None,
-    lowercase: bool,
-    min_sentence_len: int,
-    max_sentence_len: int,
     settings: tuple[str, ...],
-    **shortcuts: int | None,
+    **options: Any,
 ) -> None:
     """Train static vectors: plain baselines from text, distilled students from a cache.
 
-    Students: sgns, cbow, glove (from --corpus); x2static, ase, token, word (from --cache, no
-    teacher needed). Every option of a student's config can be set
-    with --set KEY=VALUE; the effective configuration is printed and saved with the vectors.
+    Students: sgns, cbow, glove (from --corpus); bert-sg, ctx2vec, x2static, semglove, ase,
+    token, word (from --cache, no teacher needed). Every option of a student's config can be
+    set with --set KEY=VALUE; the effective configuration is printed and saved with the vectors.
     """
-    from ctx2static.pipeline.corpus import Corpus, CorpusConfig
-    from ctx2static.students.registry import fit_cache_student, fit_text_student
+    from ctx2static.students.registry import fit_cache_student, fit_text_student, student_config
+    from ctx2static.text.corpus import Corpus
 
-    overrides: dict[str, object] = {k: v for k, v in shortcuts.items() if v is not None}
+    overrides: dict[str, object] = {k: options.pop(k) for k in _SHORTCUTS if options.get(k) is not None}
     for item in settings:
         key, sep, value = item.partition("=")
         if not sep:
             raise UserError(f"--set {item!r}: write KEY=VALUE, e.g. --set negative=10")
         overrides[key.strip()] = value.strip()
+    config = student_config(student, overrides)
     if cache_dir and corpus_paths:
         raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
     if cache_dir:
-        vectors = fit_cache_student(student, cache_dir, overrides, echo=click.echo)
+        vectors = fit_cache_student(student, cache_dir, config)
     elif corpus_paths:
-        corpus = Corpus(corpus_paths, CorpusConfig(lowercase, min_sentence_len, max_sentence_len))
-        vectors = fit_text_student(student, corpus, min_count, max_vocab, overrides, echo=click.echo)
+        corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
+        vectors = fit_text_student(student, corpus, pop_options(VocabConfig, options), config)
     else:
         raise UserError("pass --corpus FILE (text students) or --cache DIR (distilled students)")
     path = vectors.save(out)
@@ -197,11 +158,6 @@ def fit_student(
         f"{student}: {len(vectors):,} words x {vectors.dim} in {meta['train_seconds']} s "
         f"({meta['tokens_per_second']:,} tokens/s) -> {path}"
     )
-
-
-# ------------------------------------------------------------------ retrofitting (issue 5)
-
-_RETROFIT = RetrofitConfig()
 
 
 @cli.command()
@@ -214,61 +170,40 @@ _RETROFIT = RetrofitConfig()
     required=True,
     help="'word nbr1 nbr2 ...' file (.xz/.gz ok) or 'wordnet' (bundled); repeat to merge lexicons.",
 )
-@click.option(
-    "--method",
-    type=click.Choice([m.value for m in Method]),
-    default=_RETROFIT.method.value,
-    show_default=True,
-)
 @click.option("--out", "-o", required=True, type=click.Path(), help="Output vectors (folder, .bin or .txt).")
-@click.option("--iterations", type=int, default=_RETROFIT.iterations, show_default=True)
-@click.option("--alpha", type=float, default=_RETROFIT.alpha, show_default=True, help="faruqui: alpha.")
-@click.option("--a", "a", type=float, default=_RETROFIT.a, show_default=True, help="graph: a_i (Eq. 9).")
-@click.option("--b", "b", type=float, default=_RETROFIT.b, show_default=True, help="graph: b_i (Eq. 9).")
-@click.option("--nu", type=float, default=_RETROFIT.nu, show_default=True, help="graph: Student-t nu.")
-@click.option("--sigma", type=float, default=_RETROFIT.sigma, show_default=True, help="graph: kernel scale.")
-@click.option(
-    "--normalize/--no-normalize",
-    default=_RETROFIT.normalize,
-    show_default=True,
-    help="Scale input vectors to unit length first (as both reference codes do).",
-)
-def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: object) -> None:
+@click_options(RetrofitConfig)
+def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: Any) -> None:
     """Retrofit vectors to synonym lexicons (Faruqui et al. 2015, Context-to-Vec graph)."""
-    import json
     import time
 
     from ctx2static.retrofit.solver import retrofit_vectors
     from ctx2static.vectors import Vectors
 
-    config = RetrofitConfig(**options)  # type: ignore[arg-type]
-    click.echo(f"retrofit: {json.dumps(config.to_dict())}", err=True)
+    config = pop_options(RetrofitConfig, options)
+    log.info("retrofit: %s", config.to_dict())
     start = time.perf_counter()
     result, trace = retrofit_vectors(Vectors.load(vectors), lexicons, config)
     result.save(out)
     info = result.meta["retrofit"][-1]
     if info["edges"] == 0:
-        click.echo(
+        log.warning(
             "warning: no lexicon line links two vocabulary words (matching is exact unless the "
-            "vocabulary is all lower case); no vector moved",
-            err=True,
+            "vocabulary is all lower case); no vector moved"
         )
-    click.echo(
-        f"retrofit ({config.method.value}): {info['words_with_neighbours']} of {len(result)} words "
-        f"moved, {info['edges']} edges, Psi {trace[0]:.4g} -> {trace[-1]:.4g}, "
-        f"{time.perf_counter() - start:.1f}s -> {out}",
-        err=True,
-    )
+    log.info(
+        "retrofit (%s): %d of %d words moved, %d edges, Psi %.4g -> %.4g, %.1fs -> %s",
+        config.method.value, info["words_with_neighbours"], len(result), info["edges"], trace[0], trace[-1],
+        time.perf_counter() - start, out,
+    )  # fmt: skip
 
 
-# ------------------------------------------------------------------ evaluation (issue 2)
 @cli.command("eval")
 @click.argument("vectors", nargs=-1, required=True, type=click.Path())
 @click.option(
     "--family",
     "families",
     multiple=True,
-    type=click.Choice(["similarity", "analogy", "categorization"]),
+    type=click.Choice([f.value for f in Family]),
     help="Bundled benchmark families to run (repeat; default: all).",
 )
 @click.option("--similarity", multiple=True, type=click.Path(), help="Extra TSV 'w1 w2 score'.")
@@ -280,37 +215,32 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: objec
 )
 @click.option("--categorization", multiple=True, type=click.Path(), help="Extra CSV ',category,word'.")
 @click.option("--no-bundled", is_flag=True, help="Run only the files given with the options above.")
-@click.option(
-    "--top-n", type=int, default=None, help="Analogy search over the N most frequent words [30000]."
-)
+@click_options(AnalogyConfig)
 @click.option("--json", "json_path", type=click.Path(), help="Also write the results as JSON.")
 @click.option("--markdown", type=click.Path(), help="Also write the table as Markdown.")
-def eval_(
+def evaluate_command(
     vectors: tuple[str, ...],
     families: tuple[str, ...],
     similarity: tuple[str, ...],
     analogy: tuple[str, ...],
     categorization: tuple[str, ...],
     no_bundled: bool,
-    top_n: int | None,
     json_path: str | None,
     markdown: str | None,
+    **options: Any,
 ) -> None:
     """Evaluate vectors: similarity, analogy, relation similarity, categorization.
 
     Prints one table with a column per VECTORS file; cells are "score (coverage)".
     """
-    import os
     import time
 
-    from ctx2static.eval import AnalogyConfig, Family, evaluate, load_benchmarks
-    from ctx2static.eval.results import format_text, write_json, write_markdown
+    from ctx2static.eval import evaluate, load_benchmarks
+    from ctx2static.eval.results import format_text, write_markdown, write_results_json
     from ctx2static.eval.suite import config_dict, notes
     from ctx2static.vectors import Vectors
 
-    config = AnalogyConfig() if top_n is None else AnalogyConfig(top_n=top_n)
-    if config.top_n < 1:
-        raise UserError(f"--top-n must be at least 1, got {config.top_n}")
+    config = pop_options(AnalogyConfig, options)
     extra = {Family.SIMILARITY: similarity, Family.ANALOGY: analogy, Family.CATEGORIZATION: categorization}
     picked = tuple(Family(f) for f in families) or tuple(Family)
     benchmarks = load_benchmarks(picked, extra, bundled=not no_bundled)
@@ -319,24 +249,24 @@ def eval_(
             "no benchmarks to run: give --similarity/--analogy/--categorization files with --no-bundled"
         )
     for path in vectors:
-        if not os.path.exists(path):
+        if not Path(path).exists():
             raise UserError(f"{path}: no such vectors file or folder")
     results = {}
     for path in vectors:
         start = time.perf_counter()
         vecs = Vectors.load(path)
         results[path] = evaluate(vecs, benchmarks, config)
-        seconds = time.perf_counter() - start
-        click.echo(f"{path}: {len(vecs)} words x {vecs.dim}, evaluated in {seconds:.1f} s", err=True)
+        log.info(
+            "%s: %d words x %d, evaluated in %.1f s", path, len(vecs), vecs.dim, time.perf_counter() - start
+        )
     lines = notes(config)
     click.echo(format_text(results, lines), nl=False)
     if json_path is not None:
-        write_json(json_path, results, config_dict(config))
+        write_results_json(json_path, results, config_dict(config))
     if markdown is not None:
         write_markdown(markdown, results, lines)
 
 
-# ------------------------------------------------------------------ a whole study (issue 6)
 @cli.command()
 @click.argument("study", required=False, type=click.Path())
 @click.option("--out", "-o", type=click.Path(), help="Output folder [runs/<study file name>].")
@@ -347,18 +277,16 @@ def run(study: str | None, out: str | None) -> None:
     corpus, the MiniLM teacher, every student) runs into runs/default. A rerun skips every step
     whose output exists and was made from the same configuration.
     """
-    from pathlib import Path
-
     from ctx2static.eval.results import format_text
     from ctx2static.eval.suite import notes
     from ctx2static.resources import DEFAULT_STUDY
-    from ctx2static.study import analogy_config, load_study, run_study
+    from ctx2static.study.loader import load_study
+    from ctx2static.study.runner import run_study
 
     path = Path(study) if study else DEFAULT_STUDY
     spec = load_study(path)
-    dest = Path(out) if out else Path("runs") / path.stem
-    results = run_study(spec, dest, echo=lambda s: click.echo(s, err=True))
-    click.echo(format_text(results, notes(analogy_config(spec.eval))), nl=False)
+    results = run_study(spec, Path(out) if out else Path("runs") / path.stem)
+    click.echo(format_text(results, notes(spec.eval.analogy_config)), nl=False)
 
 
 @cli.command()
@@ -380,7 +308,7 @@ def export(vectors: str, fmt: str, out: str) -> None:
 
     v = Vectors.load(vectors)
     path = export_vectors(v, Format(fmt), out)
-    click.echo(f"{vectors}: {len(v):,} words x {v.dim} -> {path} ({fmt})", err=True)
+    log.info("%s: %s words x %d -> %s (%s)", vectors, f"{len(v):,}", v.dim, path, fmt)
 
 
 def main() -> None:

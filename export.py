@@ -50,7 +50,7 @@ def model2vec_tokenizer(words: list[str], lowercase: bool) -> object:
     """A WordLevel ``tokenizers.Tokenizer``: [PAD]=0, [UNK]=1, then ``words`` in order."""
     from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 
-    from ctx2static.pipeline.corpus import _TOKEN
+    from ctx2static.text.corpus import TOKEN
 
     vocab = {PAD: 0, UNK: 1}
     for w in words:
@@ -58,7 +58,7 @@ def model2vec_tokenizer(words: list[str], lowercase: bool) -> object:
     if len(vocab) != len(words) + 2:
         raise UserError(f"the vocabulary holds {PAD!r}, {UNK!r} or a word twice; it cannot be exported")
     tok = Tokenizer(models.WordLevel(vocab, unk_token=UNK))
-    words_and_punctuation = pre_tokenizers.Split(Regex(_TOKEN.pattern), behavior="isolated")
+    words_and_punctuation = pre_tokenizers.Split(Regex(TOKEN.pattern), behavior="isolated")
     tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), words_and_punctuation])
     if lowercase:
         tok.normalizer = normalizers.Lowercase()

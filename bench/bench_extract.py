@@ -28,9 +28,10 @@ from machine import cpu_name
 from ctx2static.cache import Cache
 from ctx2static.cache.info import signal_bytes
 from ctx2static.pipeline.align import Encoding
-from ctx2static.pipeline.corpus import Corpus
+from ctx2static.pipeline.batching import sorted_batches
+from ctx2static.pipeline.bf16 import fast_bf16
+from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.extract import (
-    ExtractConfig,
     extract,
     mark_occurrences,
     paragraph_inputs,
@@ -38,8 +39,10 @@ from ctx2static.pipeline.extract import (
     word_ids,
     word_substitutes,
 )
-from ctx2static.pipeline.teacher import Family, Teacher, Want, fast_bf16, sorted_batches
-from ctx2static.pipeline.vocab import Vocab
+from ctx2static.pipeline.models import TeacherKind
+from ctx2static.pipeline.teacher import Request, Teacher
+from ctx2static.text.corpus import Corpus
+from ctx2static.text.vocab import Vocab, VocabConfig
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 CORPUS = SHARED / "brown.txt.xz"
@@ -97,7 +100,7 @@ def run_extract(args: argparse.Namespace, vocab: Vocab, out: Path, cfg: ExtractC
 def _extract_child(args: argparse.Namespace, vocab: Vocab, out: Path, cfg: ExtractConfig) -> dict:
     torch.set_num_threads(args.threads)
     corpus = Corpus([args.corpus])
-    teacher = Teacher.load(args.teacher, precision=args.precision)
+    teacher = Teacher.load(args.teacher, TeacherConfig(precision=args.precision))
     w0, c0 = time.perf_counter(), time.process_time()
     m = extract(corpus, vocab, teacher, out, cfg)
     m["all_in"] = (time.perf_counter() - w0, time.process_time() - c0)
@@ -160,8 +163,8 @@ def main() -> None:
     corpus = Corpus([args.corpus])
     pairs = list(itertools.islice(corpus.sentences(), args.n))
     sents = [t for _, t in pairs]
-    teacher = Teacher.load(args.teacher, precision=args.precision)
-    vocab = Vocab.build(Corpus([args.corpus]), min_count=5)  # what extract builds for this file
+    teacher = Teacher.load(args.teacher, TeacherConfig(precision=args.precision))
+    vocab = Vocab.build(Corpus([args.corpus]), VocabConfig(min_count=5))  # what extract builds for this file
     whole = dataclasses.replace(teacher)  # the same model, top-k over the whole teacher vocabulary
     word_substitutes(teacher, token_words(teacher, vocab, corpus.config.lowercase), K)
     n_sub, n_all = len(teacher.substitutes), len(teacher.tokenizer)
@@ -182,25 +185,25 @@ def main() -> None:
                     bare_with_logits(teacher, b)
                 )
             }
-            if teacher.family is Family.ENCODER
+            if teacher.kind is TeacherKind.ENCODER
             else {}
         ),
-        "mean only": lambda b: fwd(b, Want()),
-        "+ subword-pooled vectors": lambda b: fwd(b, Want(vectors=True)),
+        "mean only": lambda b: fwd(b, Request()),
+        "+ subword-pooled vectors": lambda b: fwd(b, Request(vectors=True)),
         f"+ top-{K} over the whole teacher vocabulary ({n_all} tokens)": lambda b: whole.forward(
-            b, Want(vectors=True, topk=K)
+            b, Request(vectors=True, topk=K)
         ),
         f"+ top-{K} substitutes ({n_sub} tokens that spell a vocabulary word, as extract)": lambda b: fwd(
-            b, Want(vectors=True, topk=K)
+            b, Request(vectors=True, topk=K)
         ),
         f"+ attention top-{S} (eager attention): all sentence-pass signals": lambda b: fwd(
-            b, Want(vectors=True, topk=K, attention=S)
+            b, Request(vectors=True, topk=K, attention=S)
         ),
     }
     bare(teacher, encs[:8])  # warm-up
     sent_cost = interleaved(sentence_ways, encs, budget)
     para_cost = interleaved(
-        {"bare": lambda b: bare(teacher, b), "paragraph pass": lambda b: fwd(b, Want(vectors=True))},
+        {"bare": lambda b: bare(teacher, b), "paragraph pass": lambda b: fwd(b, Request(vectors=True))},
         p_encs,
         budget,
     )

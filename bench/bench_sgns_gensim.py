@@ -24,9 +24,10 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import spearmanr
 
-from ctx2static.pipeline.vocab import EncodedCorpus, Vocab, encode_corpus
 from ctx2static.resources import BENCHMARK_DIR
 from ctx2static.students import cbow, sgns
+from ctx2static.text.encoded import EncodedCorpus, encode_corpus
+from ctx2static.text.vocab import Vocab, VocabConfig
 
 SIM_SETS = {"WS353": "ws353", "SimLex": "simlex999", "MEN": "men3k", "RW": "rw", "RG65": "rg65"}
 
@@ -124,7 +125,7 @@ def main() -> None:
     ap.add_argument("--out", help="write the Markdown report here")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    from ctx2static.pipeline.corpus import Corpus
+    from ctx2static.text.corpus import Corpus
 
     load_before = uptime()
     paths = [str(Path(args.corpus_dir) / f) for f in args.files]
@@ -133,7 +134,7 @@ def main() -> None:
     n_raw = sum(len(s) for s in sentences)
     print(f"tokenised {n_raw:,} tokens, {len(sentences):,} sentences in {time.perf_counter() - t0:.0f} s")
     corpus = InMemory(sentences, paths)
-    vocab = Vocab.build(corpus, min_count=args.min_count)  # type: ignore[arg-type]
+    vocab = Vocab.build(corpus, VocabConfig(min_count=args.min_count))  # type: ignore[arg-type]
     runs = []  # (student, impl, seed, wall s, CPU s, scores)
     with tempfile.TemporaryDirectory() as work:
         encoded = encode_corpus(corpus, vocab, work)  # type: ignore[arg-type]

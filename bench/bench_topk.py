@@ -22,10 +22,13 @@ import numpy as np
 import torch
 from machine import cpu_name
 
-from ctx2static.pipeline.corpus import Corpus
+from ctx2static.pipeline.bf16 import fast_bf16
 from ctx2static.pipeline.extract import token_words
-from ctx2static.pipeline.teacher import Family, Scorer, Teacher, fast_bf16
-from ctx2static.pipeline.vocab import Vocab
+from ctx2static.pipeline.models import TeacherKind
+from ctx2static.pipeline.scorer import Scorer
+from ctx2static.pipeline.teacher import Teacher
+from ctx2static.text.corpus import Corpus
+from ctx2static.text.vocab import Vocab, VocabConfig
 
 PLAIN = "float32 product + topk (chunks of the same size)"
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "brown.txt.xz"
@@ -82,12 +85,12 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     teacher = Teacher.load(args.teacher)
-    if teacher.family is not Family.ENCODER:
+    if teacher.kind is not TeacherKind.ENCODER:
         sys.exit("bench_topk.py: use an encoder without an MLM head (its decoder is the input embeddings)")
     sents = [t for _, t in itertools.islice(Corpus([CORPUS]).sentences(), args.n)]
     x = states(teacher, sents)
     w = teacher.model.get_input_embeddings().weight.detach().float()
-    vocab = Vocab.build(Corpus([CORPUS]), min_count=5)
+    vocab = Vocab.build(Corpus([CORPUS]), VocabConfig(min_count=5))
     spelled = torch.from_numpy(np.flatnonzero(token_words(teacher, vocab, True) >= 0))
     decoders = {
         "whole vocabulary": None,
@@ -105,7 +108,7 @@ def main() -> None:
 
         ways[(label, PLAIN)] = plain
         for blocked, way in ((False, "float32 blocked product, block maxima"), (True, "bf16 candidates")):
-            sc = scorers[label] = Scorer.of(w, token_ids=ids, blocked=blocked)  # the bf16 one stays
+            sc = scorers[label] = Scorer.from_weights(w, token_ids=ids, blocked=blocked)  # the bf16 one stays
             ways[(label, f"Scorer.topk: {way}")] = lambda sc=sc: sc.topk(x, args.k)
     secs = {k: [] for k in ways}
     with torch.inference_mode():

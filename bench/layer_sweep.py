@@ -16,7 +16,8 @@ from ctx2static.eval import evaluate, load_benchmarks
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import Family
 from ctx2static.eval.suite import AVG5, avg5
-from ctx2static.pipeline.teacher import Teacher, Want, run_sorted
+from ctx2static.pipeline.batching import run_sorted
+from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.vectors import Vectors
 
 
@@ -32,7 +33,7 @@ def main() -> None:
     print(f"{args.teacher}: {len(words)} words of the avg5 sets", flush=True)
     for layer in args.layers:
         teacher.layer = layer
-        outs = run_sorted(encs, 4096, lambda b: teacher.forward(b, Want(vectors=True)))
+        outs = run_sorted(encs, 4096, lambda b: teacher.forward(b, Request(vectors=True)))
         matrix = np.stack([o.vectors[0] for o in outs])
         v = Vectors(words, matrix, np.ones(len(words), np.int64), {})
         print(f"layer {layer}: avg5 {avg5(evaluate(v, benchmarks, AnalogyConfig())).score:.1f}", flush=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-from ctx2static.pipeline.teacher import resolve
+from ctx2static.pipeline.models import resolve
 
 
 def main() -> None:

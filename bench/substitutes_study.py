@@ -22,10 +22,12 @@ import numpy as np
 
 import ctx2static.pipeline.extract as extract_mod
 from ctx2static.cache import Cache
-from ctx2static.pipeline.corpus import Corpus
-from ctx2static.pipeline.extract import ExtractConfig, extract, set_threads
+from ctx2static.pipeline.config import ExtractConfig
+from ctx2static.pipeline.extract import extract
 from ctx2static.pipeline.teacher import Teacher
-from ctx2static.pipeline.vocab import Vocab
+from ctx2static.text.corpus import Corpus
+from ctx2static.text.vocab import Vocab, VocabConfig
+from ctx2static.threads import torch_threads
 
 CLI = Path(__file__).resolve().parents[1] / "cli.py"
 K = 10
@@ -50,9 +52,9 @@ def main() -> None:
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
-    set_threads(args.threads)
+    torch_threads(args.threads).__enter__()  # this process only runs the study
     corpus = Corpus([args.corpus])
-    vocab = Vocab.build(corpus, min_count=5)
+    vocab = Vocab.build(corpus, VocabConfig(min_count=5))
     cfg = ExtractConfig(topk=K)
     rows, vectors = [], []
     for name in ("words", "whole"):

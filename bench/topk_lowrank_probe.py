@@ -14,8 +14,8 @@ import itertools
 
 import torch
 
-from ctx2static.pipeline.corpus import Corpus
 from ctx2static.pipeline.teacher import Teacher
+from ctx2static.text.corpus import Corpus
 
 CORPUS = "../shared/corpus/brown.txt.xz"
 

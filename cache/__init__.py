@@ -1,5 +1,9 @@
-"""The teacher cache: sharded HDF5 + Parquet with a manifest (readable without torch)."""
+"""The teacher cache, the contract between the teacher stage and the students (no torch needed).
 
-from ctx2static.cache.store import Cache, Shard
+``layout`` holds the file names and the one table of signals, ``writer`` writes a cache (extract
+and the tests' synthetic caches), ``reader`` opens it for the students, ``info`` describes it.
+"""
+
+from ctx2static.cache.reader import Cache, Shard
 
 __all__ = ["Cache", "Shard"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 
 import h5py
 
-from ctx2static.cache.store import SHARD_ARRAYS, VOCAB_H5, Cache
+from ctx2static.cache.layout import SIGNALS, VOCAB_H5
+from ctx2static.cache.reader import Cache
 
 
 def signal_bytes(cache: Cache) -> dict[str, int]:
@@ -22,9 +22,12 @@ def signal_bytes(cache: Cache) -> dict[str, int]:
             if name.endswith(".attn.parquet"):
                 sizes["attention"] = sizes.get("attention", 0) + os.path.getsize(p)
                 continue
-            with contextlib.suppress(OSError, KeyError, ValueError), h5py.File(p, "r") as f:  # corrupt
-                for key in f:
-                    sizes[key] = sizes.get(key, 0) + f[key].id.get_storage_size()
+            try:
+                with h5py.File(p, "r") as f:
+                    for key in f:
+                        sizes[key] = sizes.get(key, 0) + f[key].id.get_storage_size()
+            except (OSError, KeyError, ValueError):  # what h5py raises for a damaged file
+                continue  # verify() reports it
     return sizes
 
 
@@ -50,7 +53,7 @@ def describe(folder: str | os.PathLike, verify: bool = True) -> tuple[str, bool]
         "signal                bytes   bytes/word  description",
     ]
     for key, size in signal_bytes(cache).items():
-        desc = SHARD_ARRAYS.get(key, "attention context words, raw summed weights (SemGloVe sd)")
+        desc = SIGNALS[key].description
         lines.append(f"{key:<14}{size:>13,}  {size / max(n_words, 1):>10.1f}  {desc}")
     vocab_h5 = cache.folder / VOCAB_H5
     if vocab_h5.is_file():

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ctx2static.eval.benchmarks import AnalogySet
 from ctx2static.eval.results import Score
+from ctx2static.options import Options, Rule, opt
 from ctx2static.vectors import Vectors
 
 
 @dataclass(frozen=True)
-class AnalogyConfig:
+class AnalogyConfig(Options):
     """Search restricted to the ``top_n`` most frequent words (the vectors' first rows).
 
     ``eps`` is 3CosMul's epsilon (Levy & Goldberg 2014). Questions are solved in groups
@@ -21,22 +22,26 @@ class AnalogyConfig:
     3 x group_words x top_n x 4 bytes), scored ``chunk`` questions at a time (cache-sized).
     """
 
-    top_n: int = 30000
-    eps: float = 1e-3
-    group_words: int = 256
-    chunk: int = 16
+    top_n: int = opt(30000, "Analogy search over the N most frequent words.")
+    eps: float = opt(1e-3, "3CosMul's epsilon (Levy & Goldberg 2014).")
+    group_words: int = opt(256, "Distinct words per matrix product (memory).")
+    chunk: int = opt(16, "Questions scored at a time.")
+
+    def rules(self) -> Iterable[Rule]:
+        """Sizes positive."""
+        return [(name, getattr(self, name) >= 1, "at least 1") for name in ("top_n", "group_words", "chunk")]
 
 
 def question_rows(vectors: Vectors, questions: list[tuple[str, ...]], top_n: int) -> np.ndarray:
     """Rows (q, 4) of the words via ``Vectors.lookup``; -1 where a word is absent or not in the top N."""
     rows = np.full((len(questions), 4), -1, dtype=np.int64)
-    cache: dict[str, int] = {}
+    row_of: dict[str, int] = {}
     for q, words in enumerate(questions):
         for k, w in enumerate(words):
-            if w not in cache:
+            if w not in row_of:
                 i = vectors.lookup(w)
-                cache[w] = i if i is not None and i < top_n else -1
-            rows[q, k] = cache[w]
+                row_of[w] = i if i is not None and i < top_n else -1
+            rows[q, k] = row_of[w]
     return rows
 
 

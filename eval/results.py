@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio import atomic_write, write_json
 
 
 @dataclass(frozen=True)
@@ -38,6 +37,11 @@ class Score:
         d = asdict(self)
         d["score"] = None if math.isnan(self.score) else self.score
         return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Score:
+        """The inverse of :meth:`to_json` (null becomes NaN)."""
+        return cls(**{**d, "score": float("nan") if d["score"] is None else d["score"]})
 
 
 Results = Mapping[str, Sequence[Score]]
@@ -84,9 +88,8 @@ def write_markdown(path: str | os.PathLike, results: Results, notes: Sequence[st
         fh.write(format_markdown(results, notes))
 
 
-def write_json(path: str | os.PathLike, results: Results, config: Mapping[str, Any]) -> None:
+def write_results_json(path: str | os.PathLike, results: Results, config: Mapping[str, Any]) -> None:
     """Write ``{"config": ..., "results": {vectors: [score, ...]}}`` atomically."""
-    data = {"config": dict(config), "results": {k: [s.to_json() for s in v] for k, v in results.items()}}
-    with atomic_write(path, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1)
-        fh.write("\n")
+    write_json(
+        path, {"config": dict(config), "results": {k: [s.to_json() for s in v] for k, v in results.items()}}
+    )

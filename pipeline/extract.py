@@ -1,59 +1,29 @@
-"""Run a teacher once over a corpus and write the sharded, resumable cache (layout: cache/store.py)."""
+"""The teacher stage: run a teacher once over a corpus and hand each shard's arrays to the cache writer."""
 
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import h5py
 import numpy as np
 from tqdm import tqdm
 
-import ctx2static
-from ctx2static.cache.store import (
-    FORMAT_VERSION,
-    PCA_H5,
-    TEACHER_TOKENS,
-    VOCAB_H5,
-    VOCAB_TSV,
-    read_manifest,
-    sha256_file,
-    shard_name,
-    write_h5,
-    write_manifest,
-    write_parquet,
-)
+from ctx2static.cache.layout import PCA_H5
+from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
-from ctx2static.pipeline.corpus import Corpus
-from ctx2static.pipeline.vocab import Vocab
+from ctx2static.fileio import sha256_file
+from ctx2static.pipeline.config import ExtractConfig
+from ctx2static.text.corpus import Corpus
+from ctx2static.text.vocab import Vocab
 
-if TYPE_CHECKING:  # torch and transformers load only when a teacher runs, not for the CLI's options
+if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
     from ctx2static.pipeline.align import Encoding
-    from ctx2static.pipeline.teacher import Output, Teacher
-
-# the teacher forward's dtype (Teacher.load): auto = bfloat16 on a GPU (float16 without bf16), else float32
-PRECISIONS = ("auto", "float32", "bfloat16", "float16")
-
-
-@dataclass(frozen=True)
-class ExtractConfig:
-    """What to cache and how to batch (the per-occurrence signals are off unless asked for)."""
-
-    shard_size: int = 8192  # sentences per shard, length-sorted within one (pads Brown 3.5%; 2048: 9.9%)
-    max_length: int = 512  # teacher tokens per sentence (capped at the model's maximum)
-    paragraph: bool = False  # X2Static paragraph context (Eq. 4)
-    paragraph_max_length: int = 500  # X2Static reference code
-    vectors: bool = False  # subword-pooled vector per occurrence (ASE, BERT+Skip-gram, Context-to-Vec)
-    pca: int = 0  # reduce those vectors to this many dimensions, PCA fitted on the first shard (0 = off)
-    topk: int = 0  # SemGloVe md: top-k substitutes per occurrence (0 = off)
-    attention: int = 0  # SemGloVe sd: window +-S, top S context words (0 = off)
-    token_budget: int = 4096  # padded tokens per batch
-    max_sentences: int = 0  # 0 = the whole corpus
+    from ctx2static.pipeline.teacher import Teacher, TeacherOutput
 
 
 def _identity(teacher: Teacher, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -> dict:
@@ -64,7 +34,7 @@ def _identity(teacher: Teacher, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig
             "name": teacher.name,
             "source": teacher.source,
             "revision": teacher.fingerprint(),
-            "family": teacher.family.value,
+            "family": teacher.kind.value,
             "substitutes_from": teacher.decoder,
             "layer": "last" if teacher.layer == -1 else teacher.layer,
             "precision": teacher.precision,
@@ -78,21 +48,9 @@ def _identity(teacher: Teacher, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig
         "corpus_config": asdict(corpus.config),
         "vocab": {"sha256_16": vocab.digest(), "size": len(vocab)},
         "options": asdict(cfg),
-        "code_version": ctx2static.__version__,
-        "format": FORMAT_VERSION,
+        "code_version": version("ctx2static"),
     }
-    return json.loads(json.dumps(ident))
-
-
-def _diff(a: dict, b: dict, prefix: str = "") -> list[str]:
-    keys = sorted(set(a) | set(b))
-    out = []
-    for k in keys:
-        if isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
-            out += _diff(a[k], b[k], f"{prefix}{k}.")
-        elif a.get(k) != b.get(k):
-            out.append(f"{prefix}{k}")
-    return out
+    return ident
 
 
 def _chunks(it: Iterator, size: int) -> Iterator[list]:
@@ -147,7 +105,8 @@ def _shard_arrays(
     teacher: Teacher, cfg: ExtractConfig, vocab: Vocab, sents: list[tuple[int, list[str]]]
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None, dict]:
     """Run the teacher over one shard's sentences; return dense arrays, attention rows and stats."""
-    from ctx2static.pipeline.teacher import Want, run_sorted
+    from ctx2static.pipeline.batching import run_sorted
+    from ctx2static.pipeline.teacher import Request
 
     words = [toks for _, toks in sents]
     paras = np.asarray([pid for pid, _ in sents], dtype=np.int64)
@@ -155,8 +114,8 @@ def _shard_arrays(
     encs = teacher.encode(words, cfg.max_length)
     aligned = [e.complete for e in encs]
     occ = mark_occurrences(encs, wids)
-    want = Want(vectors=cfg.vectors, topk=cfg.topk, attention=cfg.attention)
-    outs: list[Output] = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, want))
+    request = Request(vectors=cfg.vectors, topk=cfg.topk, attention=cfg.attention)
+    outs: list[TeacherOutput] = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, request))
     arrays: dict[str, np.ndarray] = {
         "sent_para": paras,
         "sent_offsets": np.concatenate([[0], np.cumsum([len(w) for w in wids])]).astype(np.int64),
@@ -190,7 +149,7 @@ def _shard_arrays(
     if cfg.paragraph:
         limit = min(cfg.paragraph_max_length, teacher.max_length)
         p_encs, members = paragraph_inputs(teacher, paras, encs, words, limit)
-        p_outs = run_sorted(p_encs, cfg.token_budget, lambda b: teacher.forward(b, Want(vectors=True)))
+        p_outs = run_sorted(p_encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
         # a sentence cut by the paragraph limit keeps its own sentence context instead
         para_ctx = arrays["sent_ctx"].copy()
         for o, e, mem in zip(p_outs, p_encs, members, strict=True):
@@ -206,12 +165,11 @@ def _shard_arrays(
     return arrays, attn, stats
 
 
-def _pca(out: Path, manifest: dict, vectors: np.ndarray, dim: int) -> dict[str, np.ndarray]:
-    """Load the cache's PCA, or fit it on the first shard's vectors (SVD, signs fixed) and store it."""
-    path = out / PCA_H5
-    if PCA_H5 in manifest.get("aux_files", {}):
-        with h5py.File(path, "r") as f:
-            return {k: f[k][()] for k in f}
+def _pca(writer: CacheWriter, vectors: np.ndarray, dim: int) -> dict[str, np.ndarray]:
+    """The cache's PCA, fitted on the first shard's vectors (SVD, signs fixed) and stored with it."""
+    stored = writer.aux(PCA_H5)
+    if stored is not None:
+        return stored
     if len(vectors) < dim or vectors.shape[1] < dim:
         raise UserError(
             f"--pca {dim}: the first shard has {len(vectors)} vectors of width {vectors.shape[1]}; "
@@ -226,7 +184,7 @@ def _pca(out: Path, manifest: dict, vectors: np.ndarray, dim: int) -> dict[str, 
         "components": comps.astype(np.float32),
         "explained_variance_ratio": (sv[:dim] ** 2 / (sv**2).sum()).astype(np.float32),
     }
-    manifest.setdefault("aux_files", {})[PCA_H5] = write_h5(path, pca)
+    writer.add_aux(PCA_H5, pca)
     return pca
 
 
@@ -255,12 +213,19 @@ def word_substitutes(teacher: Teacher, words: np.ndarray, k: int) -> None:
     teacher.restrict_substitutes(ids)
 
 
-def _vocab_files(teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, words: np.ndarray, out: Path) -> dict:
-    """Per-word baselines ("token": input-embedding subword mean; "word": the word encoded alone)."""
-    from ctx2static.pipeline.teacher import Want, run_sorted
+def vocab_tables(
+    teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, words: np.ndarray
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The per-vocabulary tables and the teacher token table, written once at the end of extract.
+
+    Tables: "token" (input-embedding subword mean), "word" (the word encoded alone); the token
+    table maps each teacher token id to its string and the static word it spells (-1 for none).
+    """
+    from ctx2static.pipeline.batching import run_sorted
+    from ctx2static.pipeline.teacher import Request
 
     encs = teacher.encode([[w] for w in vocab.words], cfg.max_length)
-    outs = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, Want(vectors=True)))
+    outs = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
     emb = teacher.model.get_input_embeddings().weight.detach().float().cpu().numpy()
     token_emb = np.stack(
         [emb[e.ids[e.tok_group == 0]].mean(0) if (e.tok_group == 0).any() else emb[0] * 0 for e in encs]
@@ -272,51 +237,27 @@ def _vocab_files(teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, words: np.n
     }
     n_tok = len(teacher.tokenizer)
     strings = teacher.tokenizer.convert_ids_to_tokens(list(range(n_tok)))
-    return {
-        VOCAB_H5: write_h5(out / VOCAB_H5, arrays),
-        TEACHER_TOKENS: write_parquet(
-            out / TEACHER_TOKENS,
-            {
-                "id": np.arange(n_tok, dtype=np.int32),
-                "token": np.asarray([s if s is not None else "" for s in strings], dtype=object),
-                "word": words,
-            },
-        ),
+    tokens = {
+        "id": np.arange(n_tok, dtype=np.int32),
+        "token": np.asarray([s if s is not None else "" for s in strings], dtype=object),
+        "word": words,
     }
+    return arrays, tokens
 
 
 def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg: ExtractConfig) -> dict:
-    """Write (or resume) the cache in ``out``; return its manifest.
+    """Write (or resume) the cache in ``out``; return its manifest (plus this run's ``run`` timing).
 
-    Shards are written whole (temp name, then rename) and recorded in the manifest only after;
-    a re-run continues after the last recorded shard and yields the same bytes as one run.
+    The cache writer records each shard only once it is written whole, so a re-run continues
+    after the last recorded shard and yields the same bytes as one run.
     """
-    out = Path(out)
     words = token_words(teacher, vocab, corpus.config.lowercase)
     if cfg.topk:
         word_substitutes(teacher, words, cfg.topk)
-    ident = _identity(teacher, corpus, vocab, cfg)
-    manifest = read_manifest(out)
-    if manifest is not None:
-        diff = _diff(manifest.get("identity", {}), ident)
-        if diff:
-            raise UserError(
-                f"{out}: holds a cache from a different run (differs in {', '.join(diff[:6])}); "
-                "pass another --out or delete that folder"
-            )
-        if manifest.get("complete"):
-            return manifest
-        for stale in out.glob(".*.tmp"):  # left by a killed writer
-            stale.unlink()
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        vocab.save(out / VOCAB_TSV)
-        signals = ["sent_para", "sent_offsets", "word_ids", "word_aligned", "sent_ctx"]
-        signals += ["para_ctx"] * cfg.paragraph + ["occ_vec"] * cfg.vectors
-        signals += ["topk_ids", "topk_scores"] * bool(cfg.topk) + ["attention"] * bool(cfg.attention)
-        manifest = {"identity": ident, "signals": signals, "shards": [], "complete": False}
-        write_manifest(out, manifest)
-    done = len(manifest["shards"])
+    writer = CacheWriter.open(out, _identity(teacher, corpus, vocab, cfg), vocab)
+    if writer.complete:
+        return writer.manifest
+    done = writer.n_shards
     sentences = corpus.sentences()
     if cfg.max_sentences:
         sentences = itertools.islice(sentences, cfg.max_sentences)
@@ -330,33 +271,15 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
         if cfg.vectors:
             vec = arrays["occ_vec"]
             if cfg.pca:
-                pca = pca or _pca(out, manifest, vec, cfg.pca)
+                pca = pca or _pca(writer, vec, cfg.pca)
                 vec = (vec - pca["mean"]) @ pca["components"].T
             arrays["occ_vec"] = vec.astype(np.float16)
-        stem = shard_name(i)
-        files = {f"{stem}.h5": write_h5(out / f"{stem}.h5", arrays)}
-        if attn is not None:
-            files[f"{stem}.attn.parquet"] = write_parquet(out / f"{stem}.attn.parquet", attn)
-        manifest["shards"].append({"name": stem, "files": files, **stats})
-        write_manifest(out, manifest)
+        writer.add_shard(arrays, attn, stats)
         n_tok += stats["n_teacher_tokens"]
         bar.update(len(sents))
     bar.close()
     secs = time.perf_counter() - t0
-    if not manifest["shards"]:
+    if not writer.n_shards:
         raise UserError(f"{', '.join(map(str, corpus.paths))}: no sentences to extract")
-    manifest["vocab_files"] = _vocab_files(teacher, vocab, cfg, words, out)
-    totals = {k: sum(s[k] for s in manifest["shards"]) for k in manifest["shards"][0] if k.startswith("n_")}
-    manifest["totals"] = totals
-    manifest["complete"] = True
-    write_manifest(out, manifest)
-    manifest["run"] = {"seconds": secs, "teacher_tokens_per_s": n_tok / secs if secs else 0.0}
-    return manifest
-
-
-def set_threads(threads: int) -> None:
-    """Limit torch's CPU threads (0 = torch's default)."""
-    if threads:
-        import torch
-
-        torch.set_num_threads(threads)
+    manifest = writer.finish(*vocab_tables(teacher, vocab, cfg, words))
+    return {**manifest, "run": {"seconds": secs, "teacher_tokens_per_s": n_tok / secs if secs else 0.0}}

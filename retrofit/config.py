@@ -1,12 +1,12 @@
-"""Retrofitting options: one table of defaults shared by the API and the CLI (no numpy import)."""
+"""Retrofitting options: one table of defaults shared by the API, the CLI and studies (no numpy)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
-from ctx2static.errors import UserError
+from ctx2static.options import Options, Rule, opt
 
 
 class Method(str, Enum):
@@ -16,8 +16,8 @@ class Method(str, Enum):
     GRAPH = "graph"  # Zheng et al. 2022 (Context-to-Vec), Eq. 9-13
 
 
-@dataclass
-class RetrofitConfig:
+@dataclass(frozen=True)
+class RetrofitConfig(Options):
     """Defaults of the two papers and their reference code.
 
     ``alpha`` is Faruqui's weight of the original vector (beta_ij = 1/deg(i) is fixed).
@@ -28,23 +28,17 @@ class RetrofitConfig:
     unit length first, as both reference implementations do on reading.
     """
 
-    method: Method = Method.FARUQUI
-    iterations: int = 10
-    alpha: float = 1.0
-    a: float = 0.5
-    b: float = 0.5
-    nu: float = 100.0
-    sigma: float = 1.0
-    normalize: bool = True
+    method: Method = opt(Method.FARUQUI, "faruqui (Faruqui et al. 2015) or graph (Context-to-Vec Eq. 9-13).")
+    iterations: int = opt(10, "Update sweeps.")
+    alpha: float = opt(1.0, "faruqui: weight of the original vector.")
+    a: float = opt(0.5, "graph: a_i, weight of the original vector (Eq. 9).")
+    b: float = opt(0.5, "graph: b_i, weight of the neighbours (Eq. 9).")
+    nu: float = opt(100.0, "graph: Student-t degrees of freedom (Eq. 11).")
+    sigma: float = opt(1.0, "graph: kernel scale.")
+    normalize: bool = opt(True, "Scale input vectors to unit length first (as both reference codes do).")
 
-    def __post_init__(self) -> None:
-        self.method = Method(self.method)
-        if self.iterations < 0:
-            raise UserError(f"retrofit: iterations must be >= 0, got {self.iterations}")
-        for name in ("alpha", "a", "b", "nu", "sigma"):
-            if not getattr(self, name) > 0:
-                raise UserError(f"retrofit: {name} must be > 0, got {getattr(self, name)}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready form (for logs and the output's metadata)."""
-        return {**asdict(self), "method": self.method.value}
+    def rules(self) -> Iterable[Rule]:
+        """Weights positive, iterations a count."""
+        return [("iterations", self.iterations >= 0, ">= 0")] + [
+            (name, getattr(self, name) > 0, "> 0") for name in ("alpha", "a", "b", "nu", "sigma")
+        ]

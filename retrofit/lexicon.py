@@ -9,21 +9,20 @@ vocabulary is all lower case: then lexicon words are lower-cased too.
 
 from __future__ import annotations
 
-import gzip
-import lzma
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 import scipy.sparse as sp
 
 from ctx2static.errors import UserError
+from ctx2static.fileio import read_lines
 from ctx2static.resources import LEXICON_DIR
 
 BUNDLED = {"wordnet": LEXICON_DIR / "wordnet-synonyms.txt.xz"}
+LEXICON_FORMAT = "UTF-8 text, 'word nbr1 nbr2 ...' per line (plain, .gz, .xz or .bz2)"
 
 
 def resolve_lexicon(name: str | os.PathLike) -> Path:
@@ -36,46 +35,25 @@ def resolve_lexicon(name: str | os.PathLike) -> Path:
     return path
 
 
-def _open(path: Path) -> IO[bytes]:
-    if path.suffix == ".xz":
-        return lzma.open(path, "rb")
-    if path.suffix == ".gz":
-        return gzip.open(path, "rb")
-    return open(path, "rb")
-
-
 def read_lexicon(path: str | os.PathLike) -> Iterator[tuple[str, list[str]]]:
     """Yield ``(headword, neighbours)`` per line; fields are split on spaces and tabs only.
 
     Blank lines are skipped; other characters (PPDB holds a few control characters) are words.
-
     A line that is not UTF-8 text, holds a NUL byte or starts with whitespace (empty headword)
     raises :class:`UserError` naming the file and line number.
     """
     path = resolve_lexicon(path)
-    try:
-        with _open(path) as fh:
-            for lineno, raw in enumerate(fh, 1):
-                if b"\0" in raw:
-                    raise UserError(f"{path}: line {lineno} holds a NUL byte; is this a binary file?")
-                try:
-                    line = raw.decode("utf-8").rstrip("\r\n")
-                except UnicodeDecodeError:
-                    raise UserError(
-                        f"{path}: line {lineno} is not UTF-8 text; a lexicon is 'word nbr1 nbr2 ...'"
-                    ) from None
-                head, *fields = line.replace("\t", " ").split(" ")
-                nbrs = [w for w in fields if w]
-                if not head:
-                    if not nbrs:
-                        continue  # blank line
-                    raise UserError(
-                        f"{path}: line {lineno} has an empty headword (it starts with a space or tab); "
-                        "each line is 'word nbr1 nbr2 ...'"
-                    )
-                yield head, nbrs
-    except (lzma.LZMAError, gzip.BadGzipFile, EOFError) as exc:
-        raise UserError(f"{path}: cannot decompress ({exc}); re-download or unpack it") from None
+    for lineno, line in read_lines(path, LEXICON_FORMAT):
+        head, *fields = line.replace("\t", " ").split(" ")
+        nbrs = [w for w in fields if w]
+        if not head:
+            if not nbrs:
+                continue  # blank line
+            raise UserError(
+                f"{path}: line {lineno} has an empty headword (it starts with a space or tab); "
+                "each line is 'word nbr1 nbr2 ...'"
+            )
+        yield head, nbrs
 
 
 @dataclass

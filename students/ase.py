@@ -6,25 +6,35 @@ vector (the cache's ``occ_vec``). Words the cache never saw aligned are left out
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ctx2static.cache import Cache
+from ctx2static.options import Options, Rule, opt
 from ctx2static.students.cache_input import occurrence_means
 from ctx2static.vectors import Vectors
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Options):
     """ASE has no hyper-parameters beyond which words to keep."""
 
-    min_occurrences: int = 1  # words seen fewer times (aligned) are dropped
+    min_occurrences: int = opt(1, "Drop words the cache saw (aligned) fewer times.")
+
+    def rules(self) -> Iterable[Rule]:
+        """At least one occurrence."""
+        return [("min_occurrences", self.min_occurrences >= 1, "at least 1")]
+
+    def signals(self) -> tuple[str, ...]:
+        """The per-occurrence vectors it averages."""
+        return ("occ_vec",)
 
 
 def fit(cache: Cache, config: Config) -> Vectors:
     """Average the cached contextual vectors per word, streaming shard by shard."""
     means, seen = occurrence_means(cache)
-    keep = np.flatnonzero(seen >= max(config.min_occurrences, 1))
+    keep = np.flatnonzero(seen >= config.min_occurrences)
     words = [cache.vocab.words[i] for i in keep]
     return Vectors(words, means[keep], cache.vocab.counts[keep], {"occurrences": int(seen.sum())})

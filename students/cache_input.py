@@ -1,4 +1,4 @@
-"""What every cache student needs from a teacher cache: signal checks and per-occurrence ids.
+"""What cache students read besides their own signals: corpus ids, word means, start tables.
 
 Students read the cache through :class:`ctx2static.cache.Cache` only (no torch, no teacher).
 """
@@ -14,27 +14,7 @@ from tqdm import tqdm
 
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
-from ctx2static.pipeline.vocab import EncodedCorpus
-
-# extract's flag that writes each signal (for the error message)
-_FLAGS = {
-    "occ_vec": "--vectors",
-    "para_ctx": "--paragraph",
-    "topk_ids": "--topk K",
-    "attention": "--attention S",
-}
-
-
-def require(cache: Cache, signal: str, student: str) -> None:
-    """Fail with one line when ``cache`` lacks ``signal``, naming the extract flag that adds it."""
-    if signal not in cache.signals:
-        flag = _FLAGS.get(signal, signal)
-        raise UserError(
-            f"{cache.folder}: the cache has no '{signal}', which student '{student}' needs; "
-            f"run extract again with {flag}"
-        )
-    if cache.n_shards == 0:
-        raise UserError(f"{cache.folder}: the cache has no complete shard; run extract (it resumes)")
+from ctx2static.text.encoded import EncodedCorpus
 
 
 def encoded_corpus(cache: Cache) -> EncodedCorpus:
@@ -52,26 +32,23 @@ def encoded_corpus(cache: Cache) -> EncodedCorpus:
     return EncodedCorpus(np.concatenate(ids), np.concatenate(starts), np.concatenate(paras))
 
 
-def occurrence_means(cache: Cache, name: str = "ase") -> tuple[np.ndarray, np.ndarray]:
+def occurrence_means(cache: Cache, desc: str = "ase") -> tuple[np.ndarray, np.ndarray]:
     """Per vocabulary word: the mean of its cached contextual vectors (``occ_vec``), and how many.
 
     Streams shard by shard (a sparse word-by-occurrence sum per shard); words never seen aligned
     get a zero row and a count of 0.
     """
-    require(cache, "occ_vec", name)
     n_words = len(cache.vocab)
-    sums: np.ndarray | None = None
+    sums = np.zeros((n_words, cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]))
     seen = np.zeros(n_words, dtype=np.int64)
-    for shard in tqdm(cache.shards(["occ_vec"]), total=cache.n_shards, desc=name, file=sys.stderr):
+    for shard in tqdm(cache.shards(["occ_vec"]), total=cache.n_shards, desc=desc, file=sys.stderr):
         ids = shard["word_ids"][shard.occurrences()]
         vecs = shard["occ_vec"].astype(np.float32)
         member = sp.csr_matrix(
             (np.ones(len(ids), np.float32), (ids, np.arange(len(ids)))), (n_words, len(ids))
         )
-        part = (member @ vecs).astype(np.float64)
-        sums = part if sums is None else sums + part
+        sums += member @ vecs
         seen += np.bincount(ids, minlength=n_words)
-    assert sums is not None  # require() guarantees a shard
     return (sums / np.maximum(seen, 1)[:, None]).astype(np.float32), seen
 
 
@@ -83,6 +60,11 @@ class Init(str, enum.Enum):
     TOKEN = "token"
     ASE = "ase"  # the average contextual vectors (words never seen: the ``word`` table)
     AUTO = "auto"  # ``ase`` when the cache has per-occurrence vectors, else ``word``
+
+
+def init_signals(init: Init) -> tuple[str, ...]:
+    """The cache signals a start table needs (``ase`` reads the per-occurrence vectors)."""
+    return ("occ_vec",) if Init(init) is Init.ASE else ()
 
 
 def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:

@@ -12,8 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
-from ctx2static.students.kernels import Word2VecConfig, add_to_row, draw_targets, ns_update, train
+from ctx2static.options import opt
+from ctx2static.students.sampling import draw_targets
+from ctx2static.students.word2vec import Word2VecConfig, add_to_row, ns_update, train
+from ctx2static.text.encoded import EncodedCorpus
+from ctx2static.text.vocab import Vocab
 from ctx2static.vectors import Vectors
 
 
@@ -21,8 +24,8 @@ from ctx2static.vectors import Vectors
 class Config(Word2VecConfig):
     """word2vec CBOW defaults: alpha 0.05, mean of the context (other fields in :class:`Word2VecConfig`)."""
 
-    alpha: float = 0.05
-    cbow_mean: bool = True
+    alpha: float = opt(0.05, "Initial learning rate, decayed linearly to min_alpha (CBOW).")
+    cbow_mean: bool = opt(True, "Hidden vector = mean of the context (else their sum).")
 
 
 @njit(fastmath=True, inline="always")

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from tqdm.auto import tqdm
 
 from ctx2static.errors import UserError
-from ctx2static.pipeline.vocab import EncodedCorpus
+from ctx2static.text.encoded import EncodedCorpus
 
 # Triples per chunk (16 bytes each: int32 row, int32 col, float64 weight): 64 MiB of scratch.
 CHUNK_PAIRS = 1 << 22

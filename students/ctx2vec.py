@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from ctx2static.cache import Cache
+from ctx2static.options import opt
 from ctx2static.students.contextual import Batch, ContextualConfig, train
 from ctx2static.vectors import Vectors
 
@@ -25,11 +26,11 @@ from ctx2static.vectors import Vectors
 class Config(ContextualConfig):
     """Context-to-Vec reference-code defaults (other fields in :class:`ContextualConfig`)."""
 
-    lr: float = 0.08
-    e1: float = 1.0
-    e2: float = 1.0
-    e3: float = 1.0
-    mix: float = 0.5  # l1 = l2 of Eq. 4
+    lr: float = opt(0.08, "SGD learning rate, decayed linearly (reference code).")
+    e1: float = opt(1.0, "Weight of L1, the semantic loss (Eq. 8; the paper gives none).")
+    e2: float = opt(1.0, "Weight of L2, the contextualised loss.")
+    e3: float = opt(1.0, "Weight of L3, the negatives.")
+    mix: float = opt(0.5, "l1 = l2 of Eq. 4: the centre's share in V_context.")
 
 
 def loss(

@@ -16,13 +16,13 @@ once), output ``w + w~``. Checkpoints hold the AdaGrad state, so a resumed run c
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
+import logging
 import os
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -33,27 +33,58 @@ from tqdm.auto import tqdm
 
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write
-from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
+from ctx2static.options import Options, Rule, opt
 from ctx2static.students.cooc import window_cooccurrence
+from ctx2static.text.encoded import EncodedCorpus
+from ctx2static.text.vocab import Vocab
+from ctx2static.threads import numba_threads
 from ctx2static.vectors import Vectors
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Options):
     """GloVe defaults (Pennington 2014; SemGloVe Sec. 3.1; GloVe C ``glove.c`` / ``demo.sh``)."""
 
-    dim: int = 100  # paper and SemGloVe: 300; 100 here for parity with the sgns/cbow baselines
-    window: int = 10  # paper Sec. 4.2: symmetric 10 words, 1/d weights (GloVe C demo.sh: 15)
-    xmax: float = 10.0  # SemGloVe Eq. 3 and GloVe C demo.sh (Pennington 2014 and glove.c: 100)
-    alpha: float = 0.75  # Pennington Eq. 9
-    lr: float = 0.05  # AdaGrad initial rate (glove.c -eta)
-    epochs: int = 25  # glove.c default (demo.sh: 15; paper: 50 below 300-d, else 100; SemGloVe: 100)
-    grad_clip: float = 100.0  # glove.c -grad-clip, on the lr-scaled gradient per coordinate
-    threads: int = 0  # 0 = all cores (Numba's thread count)
-    seed: int = 1
-    checkpoint_every: int = 0  # write the checkpoint every N epochs (0 = off; glove.c -checkpoint-every)
-    checkpoint: str | None = None  # checkpoint file: resumed from when it exists, written as above
-    abtt: int | None = None  # all-but-the-top on the result (students/postprocess.py; None = off)
+    dim: int = opt(100, "Vector size (paper and SemGloVe: 300; 100 as the sgns/cbow baselines).")
+    window: int = opt(10, "Symmetric window, 1/d weights (paper Sec. 4.2; GloVe C demo.sh: 15).")
+    xmax: float = opt(10.0, "Cap of f(x) (SemGloVe Eq. 3, GloVe C demo.sh; paper and glove.c: 100).")
+    alpha: float = opt(0.75, "Exponent of f(x) (Pennington Eq. 9).")
+    lr: float = opt(0.05, "AdaGrad initial rate (glove.c -eta).")
+    epochs: int = opt(25, "Passes over the nonzeros (glove.c; demo.sh 15, paper 50-100, SemGloVe 100).")
+    grad_clip: float = opt(100.0, "Clip of the lr-scaled gradient per coordinate (glove.c -grad-clip).")
+    threads: int = opt(0, "Numba threads (0 = all cores).")
+    seed: int = opt(1, "Random seed.")
+    checkpoint_every: int = opt(
+        0, "Write the checkpoint every N epochs (0 = off; glove.c -checkpoint-every)."
+    )
+    checkpoint: str | None = opt(None, "Checkpoint file: resumed from when it exists, written as above.")
+    abtt: int | None = opt(None, "All-but-the-top on the result (students/postprocess.py; none = off).")
+
+    def rules(self) -> Iterable[Rule]:
+        """Sizes and rates positive; a checkpoint needs a file path."""
+        return [
+            ("dim", self.dim >= 1, "at least 1"),
+            ("window", self.window >= 1, "at least 1"),
+            ("epochs", self.epochs >= 1, "at least 1"),
+            ("xmax", self.xmax > 0, "positive"),
+            ("alpha", self.alpha > 0, "positive"),
+            ("lr", self.lr > 0, "positive"),
+            ("grad_clip", self.grad_clip > 0, "positive"),
+            ("threads", self.threads >= 0, "0 (all cores) or more"),
+            ("checkpoint_every", self.checkpoint_every >= 0, "0 (off) or more"),
+            (
+                "checkpoint_every",
+                not self.checkpoint_every or bool(self.checkpoint),
+                "0 without checkpoint=PATH",
+            ),
+            (
+                "checkpoint",
+                not (self.checkpoint and os.path.isdir(self.checkpoint)),
+                "a file path, not a folder",
+            ),
+        ]
 
 
 @dataclass
@@ -164,20 +195,6 @@ def _adagrad_epoch(
         costs[t] = cost
 
 
-@contextlib.contextmanager
-def numba_threads(threads: int) -> Iterator[int]:
-    """Run the block with ``threads`` Numba threads (0 = all; capped at Numba's pool size)."""
-    if threads < 0:
-        raise UserError(f"threads={threads}: use 0 for all cores or a positive count")
-    pool = numba.config.NUMBA_NUM_THREADS
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(threads, pool) if threads else pool)
-    try:
-        yield numba.get_num_threads()
-    finally:
-        numba.set_num_threads(before)
-
-
 def train_glove(cooc: sp.spmatrix, config: Config, progress: bool = True) -> GloveState:
     """Fit GloVe to a square co-occurrence matrix (rows: words, columns: contexts) by AdaGrad.
 
@@ -185,7 +202,6 @@ def train_glove(cooc: sp.spmatrix, config: Config, progress: bool = True) -> Glo
     zeros are skipped, negative entries are an error. Returns the state after ``config.epochs``
     epochs, resuming from ``config.checkpoint`` when that file exists.
     """
-    _check_config(config)
     x = sp.csr_matrix(cooc, dtype=np.float64)
     if x.shape[0] != x.shape[1]:
         raise UserError(f"co-occurrence matrix is {x.shape[0]}x{x.shape[1]}; GloVe needs a square one")
@@ -224,17 +240,16 @@ def train_glove(cooc: sp.spmatrix, config: Config, progress: bool = True) -> Glo
 
 def fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors:
     """GloVe baseline: window co-occurrences of the corpus, then :func:`train_glove`; vectors ``w + w~``."""
-    _check_config(config)
     start = time.perf_counter()
     with numba_threads(config.threads):
         cooc = window_cooccurrence(corpus, len(vocab), config.window)
     cooc_seconds = time.perf_counter() - start
     state = train_glove(cooc, config)
     per_epoch = float(np.mean(state.seconds)) if state.seconds else 0.0
-    tqdm.write(
-        f"glove: {cooc.nnz:,} nonzeros in {cooc_seconds:.1f} s; {state.epoch} epochs, "
-        f"{per_epoch:.2f} s/epoch, cost {state.costs[0]:.5f} -> {state.costs[-1]:.5f}"
-    )
+    log.info(
+        "glove: %s nonzeros in %.1f s; %d epochs, %.2f s/epoch, cost %.5f -> %.5f",
+        f"{cooc.nnz:,}", cooc_seconds, state.epoch, per_epoch, state.costs[0], state.costs[-1],
+    )  # fmt: skip
     meta = {
         "nonzeros": int(cooc.nnz),
         "cooc_seconds": round(cooc_seconds, 2),
@@ -287,7 +302,7 @@ def _resume(config: Config, fingerprint: str, n_words: int) -> GloveState | None
         raise UserError(
             f"{path}: checkpoint is at epoch {state.epoch} > epochs={config.epochs}; raise epochs"
         )
-    tqdm.write(f"glove: resuming from {path} at epoch {state.epoch}")
+    log.info("glove: resuming from %s at epoch %d", path, state.epoch)
     return state
 
 
@@ -296,16 +311,3 @@ def _fingerprint(x: sp.csr_matrix) -> str:
     for a in (x.indptr, x.indices, x.data):
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()[:16]
-
-
-def _check_config(config: Config) -> None:
-    for key in ("dim", "window", "epochs"):
-        if getattr(config, key) < 1:
-            raise UserError(f"glove option {key}={getattr(config, key)} must be at least 1")
-    for key in ("xmax", "alpha", "lr", "grad_clip"):
-        if not getattr(config, key) > 0:
-            raise UserError(f"glove option {key}={getattr(config, key)} must be positive")
-    if config.checkpoint_every and not config.checkpoint:
-        raise UserError("checkpoint_every is set but checkpoint is not; add --set checkpoint=PATH")
-    if config.checkpoint and os.path.isdir(config.checkpoint):
-        raise UserError(f"{config.checkpoint}: checkpoint must be a file path, not a folder")

@@ -1,30 +1,38 @@
-"""Which students exist, what each trains from, and how a run is configured.
+"""Which students exist and everything known about each: its input, plain counterpart and loss.
 
-Every student module exposes a ``Config`` dataclass (its paper's defaults, written once) and a
-``fit`` function. Text students (plain baselines) take the encoded corpus:
-``fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors``.
+Every student module exposes a ``Config`` (an :class:`~ctx2static.options.Options` dataclass with
+its paper's defaults, written once) and a ``fit`` function. Text students (plain baselines) take
+the encoded corpus: ``fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors``.
 Cache students (distilled and the contextual baselines) take a teacher cache:
-``fit(cache: Cache, config: Config) -> Vectors``.
+``fit(cache: Cache, config: Config) -> Vectors``; their ``Config.signals()`` names the cache
+signals the run needs, so a missing one is refused before any work (and, in a study, before the
+teacher runs).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import importlib
+import logging
 import os
 import tempfile
 import time
 import types
-import typing
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ctx2static.cache import Cache
+from ctx2static.cache.layout import SIGNALS, missing_signals
 from ctx2static.errors import UserError
-from ctx2static.pipeline.corpus import Corpus
-from ctx2static.pipeline.vocab import Vocab, encode_corpus
+from ctx2static.options import Options, configure
 from ctx2static.students.postprocess import all_but_the_top
+from ctx2static.text.corpus import Corpus
+from ctx2static.text.encoded import encode_corpus
+from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.vectors import Vectors
+
+log = logging.getLogger(__name__)
 
 
 class Source(str, enum.Enum):
@@ -36,140 +44,82 @@ class Source(str, enum.Enum):
 
 @dataclass(frozen=True)
 class StudentSpec:
-    """One trainable student: its CLI name, module and input."""
+    """One trainable student: its CLI name, module, input and what the report says of it."""
 
     name: str
     module: str
     source: Source
     summary: str
+    baseline: str | None = None  # the plain student it is compared with (the report's deltas)
+    loss_label: str | None = None  # what its ``loss_per_epoch`` averages (None: it records none)
     presets: tuple[tuple[str, str], ...] = ()  # config values fixed by the name (e.g. table=word)
 
 
+_MODULE = "ctx2static.students."
 STUDENTS: dict[str, StudentSpec] = {
     s.name: s
     for s in [
-        StudentSpec("sgns", "ctx2static.students.sgns", Source.TEXT, "skip-gram, negative sampling"),
-        StudentSpec("cbow", "ctx2static.students.cbow", Source.TEXT, "CBOW, negative sampling"),
-        StudentSpec("glove", "ctx2static.students.glove", Source.TEXT, "GloVe on window co-occurrences"),
-        StudentSpec("bert-sg", "ctx2static.students.bert_sg", Source.CACHE, "BERT+Skip-gram"),
-        StudentSpec("ctx2vec", "ctx2static.students.ctx2vec", Source.CACHE, "Context-to-Vec"),
-        StudentSpec("x2static", "ctx2static.students.x2static", Source.CACHE, "X2Static (sent/para)"),
-        StudentSpec(
-            "semglove", "ctx2static.students.semglove", Source.CACHE, "SemGloVe (window/attention/lm)"
-        ),
-        StudentSpec("ase", "ctx2static.students.ase", Source.CACHE, "average contextual vectors"),
-        StudentSpec(
-            "token",
-            "ctx2static.students.teacher_tables",
-            Source.CACHE,
-            "teacher input embeddings",
-            (("table", "token"),),
-        ),
-        StudentSpec(
-            "word",
-            "ctx2static.students.teacher_tables",
-            Source.CACHE,
-            "teacher on each word alone",
-            (("table", "word"),),
-        ),
+        StudentSpec("sgns", _MODULE + "sgns", Source.TEXT, "skip-gram, negative sampling", None,
+                    "NS loss per pair"),
+        StudentSpec("cbow", _MODULE + "cbow", Source.TEXT, "CBOW, negative sampling", None,
+                    "NS loss per centre word"),
+        StudentSpec("glove", _MODULE + "glove", Source.TEXT, "GloVe on window co-occurrences", None,
+                    "cost J per nonzero"),
+        StudentSpec("bert-sg", _MODULE + "bert_sg", Source.CACHE, "BERT+Skip-gram", "sgns",
+                    "loss per centre word"),
+        StudentSpec("ctx2vec", _MODULE + "ctx2vec", Source.CACHE, "Context-to-Vec", "sgns",
+                    "loss per centre word"),
+        StudentSpec("x2static", _MODULE + "x2static", Source.CACHE, "X2Static (sent/para)", "cbow",
+                    "loss per target"),
+        StudentSpec("semglove", _MODULE + "semglove", Source.CACHE, "SemGloVe (window/attention/lm)",
+                    "glove", "cost J per nonzero"),
+        StudentSpec("ase", _MODULE + "ase", Source.CACHE, "average contextual vectors", "sgns"),
+        StudentSpec("token", _MODULE + "teacher_tables", Source.CACHE, "teacher input embeddings", "sgns",
+                    presets=(("table", "token"),)),
+        StudentSpec("word", _MODULE + "teacher_tables", Source.CACHE, "teacher on each word alone", "sgns",
+                    presets=(("table", "word"),)),
     ]
-}
+}  # fmt: skip
+
+
+def spec(name: str) -> StudentSpec:
+    """The spec of student ``name``; an unknown name is a one-line error listing the students."""
+    found = STUDENTS.get(name)
+    if found is None:
+        raise UserError(f"unknown student '{name}'; choose one of: {', '.join(STUDENTS)}")
+    return found
 
 
 def load_student(name: str) -> types.ModuleType:
     """Import the module of student ``name`` (it holds ``Config`` and ``fit``)."""
-    spec = STUDENTS.get(name)
-    if spec is None:
-        raise UserError(f"unknown student '{name}'; choose one of: {', '.join(STUDENTS)}")
-    try:
-        return importlib.import_module(spec.module)
-    except ModuleNotFoundError as exc:
-        if exc.name == spec.module:
-            raise UserError(f"student '{name}' is not built yet") from None
-        raise
+    return importlib.import_module(spec(name).module)
 
 
-def configure(config_cls: type, overrides: dict[str, Any]) -> Any:
-    """Build ``config_cls`` from its defaults plus ``overrides`` (strings are cast to field types).
-
-    Unknown keys and values that do not parse are one-line :class:`UserError`s.
-    """
-    fields = {f.name: f for f in dataclasses.fields(config_cls)}
-    hints = typing.get_type_hints(config_cls)
-    kwargs: dict[str, Any] = {}
-    for key, value in overrides.items():
-        key = key.replace("-", "_")
-        if key not in fields:
-            raise UserError(
-                f"{config_cls.__module__.rsplit('.', 1)[-1]} has no option '{key}'; "
-                f"its options are: {', '.join(fields)}"
-            )
-        kwargs[key] = _cast(key, value, hints[key]) if isinstance(value, str) else value
-    return config_cls(**kwargs)
-
-
-def _cast(key: str, value: str, hint: Any) -> Any:
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    target = args[0] if typing.get_origin(hint) in (typing.Union, types.UnionType) and args else hint
-    try:
-        if target is bool:
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        if value.lower() == "none" and type(None) in typing.get_args(hint):
-            return None
-        return target(value)
-    except (TypeError, ValueError):
-        raise UserError(
-            f"option {key}={value!r} is not a valid {getattr(target, '__name__', target)}"
-        ) from None
-
-
-def _setup(
-    name: str, source: Source, overrides: dict[str, Any] | None, echo: typing.Callable[[str], None]
-) -> tuple[types.ModuleType, Any]:
+def student_config(name: str, overrides: Mapping[str, Any] | None = None) -> Options:
+    """Student ``name``'s config: its defaults, then ``overrides``, then the presets its name fixes."""
     module = load_student(name)
-    spec = STUDENTS[name]
-    if spec.source is not source:
-        want = "--cache DIR (a teacher cache)" if spec.source is Source.CACHE else "--corpus FILE"
-        raise UserError(f"student '{name}' trains from {spec.source.value}; pass {want}")
-    config = configure(module.Config, {**(overrides or {}), **dict(spec.presets)})
-    echo(f"{name}: {config}")
-    return module, config
+    return configure(module.Config, {**(overrides or {}), **dict(spec(name).presets)}, what=name)
 
 
-def fit_cache_student(
-    name: str,
-    cache_dir: str | os.PathLike,
-    overrides: dict[str, Any] | None = None,
-    echo: typing.Callable[[str], None] = print,
-) -> Vectors:
-    """Teacher cache -> student ``name`` -> vectors (with metadata); no teacher is loaded."""
-    from ctx2static.cache import Cache
-
-    module, config = _setup(name, Source.CACHE, overrides, echo)
-    cache = Cache.open(cache_dir)
-    if not cache.complete:
-        echo(f"warning: {cache_dir} is incomplete ({cache.n_shards} shards); training on what is there")
-    n_tokens = int(cache.manifest.get("totals", {}).get("n_words", 0))
-    start = time.perf_counter()
-    vectors = _postprocess(module.fit(cache, config), config)
-    seconds = time.perf_counter() - start
-    epochs = getattr(config, "epochs", 1)
-    vectors.meta.update(
-        student=name,
-        config=_jsonable(dataclasses.asdict(config)),
-        cache=str(cache_dir),
-        teacher=cache.manifest.get("identity", {}).get("teacher", {}).get("name"),
-        train_seconds=round(seconds, 2),
-        tokens_per_second=round(n_tokens * epochs / max(seconds, 1e-9)),
-    )
-    return vectors
+def needed_signals(name: str, config: Options) -> tuple[str, ...]:
+    """The cache signals student ``name`` needs with ``config`` (none for text students)."""
+    if spec(name).source is Source.TEXT:
+        return ()
+    return tuple(config.signals())  # type: ignore[attr-defined]
 
 
-def _postprocess(vectors: Vectors, config: Any) -> Vectors:
+def check_signals(name: str, config: Options, available: Iterable[str], where: str) -> None:
+    """Refuse, in one line naming the extract flag, a cache (``where``) without a signal the run needs."""
+    missing = missing_signals(needed_signals(name, config), available)
+    if missing:
+        flags = ", ".join(dict.fromkeys(SIGNALS[s].flag for s in missing))
+        raise UserError(
+            f"{where}: student '{name}' needs the cache signal '{missing[0]}', which this teacher does "
+            f"not extract; extract again with {flags}"
+        )
+
+
+def _postprocess(vectors: Vectors, config: Options) -> Vectors:
     """Apply the config's ``abtt`` (all-but-the-top; None = off) to the trained table."""
     n_components = getattr(config, "abtt", None)
     if n_components is None:
@@ -178,37 +128,72 @@ def _postprocess(vectors: Vectors, config: Any) -> Vectors:
     return vectors
 
 
-def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: v.value if isinstance(v, enum.Enum) else v for k, v in d.items()}
+def _timed(name: str, config: Options, n_tokens: int, began: float, fit: Any, *args: Any) -> Vectors:
+    """Run ``fit(*args, config)`` and post-process; record the student, config, seconds and throughput.
 
-
-def fit_text_student(
-    name: str,
-    corpus: Corpus,
-    min_count: int = 5,
-    max_vocab: int | None = None,
-    overrides: dict[str, Any] | None = None,
-    echo: typing.Callable[[str], None] = print,
-) -> Vectors:
-    """Corpus -> vocabulary -> encoded corpus -> student ``name`` -> vectors (with metadata)."""
-    module, config = _setup(name, Source.TEXT, overrides, echo)
-    vocab = Vocab.build(corpus, min_count=min_count, max_vocab=max_vocab)
-    with tempfile.TemporaryDirectory(prefix="ctx2static-enc-") as work:
-        encoded = encode_corpus(corpus, vocab, work)
-        n_tokens = len(encoded.ids)
-        echo(f"corpus: {n_tokens:,} tokens, {encoded.n_sentences:,} sentences, {len(vocab):,} words")
-        start = time.perf_counter()
-        vectors = _postprocess(module.fit(encoded, vocab, config), config)
-        seconds = time.perf_counter() - start
+    ``seconds`` counts from ``began`` (reading the corpus or cache included), ``train_seconds``
+    only the fit; tokens/s are corpus tokens times epochs over the fit.
+    """
+    log.info("%s: %s", name, config)
+    start = time.perf_counter()
+    vectors = _postprocess(fit(*args, config), config)
+    end = time.perf_counter()
     epochs = getattr(config, "epochs", 1)
     vectors.meta.update(
         student=name,
-        config=_jsonable(dataclasses.asdict(config)),
+        config=config.to_dict(),
+        seconds=round(end - began, 2),
+        train_seconds=round(end - start, 2),
+        tokens_per_second=round(n_tokens * epochs / max(end - start, 1e-9)),
+    )
+    return vectors
+
+
+StudentOptions = Options | Mapping[str, Any] | None
+"""A student's config, or overrides of its defaults (``{"epochs": 2}``), or None for the defaults."""
+
+
+def _config(name: str, config: StudentOptions) -> Options:
+    return config if isinstance(config, Options) else student_config(name, config)
+
+
+def fit_cache_student(name: str, cache_dir: str | os.PathLike, config: StudentOptions = None) -> Vectors:
+    """Teacher cache -> student ``name`` -> vectors (with metadata); no teacher is loaded."""
+    if spec(name).source is not Source.CACHE:
+        raise UserError(f"student '{name}' trains from the corpus text; pass --corpus FILE")
+    config = _config(name, config)
+    began = time.perf_counter()
+    cache = Cache.open(cache_dir)
+    check_signals(name, config, cache.signals, str(cache_dir))
+    if cache.n_shards == 0:
+        raise UserError(f"{cache_dir}: the cache has no complete shard; run extract (it resumes)")
+    if not cache.complete:
+        log.warning("%s is incomplete (%d shards); training on what is there", cache_dir, cache.n_shards)
+    vectors = _timed(name, config, cache.totals("n_words"), began, load_student(name).fit, cache)
+    vectors.meta.update(
+        cache=str(cache_dir), teacher=cache.manifest["identity"].get("teacher", {}).get("name")
+    )
+    return vectors
+
+
+def fit_text_student(
+    name: str, corpus: Corpus, vocab_config: VocabConfig | None = None, config: StudentOptions = None
+) -> Vectors:
+    """Corpus -> vocabulary -> encoded corpus -> student ``name`` -> vectors (with metadata)."""
+    if spec(name).source is not Source.TEXT:
+        raise UserError(f"student '{name}' trains from a teacher cache; pass --cache DIR")
+    config, vocab_config = _config(name, config), vocab_config or VocabConfig()
+    began = time.perf_counter()
+    vocab = Vocab.build(corpus, vocab_config)
+    with tempfile.TemporaryDirectory(prefix="ctx2static-enc-") as work:
+        encoded = encode_corpus(corpus, vocab, work)
+        n_tokens = len(encoded.ids)
+        log.info("corpus: %s tokens, %s sentences, %s words", f"{n_tokens:,}", f"{encoded.n_sentences:,}",
+                 f"{len(vocab):,}")  # fmt: skip
+        vectors = _timed(name, config, n_tokens, began, load_student(name).fit, encoded, vocab)
+    vectors.meta.update(
         corpus=[str(p) for p in corpus.paths],
-        corpus_config=dataclasses.asdict(corpus.config),
-        min_count=min_count,
-        max_vocab=max_vocab,
-        train_seconds=round(seconds, 2),
-        tokens_per_second=round(n_tokens * epochs / max(seconds, 1e-9)),
+        corpus_config=corpus.config.to_dict(),
+        vocab_config=vocab_config.to_dict(),
     )
     return vectors

@@ -17,6 +17,7 @@ exp(s_j - s_1) is positive whatever the logits' sign), or ``reciprocal`` = 1 / r
 from __future__ import annotations
 
 import enum
+import logging
 import sys
 import time
 from dataclasses import dataclass
@@ -26,10 +27,14 @@ import scipy.sparse as sp
 from tqdm import tqdm
 
 from ctx2static.cache import Cache
+from ctx2static.options import opt
 from ctx2static.students import glove
-from ctx2static.students.cache_input import encoded_corpus, require
+from ctx2static.students.cache_input import encoded_corpus
 from ctx2static.students.cooc import window_cooccurrence
+from ctx2static.threads import numba_threads
 from ctx2static.vectors import Vectors
+
+log = logging.getLogger(__name__)
 
 
 class Cooc(str, enum.Enum):
@@ -51,9 +56,15 @@ class Weighting(str, enum.Enum):
 class Config(glove.Config):
     """SemGloVe: the GloVe trainer's defaults plus the source of X and its weighting."""
 
-    cooc: Cooc = Cooc.ATTENTION
-    weighting: Weighting = Weighting.DIVIDE
-    abtt: int | None = 1  # all-but-the-top on the result (students/postprocess.py; None = off)
+    cooc: Cooc = opt(Cooc.ATTENTION, "Source of X: window counts, attention (sd) or LM substitutes (md).")
+    weighting: Weighting = opt(Weighting.DIVIDE, "dis of a pair: score / top score, or 1 / rank.")
+    abtt: int | None = opt(1, "All-but-the-top on the result (students/postprocess.py; none = off).")
+
+    def signals(self) -> tuple[str, ...]:
+        """Attention rows (sd) or top-k substitutes (md); the window variant reads only word ids."""
+        return {Cooc.WINDOW: (), Cooc.ATTENTION: ("attention",), Cooc.LM: ("topk_ids", "topk_scores")}[
+            Cooc(self.cooc)
+        ]
 
 
 def pair_weights(group: np.ndarray, score: np.ndarray, weighting: Weighting) -> np.ndarray:
@@ -120,25 +131,22 @@ def cooccurrence(cache: Cache, config: Config) -> sp.csr_matrix:
     if source is Cooc.WINDOW:
         return window_cooccurrence(encoded_corpus(cache), len(cache.vocab), config.window)
     if source is Cooc.ATTENTION:
-        require(cache, "attention", "semglove")
         return attention_cooccurrence(cache, Weighting(config.weighting))
-    require(cache, "topk_ids", "semglove")
     return lm_cooccurrence(cache, Weighting(config.weighting))
 
 
 def fit(cache: Cache, config: Config) -> Vectors:
     """Build X from the cache, fit GloVe (:func:`glove.train_glove`), return ``w + w~``."""
     start = time.perf_counter()
-    with glove.numba_threads(config.threads):
+    with numba_threads(config.threads):
         x = cooccurrence(cache, config)
     built = time.perf_counter() - start
     state = glove.train_glove(x, config)
-    print(
-        f"semglove ({Cooc(config.cooc).value}, {Weighting(config.weighting).value}): "
-        f"X has {x.nnz:,} nonzeros (built in {built:.1f} s); "
-        f"cost {state.costs[0]:.5f} -> {state.costs[-1]:.5f}",
-        file=sys.stderr,
-    )
+    log.info(
+        "semglove (%s, %s): X has %s nonzeros (built in %.1f s); cost %.5f -> %.5f",
+        Cooc(config.cooc).value, Weighting(config.weighting).value, f"{x.nnz:,}", built,
+        state.costs[0], state.costs[-1],
+    )  # fmt: skip
     meta = {
         "nonzeros": int(x.nnz),
         "cooc_seconds": round(built, 2),

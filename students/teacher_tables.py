@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass
 
 from ctx2static.cache import Cache
+from ctx2static.options import Options, opt
 from ctx2static.vectors import Vectors
 
 
@@ -22,10 +23,14 @@ class Table(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Options):
     """Which table (set by the student's name: ``token`` or ``word``)."""
 
-    table: Table = Table.WORD
+    table: Table = opt(Table.WORD, "The per-vocabulary table exported.")
+
+    def signals(self) -> tuple[str, ...]:
+        """The per-vocabulary tables every cache holds."""
+        return ()
 
 
 def fit(cache: Cache, config: Config) -> Vectors:

@@ -14,9 +14,11 @@ reference code: 1 epoch, 10 negatives drawn from counts^0.5, target subsampling 
 from __future__ import annotations
 
 import enum
+import logging
 import math
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,9 +26,9 @@ from numba import njit
 from tqdm import tqdm
 
 from ctx2static.cache import Cache
-from ctx2static.errors import UserError
-from ctx2static.students.cache_input import Init, require, teacher_init
-from ctx2static.students.kernels import (
+from ctx2static.options import Options, Rule, opt
+from ctx2static.students.cache_input import Init, init_signals, teacher_init
+from ctx2static.students.sampling import (
     draw_targets,
     keep_probabilities,
     negative_table,
@@ -35,6 +37,8 @@ from ctx2static.students.kernels import (
     subsample,
 )
 from ctx2static.vectors import Vectors
+
+log = logging.getLogger(__name__)
 
 
 class Context(str, enum.Enum):
@@ -45,26 +49,35 @@ class Context(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Options):
     """X2Static defaults (Gupta & Jaggi 2021, Table 1 and reference code)."""
 
-    context: Context = Context.SENT
-    epochs: int = 1
-    negative: int = 10
-    ns_exponent: float = 0.5
-    sample: float = 5e-6
-    lr: float = 1e-3
-    beta1: float = 0.9
-    beta2: float = 0.999
-    eps: float = 1e-8
-    batch_sentences: int = 128
-    seed: int = 1
-    init: Init = Init.AUTO  # start U from a teacher table (auto, word, token, ase) or random
-    abtt: int | None = 1  # all-but-the-top on the result (students/postprocess.py; None = off)
+    context: Context = opt(Context.SENT, "E_ctx: the sentence mean (Eq. 3) or paragraph context (Eq. 4).")
+    epochs: int = opt(1, "Passes over the cache.")
+    negative: int = opt(10, "Negatives per target (Eq. 1).")
+    ns_exponent: float = opt(0.5, "Exponent of the noise distribution (reference code: counts^0.5).")
+    sample: float = opt(5e-6, "Target subsampling threshold t.")
+    lr: float = opt(1e-3, "Lazy (sparse) Adam learning rate.")
+    beta1: float = opt(0.9, "Adam beta1.")
+    beta2: float = opt(0.999, "Adam beta2.")
+    eps: float = opt(1e-8, "Adam epsilon.")
+    batch_sentences: int = opt(128, "Sentences per Adam step.")
+    seed: int = opt(1, "Random seed.")
+    init: Init = opt(Init.AUTO, "Start of U: a teacher table (auto, ase, word, token) or random (+-1/d).")
+    abtt: int | None = opt(1, "All-but-the-top on the result (students/postprocess.py; none = off).")
 
-    def __post_init__(self) -> None:
-        if self.epochs < 1 or self.negative < 0 or self.batch_sentences < 1 or self.lr <= 0:
-            raise UserError("x2static: epochs, batch_sentences and lr must be positive, negative >= 0")
+    def rules(self) -> Iterable[Rule]:
+        """Counts and rates positive."""
+        return [
+            ("epochs", self.epochs >= 1, "at least 1"),
+            ("negative", self.negative >= 0, "0 or more"),
+            ("batch_sentences", self.batch_sentences >= 1, "at least 1"),
+            ("lr", self.lr > 0, "positive"),
+        ]
+
+    def signals(self) -> tuple[str, ...]:
+        """The context vectors of Eq. 3 or 4, and what the start table needs."""
+        return (f"{Context(self.context).value}_ctx", *init_signals(self.init))
 
 
 @njit(cache=True, fastmath=True)
@@ -177,7 +190,6 @@ def _train_shard(
 def fit(cache: Cache, config: Config) -> Vectors:
     """Train the static table U against the cached sentence/paragraph contexts (Eq. 1)."""
     key = f"{Context(config.context).value}_ctx"
-    require(cache, key, "x2static")
     counts = cache.vocab.counts
     n_words = len(counts)
     dim = cache.shard(0, [key])[key].shape[1]
@@ -213,11 +225,10 @@ def fit(cache: Cache, config: Config) -> Vectors:
         loss_per_epoch.append((loss - e_loss) / max(n_targets - e_targets, 1))
     seconds = time.perf_counter() - start
     mean_loss = loss / max(n_targets, 1)
-    print(
-        f"x2static ({key}): {n_targets:,} targets in {seconds:.1f} s "
-        f"({n_targets / max(seconds, 1e-9):,.0f} targets/s), mean loss {mean_loss:.4f}",
-        file=sys.stderr,
-    )
+    log.info(
+        "x2static (%s): %s targets in %.1f s (%s targets/s), mean loss %.4f",
+        key, f"{n_targets:,}", seconds, f"{n_targets / max(seconds, 1e-9):,.0f}", mean_loss,
+    )  # fmt: skip
     meta = {
         "targets": n_targets,
         "mean_loss": mean_loss,

@@ -1,4 +1,4 @@
-"""Write small teacher caches with known content (no teacher), for the cache students' tests."""
+"""Small teacher caches with known content (no teacher), written through the real cache writer."""
 
 from __future__ import annotations
 
@@ -6,16 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ctx2static.cache.store import (
-    TEACHER_TOKENS,
-    VOCAB_H5,
-    VOCAB_TSV,
-    shard_name,
-    write_h5,
-    write_manifest,
-    write_parquet,
-)
-from ctx2static.pipeline.vocab import Vocab
+from ctx2static.cache.writer import CacheWriter
+from ctx2static.text.vocab import Vocab
 
 
 def write_cache(
@@ -30,17 +22,25 @@ def write_cache(
     topk: tuple[np.ndarray, np.ndarray] | None = None,
     token_words: np.ndarray | None = None,
     attention: dict[str, np.ndarray] | None = None,
+    finish: bool = True,
 ) -> Path:
-    """A cache of ``sentences`` (word ids, -1 = OOV) with the given per-sentence/occurrence arrays."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """A cache of ``sentences`` (word ids, -1 = OOV) with the given per-sentence/occurrence arrays.
+
+    Without ``vocab_tables`` the word/token tables are zeros; without ``token_words`` the teacher
+    token table is empty; ``finish=False`` leaves the cache as a killed extract would (no tables).
+    """
     flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in sentences])
     counts = np.bincount(flat[flat >= 0], minlength=len(words))
-    Vocab(words, counts).save(folder / VOCAB_TSV)
-    signals = ["sent_para", "sent_offsets", "word_ids", "word_aligned", "sent_ctx"]
-    signals += ["para_ctx"] * (para_ctx is not None) + ["occ_vec"] * (occ_vec is not None)
-    signals += ["topk_ids", "topk_scores"] * (topk is not None) + ["attention"] * (attention is not None)
-    shards, occ_base = [], 0
-    for i, s0 in enumerate(range(0, len(sentences), shard_size)):
+    options = {
+        "paragraph": para_ctx is not None,
+        "vectors": occ_vec is not None,
+        "topk": 0 if topk is None else topk[0].shape[1],
+        "attention": 0 if attention is None else 1,
+    }
+    identity = {"teacher": {"name": "synthetic"}, "options": options}
+    writer = CacheWriter.open(folder, identity, Vocab(words, counts))
+    occ_base = 0
+    for s0 in range(0, len(sentences), shard_size):
         sents = sentences[s0 : s0 + shard_size]
         ids = np.concatenate([np.asarray(s, dtype=np.int32) for s in sents])
         arrays = {
@@ -58,35 +58,23 @@ def write_cache(
         if topk is not None:
             arrays["topk_ids"] = topk[0][occ_base : occ_base + n_occ].astype(np.int32)
             arrays["topk_scores"] = topk[1][occ_base : occ_base + n_occ].astype(np.float32)
-        name = f"{shard_name(i)}.h5"
-        files = {name: write_h5(folder / name, arrays)}
+        rows = None
         if attention is not None:  # rows with a global occurrence index, re-based per shard
             sel = (attention["occ"] >= occ_base) & (attention["occ"] < occ_base + n_occ)
-            cols = {k: v[sel] for k, v in attention.items()}
-            cols["occ"] = (cols["occ"] - occ_base).astype(np.int32)
-            aname = f"{shard_name(i)}.attn.parquet"
-            files[aname] = write_parquet(folder / aname, cols)
+            rows = {k: v[sel] for k, v in attention.items()}
+            rows["occ"] = (rows["occ"] - occ_base).astype(np.int32)
         occ_base += n_occ
-        shards.append({"name": shard_name(i), "files": files, "n_words": len(ids), "n_occurrences": n_occ})
-    vocab_files = {}
-    if vocab_tables is not None:
-        vocab_files[VOCAB_H5] = write_h5(folder / VOCAB_H5, vocab_tables)
-    if token_words is not None:
-        n_tok = len(token_words)
-        table = {
-            "id": np.arange(n_tok, dtype=np.int32),
-            "token": np.array([f"t{t}" for t in range(n_tok)], dtype=object),
+        stats = {"n_sentences": len(sents), "n_words": len(ids), "n_occurrences": n_occ}
+        writer.add_shard(arrays, rows, stats)
+    if finish:
+        dim = sent_ctx.shape[1]
+        zeros = np.zeros((len(words), dim), np.float32)
+        tables = vocab_tables or {"token_emb": zeros, "word_emb": zeros}
+        tokens = np.asarray([] if token_words is None else token_words, dtype=np.int32)
+        token_table = {
+            "id": np.arange(len(tokens), dtype=np.int32),
+            "token": np.array([f"t{t}" for t in range(len(tokens))], dtype=object),
+            "word": tokens,
         }
-        table["word"] = np.asarray(token_words, dtype=np.int32)
-        vocab_files[TEACHER_TOKENS] = write_parquet(folder / TEACHER_TOKENS, table)
-    totals = {"n_words": int(sum(s["n_words"] for s in shards))}
-    manifest = {
-        "identity": {"teacher": {"name": "synthetic"}},
-        "signals": signals,
-        "shards": shards,
-        "vocab_files": vocab_files,
-        "totals": totals,
-        "complete": True,
-    }
-    write_manifest(folder, manifest)
-    return folder
+        writer.finish(tables, token_table)
+    return Path(folder)

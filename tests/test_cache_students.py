@@ -32,7 +32,7 @@ def test_ase_is_the_exact_mean_of_occurrence_vectors(tmp_path):
     sents = [[0, 1, -1], [1, 2], [0]]
     occ = np.array([[1, 0], [2, 2], [3, 4], [5, 6], [7, 8]], dtype=np.float32)  # 5 in-vocab occurrences
     folder = write_cache(tmp_path / "c", ["w0", "w1", "w2", "w3"], sents, 2, np.zeros((3, 2)), occ_vec=occ)
-    v = fit_cache_student("ase", folder, echo=lambda s: None)
+    v = fit_cache_student("ase", folder)
     assert v.words == ["w0", "w1", "w2"]  # w3 never occurs
     np.testing.assert_allclose(v["w0"], [(1 + 7) / 2, (0 + 8) / 2])
     np.testing.assert_allclose(v["w1"], [(2 + 3) / 2, (2 + 4) / 2])
@@ -45,19 +45,19 @@ def test_token_and_word_tables(tmp_path):
     folder = write_cache(
         tmp_path / "c", ["x", "y", "z"], [[0, 1, 2]], 4, np.zeros((1, 4)), vocab_tables=tables
     )
-    assert fit_cache_student("token", folder, echo=lambda s: None)["y"].tolist() == [0, 1, 0, 0]
-    assert fit_cache_student("word", folder, echo=lambda s: None)["z"].tolist() == [0, 0, 2, 0]
+    assert fit_cache_student("token", folder)["y"].tolist() == [0, 1, 0, 0]
+    assert fit_cache_student("word", folder)["z"].tolist() == [0, 0, 2, 0]
 
 
 def test_missing_signal_names_the_extract_flag(tmp_path):
     folder = write_cache(tmp_path / "c", ["x"], [[0]], 4, np.zeros((1, 4)))
-    with pytest.raises(UserError, match="no 'occ_vec'.*--vectors"):
-        fit_cache_student("ase", folder, echo=lambda s: None)
-    with pytest.raises(UserError, match="no 'para_ctx'.*--paragraph"):
-        fit_cache_student("x2static", folder, {"context": "para"}, echo=lambda s: None)
-    with pytest.raises(UserError, match="trains from cache; pass --cache"):
-        from ctx2static.pipeline.corpus import Corpus
+    with pytest.raises(UserError, match="needs the cache signal 'occ_vec'.*--vectors"):
+        fit_cache_student("ase", folder)
+    with pytest.raises(UserError, match="needs the cache signal 'para_ctx'.*--paragraph"):
+        fit_cache_student("x2static", folder, {"context": "para"})
+    with pytest.raises(UserError, match="trains from a teacher cache; pass --cache"):
         from ctx2static.students.registry import fit_text_student
+        from ctx2static.text.corpus import Corpus
 
         fit_text_student("ase", Corpus([folder / "vocab.tsv"]))
 
@@ -99,7 +99,6 @@ def test_x2static_learns_topics(tmp_path, context):
         "x2static",
         folder,
         {"context": context, "sample": "0", "epochs": "3", "lr": "0.01", "abtt": "none", "init": "random"},
-        echo=lambda s: None,
     )
     unit = v.unit()
     sims = unit[:8] @ unit[:8].T
@@ -169,10 +168,8 @@ def test_ase_init_averages_occurrences_and_auto_picks_it(tmp_path):
 def test_default_abtt_is_applied_to_the_trained_table(tmp_path):
     sents, ctx = _topic_corpus(n_sent=100)
     folder = write_cache(tmp_path / "c", WORDS, sents, 64, ctx)
-    raw = fit_cache_student(
-        "x2static", folder, {"sample": "0", "abtt": "none", "init": "random"}, echo=lambda s: None
-    )
-    post = fit_cache_student("x2static", folder, {"sample": "0", "init": "random"}, echo=lambda s: None)
+    raw = fit_cache_student("x2static", folder, {"sample": "0", "abtt": "none", "init": "random"})
+    post = fit_cache_student("x2static", folder, {"sample": "0", "init": "random"})
     assert x2static.Config().abtt == 1
     from ctx2static.students.postprocess import all_but_the_top
 

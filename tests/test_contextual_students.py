@@ -31,7 +31,7 @@ def test_window_mean_and_negatives():
     ctx = np.array([[1, 2], [-1, -1], [0, -1], [0, 3]])
     m = contextual.window_mean(occ, ctx)
     np.testing.assert_allclose(m, [occ[1:3].mean(0), [0, 0, 0], occ[0], (occ[0] + occ[3]) / 2])
-    from ctx2static.students.kernels import negative_table
+    from ctx2static.students.sampling import negative_table
 
     negs, _ = contextual.draw_negatives(
         negative_table(np.array([100, 1, 1])), np.array([0, 0]), 50, np.uint64(7)
@@ -82,8 +82,7 @@ def test_contextual_students_learn_topics(tmp_path, student):
     v = fit_cache_student(
         student,
         folder,
-        {"dim": "10", "epochs": "3", "lr": "0.05", "threads": "1", "abtt": "none", "init": "random"},
-        echo=lambda s: None,
+        {"dim": "10", "epochs": "3", "lr": "0.002", "threads": "1", "abtt": "none", "init": "random"},
     )
     unit = v.unit()
     sims = unit @ unit.T
@@ -93,7 +92,7 @@ def test_contextual_students_learn_topics(tmp_path, student):
 
 def test_scattered_update_equals_sgd_on_a_dense_table(tmp_path):
     """One step of train()'s gather + index_add update equals autograd SGD on a dense table."""
-    from ctx2static.students.kernels import negative_table, seed_state
+    from ctx2static.students.sampling import negative_table, seed_state
 
     folder = _topic_cache(tmp_path, n_sent=2)  # 16 occurrences: one batch
     cache = Cache.open(folder)

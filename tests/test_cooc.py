@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from ctx2static.errors import UserError
-from ctx2static.pipeline.vocab import EncodedCorpus
 from ctx2static.students.cooc import pairs_per_sentence, window_cooccurrence
+from ctx2static.text.encoded import EncodedCorpus
 
 
 def encoded(sentences):

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from ctx2static.errors import UserError
-from ctx2static.pipeline.corpus import Corpus, CorpusConfig, tokenize
-from ctx2static.pipeline.vocab import Vocab, encode_corpus
+from ctx2static.text.corpus import Corpus, CorpusConfig, tokenize
+from ctx2static.text.encoded import encode_corpus
+from ctx2static.text.vocab import Vocab, VocabConfig
 
 TEXT = "The cat sat on the mat.\nThe dog's half-brother barked!\n\nA new paragraph, short.\n"
 
@@ -45,7 +46,7 @@ def test_sentence_length_filter(tmp_path):
 def test_vocab_counts_order_min_count_and_roundtrip(tmp_path):
     p = tmp_path / "c.txt"
     p.write_text(TEXT)
-    v = Vocab.build(Corpus([p]), min_count=2)
+    v = Vocab.build(Corpus([p]), VocabConfig(min_count=2))
     assert v.words == ["the", "."] and v.counts.tolist() == [3, 2]
     v.save(tmp_path / "v.tsv")
     w = Vocab.load(tmp_path / "v.tsv")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ctx2static.cli import cli, eval_
+from ctx2static.cli import cli, evaluate_command
 from ctx2static.errors import UserError
 from ctx2static.eval import Family
 from ctx2static.vectors import Vectors
@@ -79,7 +79,7 @@ def test_bundled_similarity_reports_avg5(files):
 
 
 def test_family_choices_match_the_enum():
-    family = next(p for p in eval_.params if p.name == "families")
+    family = next(p for p in evaluate_command.params if p.name == "families")
     assert list(family.type.choices) == [f.value for f in Family]
 
 

@@ -5,11 +5,12 @@ import pytest
 import scipy.sparse as sp
 
 from ctx2static.errors import UserError
-from ctx2static.pipeline.corpus import Corpus
-from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
 from ctx2static.students.cooc import window_cooccurrence
 from ctx2static.students.glove import Config, fit, init_state, train_glove, weighted_cost, weighting
 from ctx2static.students.registry import fit_text_student
+from ctx2static.text.corpus import Corpus
+from ctx2static.text.encoded import EncodedCorpus
+from ctx2static.text.vocab import Vocab, VocabConfig
 
 
 def topic_corpus(n_sentences=300, seed=0):
@@ -111,7 +112,7 @@ def test_bad_matrices_and_options():
 def test_fit_through_registry(tmp_path):
     p = tmp_path / "c.txt"
     p.write_text("the cat sat on the mat .\nthe dog sat on the log .\n\na cat and a dog .\n")
-    vectors = fit_text_student("glove", Corpus([p]), min_count=1, overrides={"dim": "5", "epochs": "3"})
+    vectors = fit_text_student("glove", Corpus([p]), VocabConfig(min_count=1), {"dim": "5", "epochs": "3"})
     assert "cat" in vectors and vectors.dim == 5 and np.isfinite(vectors.matrix).all()
     assert vectors.meta["student"] == "glove" and len(vectors.meta["costs"]) == 3
     assert vectors.meta["config"]["window"] == 10

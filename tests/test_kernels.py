@@ -5,21 +5,18 @@ import pytest
 from numba import njit
 
 from ctx2static.errors import UserError
-from ctx2static.students.kernels import (
-    Word2VecConfig,
-    chunk_bounds,
-    chunk_order,
+from ctx2static.students.sampling import (
     draw_targets,
     draw_word,
     keep_probabilities,
     lcg,
     linear_alpha,
     negative_table,
-    ns_update,
     reduced_window,
     seed_state,
     subsample,
 )
+from ctx2static.students.word2vec import Word2VecConfig, chunk_bounds, chunk_order, ns_update
 
 
 @njit

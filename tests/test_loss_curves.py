@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
 from ctx2static.students import cbow, glove, sgns
 from ctx2static.students.registry import fit_cache_student
+from ctx2static.text.encoded import EncodedCorpus
+from ctx2static.text.vocab import Vocab
 
 sys.path.insert(0, str(Path(__file__).parent))
 from synthetic_cache import write_cache
@@ -61,7 +62,7 @@ def test_cache_students_record_a_falling_loss_per_epoch(tmp_path, student):
     options["init"] = "random"
     if student != "x2static":
         options.update(dim="8", lr="0.05")
-    losses = fit_cache_student(student, folder, options, echo=lambda s: None).meta["loss_per_epoch"]
+    losses = fit_cache_student(student, folder, options).meta["loss_per_epoch"]
     assert len(losses) == 2 and all(math.isfinite(x) and x > 0 for x in losses)
     if student == "x2static":  # Adam from a random table on separable topics: the fit must improve
         assert losses[1] < losses[0]

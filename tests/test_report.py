@@ -5,17 +5,19 @@ from pathlib import Path
 import numpy as np
 
 from ctx2static.eval.results import Score
-from ctx2static.report import _label_positions, delta_table, google_pairs, pca_2d
 from ctx2static.retrofit.config import RetrofitConfig
-from ctx2static.study import CorpusSpec, RetrofitRun, StudentRun, Study
+from ctx2static.students.registry import student_config
+from ctx2static.study.figures import _label_positions, google_pairs, pca_2d
+from ctx2static.study.report import delta_table
+from ctx2static.study.schema import CorpusSpec, RetrofitRun, StudentRun, Study
 
 
 def _study() -> Study:
     students = (
-        StudentRun("sgns", "sgns"),
-        StudentRun("cbow", "cbow"),
-        StudentRun("ctx", "ctx2vec", teacher="t"),
-        StudentRun("x2", "x2static", teacher="t"),
+        StudentRun("sgns", "sgns", student_config("sgns")),
+        StudentRun("cbow", "cbow", student_config("cbow")),
+        StudentRun("ctx", "ctx2vec", student_config("ctx2vec"), teacher="t"),
+        StudentRun("x2", "x2static", student_config("x2static"), teacher="t"),
     )
     retro = (RetrofitRun("sgns+wn", "sgns", ("wordnet",), RetrofitConfig()),)
     return Study(Path("s.toml"), CorpusSpec((Path("c.txt"),)), {}, students, retro)

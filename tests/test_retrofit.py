@@ -51,7 +51,7 @@ def test_faruqui_hand_computed_two_jacobi_steps():
     cfg = RetrofitConfig(method=Method.FARUQUI, iterations=1)
     # a: (1*(1,0) + 1/2 (0,1) + 1/2 (2,2)) / (1 + 1) = (1, 0.75);  b: ((0,1) + (1,0)) / 2
     np.testing.assert_allclose(retrofit_matrix(q0, adj, cfg), [[1, 0.75], [0.5, 0.5], [2, 2]])
-    cfg.iterations = 2  # Jacobi: iteration 2 reads iteration 1's a and b
+    cfg = RetrofitConfig(method=Method.FARUQUI, iterations=2)  # Jacobi: iteration 2 reads iteration 1's
     np.testing.assert_allclose(retrofit_matrix(q0, adj, cfg), [[1.125, 0.625], [0.5, 0.875], [2, 2]])
 
 
@@ -161,9 +161,9 @@ def test_meta_records_each_retrofit(tmp_path):
 
 
 def test_config_rejects_bad_values():
-    with pytest.raises(UserError, match="nu must be > 0"):
+    with pytest.raises(UserError, match="nu=0 must be > 0"):
         RetrofitConfig(nu=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(UserError, match="method='nope': choose one of faruqui, graph"):
         RetrofitConfig(method="nope")
 
 

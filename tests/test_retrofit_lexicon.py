@@ -29,7 +29,7 @@ def test_reads_plain_and_compressed(tmp_path, suffix, opener):
 @pytest.mark.parametrize(
     "content,message",
     [
-        (b"big large\n\xff\xfe bad\n", "line 2 is not UTF-8"),
+        (b"big large\n\xff\xfe bad\n", "line 2 is not valid UTF-8"),
         (b"big large\nok fine\n\x00\x01\x02\n", "line 3 holds a NUL byte"),
         (b"big large\n  large big\n", "line 2 has an empty headword"),
     ],

@@ -12,8 +12,6 @@ from ctx2static.students.semglove import Weighting, pair_weights
 sys.path.insert(0, str(Path(__file__).parent))
 from synthetic_cache import write_cache
 
-QUIET = {"echo": lambda s: None}
-
 
 def test_pair_weights_divide_and_reciprocal_by_hand():
     group = np.array([0, 0, 0, 1, 1])
@@ -88,7 +86,6 @@ def test_semglove_learns_topics(tmp_path, cooc):
         "semglove",
         folder,
         {"cooc": cooc, "dim": "8", "epochs": "30", "threads": "1", "abtt": "none"},
-        **QUIET,
     )
     unit = v.unit()
     sims = unit @ unit.T

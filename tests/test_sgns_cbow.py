@@ -1,11 +1,12 @@
 import numpy as np
 import pytest
 
-from ctx2static.pipeline.corpus import Corpus
-from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
 from ctx2static.students import cbow, sgns
-from ctx2static.students.kernels import negative_table, seed_state
 from ctx2static.students.registry import fit_text_student
+from ctx2static.students.sampling import negative_table, seed_state
+from ctx2static.text.corpus import Corpus
+from ctx2static.text.encoded import EncodedCorpus
+from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.vectors import Vectors
 
 EPS = 1e-6
@@ -139,9 +140,8 @@ def test_fit_student_end_to_end(mini_corpus, tmp_path):
     vectors = fit_text_student(
         "cbow",
         Corpus([mini_corpus]),
-        min_count=5,
-        overrides={"dim": "12", "epochs": "1"},
-        echo=lambda s: None,
+        VocabConfig(min_count=5),
+        {"dim": "12", "epochs": "1"},
     )
     path = vectors.save(tmp_path / "v.txt")
     back = Vectors.load(path)

@@ -1,5 +1,6 @@
 """`run`: a study file runs extract -> students -> retrofit -> eval -> report, skipping what is done."""
 
+import logging
 import sys
 from pathlib import Path
 
@@ -7,7 +8,8 @@ import pytest
 
 from ctx2static.errors import UserError
 from ctx2static.resources import DEFAULT_STUDY
-from ctx2static.study import load_study, run_study
+from ctx2static.study.loader import load_study
+from ctx2static.study.runner import run_study
 
 sys.path.insert(0, str(Path(__file__).parent))
 from tiny_models import save_tiny_bert
@@ -65,15 +67,22 @@ neighbours = 3
     return study
 
 
+def _run(study, out, caplog):
+    """Run the study; return its results and the runner's step messages."""
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="ctx2static"):
+        results = run_study(study, out)
+    return results, [r.getMessage() for r in caplog.records if r.name.startswith("ctx2static.study")]
+
+
 def _mtimes(out: Path) -> dict[str, int]:
     return {str(p.relative_to(out)): p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
 
 
-def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher):
+def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher, caplog):
     study = load_study(_write(tmp_path, teacher))
     out = tmp_path / "run"
-    log: list[str] = []
-    results = run_study(study, out, echo=log.append)
+    results, log = _run(study, out, caplog)
     assert list(results) == ["sgns", "ase", "sgns+syn"]
     assert all(any(s.benchmark == "avg5" for s in scores) for scores in results.values())
     for name in results:
@@ -91,8 +100,7 @@ def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher)
     assert any(line.startswith("run extract tiny") for line in log)
 
     before = _mtimes(out)
-    log.clear()
-    again = run_study(load_study(tmp_path / "study.toml"), out, echo=log.append)
+    again, log = _run(load_study(tmp_path / "study.toml"), out, caplog)
     steps = [line for line in log if not line.startswith("report:")]
     assert steps and all(line.startswith("skip ") for line in steps), steps
     assert not any("extract" in line for line in log)  # every student is done: the cache is not even opened
@@ -103,11 +111,10 @@ def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher)
     }
 
 
-def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher):
+def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher, caplog):
     out = tmp_path / "run"
-    run_study(load_study(_write(tmp_path, teacher)), out, echo=lambda s: None)
-    log: list[str] = []
-    run_study(load_study(_write(tmp_path, teacher, sgns_epochs=3)), out, echo=log.append)
+    run_study(load_study(_write(tmp_path, teacher)), out)
+    _, log = _run(load_study(_write(tmp_path, teacher, sgns_epochs=3)), out, caplog)
     steps = {line.split(":")[0] for line in log if line.startswith(("run ", "redo ", "skip "))}
     assert steps == {
         "redo student sgns (sgns)",
@@ -118,22 +125,20 @@ def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher):
         "skip eval ase",
     }
 
-    log.clear()
-    run_study(load_study(_write(tmp_path, teacher, sgns_epochs=3, max_sentences=50)), out, echo=log.append)
+    _, log = _run(load_study(_write(tmp_path, teacher, sgns_epochs=3, max_sentences=50)), out, caplog)
     assert any(line.startswith("redo extract tiny") for line in log)
     assert any(line.startswith("redo student ase") for line in log)
     assert any(line.startswith("skip student sgns") for line in log)
 
 
-def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teacher):
+def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teacher, caplog):
     import shutil
 
     out = tmp_path / "run"
     study = load_study(_write(tmp_path, teacher))
-    run_study(study, out, echo=lambda s: None)
+    run_study(study, out)
     shutil.rmtree(out / "vectors" / "sgns")
-    log: list[str] = []
-    run_study(study, out, echo=log.append)
+    _, log = _run(study, out, caplog)
     steps = {line.split(":")[0] for line in log if line.startswith(("run ", "redo "))}
     assert steps == {
         "run student sgns (sgns)",
@@ -167,13 +172,16 @@ def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teache
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[teachers.t]\nprecision = "half"\n[students.ase]\nteacher = "t"\n',
-            "teachers.t.precision must be one of auto, float32, bfloat16, float16, got 'half'",
+            "teachers.t: option precision='half': choose one of auto, float32, bfloat16, float16",
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[[retrofit]]\nvectors = "cbow"\n',
             "retrofit[0].vectors: no student named 'cbow'",
         ),
-        ('[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[eval]\ntop_n = "many"\n', "eval.top_n must be int"),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[eval]\ntop_n = "many"\n',
+            "eval: option top_n='many' is not a valid int",
+        ),
     ],
 )
 def test_a_bad_study_is_a_one_line_error_naming_file_and_key(tmp_path, text, message):

@@ -15,18 +15,14 @@ import ctx2static
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import align
-from ctx2static.pipeline.corpus import Corpus
-from ctx2static.pipeline.extract import ExtractConfig, extract, token_words
-from ctx2static.pipeline.teacher import (
-    Family,
-    Scorer,
-    Teacher,
-    Want,
-    detect_family,
-    run_sorted,
-    sorted_batches,
-)
-from ctx2static.pipeline.vocab import Vocab
+from ctx2static.pipeline.batching import run_sorted, sorted_batches
+from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.pipeline.extract import extract, token_words
+from ctx2static.pipeline.models import TeacherKind, detect_kind
+from ctx2static.pipeline.scorer import Scorer
+from ctx2static.pipeline.teacher import Request, Teacher
+from ctx2static.text.corpus import Corpus
+from ctx2static.text.vocab import Vocab, VocabConfig
 
 sys.path.insert(0, str(Path(__file__).parent))
 import tiny_models as tm
@@ -58,7 +54,7 @@ def corpus_file(tmp_path_factory):
 @pytest.fixture(scope="session")
 def caches(models, corpus_file, tmp_path_factory):
     corpus = Corpus([corpus_file])
-    vocab = Vocab.build(corpus, min_count=1, max_vocab=30)  # 10 words stay out of the vocabulary
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1, max_vocab=30))  # 10 words stay out of the vocabulary
     out = {}
     for name, path in models.items():
         teacher = Teacher.load(str(path))
@@ -150,7 +146,7 @@ def test_scorer_topk_equals_a_float32_topk(monkeypatch, spread):
     w = w[:1] + spread * w
     bias = torch.randn(3000, generator=g) * (0 if spread < 0.01 else spread)
     x = torch.randn(700, 24, generator=g) * 3  # more rows than one chunk
-    scorer = Scorer.of(w, bias, blocked=True)  # bf16 candidates (the default only where they are fast)
+    scorer = Scorer.from_weights(w, bias, blocked=True)  # bf16 candidates (by default only where fast)
     redone, stages = [], set()
     exact, rescore = scorer._exact, scorer._rescore
     monkeypatch.setattr(scorer, "_exact", lambda xs: redone.append(len(xs)) or exact(xs))
@@ -172,7 +168,7 @@ def test_scorer_over_some_tokens_returns_their_ids(blocked):
     w, bias = torch.randn(4000, 16, generator=g), torch.randn(4000, generator=g)
     x = torch.randn(300, 16, generator=g)
     keep = torch.randperm(4000, generator=g)[:2500].sort().values
-    scores, ids = Scorer.of(w, bias, token_ids=keep, blocked=blocked).topk(x, 6)
+    scores, ids = Scorer.from_weights(w, bias, token_ids=keep, blocked=blocked).topk(x, 6)
     logits = torch.full((300, 4000), -torch.inf)
     logits[:, keep] = x @ w[keep].T + bias[keep]
     want_scores, want_ids = logits.topk(6, dim=-1)
@@ -183,20 +179,20 @@ def test_scorer_over_some_tokens_returns_their_ids(blocked):
 def test_scorer_small_vocabulary_is_the_float32_topk():
     g = torch.Generator().manual_seed(1)
     w, x = torch.randn(100, 8, generator=g), torch.randn(600, 8, generator=g)
-    scorer = Scorer.of(w)
+    scorer = Scorer.from_weights(w)
     scores, ids = scorer.topk(x, 5)
     want_scores, want_ids = (x @ w.T).topk(5, dim=-1)
     assert torch.equal(ids, want_ids) and torch.equal(scores, want_scores)
 
 
 def test_family_comes_from_the_config(models):
-    fam = {n: detect_family(transformers.AutoConfig.from_pretrained(p)) for n, p in models.items()}
+    fam = {n: detect_kind(transformers.AutoConfig.from_pretrained(p)) for n, p in models.items()}
     assert fam == {
-        "bert": Family.MLM,
-        "roberta": Family.MLM,
-        "gpt2": Family.CAUSAL,
-        "encoder": Family.ENCODER,
-        "llama": Family.CAUSAL,
+        "bert": TeacherKind.MLM,
+        "roberta": TeacherKind.MLM,
+        "gpt2": TeacherKind.CAUSAL,
+        "encoder": TeacherKind.ENCODER,
+        "llama": TeacherKind.CAUSAL,
     }
 
 
@@ -234,10 +230,10 @@ def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
     # X2Static sentence context: mean over ALL tokens, special ones included
     np.testing.assert_allclose(shard["sent_ctx"][j], hid.mean(0), rtol=1e-4, atol=1e-5)
     # word ids and occurrences
-    wid = shard.sentence_words(j)
+    off = shard["sent_offsets"]
+    wid = shard["word_ids"][off[j] : off[j + 1]]
     assert wid.tolist() == [vocab.index.get(w, -1) for w in words]
     occ_all = shard.occurrences()
-    off = shard["sent_offsets"]
     before = int((occ_all < off[j]).sum())
     mine = occ_all[(occ_all >= off[j]) & (occ_all < off[j + 1])] - off[j]
     assert len(mine) > 0 and (wid[mine] >= 0).all()
@@ -248,7 +244,7 @@ def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
     # top-k substitutes: raw logits of the tokens that spell a vocabulary word (the rest at -inf),
     # encoders drop the target itself, causal teachers look one back
     first = e.first_token()
-    if teacher.family is Family.ENCODER:
+    if teacher.kind is TeacherKind.ENCODER:
         logits = hid @ teacher.model.get_input_embeddings().weight.detach().numpy().T
     else:
         logits = out.logits[0].numpy()
@@ -256,7 +252,7 @@ def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
     assert 0 < spells.sum() < len(spells)
     logits = np.where(spells, logits, -np.inf)
     for r, g in enumerate(mine):
-        if teacher.family is Family.CAUSAL:
+        if teacher.kind is TeacherKind.CAUSAL:
             row = logits[first[g] - 1]
             top = np.argsort(-row, kind="stable")[:K]
         else:
@@ -298,10 +294,10 @@ def test_paragraph_context_is_the_sentence_mean_within_the_paragraph(caches, cor
 
 
 def test_layer_picks_the_hidden_state_read(models, corpus_file, tmp_path):
-    teacher = Teacher.load(str(models["gpt2"]), layer=1)
+    teacher = Teacher.load(str(models["gpt2"]), TeacherConfig(layer=1))
     words = sentences(corpus_file)[0]
     (e,) = teacher.encode([words])
-    (o,) = teacher.forward([e], Want(vectors=True))
+    (o,) = teacher.forward([e], Request(vectors=True))
     with torch.no_grad():
         hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)
     h1, last = hid.hidden_states[1][0].numpy(), hid.hidden_states[-1][0].numpy()
@@ -309,15 +305,15 @@ def test_layer_picks_the_hidden_state_read(models, corpus_file, tmp_path):
     np.testing.assert_allclose(o.vectors, want, rtol=1e-4, atol=1e-5)
     assert not np.allclose(o.vectors[0], last[e.tok_group == 0].mean(0), atol=1e-3)
     corpus = Corpus([corpus_file])
-    m = extract(corpus, Vocab.build(corpus, min_count=2), teacher, tmp_path / "c", CFG)
+    m = extract(corpus, Vocab.build(corpus, VocabConfig(min_count=2)), teacher, tmp_path / "c", CFG)
     assert m["identity"]["teacher"]["layer"] == 1
     with pytest.raises(UserError, match="--layer 9"):
-        Teacher.load(str(models["gpt2"]), layer=9)
+        Teacher.load(str(models["gpt2"]), TeacherConfig(layer=9))
 
 
 def test_substitutes_are_the_tokens_that_spell_a_vocabulary_word(models, corpus_file, tmp_path):
     corpus = Corpus([corpus_file])
-    vocab = Vocab.build(corpus, min_count=2)  # the . cat river
+    vocab = Vocab.build(corpus, VocabConfig(min_count=2))  # the . cat river
     teacher = Teacher.load(str(models["gpt2"]))
     words = token_words(teacher, vocab, corpus.config.lowercase)
     spelled = {teacher.tokenizer.decode([i]).strip() for i in np.flatnonzero(words >= 0)}
@@ -333,10 +329,10 @@ def test_substitutes_are_the_tokens_that_spell_a_vocabulary_word(models, corpus_
 def test_precision_bfloat16_runs_the_forward_under_autocast(models, corpus_file, tmp_path):
     words = sentences(corpus_file)[:3]
     exact = Teacher.load(str(models["bert"]))
-    fast = Teacher.load(str(models["bert"]), precision="bfloat16")
+    fast = Teacher.load(str(models["bert"]), TeacherConfig(precision="bfloat16"))
     assert (exact.precision, fast.precision) == ("float32", "bfloat16")  # auto on a CPU: float32
     encs = exact.encode(words)
-    a, b = exact.forward(encs, Want(vectors=True)), fast.forward(encs, Want(vectors=True))
+    a, b = exact.forward(encs, Request(vectors=True)), fast.forward(encs, Request(vectors=True))
     for oa, ob in zip(a, b, strict=True):
         cos = (
             (oa.vectors * ob.vectors).sum(1)
@@ -345,14 +341,14 @@ def test_precision_bfloat16_runs_the_forward_under_autocast(models, corpus_file,
         )
         assert cos.min() > 0.99 and not np.array_equal(oa.vectors, ob.vectors)  # close, yet not the fp32 pass
     corpus = Corpus([corpus_file])
-    vocab = Vocab.build(corpus, min_count=2)
+    vocab = Vocab.build(corpus, VocabConfig(min_count=2))
     cfg = ExtractConfig(shard_size=4)
     m = extract(corpus, vocab, fast, tmp_path / "c", cfg)
     assert m["identity"]["teacher"]["precision"] == "bfloat16"
     with pytest.raises(UserError, match=r"differs in .*precision"):
         extract(corpus, vocab, exact, tmp_path / "c", cfg)
-    with pytest.raises(UserError, match="--precision half"):
-        Teacher.load(str(models["bert"]), precision="half")
+    with pytest.raises(UserError, match="precision=.half.: choose one of"):
+        Teacher.load(str(models["bert"]), TeacherConfig(precision="half"))
 
 
 def test_vocab_baselines_and_token_table(caches):
@@ -392,7 +388,7 @@ def test_manifest_records_teacher_corpus_and_checksums(caches, corpus_file):
 
 def test_mismatched_rerun_refuses(models, corpus_file, tmp_path):
     corpus = Corpus([corpus_file])
-    vocab = Vocab.build(corpus, min_count=1)
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1))
     cfg = ExtractConfig(shard_size=4)
     extract(corpus, vocab, Teacher.load(str(models["bert"])), tmp_path / "c", cfg)
     with pytest.raises(UserError, match=r"different run \(differs in .*teacher") as exc:
@@ -436,7 +432,7 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(models, tmp_path):
     try:
         c = Corpus([corpus])
         cfg = ExtractConfig(shard_size=5, vectors=True, topk=2, attention=2, paragraph=True)
-        extract(c, Vocab.build(c, min_count=1), Teacher.load(str(models["bert"])), whole, cfg)
+        extract(c, Vocab.build(c, VocabConfig(min_count=1)), Teacher.load(str(models["bert"])), whole, cfg)
     finally:
         torch.set_num_threads(threads)
     a, b = Cache.open(killed), Cache.open(whole)
@@ -454,9 +450,9 @@ def test_minilm_sentence_context_equals_sentence_transformers(tmp_path, mini_cor
     st = pytest.importorskip("sentence_transformers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     teacher = Teacher.load("minilm")
-    assert teacher.family is Family.ENCODER
+    assert teacher.kind is TeacherKind.ENCODER
     corpus = Corpus([mini_corpus])
-    vocab = Vocab.build(corpus, min_count=10)
+    vocab = Vocab.build(corpus, VocabConfig(min_count=10))
     cfg = ExtractConfig(shard_size=50, max_sentences=100, vectors=True, topk=5)
     extract(corpus, vocab, teacher, tmp_path / "c", cfg)
     cache = Cache.open(tmp_path / "c")
@@ -475,7 +471,7 @@ def test_minilm_sentence_context_equals_sentence_transformers(tmp_path, mini_cor
 
 def test_pca_reduces_occurrence_vectors_with_the_stored_projection(models, corpus_file, tmp_path):
     corpus = Corpus([corpus_file])
-    vocab = Vocab.build(corpus, min_count=1)
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1))
     teacher = Teacher.load(str(models["bert"]))
     full = ExtractConfig(shard_size=4, vectors=True)
     extract(corpus, vocab, teacher, tmp_path / "full", full)
@@ -498,7 +494,7 @@ def test_sentence_cut_by_the_paragraph_limit_keeps_its_sentence_context(models, 
     corpus = Corpus([corpus_file])
     teacher = Teacher.load(str(models["bert"]))
     cfg = ExtractConfig(shard_size=4, paragraph=True, paragraph_max_length=10)
-    extract(corpus, Vocab.build(corpus, min_count=1), teacher, tmp_path / "c", cfg)
+    extract(corpus, Vocab.build(corpus, VocabConfig(min_count=1)), teacher, tmp_path / "c", cfg)
     shard = Cache.open(tmp_path / "c").shard(0)
     sents = sentences(corpus_file)
     assert [len(s) for s in sents[:2]] == [7, 9]  # 7 + 2 special tokens fit in 10, 9 + 2 do not

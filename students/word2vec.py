@@ -1,10 +1,4 @@
-"""Shared Numba kernels of the window/negative-sampling students (word2vec and its distilled kin).
-
-Implements word2vec's machinery once (Mikolov et al. 2013, "Distributed Representations of Words
-and Phrases"): the unigram^0.75 negative-sampling distribution (Sec. 2.2), frequent-word
-subsampling (Sec. 2.3, in the form of the released C code), the dynamic (reduced) window, the
-per-thread LCG random generator, the logistic negative-sampling update (Eq. 4) and a Hogwild
-parallel driver (prange over chunks of sentences, shared tables updated without locks).
+"""The word2vec trainer shared by SGNS and CBOW: negative-sampling update and Hogwild epoch driver.
 
 A student plugs into :func:`train` with a *centre update*: an ``@njit`` function (without
 ``cache=True``, see :func:`epoch_driver`) called for every kept centre word with the signature
@@ -14,62 +8,69 @@ state, compute_loss) -> (loss, n_pairs, state)``
 
 where ``sent[:n]`` is the subsampled sentence, ``i`` the centre position, ``b`` the reduced
 window, ``scratch`` a float32 ``(2, dim)`` work array (hidden vector, its gradient), ``targets``
-an int32 buffer of ``negative + 1`` ids and ``state`` the chunk's uint64 RNG state.
+an int32 buffer of ``negative + 1`` ids and ``state`` the chunk's uint64 RNG state. The
+logistic negative-sampling update is Mikolov et al. 2013 Eq. 4; the driver runs chunks of
+sentences in parallel (prange), updating the shared tables without locks.
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
-import math
+import logging
 import sys
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 from numba import njit, prange
 from tqdm import tqdm
 
-from ctx2static.errors import UserError
-from ctx2static.pipeline.vocab import EncodedCorpus, Vocab
+from ctx2static.options import Options, Rule, opt
+from ctx2static.students import sampling
+from ctx2static.students.sampling import (
+    lcg,
+    linear_alpha_nb,
+    reduced_window,
+    seed_state,
+    softplus,
+    subsample,
+)
+from ctx2static.text.encoded import EncodedCorpus
+from ctx2static.text.vocab import Vocab
+from ctx2static.threads import numba_threads
 from ctx2static.vectors import Vectors
 
-# word2vec's linear congruential generator: next_random = next_random * 25214903917 + 11 (mod 2^64).
-_LCG_MUL = np.uint64(25214903917)
-_LCG_ADD = np.uint64(11)
-_SHIFT16 = np.uint64(16)
-_SHIFT11 = np.uint64(11)
-_TO_UNIT = 1.0 / 9007199254740992.0  # 2^-53
-# gensim's cum_table domain: cumulative weights scaled to 0..2^31-1 (fits uint32).
-_CUM_DOMAIN = 2**31 - 1
+log = logging.getLogger(__name__)
+
 # Words per chunk of sentences: the unit of parallel work and of the learning-rate schedule
 # (gensim's batch_words, word2vec's per-thread alpha refresh every 10k words).
 CHUNK_WORDS = 10_000
 
 
 @dataclass(frozen=True)
-class Word2VecConfig:
+class Word2VecConfig(Options):
     """word2vec's defaults (Mikolov et al. 2013; the C tool and gensim), shared by SGNS and CBOW."""
 
-    dim: int = 100
-    window: int = 5
-    negative: int = 5
-    sample: float = 1e-3
-    alpha: float = 0.025
-    min_alpha: float = 1e-4
-    epochs: int = 5
-    threads: int = 0  # 0 = all cores numba may use
-    seed: int = 1
-    ns_exponent: float = 0.75
-    compute_loss: bool = False  # track the negative-sampling loss (costs a log per target)
-    abtt: int | None = None  # all-but-the-top on the result (students/postprocess.py; None = off)
+    dim: int = opt(100, "Vector size.")
+    window: int = opt(5, "Largest window; each centre draws its own from 1..window (word2vec).")
+    negative: int = opt(5, "Noise words per positive (Eq. 4).")
+    sample: float = opt(1e-3, "Frequent-word subsampling threshold (Sec. 2.3; 0 = off).")
+    alpha: float = opt(0.025, "Initial learning rate, decayed linearly to min_alpha.")
+    min_alpha: float = opt(1e-4, "Final learning rate.")
+    epochs: int = opt(5, "Passes over the corpus.")
+    threads: int = opt(0, "Numba threads (0 = all cores numba may use).")
+    seed: int = opt(1, "Random seed.")
+    ns_exponent: float = opt(0.75, "Exponent of the unigram noise distribution (Sec. 2.2).")
+    compute_loss: bool = opt(False, "Track the negative-sampling loss (costs a log per target).")
+    abtt: int | None = opt(None, "All-but-the-top on the result (students/postprocess.py; none = off).")
 
-    def __post_init__(self) -> None:
-        checks = [
+    def rules(self) -> Iterable[Rule]:
+        """Sizes positive, rates ordered."""
+        return [
             ("dim", self.dim >= 1, "at least 1"),
             ("window", self.window >= 1, "at least 1"),
             ("negative", self.negative >= 1, "at least 1"),
@@ -79,37 +80,6 @@ class Word2VecConfig:
             ("alpha", self.alpha > 0, "positive"),
             ("min_alpha", 0 <= self.min_alpha <= self.alpha, "between 0 and alpha"),
         ]
-        for name, ok, want in checks:
-            if not ok:
-                raise UserError(f"option {name}={getattr(self, name)!r} must be {want}")
-
-
-# --------------------------------------------------------------------------- tables (numpy)
-def negative_table(counts: np.ndarray, exponent: float = 0.75) -> np.ndarray:
-    """Cumulative table of ``count**exponent`` (word2vec Sec. 2.2: exponent 0.75; X2Static: 0.5).
-
-    ``table[i]`` is the cumulative weight of words ``0..i`` scaled to ``0..2^31-1`` (uint32, as
-    gensim's ``cum_table``); :func:`draw_word` inverts it by binary search.
-    """
-    weights = np.asarray(counts, dtype=np.float64) ** exponent
-    if weights.size == 0 or not np.all(np.isfinite(weights)) or weights.sum() <= 0:
-        raise UserError("negative table: counts must be positive and finite")
-    cum = np.cumsum(weights)
-    return np.round(cum / cum[-1] * _CUM_DOMAIN).astype(np.uint32)
-
-
-def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
-    """Probability of keeping each word under frequent-word subsampling (word2vec C code).
-
-    ``keep = (sqrt(f / (sample*total)) + 1) * (sample*total) / f`` clipped to 1, with ``f`` the
-    word's count (Mikolov et al. 2013 Sec. 2.3 as released); ``sample == 0`` keeps everything.
-    """
-    counts = np.asarray(counts, dtype=np.float64)
-    if sample <= 0:
-        return np.ones(len(counts), dtype=np.float32)
-    threshold = sample * counts.sum()
-    keep = (np.sqrt(counts / threshold) + 1.0) * threshold / counts
-    return np.minimum(keep, 1.0).astype(np.float32)
 
 
 def chunk_bounds(sent_starts: np.ndarray, chunk_words: int = CHUNK_WORDS) -> np.ndarray:
@@ -119,103 +89,6 @@ def chunk_bounds(sent_starts: np.ndarray, chunk_words: int = CHUNK_WORDS) -> np.
     marks = np.arange(0, sent_starts[-1], chunk_words, dtype=np.int64)
     firsts = np.searchsorted(sent_starts[:-1], marks, side="left")
     return np.unique(np.concatenate([[0], firsts, [n_sent]])).astype(np.int64)
-
-
-def linear_alpha(alpha: float, min_alpha: float, done: float, total: float) -> float:
-    """Learning rate decayed linearly from ``alpha`` to ``min_alpha`` by words processed (word2vec)."""
-    progress = min(max(done / total, 0.0), 1.0) if total > 0 else 1.0
-    return alpha - (alpha - min_alpha) * progress
-
-
-_linear_alpha = njit(cache=True)(linear_alpha)
-
-
-# --------------------------------------------------------------------------- random draws (numba)
-@njit(cache=True, inline="always")
-def lcg(state: np.uint64) -> np.uint64:
-    """word2vec's generator: ``state * 25214903917 + 11`` on uint64."""
-    return state * _LCG_MUL + _LCG_ADD
-
-
-@njit(cache=True, inline="always")
-def unit_float(state: np.uint64) -> float:
-    """The top 53 bits of ``state`` as a float in [0, 1)."""
-    return (state >> _SHIFT11) * _TO_UNIT
-
-
-@njit(cache=True)
-def seed_state(seed: int, epoch: int, chunk: int) -> np.uint64:
-    """Independent RNG state of one chunk in one epoch (splitmix64 of seed, epoch, chunk)."""
-    z = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)
-    z += np.uint64(epoch) * np.uint64(0xBF58476D1CE4E5B9) + np.uint64(chunk) * np.uint64(0x94D049BB133111EB)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True, inline="always")
-def draw_word(cum_table: np.ndarray, state: np.uint64) -> int:
-    """A word id drawn from :func:`negative_table` using ``state`` (gensim: bisect on cum_table)."""
-    r = (state >> _SHIFT16) % np.uint64(cum_table[-1])
-    lo = 0
-    hi = cum_table.shape[0] - 1
-    while lo < hi:  # first i with cum_table[i] > r
-        mid = (lo + hi) >> 1
-        if cum_table[mid] > r:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-@njit(cache=True, inline="always")
-def draw_targets(
-    word: int, cum_table: np.ndarray, negative: int, targets: np.ndarray, state: np.uint64
-) -> tuple[int, np.uint64]:
-    """Fill ``targets`` with ``word`` then up to ``negative`` negatives; return (count, state).
-
-    Negatives equal to ``word`` are dropped, as word2vec does.
-    """
-    targets[0] = word
-    n = 1
-    for _ in range(negative):
-        state = lcg(state)
-        w = draw_word(cum_table, state)
-        if w != word:
-            targets[n] = w
-            n += 1
-    return n, state
-
-
-@njit(cache=True, inline="always")
-def reduced_window(window: int, state: np.uint64) -> int:
-    """word2vec's dynamic window: an effective size drawn uniformly from 1..window."""
-    return window - int((state >> _SHIFT16) % np.uint64(window))
-
-
-@njit(cache=True)
-def subsample(
-    ids: np.ndarray, start: int, end: int, keep_prob: np.ndarray, out: np.ndarray, state: np.uint64
-) -> tuple[int, np.uint64]:
-    """Copy ``ids[start:end]`` into ``out``, keeping word ``w`` with probability ``keep_prob[w]``."""
-    n = 0
-    for k in range(start, end):
-        w = ids[k]
-        p = keep_prob[w]
-        if p < 1.0:
-            state = lcg(state)
-            if unit_float(state) >= p:
-                continue
-        out[n] = w
-        n += 1
-    return n, state
-
-
-# --------------------------------------------------------------------------- logistic update
-@njit(cache=True, fastmath=True, inline="always")
-def softplus(x: float) -> float:
-    """log(1 + e^x), stable."""
-    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
 
 
 @njit(cache=True, fastmath=True)
@@ -263,7 +136,6 @@ def add_to_row(row: np.ndarray, delta: np.ndarray) -> None:
         row[d] += delta[d]
 
 
-# --------------------------------------------------------------------------- parallel driver
 def centre_update(*args: Any) -> tuple[float, int, np.uint64]:
     """Placeholder for a student's centre update; :func:`epoch_driver` binds the real one."""
     raise NotImplementedError("epoch_driver binds the student's centre update")
@@ -310,7 +182,7 @@ def _run_epoch(
         done = done_before
         for other in range(n_chunks):
             done += chunk_done[other]
-        a = _linear_alpha(alpha, min_alpha, done, total_words)
+        a = linear_alpha_nb(alpha, min_alpha, done, total_words)
         loss = 0.0
         pairs = 0
         kept = 0
@@ -352,15 +224,15 @@ def epoch_driver(update: Any) -> Callable[..., None]:
     Numba cannot cache a function that takes another as an argument (the cache misses in every
     new process), so each student gets its own copy of :func:`_run_epoch` with ``centre_update``
     bound as a global. Numba's on-disk cache only checks the stamp of the file that holds the
-    cached function, so the copy is named after a hash of the student's whole module source: an
-    edit to the student recompiles it, an edit to this file invalidates it by its stamp. So a
-    centre update should call only this module and its own; centre updates themselves are not
-    cached, so they never hold stale copies of these kernels.
+    cached function, so the copy is named after a hash of the student's module source and of
+    :mod:`sampling`'s: an edit to either recompiles it, an edit to this file invalidates it by its
+    stamp. So a centre update should call only these modules and its own; centre updates
+    themselves are not cached, so they never hold stale copies of these kernels.
     """
     if update not in _DRIVERS:
         module = sys.modules[update.py_func.__module__]
         try:
-            source = inspect.getsource(module).encode()
+            source = "".join(inspect.getsource(m) for m in (module, sampling)).encode()
         except OSError:  # installed without sources: hash the bytecode instead
             source = update.py_func.__code__.co_code
         digest = hashlib.sha1(source).hexdigest()[:10]
@@ -389,11 +261,6 @@ def _read_only(array: np.ndarray, dtype: type) -> np.ndarray:
     return view
 
 
-def _threads(requested: int) -> int:
-    available = numba.config.NUMBA_NUM_THREADS
-    return available if requested == 0 else min(requested, available)
-
-
 def train(
     name: str,
     update: Any,
@@ -412,22 +279,19 @@ def train(
     rng = np.random.default_rng(config.seed)
     syn0 = ((rng.random((len(vocab), config.dim), dtype=np.float32) - 0.5) / config.dim).astype(np.float32)
     syn1neg = np.zeros_like(syn0)
-    cum_table = negative_table(vocab.counts, config.ns_exponent)
-    keep_prob = keep_probabilities(vocab.counts, config.sample)
+    cum_table = sampling.negative_table(vocab.counts, config.ns_exponent)
+    keep_prob = sampling.keep_probabilities(vocab.counts, config.sample)
     bounds = chunk_bounds(sent_starts)
     n_chunks = len(bounds) - 1
     chunk_done = np.zeros(n_chunks, dtype=np.int64)
     chunk_stats = np.zeros((n_chunks, 3), dtype=np.float64)
     total_words = config.epochs * n_tokens
-    threads = _threads(config.threads)
     run_epoch = epoch_driver(update)
-    order = chunk_order(n_chunks, threads)
-    old_threads = numba.get_num_threads()
-    numba.set_num_threads(threads)
     loss = pairs = kept = 0.0
     loss_per_epoch: list[float] = []
     start = time.perf_counter()
-    try:
+    with numba_threads(config.threads) as threads:
+        order = chunk_order(n_chunks, threads)
         bar = tqdm(range(config.epochs), desc=name, unit="epoch", file=sys.stderr, leave=False)
         for epoch in bar:
             chunk_done[:] = 0
@@ -444,8 +308,6 @@ def train(
             if config.compute_loss:
                 post["loss/pair"] = f"{loss_per_epoch[-1]:.4f}"
             bar.set_postfix(post)
-    finally:
-        numba.set_num_threads(old_threads)
     seconds = time.perf_counter() - start
     meta: dict[str, Any] = {"pairs": int(pairs), "kept_words": int(kept)}
     summary = (
@@ -457,5 +319,5 @@ def train(
         meta["loss_per_pair"] = loss / max(pairs, 1)
         meta["loss_per_epoch"] = loss_per_epoch
         summary += f", mean loss {meta['loss_per_pair']:.4f} per pair"
-    print(summary, file=sys.stderr)
+    log.info(summary)
     return Vectors(list(vocab.words), syn0, vocab.counts.copy(), meta)

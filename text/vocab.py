@@ -1,19 +1,34 @@
-"""Static vocabulary (words sorted by descending count) and the integer-encoded corpus."""
+"""The static vocabulary: words sorted by descending corpus count (ties alphabetical)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write
-from ctx2static.pipeline.corpus import Corpus
+from ctx2static.options import Options, Rule, opt
+from ctx2static.text.corpus import Corpus
+
+
+@dataclass(frozen=True)
+class VocabConfig(Options):
+    """Which words get a vector: the seeds' count threshold, optionally capped."""
+
+    min_count: int = opt(5, "Keep words seen at least this many times.")
+    max_vocab: int | None = opt(None, "Keep at most this many words, the most frequent (none = all).")
+
+    def rules(self) -> Iterable[Rule]:
+        """Both are positive."""
+        return [
+            ("min_count", self.min_count >= 1, "at least 1"),
+            ("max_vocab", self.max_vocab is None or self.max_vocab >= 1, "none or at least 1"),
+        ]
 
 
 @dataclass
@@ -47,8 +62,10 @@ class Vocab:
         return h.hexdigest()[:16]
 
     @classmethod
-    def build(cls, corpus: Corpus, min_count: int = 5, max_vocab: int | None = None) -> Vocab:
+    def build(cls, corpus: Corpus, config: VocabConfig | None = None) -> Vocab:
         """Count the corpus once and keep words with ``count >= min_count`` (at most ``max_vocab``)."""
+        config = config or VocabConfig()
+        min_count, max_vocab = config.min_count, config.max_vocab
         counter: Counter[str] = Counter()
         for toks in corpus:
             counter.update(toks)
@@ -86,53 +103,3 @@ class Vocab:
         except FileNotFoundError:
             raise UserError(f"{path}: no such vocabulary file") from None
         return cls(words, np.array(counts, dtype=np.int64))
-
-
-@dataclass
-class EncodedCorpus:
-    """The corpus as word ids.
-
-    ``ids`` (int32, OOV words dropped), ``sent_starts`` (n_sent+1 offsets into ``ids``) and
-    ``para_ids`` (paragraph of each sentence). Arrays may be memmaps.
-    """
-
-    ids: np.ndarray
-    sent_starts: np.ndarray
-    para_ids: np.ndarray
-
-    @property
-    def n_sentences(self) -> int:
-        """Number of sentences kept (those with at least one in-vocabulary word)."""
-        return len(self.sent_starts) - 1
-
-    def sentence(self, i: int) -> np.ndarray:
-        """Word ids of sentence ``i``."""
-        return self.ids[self.sent_starts[i] : self.sent_starts[i + 1]]
-
-
-def encode_corpus(corpus: Corpus, vocab: Vocab, workdir: str | os.PathLike | None = None) -> EncodedCorpus:
-    """Stream the corpus into id arrays kept on disk (memory-mapped), so RAM stays flat."""
-    workdir = Path(workdir or tempfile.mkdtemp(prefix="ctx2static-enc-"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    index = vocab.index
-    n_tok = 0
-    starts: list[int] = [0]
-    paras: list[int] = []
-    buf: list[int] = []
-    with open(workdir / "ids.bin", "wb") as fh:
-        for pid, toks in corpus.sentences():
-            ids = [index[t] for t in toks if t in index]
-            if not ids:
-                continue
-            buf.extend(ids)
-            n_tok += len(ids)
-            starts.append(n_tok)
-            paras.append(pid)
-            if len(buf) >= 1 << 20:
-                fh.write(np.asarray(buf, dtype=np.int32).tobytes())
-                buf.clear()
-        fh.write(np.asarray(buf, dtype=np.int32).tobytes())
-    if n_tok == 0:
-        raise UserError("no in-vocabulary tokens in the corpus; check --min-count and the corpus files")
-    ids_arr = np.memmap(workdir / "ids.bin", dtype=np.int32, mode="r", shape=(n_tok,))
-    return EncodedCorpus(ids_arr, np.asarray(starts, dtype=np.int64), np.asarray(paras, dtype=np.int32))

@@ -5,69 +5,44 @@ Layout: one sentence a line, a blank line between paragraphs (as the bundled dem
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from ctx2static.errors import UserError
+from ctx2static.fileio import read_lines
+from ctx2static.options import Options, Rule, opt
 
-_OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
+CORPUS_FORMAT = "UTF-8 text, one sentence a line (plain, .gz, .xz or .bz2)"
 
 # A word: letters/digits with inner hyphens or apostrophes ("half-brothers", "don't");
 # any other non-space character is a token of its own (punctuation is split off).
-_TOKEN = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]+", re.UNICODE)
+TOKEN = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]+", re.UNICODE)
 
 
 @dataclass(frozen=True)
-class CorpusConfig:
-    """How raw text becomes token lists (defaults as the seeds, filters off for small corpora)."""
+class CorpusConfig(Options):
+    """How raw text becomes token lists (defaults as the seeds, length filters off for small corpora)."""
 
-    lowercase: bool = True
-    min_sentence_len: int = 0  # seeds: 10 (0 = no lower bound)
-    max_sentence_len: int = 0  # seeds: 40 (0 = no upper bound)
+    lowercase: bool = opt(True, "Lower-case the text, or keep its case.", off="keep-case")
+    min_sentence_len: int = opt(0, "Drop sentences with fewer words (0 = off; seeds: 10).")
+    max_sentence_len: int = opt(0, "Drop sentences with more words (0 = off; seeds: 40).")
+
+    def rules(self) -> Iterable[Rule]:
+        """Lengths are 0 (off) or positive."""
+        return [
+            ("min_sentence_len", self.min_sentence_len >= 0, "0 (off) or more"),
+            ("max_sentence_len", self.max_sentence_len >= 0, "0 (off) or more"),
+        ]
 
 
 def tokenize(line: str, lowercase: bool = True) -> list[str]:
     """Split a sentence into words, splitting off punctuation."""
     if lowercase:
         line = line.lower()
-    return _TOKEN.findall(line)
-
-
-def open_binary(path: str | os.PathLike) -> BinaryIO:
-    """Open a corpus file for reading bytes, decompressing by suffix; missing is a one-line error."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: no such file; pass an existing corpus file (plain, .gz, .xz or .bz2)")
-    opener = _OPENERS.get(path.suffix, open)
-    return opener(path, "rb")  # type: ignore[operator]
-
-
-def iter_lines(path: str | os.PathLike) -> Iterator[str]:
-    """Yield the lines of one file without their newline; bad bytes become a one-line error."""
-    try:
-        with open_binary(path) as fh:
-            for n, raw in enumerate(fh, 1):
-                if b"\x00" in raw:
-                    raise UserError(
-                        f"{path}: line {n} holds a NUL byte, so this looks like a binary file; "
-                        "pass UTF-8 text, one sentence a line"
-                    )
-                try:
-                    yield raw.decode("utf-8").rstrip("\r\n")
-                except UnicodeDecodeError as exc:
-                    raise UserError(
-                        f"{path}: line {n} is not valid UTF-8 ({exc.reason}); "
-                        "convert the file first, e.g. iconv -f latin1 -t utf-8"
-                    ) from None
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise UserError(f"{path}: cannot be read ({exc}); check the file is complete") from None
+    return TOKEN.findall(line)
 
 
 @dataclass
@@ -92,7 +67,7 @@ class Corpus:
         """Yield each paragraph as its list of raw sentence lines (empty paragraphs skipped)."""
         for path in self.paths:
             para: list[str] = []
-            for line in iter_lines(path):
+            for _, line in read_lines(path, CORPUS_FORMAT):
                 if line.strip():
                     para.append(line)
                 elif para:

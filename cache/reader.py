@@ -1,23 +1,7 @@
-"""The teacher cache on disk, and its reader (numpy, h5py and pyarrow only: no torch needed).
-
-Layout of a cache folder::
-
-    manifest.json              teacher, corpus, vocabulary, options, per-shard sha256 checksums
-    vocab.tsv                  the static vocabulary (word<TAB>count), ids are line numbers
-    shard_00000.h5             dense arrays of N sentences (see SHARD_ARRAYS)
-    shard_00000.attn.parquet   attention context words (variable length per occurrence), optional
-    vocab.h5                   per-vocabulary-word baselines: token_emb, word_emb
-    teacher_tokens.parquet     teacher token id -> token string -> static word id (for substitutes)
-    pca.h5                     with --pca: mean, components (occ_vec = (v - mean) @ components.T)
-
-An *occurrence* is a word of a sentence that is in the static vocabulary and was not cut by the
-teacher's maximum length; every per-occurrence array has one row per occurrence, in corpus order.
-"""
+"""Reading a teacher cache (numpy, h5py and pyarrow only: no torch, no teacher)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,63 +9,23 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ctx2static.cache.layout import (
+    ATTN_COLUMNS,
+    FORMAT_VERSION,
+    INDEX_ARRAYS,
+    MANIFEST,
+    PCA_H5,
+    SIGNALS,
+    TEACHER_TOKENS,
+    VOCAB_H5,
+    VOCAB_TSV,
+    shard_name,
+)
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write
-from ctx2static.pipeline.vocab import Vocab
-
-MANIFEST = "manifest.json"
-VOCAB_TSV = "vocab.tsv"
-VOCAB_H5 = "vocab.h5"
-TEACHER_TOKENS = "teacher_tokens.parquet"
-PCA_H5 = "pca.h5"
-FORMAT_VERSION = 1
-
-# name -> what it holds (cache info prints this)
-SHARD_ARRAYS = {
-    "sent_para": "paragraph id per sentence",
-    "sent_offsets": "sentence start offsets into word_ids (n+1)",
-    "word_ids": "static word id per word (-1: out of vocabulary)",
-    "word_aligned": "False where the teacher's max length cut the word",
-    "sent_ctx": "mean of the last layer over all tokens of the sentence (X2Static Eq. 3)",
-    "para_ctx": "per-sentence mean when the teacher saw the paragraph (X2Static Eq. 4; sent_ctx if cut)",
-    "occ_vec": "subword-pooled last-layer vector per occurrence (fp16; PCA-reduced with --pca)",
-    "topk_ids": "LM top-k substitute teacher token ids per occurrence (SemGloVe md)",
-    "topk_scores": "raw logits of the substitutes",
-}
-ATTN_COLUMNS = ("occ", "ctx", "offset", "weight")
-
-
-def shard_name(i: int) -> str:
-    """Stem of shard ``i``."""
-    return f"shard_{i:05d}"
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def write_h5(path: Path, arrays: dict[str, np.ndarray]) -> str:
-    """Write arrays to one HDF5 file atomically and reproducibly (no timestamps); return its sha256."""
-    with atomic_write(path, "w+b") as fh, h5py.File(fh, "w", libver="v110") as f:
-        for key, arr in arrays.items():
-            f.create_dataset(key, data=arr, track_times=False)
-    return sha256_file(path)
-
-
-def write_parquet(path: Path, columns: dict[str, np.ndarray]) -> str:
-    """Write columns to one Parquet file atomically; return its sha256."""
-    table = pa.table({k: pa.array(v) for k, v in columns.items()})
-    with atomic_write(path, "wb") as fh:
-        pq.write_table(table, fh, compression="zstd")
-    return sha256_file(path)
+from ctx2static.fileio import read_json, sha256_file
+from ctx2static.text.vocab import Vocab
 
 
 def read_manifest(folder: Path) -> dict | None:
@@ -89,22 +33,12 @@ def read_manifest(folder: Path) -> dict | None:
     p = folder / MANIFEST
     if not p.is_file():
         return None
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        raise UserError(f"{p}: not valid JSON; delete the cache folder and extract again") from None
-
-
-def write_manifest(folder: Path, manifest: dict) -> None:
-    """Replace manifest.json atomically."""
-    with atomic_write(folder / MANIFEST, "w", encoding="utf-8") as fh:
-        json.dump(manifest, fh, indent=1, sort_keys=True)
-        fh.write("\n")
+    return read_json(p, fix="delete the cache folder and extract again")
 
 
 @dataclass
 class Shard:
-    """The arrays of one shard (see SHARD_ARRAYS), plus attention contexts when cached."""
+    """The arrays of one shard (see ``cache.layout.SIGNALS``), plus attention contexts when cached."""
 
     index: int
     arrays: dict[str, np.ndarray]
@@ -125,15 +59,6 @@ class Shard:
         """Positions (into ``word_ids``) of the occurrences: in-vocabulary, aligned words."""
         return np.flatnonzero((self.arrays["word_ids"] >= 0) & self.arrays["word_aligned"])
 
-    def occurrence_sentence(self) -> np.ndarray:
-        """Sentence (row of ``sent_ctx``) of each occurrence."""
-        return np.searchsorted(self.arrays["sent_offsets"], self.occurrences(), side="right") - 1
-
-    def sentence_words(self, i: int) -> np.ndarray:
-        """Static word ids of sentence ``i`` (-1 for out-of-vocabulary words)."""
-        off = self.arrays["sent_offsets"]
-        return self.arrays["word_ids"][off[i] : off[i + 1]]
-
 
 @dataclass
 class Cache:
@@ -150,6 +75,12 @@ class Cache:
         manifest = read_manifest(folder)
         if manifest is None:
             raise UserError(f"{folder}: no {MANIFEST}; run 'ctx2static extract' to build a cache there")
+        version = manifest.get("identity", {}).get("format")
+        if version != FORMAT_VERSION:
+            raise UserError(
+                f"{folder}: cache format {version} (this ctx2static reads format {FORMAT_VERSION}); "
+                "re-run extract into a new folder"
+            )
         return cls(folder, manifest, Vocab.load(folder / VOCAB_TSV))
 
     @property
@@ -159,7 +90,7 @@ class Cache:
 
     @property
     def signals(self) -> list[str]:
-        """Names of the per-shard arrays this cache holds."""
+        """Names of the per-shard signals this cache holds."""
         return list(self.manifest["signals"])
 
     @property
@@ -167,11 +98,23 @@ class Cache:
         """Complete shards."""
         return len(self.manifest["shards"])
 
+    def totals(self, key: str) -> int:
+        """A corpus total recorded at the end of extract (``n_words``, ``n_occurrences``...), 0 before."""
+        return int(self.manifest.get("totals", {}).get(key, 0))
+
     def shard(self, i: int, keys: list[str] | None = None) -> Shard:
-        """Load shard ``i`` (all arrays, or only ``keys``; the index arrays always come along)."""
+        """Load shard ``i`` (all arrays, or only ``keys``; the index arrays always come along).
+
+        Asking for a signal the cache does not hold is a one-line error naming the extract flag.
+        """
+        for key in keys or ():
+            if key not in self.signals:
+                raise UserError(
+                    f"{self.folder}: the cache has no '{key}'; extract again with {SIGNALS[key].flag}"
+                )
         stem = shard_name(i)
         with h5py.File(self.folder / f"{stem}.h5", "r") as f:
-            names = list(f.keys()) if keys is None else sorted({*keys, *_INDEX_ARRAYS} & set(f.keys()))
+            names = list(f.keys()) if keys is None else sorted({*keys, *INDEX_ARRAYS} & set(f.keys()))
             arrays = {k: f[k][()] for k in names}
         attn = None
         ap = self.folder / f"{stem}.attn.parquet"
@@ -231,6 +174,3 @@ class Cache:
             elif sha256_file(p) != digest:
                 problems.append(f"{name}: checksum mismatch")
         return problems
-
-
-_INDEX_ARRAYS = ("sent_para", "sent_offsets", "word_ids", "word_aligned")

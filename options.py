@@ -1,0 +1,198 @@
+"""One definition per option: config dataclasses built from strings or TOML values, checked in one style.
+
+Every configuration of the tool (corpus reading, vocabulary, teacher, extract, each student,
+retrofitting, evaluation) is a frozen dataclass deriving from :class:`Options`. Its fields carry
+the defaults, written once, with a help text (:func:`opt`). From that one definition:
+
+- :func:`configure` builds it from ``--set KEY=VALUE`` strings or TOML values (unknown keys and
+  values of the wrong type are one-line :class:`UserError` s);
+- :func:`click_options` turns its fields into command-line options;
+- :meth:`Options.rules` states its constraints, checked on construction (one style for all).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from ctx2static.errors import UserError
+
+C = TypeVar("C", bound="Options")
+F = TypeVar("F", bound=Callable[..., Any])
+
+Rule = tuple[str, bool, str]
+"""(field name, whether the constraint holds, what the value must be)."""
+
+
+def opt(default: Any, help: str, off: str | None = None) -> Any:
+    """A dataclass field with its default and the help text the CLI shows.
+
+    ``off`` names the command-line flag that sets a boolean false (default ``--no-NAME``).
+    """
+    return dataclasses.field(default=default, metadata={"help": help, "off": off})
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """Base of every config: enum fields are coerced from their values, then :meth:`rules` are enforced."""
+
+    def __post_init__(self) -> None:
+        hints = typing.get_type_hints(type(self))
+        for f in dataclasses.fields(self):
+            kind = _enum_type(hints[f.name])
+            value = getattr(self, f.name)
+            if kind is not None and value is not None and not isinstance(value, kind):
+                try:
+                    object.__setattr__(self, f.name, kind(value))
+                except ValueError:
+                    choices = ", ".join(m.value for m in kind)
+                    raise UserError(f"option {f.name}={value!r}: choose one of {choices}") from None
+        for name, ok, want in self.rules():
+            if not ok:
+                raise UserError(f"option {name}={getattr(self, name)!r} must be {want}")
+
+    def rules(self) -> Iterable[Rule]:
+        """Constraints on the values (none by default)."""
+        return ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values (enums as their values)."""
+        return {k: v.value if isinstance(v, enum.Enum) else v for k, v in dataclasses.asdict(self).items()}
+
+    def changed(self) -> dict[str, Any]:
+        """The fields whose values differ from the defaults."""
+        default = type(self)()
+        return {k: v for k, v in self.to_dict().items() if v != default.to_dict()[k]}
+
+
+def _target(hint: Any) -> tuple[Any, bool]:
+    """The field's value type without ``None``, and whether ``None`` is allowed."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        return (rest[0] if len(rest) == 1 else hint), type(None) in args
+    return hint, False
+
+
+def _enum_type(hint: Any) -> type[enum.Enum] | None:
+    target, _ = _target(hint)
+    return target if isinstance(target, type) and issubclass(target, enum.Enum) else None
+
+
+def field_names(cls: type[Options]) -> list[str]:
+    """The option names of a config class, in definition order."""
+    return [f.name for f in dataclasses.fields(cls)]
+
+
+def configure(cls: type[C], values: Mapping[str, Any], what: str | None = None) -> C:
+    """Build ``cls`` from its defaults plus ``values`` (strings are parsed, other values type-checked).
+
+    ``what`` names the thing configured in messages (default: the class's module). Unknown keys,
+    unparsable strings and values of the wrong type are one-line :class:`UserError` s.
+    """
+    hints = typing.get_type_hints(cls)
+    names = field_names(cls)
+    what = what or cls.__module__.rsplit(".", 1)[-1]
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        key = key.replace("-", "_")
+        if key not in names:
+            raise UserError(f"{what} has no option '{key}'; its options are: {', '.join(names)}")
+        kwargs[key] = parse_value(key, value, hints[key])
+    return cls(**kwargs)
+
+
+def parse_value(key: str, value: Any, hint: Any) -> Any:
+    """``value`` as the field type ``hint``: strings are parsed, anything else must already fit."""
+    target, optional = _target(hint)
+    if value is None or (isinstance(value, str) and value.lower() == "none" and optional):
+        if optional:
+            return None
+        raise UserError(f"option {key} cannot be none")
+    if typing.get_origin(target) is tuple:  # tuple[X, ...]: a list, or comma-separated text
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            raise UserError(f"option {key}={value!r} must be a list")
+        element = typing.get_args(target)[0]
+        return tuple(parse_value(f"{key}[{i}]", v, element) for i, v in enumerate(items))
+    if isinstance(value, str) and target is not str:
+        return _parse(key, value, target)
+    if isinstance(target, type) and issubclass(target, enum.Enum):
+        return value  # Options coerces (and names the choices when it fails)
+    kinds = (int, float) if target is float else (target,) if isinstance(target, type) else None
+    if kinds is not None and (
+        not isinstance(value, kinds) or (target is not bool and isinstance(value, bool))
+    ):
+        name = getattr(target, "__name__", str(target))
+        raise UserError(f"option {key}={value!r} must be {name}")
+    return float(value) if target is float else value
+
+
+def _parse(key: str, value: str, target: Any) -> Any:
+    if isinstance(target, type) and issubclass(target, enum.Enum):
+        try:
+            return target(value)
+        except ValueError:
+            choices = ", ".join(m.value for m in target)
+            raise UserError(f"option {key}={value!r}: choose one of {choices}") from None
+    try:
+        if target is bool:
+            low = value.lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        return target(value)
+    except (TypeError, ValueError):
+        name = getattr(target, "__name__", str(target))
+        raise UserError(f"option {key}={value!r} is not a valid {name}") from None
+
+
+def click_options(cls: type[Options], exclude: Iterable[str] = ()) -> Callable[[F], F]:
+    """A decorator adding one click option per field of ``cls`` (defaults and help from the fields).
+
+    Booleans become ``--name/--no-name`` flags, enums a choice; the option's value reaches the
+    command under the field's name.
+    """
+    import click
+
+    hints = typing.get_type_hints(cls)
+    skipped = set(exclude)
+    decorators = []
+    for f in dataclasses.fields(cls):
+        if f.name in skipped:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        target, optional = _target(hints[f.name])
+        default = f.default.value if isinstance(f.default, enum.Enum) else f.default
+        kwargs: dict[str, Any] = {
+            "default": default,
+            "show_default": True,
+            "help": f.metadata.get("help", ""),
+        }
+        if target is bool:
+            off = f.metadata.get("off") or "no-" + f.name.replace("_", "-")
+            decorators.append(click.option(f"{flag}/--{off}", f.name, **kwargs))
+            continue
+        if isinstance(target, type) and issubclass(target, enum.Enum):
+            kwargs["type"] = click.Choice([m.value for m in target])
+        elif optional:
+            kwargs["type"] = target
+        decorators.append(click.option(flag, f.name, **kwargs))
+
+    def apply(fn: F) -> F:
+        for deco in reversed(decorators):
+            fn = deco(fn)
+        return fn
+
+    return apply
+
+
+def pop_options(cls: type[C], values: dict[str, Any]) -> C:
+    """Take the fields of ``cls`` out of a click command's keyword arguments and build it."""
+    return cls(**{name: values.pop(name) for name in field_names(cls) if name in values})

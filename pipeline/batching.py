@@ -1,0 +1,39 @@
+"""Length-sorted batching of teacher inputs: the one place that sorts by length and restores the order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ctx2static.pipeline.align import Encoding
+
+T = TypeVar("T")
+
+
+def sorted_batches(lengths: Sequence[int], token_budget: int) -> Iterator[np.ndarray]:
+    """Yield index arrays of length-sorted batches whose padded size stays within ``token_budget``."""
+    order = np.argsort(np.asarray(lengths), kind="stable")
+    batch: list[int] = []
+    longest = 0
+    for i in order.tolist():
+        longest_new = max(longest, lengths[i])
+        if batch and longest_new * (len(batch) + 1) > token_budget:
+            yield np.asarray(batch)
+            batch, longest_new = [], lengths[i]
+        batch.append(i)
+        longest = longest_new
+    if batch:
+        yield np.asarray(batch)
+
+
+def run_sorted(
+    items: Sequence[Encoding], token_budget: int, fn: Callable[[list[Encoding]], list[T]]
+) -> list[T]:
+    """Run ``fn`` over length-sorted batches and return its per-item results in the input order."""
+    out: list[Any] = [None] * len(items)
+    for idx in sorted_batches([len(e.ids) for e in items], token_budget):
+        for i, res in zip(idx.tolist(), fn([items[i] for i in idx.tolist()]), strict=True):
+            out[i] = res
+    return out

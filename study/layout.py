@@ -1,0 +1,80 @@
+"""Where a study writes what: the output folder's layout, in one place.
+
+::
+
+    study.toml                  the study as given
+    caches/<teacher>/           teacher cache (extract; resumes after a crash)
+    caches/<teacher>.json       its configuration hash, extract seconds and teacher tokens/s
+    vectors/<name>/             every student and retrofit (native vectors folder; meta.json holds
+                                the step's provenance, seconds, config and loss per epoch)
+    eval/<name>.json            the scores of one vectors folder and the hash they belong to
+    results.md, report.md, pairs.png, curves.png
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctx2static.errors import UserError
+from ctx2static.fileio import read_json
+
+
+@dataclass(frozen=True)
+class StudyLayout:
+    """Paths inside one study's output folder."""
+
+    root: Path
+
+    @property
+    def study_toml(self) -> Path:
+        """The study file as given."""
+        return self.root / "study.toml"
+
+    def vectors(self, name: str) -> Path:
+        """Output ``name`` (a student or a retrofit)."""
+        return self.root / "vectors" / name
+
+    def cache(self, teacher: str) -> Path:
+        """The cache of ``teacher``."""
+        return self.root / "caches" / teacher
+
+    def cache_record(self, teacher: str) -> Path:
+        """The JSON beside a cache: its configuration hash, extract seconds and teacher tokens/s."""
+        return self.root / "caches" / f"{teacher}.json"
+
+    def scores(self, name: str) -> Path:
+        """The scores of output ``name``."""
+        return self.root / "eval" / f"{name}.json"
+
+    @property
+    def results(self) -> Path:
+        """The results table (Markdown)."""
+        return self.root / "results.md"
+
+    @property
+    def report(self) -> Path:
+        """The report (Markdown)."""
+        return self.root / "report.md"
+
+    @property
+    def pairs_png(self) -> Path:
+        """The male/female pairs figure."""
+        return self.root / "pairs.png"
+
+    @property
+    def curves_png(self) -> Path:
+        """The training curves figure."""
+        return self.root / "curves.png"
+
+
+def read_record(path: Path) -> dict[str, Any]:
+    """A JSON record beside an output; ``{}`` when it is missing or damaged (the step is then redone)."""
+    if not path.is_file():
+        return {}
+    try:
+        data = read_json(path)
+    except UserError:
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -1,0 +1,243 @@
+"""Reading a study's TOML file: every mistake is a one-line error naming the file and the key.
+
+Keys of ``[corpus]``, ``[teachers.NAME]``, ``[students.NAME].options``, ``[[retrofit]]``,
+``[eval]`` and ``[report]`` are the fields of the stage configs, checked by the same code as the
+CLI's options. A student whose teacher does not extract a signal it needs is refused here,
+before any teacher runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ctx2static.cache.layout import SIGNALS, missing_signals, shard_signals
+from ctx2static.errors import UserError
+from ctx2static.eval.analogy import AnalogyConfig
+from ctx2static.eval.benchmarks import Family
+from ctx2static.options import Options, configure, field_names
+from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.retrofit.config import RetrofitConfig
+from ctx2static.retrofit.lexicon import resolve_lexicon
+from ctx2static.students.registry import Source, load_student, needed_signals, spec, student_config
+from ctx2static.study.schema import (
+    CorpusSpec,
+    EvalSpec,
+    ReportSpec,
+    RetrofitRun,
+    StudentRun,
+    Study,
+    TeacherSpec,
+)
+from ctx2static.text.corpus import CorpusConfig
+from ctx2static.text.vocab import VocabConfig
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+C = TypeVar("C", bound=Options)
+_NAME = re.compile(r"[A-Za-z0-9_+-]+")
+
+
+@contextlib.contextmanager
+def _at(path: Path, where: str) -> Iterator[None]:
+    """Prefix a :class:`UserError` raised inside with the file and the key."""
+    try:
+        yield
+    except UserError as exc:
+        raise UserError(f"{path}: {where}: {exc}") from None
+
+
+def _table(path: Path, data: Any, where: str, allowed: Sequence[str]) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: {where} must be a table")
+    unknown = [k for k in data if k not in allowed]
+    if unknown:
+        key = f"{where}.{unknown[0]}" if where else unknown[0]
+        raise UserError(f"{path}: {key}: unknown key; allowed: {', '.join(allowed)}")
+    return data
+
+
+def _typed(path: Path, value: Any, where: str, kind: type) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise UserError(f"{path}: {where} must be {kind.__name__}, got {value!r}")
+    return value
+
+
+def _strings(path: Path, value: Any, where: str) -> tuple[str, ...]:
+    items = _typed(path, value, where, list)
+    return tuple(_typed(path, v, f"{where}[{i}]", str) for i, v in enumerate(items))
+
+
+def _files(path: Path, value: Any, where: str) -> tuple[Path, ...]:
+    out = []
+    for i, name in enumerate(_strings(path, value, where)):
+        p = (path.parent / name).resolve()
+        if not p.is_file():
+            raise UserError(f"{path}: {where}[{i}]: {name}: no such file")
+        out.append(p)
+    return tuple(out)
+
+
+def _config(path: Path, cls: type[C], table: Mapping[str, Any], where: str) -> C:
+    """The fields of ``cls`` found in ``table``, parsed and checked as the CLI's options are."""
+    names = field_names(cls)
+    with _at(path, where):
+        return configure(cls, {k: v for k, v in table.items() if k in names}, what=where)
+
+
+def load_study(path: str | Path) -> Study:
+    """Read and check a study file; every mistake is a one-line error naming the file and the key."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: no such study file")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: not valid TOML ({exc})") from None
+    top = _table(path, data, "", ("corpus", "teachers", "students", "retrofit", "eval", "report"))
+    if "corpus" not in top:
+        raise UserError(f"{path}: missing [corpus] table with files = [...]")
+    if not top.get("students"):
+        raise UserError(f"{path}: no [students.NAME] table; add at least one student")
+    corpus = _corpus(path, top["corpus"])
+    teachers = {
+        name: _teacher(path, name, t)
+        for name, t in _typed(path, top.get("teachers", {}), "teachers", dict).items()
+    }
+    students = tuple(
+        _student(path, name, s, teachers)
+        for name, s in _typed(path, top["students"], "students", dict).items()
+    )
+    names = [s.name for s in students]
+    retrofits = tuple(
+        _retrofit(path, i, r, names)
+        for i, r in enumerate(_typed(path, top.get("retrofit", []), "retrofit", list))
+    )
+    outputs = names + [r.name for r in retrofits]
+    for name in [*teachers, *outputs]:  # they name folders in the output
+        if not _NAME.fullmatch(name):
+            raise UserError(f"{path}: {name!r}: a name may hold only letters, digits, _, + and -")
+    dupes = sorted({n for n in outputs if outputs.count(n) > 1})
+    if dupes:
+        raise UserError(f"{path}: two outputs are named {dupes[0]!r}; give the retrofit a name = ...")
+    for s in students:
+        if s.baseline is not None and s.baseline not in outputs:
+            raise UserError(f"{path}: students.{s.name}.baseline: no output named {s.baseline!r}")
+    report = _config(
+        path, ReportSpec, _table(path, top.get("report", {}), "report", field_names(ReportSpec)), "report"
+    )
+    return Study(
+        path.resolve(), corpus, teachers, students, retrofits, _eval(path, top.get("eval", {})), report
+    )
+
+
+def _corpus(path: Path, data: Any) -> CorpusSpec:
+    keys = ["files", *field_names(CorpusConfig), *field_names(VocabConfig)]
+    t = _table(path, data, "corpus", keys)
+    if "files" not in t:
+        raise UserError(f'{path}: corpus.files: missing; list the corpus files, e.g. files = ["corpus.txt"]')
+    files = _files(path, t["files"], "corpus.files")
+    if not files:
+        raise UserError(f"{path}: corpus.files: empty; list at least one corpus file")
+    return CorpusSpec(
+        files, _config(path, CorpusConfig, t, "corpus"), _config(path, VocabConfig, t, "corpus")
+    )
+
+
+def _teacher(path: Path, name: str, data: Any) -> TeacherSpec:
+    where = f"teachers.{name}"
+    t = _table(path, data, where, ["model", *field_names(TeacherConfig), *field_names(ExtractConfig)])
+    model = _typed(path, t.get("model", name), f"{where}.model", str)
+    return TeacherSpec(
+        name, model, _config(path, TeacherConfig, t, where), _config(path, ExtractConfig, t, where)
+    )
+
+
+def _student(path: Path, name: str, data: Any, teachers: Mapping[str, TeacherSpec]) -> StudentRun:
+    where = f"students.{name}"
+    t = _table(path, data, where, ["student", "teacher", "options", "baseline"])
+    student = _typed(path, t.get("student", name), f"{where}.student", str)
+    with _at(path, f"{where}.student"):
+        source = spec(student).source
+    teacher = t.get("teacher")
+    if source is Source.CACHE:
+        if teacher is None:
+            raise UserError(f"{path}: {where}.teacher: missing; {student} trains from a teacher cache")
+        if teacher not in teachers:
+            raise UserError(f"{path}: {where}.teacher: no [teachers.{teacher}] table in the study")
+    elif teacher is not None:
+        raise UserError(f"{path}: {where}.teacher: {student} trains from the corpus text; remove teacher")
+    options = dict(_typed(path, t.get("options", {}), f"{where}.options", dict))
+    if "compute_loss" in field_names(load_student(student).Config):  # the report's training curves
+        options = {"compute_loss": True, **options}
+    with _at(path, f"{where}.options"):
+        config = student_config(student, options)
+    if teacher is not None:
+        _check_signals(path, where, student, config, teachers[teacher])
+    baseline = t.get("baseline")
+    if baseline is not None:
+        _typed(path, baseline, f"{where}.baseline", str)
+    return StudentRun(name, student, config, teacher, baseline)
+
+
+def _check_signals(path: Path, where: str, student: str, config: Options, teacher: TeacherSpec) -> None:
+    """Refuse a student whose teacher does not extract a signal it needs (before any extraction)."""
+    available = shard_signals(teacher.extract.to_dict())
+    missing = missing_signals(needed_signals(student, config), available)
+    if missing:
+        option = SIGNALS[missing[0]].option
+        value = "true" if option in ("vectors", "paragraph") else "N"
+        raise UserError(
+            f"{path}: {where}: {student} needs the cache signal '{missing[0]}'; "
+            f"set {option} = {value} in [teachers.{teacher.name}]"
+        )
+
+
+def _retrofit(path: Path, i: int, data: Any, students: Sequence[str]) -> RetrofitRun:
+    where = f"retrofit[{i}]"
+    t = _table(path, data, where, ["name", "vectors", "lexicons", *field_names(RetrofitConfig)])
+    vectors = _typed(path, t.get("vectors"), f"{where}.vectors", str)
+    if vectors not in students:
+        raise UserError(f"{path}: {where}.vectors: no student named {vectors!r} in the study")
+    lexicons = _strings(path, t.get("lexicons", ["wordnet"]), f"{where}.lexicons")
+    resolved = []
+    for lex in lexicons:  # a bundled name (wordnet) or a file relative to the study
+        local = path.parent / lex
+        resolved.append(str(local.resolve()) if local.is_file() else lex)
+    with _at(path, f"{where}.lexicons"):
+        for lex in resolved:
+            resolve_lexicon(lex)
+    config = _config(path, RetrofitConfig, t, where)
+    default = f"{vectors}+{'+'.join(Path(x).name.split('.')[0] for x in lexicons)}"
+    name = _typed(path, t.get("name", default), f"{where}.name", str)
+    return RetrofitRun(name, vectors, tuple(resolved), config)
+
+
+def _eval(path: Path, data: Any) -> EvalSpec:
+    t = _table(
+        path,
+        data,
+        "eval",
+        ["families", "similarity", "analogy", "categorization", *field_names(AnalogyConfig)],
+    )
+    families = _strings(path, t.get("families", [f.value for f in Family]), "eval.families")
+    with _at(path, "eval.families"):
+        picked = tuple(_family(f) for f in families)
+    extra = {k: _files(path, t.get(k, []), f"eval.{k}") for k in ("similarity", "analogy", "categorization")}
+    return EvalSpec(picked, **extra, analogy_config=_config(path, AnalogyConfig, t, "eval"))
+
+
+def _family(name: str) -> Family:
+    try:
+        return Family(name)
+    except ValueError:
+        raise UserError(
+            f"{name!r} is not a benchmark family; choose from {', '.join(f.value for f in Family)}"
+        ) from None

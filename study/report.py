@@ -1,0 +1,194 @@
+"""The study report: ``report.md`` with its tables and two figures (``pairs.png``, ``curves.png``).
+
+Sections: the results table (every output, every benchmark, coverage), deltas against the plain
+baselines, nearest neighbours of chosen words (the seeds' Table 5: light, while, bank), a PCA
+projection of the Google set's male/female pairs per output, training curves (loss per epoch),
+timings and cache sizes. Figures use matplotlib's Agg backend (no display needed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+
+from ctx2static.eval.results import Score, format_markdown, table
+from ctx2static.eval.suite import notes
+from ctx2static.fileio import atomic_write
+from ctx2static.study.figures import plot_curves, plot_pairs
+from ctx2static.study.layout import StudyLayout, read_record
+from ctx2static.study.schema import ReportSpec, Study
+from ctx2static.vectors import Vectors
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric_from: int = 1) -> list[str]:
+    align = ["---"] * numeric_from + ["---:"] * (len(header) - numeric_from)
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    return out + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def delta_table(study: Study, results: Mapping[str, Sequence[Score]]) -> tuple[list[str], list[list[str]]]:
+    """Each output minus its baseline (``Study.baseline``) on every benchmark, avg5 first."""
+    pairs = [(n, b) for n in study.outputs if (b := study.baseline(n)) is not None and b in results]
+    _, rows = table(results)
+    keys = [(r[0], r[1]) for r in rows]
+    keys.sort(key=lambda k: k[0] != "avg5")
+    scores = {n: {(s.benchmark, s.metric): s.score for s in results[n]} for n in results}
+    out = []
+    for key in keys:
+        cells = []
+        for n, b in pairs:
+            a, c = scores[n].get(key), scores[b].get(key)
+            if a is None or c is None:
+                cells.append("-")
+            elif math.isnan(a) or math.isnan(c):
+                cells.append("n/a")
+            else:
+                cells.append(f"{a - c:+.1f}")
+        out.append([*key, *cells])
+    return ["benchmark", "metric", *(f"{n} − {b}" for n, b in pairs)], out
+
+
+def neighbour_lines(spec: ReportSpec, vectors: Mapping[str, Vectors]) -> list[str]:
+    """One Markdown table per chosen word: its ``spec.neighbours`` nearest words in every output."""
+    lines: list[str] = []
+    for word in spec.words:
+        rows = []
+        for name, v in vectors.items():
+            try:
+                near = ", ".join(w for w, _ in v.most_similar(word, spec.neighbours))
+            except KeyError:
+                near = "(not in the vocabulary)"
+            rows.append([name, near])
+        lines += [
+            f"**{word}**",
+            "",
+            *_md_table(["vectors", f"{spec.neighbours} nearest (cosine)"], rows, 2),
+            "",
+        ]
+    return lines
+
+
+def timing_lines(study: Study, layout: StudyLayout, vectors: Mapping[str, Vectors]) -> list[str]:
+    """Seconds of every step (as last run) and the training throughput."""
+    rows, total = [], 0.0
+    for name in study.teachers:
+        rec = read_record(layout.cache_record(name))
+        if "seconds" in rec:
+            total += rec["seconds"]
+            rows.append(
+                [f"extract {name}", f"{rec['seconds']:,.1f}", "", f"{rec['teacher_tokens_per_s']:,} teacher"]
+            )
+    students = {s.name for s in study.students}
+    for name, v in vectors.items():
+        seconds = v.meta.get("study", {}).get("seconds", 0.0)
+        total += seconds
+        if name in students:
+            rate = f"{v.meta.get('tokens_per_second', 0):,} corpus"
+            rows.append(
+                [f"student {name}", f"{seconds:,.1f}", f"{v.meta.get('train_seconds', 0):,.1f}", rate]
+            )
+        else:
+            rows.append([f"retrofit {name}", f"{seconds:,.1f}", "", ""])
+    for name in vectors:
+        seconds = read_record(layout.scores(name)).get("seconds", 0.0)
+        total += seconds
+        rows.append([f"eval {name}", f"{seconds:,.1f}", "", ""])
+    rows.append(["**total**", f"**{total:,.1f}**", "", ""])
+    header = ["step", "seconds", "training seconds", "tokens/s (x epochs)"]
+    return [
+        *_md_table(header, rows),
+        "",
+        "Seconds as last run (a skipped step keeps the time it took when it ran); a student's seconds "
+        "include reading the corpus or cache, its training seconds only the fit.",
+    ]
+
+
+def cache_lines(study: Study, layout: StudyLayout) -> list[str]:
+    """Bytes per signal and per corpus token of every teacher cache."""
+    from ctx2static.cache import Cache
+    from ctx2static.cache.info import signal_bytes
+
+    lines: list[str] = []
+    for name in study.teachers:
+        folder = layout.cache(name)
+        if not folder.is_dir():
+            continue
+        cache = Cache.open(folder)
+        n_words = int(cache.manifest.get("totals", {}).get("n_words", 0))
+        n_sent = int(cache.manifest.get("totals", {}).get("n_sentences", 0))
+        rows = [
+            [key, f"{size:,}", f"{size / max(n_words, 1):,.1f}"] for key, size in signal_bytes(cache).items()
+        ]
+        disk = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+        rows.append(["**all files**", f"**{disk:,}**", f"**{disk / max(n_words, 1):,.1f}**"])
+        lines += [
+            f"**{name}** ({study.teachers[name].model}): {n_sent:,} sentences, {n_words:,} corpus tokens, "
+            f"{cache.n_shards} shards",
+            "",
+            *_md_table(["signal", "bytes", "bytes/token"], rows),
+            "",
+        ]
+    return lines or ["No teacher cache in this study."]
+
+
+def write_report(study: Study, layout: StudyLayout, results: Mapping[str, Sequence[Score]]) -> None:
+    """Write ``out/report.md`` and its figures from the study's outputs in ``out``; return its path."""
+    vectors = {name: Vectors.load(layout.vectors(name), mmap=True) for name in study.outputs}
+    spec = study.report
+    corpus = ", ".join(p.name for p in study.corpus.files)
+    teachers = "; ".join(
+        f"{t.name} = {t.model} ({_changed(t.extract.changed())})" for t in study.teachers.values()
+    )
+    lines = [
+        f"# Study report: {study.path.name}",
+        "",
+        f"Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Corpus: {corpus}. "
+        f"Teachers: {teachers or 'none'}. Outputs are in vectors/, scores in eval/, the study in study.toml.",
+        "",
+        "## Results",
+        "",
+        format_markdown(results, notes(study.eval.analogy_config)),
+        "## Against the plain baselines",
+        "",
+    ]
+    header, rows = delta_table(study, results)
+    if len(header) > 2:
+        lines += [
+            "Score of each output minus its baseline (a retrofit against its input), in points x100. "
+            "Outputs with different vocabularies are scored on different items: see the coverage above.",
+            "",
+            *_md_table(header, rows, 2),
+            "",
+        ]
+    else:
+        lines += ["No output has a plain baseline in this study.", ""]
+    lines += ["## Nearest neighbours", "", *neighbour_lines(spec, vectors)]
+    lines += [f"## Male/female pairs (Google '{spec.pairs}' section)", ""]
+    pairs = plot_pairs(spec, vectors, layout.pairs_png)
+    if pairs:
+        listed = ", ".join(f"{a}/{b}" for a, b in pairs)
+        lines += [
+            f"![male/female pairs]({layout.pairs_png.name})",
+            "",
+            f"Pairs known to every output: {listed}.",
+            "",
+        ]
+    else:
+        lines += ["Fewer than two pairs are known to every output; no figure.", ""]
+    lines += ["## Training curves", ""]
+    curves = plot_curves(study, vectors, layout.curves_png)
+    lines += (
+        [f"![training curves]({layout.curves_png.name})", ""]
+        if curves
+        else ["No student recorded a loss.", ""]
+    )
+    lines += ["## Timings", "", *timing_lines(study, layout, vectors), "", "## Cache sizes", ""]
+    lines += cache_lines(study, layout)
+    with atomic_write(layout.report, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines).rstrip() + "\n")
+
+
+def _changed(changed: Mapping[str, object]) -> str:
+    """``k=v, ...`` of the options that differ from their defaults."""
+    return ", ".join(f"{k}={v}" for k, v in changed.items()) or "defaults"

@@ -1,0 +1,218 @@
+"""Running a study: extract -> fit-student (each) -> retrofit -> eval -> report, skipping what is done.
+
+Each output records its *provenance*: a hash of its step's configuration and of the provenance of
+everything upstream, the seconds it took and when it was written. A rerun skips every step whose
+output records the hash it would have now, so changing one student's option redoes that student
+and what depends on it, and a rerun after a crash (or after adding a student) costs only the
+missing work. The output folder's layout is :class:`~ctx2static.study.layout.StudyLayout`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ctx2static.errors import UserError
+from ctx2static.eval.results import Score
+from ctx2static.fileio import atomic_write, sha256_file, write_json
+from ctx2static.study.layout import StudyLayout, read_record
+from ctx2static.study.schema import RetrofitRun, StudentRun, Study, TeacherSpec
+from ctx2static.vectors import Vectors
+
+log = logging.getLogger(__name__)
+
+
+def digest(obj: Any) -> str:
+    """Short sha256 of a JSON-able object (keys sorted): the identity of a step's configuration."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass
+class StudyRunner:
+    """The state of one :func:`run_study` call: the provenance of every output made or found so far."""
+
+    study: Study
+    layout: StudyLayout
+    provenance: dict[str, dict[str, Any]] = field(default_factory=dict)  # output -> meta["study"]
+    _ready: set[str] = field(default_factory=set)  # teachers whose cache is complete
+    _corpus_key: dict[str, Any] | None = None
+    _benchmarks: list | None = None
+
+    @property
+    def corpus_key(self) -> dict[str, Any]:
+        """The corpus files' content hashes and how they are read (the text students' input)."""
+        if self._corpus_key is None:
+            c = self.study.corpus
+            self._corpus_key = {
+                "files": [[str(p), sha256_file(p)] for p in c.files],
+                "text": c.text.to_dict(),
+                "vocab": c.vocab.to_dict(),
+            }
+        return self._corpus_key
+
+    def teacher_hash(self, name: str) -> str:
+        """Hash of everything that determines teacher ``name``'s cache."""
+        t = self.study.teachers[name]
+        teacher = {k: v for k, v in t.teacher.to_dict().items() if k in ("layer", "precision")}
+        return digest(
+            {"corpus": self.corpus_key, "model": t.model, **teacher, "extract": t.extract.to_dict()}
+        )
+
+    def ensure_cache(self, name: str) -> Path:
+        """Extract teacher ``name``'s cache unless a complete one of the same configuration exists."""
+        from ctx2static.cache.reader import read_manifest
+
+        folder, record = self.layout.cache(name), self.layout.cache_record(name)
+        if name in self._ready:
+            return folder
+        self._ready.add(name)
+        h = self.teacher_hash(name)
+        if folder.exists() and read_record(record).get("hash") != h:
+            log.info("redo extract %s: its configuration changed; removing %s", name, folder)
+            shutil.rmtree(folder)
+        manifest = read_manifest(folder) if folder.is_dir() else None
+        if manifest is not None and manifest.get("complete"):
+            log.info("skip extract %s: %s is complete", name, folder)
+            return folder
+        t = self.study.teachers[name]
+        log.info("run extract %s: teacher %s -> %s%s", name, t.model, folder, " (resuming)" * bool(manifest))
+        write_json(record, {"hash": h})
+        start = time.perf_counter()
+        m = self._extract(t, folder)
+        seconds = time.perf_counter() - start
+        rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
+        write_json(record, {"hash": h, "seconds": round(seconds, 2), "teacher_tokens_per_s": round(rate)})
+        return folder
+
+    def _extract(self, t: TeacherSpec, folder: Path) -> dict[str, Any]:
+        from ctx2static.pipeline.extract import extract
+        from ctx2static.pipeline.teacher import Teacher
+        from ctx2static.text.corpus import Corpus
+        from ctx2static.text.vocab import Vocab
+        from ctx2static.threads import torch_threads
+
+        c = self.study.corpus
+        corpus = Corpus(list(c.files), c.text)
+        with torch_threads(t.teacher.threads):
+            teacher = Teacher.load(t.model, t.teacher)
+            # the whole corpus's vocabulary, as the plain baselines: words the teacher does not read in
+            # context (max_sentences) keep the teacher's word-alone vectors (students' init=auto)
+            vocab = Vocab.build(corpus, c.vocab)
+            log.info("extract %s: vocab %s words; %s", t.name, f"{len(vocab):,}", t.extract)
+            return extract(corpus, vocab, teacher, folder, t.extract)
+
+    def is_up_to_date(self, name: str, h: str, what: str) -> bool:
+        """True (and says so) when output ``name`` loads and records hash ``h``; else the step must run."""
+        path = self.layout.vectors(name)
+        if not path.exists():
+            log.info("run %s", what)
+            return False
+        try:
+            meta = Vectors.load(path, mmap=True).meta
+        except UserError:
+            meta = {}
+        if meta.get("study", {}).get("hash") == h:
+            log.info("skip %s: %s is up to date", what, path)
+            self.provenance[name] = meta["study"]
+            return True
+        log.info("redo %s: %s was made from another configuration (or is damaged)", what, path)
+        return False
+
+    def fit(self, s: StudentRun) -> None:
+        """Train student ``s`` unless its vectors are up to date."""
+        from ctx2static.students.registry import fit_cache_student, fit_text_student
+        from ctx2static.text.corpus import Corpus
+
+        upstream = self.teacher_hash(s.teacher) if s.teacher else self.corpus_key
+        h = digest({"student": s.student, "config": s.config.to_dict(), "input": upstream})
+        if self.is_up_to_date(s.name, h, f"student {s.name} ({s.student})"):
+            return
+        if s.teacher:
+            cache = self.ensure_cache(s.teacher)  # extract has its own row in the timings
+            vectors = fit_cache_student(s.student, cache, s.config)
+        else:
+            c = self.study.corpus
+            vectors = fit_text_student(s.student, Corpus(list(c.files), c.text), c.vocab, s.config)
+        self.save(s.name, vectors, h, vectors.meta["seconds"])
+
+    def save(self, name: str, vectors: Vectors, h: str, seconds: float) -> None:
+        """Write output ``name`` with its provenance: the step's hash, seconds and when it was written.
+
+        Later steps hash the provenance, so a retrained input (even with the same configuration,
+        after its folder was deleted) redoes its retrofits and evaluations.
+        """
+        written = datetime.now(timezone.utc).isoformat(timespec="microseconds")  # unique per write
+        self.provenance[name] = {"hash": h, "seconds": round(seconds, 2), "written": written}
+        vectors.meta["study"] = self.provenance[name]
+        vectors.save(self.layout.vectors(name))
+
+    def retrofit(self, r: RetrofitRun) -> None:
+        """Retrofit ``r.vectors`` unless the output is up to date."""
+        from ctx2static.retrofit.solver import retrofit_vectors
+
+        h = digest(
+            {"input": self.provenance[r.vectors], "lexicons": r.lexicons, "config": r.config.to_dict()}
+        )
+        if self.is_up_to_date(r.name, h, f"retrofit {r.name}"):
+            return
+        start = time.perf_counter()
+        result, _ = retrofit_vectors(Vectors.load(self.layout.vectors(r.vectors)), r.lexicons, r.config)
+        self.save(r.name, result, h, time.perf_counter() - start)
+
+    def evaluate(self, name: str) -> list[Score]:
+        """Scores of output ``name``, read back when its eval file matches, else computed."""
+        from ctx2static.eval import evaluate, load_benchmarks
+
+        spec = self.study.eval
+        key = {
+            "families": [f.value for f in spec.families],
+            "extra": {f.value: [[str(p), sha256_file(p)] for p in ps] for f, ps in spec.extra().items()},
+            "analogy": spec.analogy_config.to_dict(),
+        }
+        h = digest({"vectors": self.provenance[name], "eval": key})
+        path = self.layout.scores(name)
+        rec = read_record(path)
+        if rec.get("hash") == h:
+            log.info("skip eval %s: %s is up to date", name, path)
+            return [Score.from_json(d) for d in rec["scores"]]
+        log.info("run eval %s", name)
+        if self._benchmarks is None:
+            self._benchmarks = load_benchmarks(spec.families, spec.extra(), bundled=True)
+        start = time.perf_counter()
+        scores = evaluate(Vectors.load(self.layout.vectors(name)), self._benchmarks, spec.analogy_config)
+        seconds = round(time.perf_counter() - start, 2)
+        write_json(path, {"hash": h, "seconds": seconds, "scores": [s.to_json() for s in scores]})
+        return scores
+
+
+def run_study(study: Study, out: str | Path) -> dict[str, list[Score]]:
+    """Run every step of ``study`` into ``out`` that is not up to date; write results.md and report.md.
+
+    Returns the scores of every output (students first, then retrofits).
+    """
+    from ctx2static.eval.results import write_markdown
+    from ctx2static.eval.suite import notes
+    from ctx2static.study.report import write_report  # matplotlib loads only here
+
+    layout = StudyLayout(Path(out))
+    layout.root.mkdir(parents=True, exist_ok=True)
+    with atomic_write(layout.study_toml, "w", encoding="utf-8") as fh:
+        fh.write(study.path.read_text(encoding="utf-8"))
+    runner = StudyRunner(study, layout)
+    for s in study.students:
+        runner.fit(s)
+    for r in study.retrofits:
+        runner.retrofit(r)
+    results: Mapping[str, list[Score]] = {name: runner.evaluate(name) for name in study.outputs}
+    write_markdown(layout.results, results, notes(study.eval.analogy_config))
+    write_report(study, layout, results)
+    log.info("report: %s", layout.report)
+    return dict(results)

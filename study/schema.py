@@ -1,0 +1,126 @@
+"""What a study is: corpus, teachers, student runs, retrofits, evaluation and report, as read from TOML.
+
+Every option inside is one of the stage configs (:class:`CorpusConfig`, :class:`VocabConfig`,
+:class:`TeacherConfig`, :class:`ExtractConfig`, a student's ``Config``, :class:`RetrofitConfig`,
+:class:`AnalogyConfig`), so a study key and a CLI option are the same field with the same default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ctx2static.eval.analogy import AnalogyConfig
+from ctx2static.eval.benchmarks import Family
+from ctx2static.options import Options, Rule, opt
+from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.retrofit.config import RetrofitConfig
+from ctx2static.students.registry import spec
+from ctx2static.text.corpus import CorpusConfig
+from ctx2static.text.vocab import VocabConfig
+
+
+@dataclass(frozen=True)
+class CorpusSpec:
+    """The text every step reads (``files`` resolved against the TOML file's folder)."""
+
+    files: tuple[Path, ...]
+    text: CorpusConfig = field(default_factory=CorpusConfig)
+    vocab: VocabConfig = field(default_factory=VocabConfig)
+
+
+@dataclass(frozen=True)
+class TeacherSpec:
+    """One teacher: which model, how it runs, and what extract caches from it."""
+
+    name: str
+    model: str  # minilm, smollm2, bert-base, ..., a folder or a hub id
+    teacher: TeacherConfig = field(default_factory=TeacherConfig)
+    extract: ExtractConfig = field(default_factory=ExtractConfig)
+
+
+@dataclass(frozen=True)
+class StudentRun:
+    """One student to train; ``name`` names its output, ``teacher`` is set for cache students."""
+
+    name: str
+    student: str
+    config: Options
+    teacher: str | None = None
+    baseline: str | None = None  # the output its deltas are taken against (default: its spec's)
+
+
+@dataclass(frozen=True)
+class RetrofitRun:
+    """Retrofit the vectors named ``vectors`` to ``lexicons``; the output is ``name``."""
+
+    name: str
+    vectors: str
+    lexicons: tuple[str, ...]
+    config: RetrofitConfig
+
+
+@dataclass(frozen=True)
+class EvalSpec:
+    """Which benchmarks every vectors output is scored on (bundled families plus extra files)."""
+
+    families: tuple[Family, ...] = tuple(Family)
+    similarity: tuple[Path, ...] = ()
+    analogy: tuple[Path, ...] = ()
+    categorization: tuple[Path, ...] = ()
+    analogy_config: AnalogyConfig = field(default_factory=AnalogyConfig)
+
+    def extra(self) -> dict[Family, tuple[Path, ...]]:
+        """The extra benchmark files by family."""
+        return {
+            Family.SIMILARITY: self.similarity,
+            Family.ANALOGY: self.analogy,
+            Family.CATEGORIZATION: self.categorization,
+        }
+
+
+@dataclass(frozen=True)
+class ReportSpec(Options):
+    """What the report shows besides the tables (defaults: the seeds' Table 5 words)."""
+
+    words: tuple[str, ...] = opt(("light", "while", "bank"), "Words whose nearest neighbours are listed.")
+    neighbours: int = opt(8, "Neighbours listed per word.")
+    pairs: str = opt("family", "Section of the Google analogy set whose word pairs are plotted.")
+    max_pairs: int = opt(12, "Pairs plotted at most.")
+
+    def rules(self) -> Iterable[Rule]:
+        """Counts positive."""
+        return [
+            ("neighbours", self.neighbours >= 1, "at least 1"),
+            ("max_pairs", self.max_pairs >= 2, ">= 2"),
+        ]
+
+
+@dataclass(frozen=True)
+class Study:
+    """A whole study as read from its TOML file."""
+
+    path: Path
+    corpus: CorpusSpec
+    teachers: Mapping[str, TeacherSpec]
+    students: tuple[StudentRun, ...]
+    retrofits: tuple[RetrofitRun, ...] = ()
+    eval: EvalSpec = field(default_factory=EvalSpec)
+    report: ReportSpec = field(default_factory=ReportSpec)
+
+    @property
+    def outputs(self) -> list[str]:
+        """Names of every vectors output, students first, in the file's order."""
+        return [s.name for s in self.students] + [r.name for r in self.retrofits]
+
+    def baseline(self, name: str) -> str | None:
+        """The vectors ``name`` is compared with: a retrofit's input, a student's plain counterpart."""
+        for r in self.retrofits:
+            if r.name == name:
+                return r.vectors
+        run = next(s for s in self.students if s.name == name)
+        if run.baseline is not None:
+            return run.baseline
+        plain = spec(run.student).baseline
+        return next((s.name for s in self.students if s.student == plain), None)

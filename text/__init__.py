@@ -1,0 +1,1 @@
+"""Text handling, below every stage: corpus reading, tokenisation, vocabulary, encoded corpus."""

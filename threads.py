@@ -1,0 +1,43 @@
+"""Thread counts for Numba and torch, set for a block and restored after it (0 = the library's default)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from ctx2static.errors import UserError
+
+
+def _check(threads: int) -> None:
+    if threads < 0:
+        raise UserError(f"threads={threads}: use 0 for the default or a positive count")
+
+
+@contextlib.contextmanager
+def numba_threads(threads: int) -> Iterator[int]:
+    """Run the block with ``threads`` Numba threads (0 = all; capped at Numba's pool); yields the count."""
+    import numba
+
+    _check(threads)
+    pool = numba.config.NUMBA_NUM_THREADS
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, pool) if threads else pool)
+    try:
+        yield numba.get_num_threads()
+    finally:
+        numba.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int) -> Iterator[int]:
+    """Run the block with ``threads`` torch CPU threads (0 = torch's current setting); yields the count."""
+    import torch
+
+    _check(threads)
+    before = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
