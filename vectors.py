@@ -36,7 +36,7 @@ class Vectors:
     def __post_init__(self) -> None:
         self.matrix = np.asarray(self.matrix, dtype=np.float32)
         if self.matrix.ndim != 2 or self.matrix.shape[0] != len(self.words):
-            raise ValueError(f"matrix shape {self.matrix.shape} does not match {len(self.words)} words")
+            raise UserError(f"a matrix of shape {self.matrix.shape} cannot hold {len(self.words)} words")
         if self.counts is not None:
             self.counts = np.asarray(self.counts, dtype=np.int64)
         self.index = {w: i for i, w in enumerate(self.words)}
@@ -78,7 +78,6 @@ class Vectors:
         top = np.argsort(-sims)[:topn]
         return [(self.words[j], float(sims[j])) for j in top]
 
-    # ---------------------------------------------------------------- writing
     def save(self, path: str | os.PathLike) -> Path:
         """Write atomically in the format the path implies (see module docstring)."""
         path = Path(path)
@@ -108,7 +107,6 @@ class Vectors:
             with open(tmp / "meta.json", "w", encoding="utf-8") as fh:
                 json.dump(self.meta, fh, indent=1)
 
-    # ---------------------------------------------------------------- reading
     @classmethod
     def load(cls, path: str | os.PathLike, mmap: bool = False) -> Vectors:
         """Read any supported format; a malformed file is a one-line :class:`UserError`."""
@@ -150,8 +148,10 @@ class Vectors:
         with open(path / "vocab.tsv", encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
                 parts = line.rstrip("\n").split("\t")
-                if len(parts) != 2:
-                    raise UserError(f"{path / 'vocab.tsv'}: line {n} is not 'word<TAB>count'")
+                if len(parts) != 2 or not parts[1].isdigit():
+                    raise UserError(
+                        f"{path / 'vocab.tsv'}: line {n} is not 'word<TAB>count'; re-save the vectors"
+                    )
                 words.append(parts[0])
                 counts.append(int(parts[1]))
         if len(words) != matrix.shape[0]:

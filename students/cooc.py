@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 import scipy.sparse as sp
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from ctx2static.errors import UserError
 from ctx2static.text.encoded import EncodedCorpus

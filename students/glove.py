@@ -29,7 +29,7 @@ from pathlib import Path
 import numba
 import numpy as np
 import scipy.sparse as sp
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write
@@ -260,7 +260,6 @@ def fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors:
     return Vectors(list(vocab.words), state.vectors(), vocab.counts, meta)
 
 
-# ------------------------------------------------------------------ checkpoints
 _RESUME_KEYS = ("dim", "xmax", "alpha", "lr", "grad_clip", "seed")
 
 
