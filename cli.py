@@ -20,7 +20,7 @@ from ctx2static.eval.benchmarks import Family
 from ctx2static.export import Format
 from ctx2static.options import click_options, pop_options
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
-from ctx2static.retrofit.config import RetrofitConfig
+from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
 
@@ -170,19 +170,29 @@ def fit_student(
     required=True,
     help="'word nbr1 nbr2 ...' file (.xz/.gz ok) or 'wordnet' (bundled); repeat to merge lexicons.",
 )
+@click.option(
+    "--antonyms",
+    "-a",
+    "antonyms",
+    multiple=True,
+    help="attract-repel: antonym lexicon, same format, or 'wordnet-antonyms' (bundled); repeat to merge.",
+)
 @click.option("--out", "-o", required=True, type=click.Path(), help="Output vectors (folder, .bin or .txt).")
 @click_options(RetrofitConfig)
-def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: Any) -> None:
-    """Retrofit vectors to synonym lexicons (Faruqui et al. 2015, Context-to-Vec graph)."""
+def retrofit(
+    vectors: str, lexicons: tuple[str, ...], antonyms: tuple[str, ...], out: str, **options: Any
+) -> None:
+    """Retrofit vectors to lexicons (Faruqui et al. 2015, Context-to-Vec graph, Attract-Repel)."""
     import time
 
     from ctx2static.retrofit.solver import retrofit_vectors
     from ctx2static.vectors import Vectors
 
     config = pop_options(RetrofitConfig, options)
+    config.check_antonyms(antonyms)
     log.info("retrofit: %s", config.to_dict())
     start = time.perf_counter()
-    result, trace = retrofit_vectors(Vectors.load(vectors), lexicons, config)
+    result, trace = retrofit_vectors(Vectors.load(vectors), lexicons, config, antonyms)
     result.save(out)
     info = result.meta["retrofit"][-1]
     if info["edges"] == 0:
@@ -190,11 +200,18 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: Any) 
             "warning: no lexicon line links two vocabulary words (matching is exact unless the "
             "vocabulary is all lower case); no vector moved"
         )
+    name = "cost" if config.method is Method.ATTRACT_REPEL else "Psi"
     log.info(
-        "retrofit (%s): %d of %d words moved, %d edges, Psi %.4g -> %.4g, %.1fs -> %s",
-        config.method.value, info["words_with_neighbours"], len(result), info["edges"], trace[0], trace[-1],
-        time.perf_counter() - start, out,
+        "retrofit (%s): %d of %d words moved, %d edges, %s %.4g -> %.4g, %.1fs -> %s",
+        config.method.value, info["words_with_neighbours"], len(result), info["edges"], name, trace[0],
+        trace[-1], time.perf_counter() - start, out,
     )  # fmt: skip
+    if "propagate" in info:
+        log.info(
+            "propagate: map fitted on %d words (mean cosine %.3f), applied to the other %d",
+            info["propagate"]["fitted_on"], info["propagate"]["fit_cosine"],
+            len(result) - info["propagate"]["fitted_on"],
+        )  # fmt: skip
 
 
 @cli.command("eval")

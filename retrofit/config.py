@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from ctx2static.errors import UserError
 from ctx2static.options import Options, Rule, opt
 
 
@@ -14,11 +15,12 @@ class Method(str, Enum):
 
     FARUQUI = "faruqui"  # Faruqui et al. 2015, Eq. 1 update
     GRAPH = "graph"  # Zheng et al. 2022 (Context-to-Vec), Eq. 9-13
+    ATTRACT_REPEL = "attract-repel"  # Mrksic et al. 2017 (TACL), Sec. 3
 
 
 @dataclass(frozen=True)
 class RetrofitConfig(Options):
-    """Defaults of the two papers and their reference code.
+    """Defaults of the papers and their reference code.
 
     ``alpha`` is Faruqui's weight of the original vector (beta_ij = 1/deg(i) is fixed).
     ``a``/``b`` are Context-to-Vec's a_i/b_i (Eq. 9-10); ``nu``/``sigma`` its Student-t kernel
@@ -26,19 +28,59 @@ class RetrofitConfig(Options):
     distance by ``nu`` alone), which works on unit-length vectors: squared distances lie in
     [0, 4], so the kernel weights stay informative. ``normalize`` scales every input vector to
     unit length first, as both reference implementations do on reading.
+
+    Attract-Repel (Mrksic et al. 2017): the margins, ``l2_reg``, ``batch_size`` and ``epochs``
+    are the values of the reference code's ``config/experiment_parameters.cfg``
+    (github.com/nmrksic/attract-repel, which its README calls the paper's defaults); the AdaGrad
+    step 0.05 and the mixed negatives (half the hardest in-batch word, half a random one) are
+    that code's ``attract-repel.py``. ``seed`` fixes the batch order and the random negatives.
+
+    ``propagate`` is post-specialisation (Vulic et al. 2018, NAACL) in its linear form: a map fitted
+    on the words the method moved, applied to every other word. ``ridge`` is our choice
+    (not in the paper, which trains a deep feed-forward net): see ``bench/results/attract_repel.md``.
     """
 
-    method: Method = opt(Method.FARUQUI, "faruqui (Faruqui et al. 2015) or graph (Context-to-Vec Eq. 9-13).")
-    iterations: int = opt(10, "Update sweeps.")
+    method: Method = opt(
+        Method.FARUQUI,
+        "faruqui (Faruqui et al. 2015), graph (Context-to-Vec Eq. 9-13), attract-repel (Mrksic et al. 2017).",
+    )
+    iterations: int = opt(10, "faruqui/graph: update sweeps.")
     alpha: float = opt(1.0, "faruqui: weight of the original vector.")
     a: float = opt(0.5, "graph: a_i, weight of the original vector (Eq. 9).")
     b: float = opt(0.5, "graph: b_i, weight of the neighbours (Eq. 9).")
     nu: float = opt(100.0, "graph: Student-t degrees of freedom (Eq. 11).")
     sigma: float = opt(1.0, "graph: kernel scale.")
-    normalize: bool = opt(True, "Scale input vectors to unit length first (as both reference codes do).")
+    epochs: int = opt(5, "attract-repel: passes over the pairs (reference code).")
+    batch_size: int = opt(50, "attract-repel: pairs per mini-batch (reference code).")
+    delta_att: float = opt(0.6, "attract-repel: attract margin delta_att (reference code).")
+    delta_rep: float = opt(0.0, "attract-repel: repel margin delta_rep (reference code).")
+    l2_reg: float = opt(1e-9, "attract-repel: lambda_reg, weight of ||x_init - x||^2 (reference code).")
+    learning_rate: float = opt(0.05, "attract-repel: AdaGrad learning rate (reference code).")
+    mix: float = opt(0.5, "attract-repel: chance that a negative is a random in-batch word, not the hardest.")
+    expand_antonyms: bool = opt(False, "attract-repel: also repel each word from its antonyms' synonyms.")
+    seed: int = opt(0, "attract-repel: random seed (batch order, random negatives).")
+    propagate: bool = opt(False, "Post-specialisation: map the words without pairs too (Vulic et al. 2018).")
+    ridge: float = opt(1.0, "propagate: ridge weight pulling the fitted map towards the identity.")
+    normalize: bool = opt(True, "Scale input vectors to unit length first (as the reference codes do).")
 
     def rules(self) -> Iterable[Rule]:
-        """Weights positive, iterations a count."""
-        return [("iterations", self.iterations >= 0, ">= 0")] + [
-            (name, getattr(self, name) > 0, "> 0") for name in ("alpha", "a", "b", "nu", "sigma")
+        """Weights positive, counts counts, the mixing share a probability."""
+        return [
+            ("iterations", self.iterations >= 0, ">= 0"),
+            ("epochs", self.epochs >= 0, ">= 0"),
+            ("batch_size", self.batch_size >= 2, ">= 2 (negatives come from the other pairs of a batch)"),
+            ("mix", 0.0 <= self.mix <= 1.0, "in [0, 1]"),
+            ("l2_reg", self.l2_reg >= 0, ">= 0"),
+            ("ridge", self.ridge >= 0, ">= 0"),
+        ] + [
+            (name, getattr(self, name) > 0, "> 0")
+            for name in ("alpha", "a", "b", "nu", "sigma", "learning_rate")
         ]
+
+    def check_antonyms(self, antonyms: Sequence[object]) -> None:
+        """Antonym lexicons are read by attract-repel only; giving them to another method is a mistake."""
+        if antonyms and self.method is not Method.ATTRACT_REPEL:
+            raise UserError(
+                f"antonym lexicons are used by --method attract-repel only, not {self.method.value}; "
+                "drop the antonyms or choose attract-repel"
+            )

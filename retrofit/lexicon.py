@@ -1,4 +1,6 @@
-"""Synonym lexicons (``word nbr1 nbr2 ...`` per line) and the word graph built from them.
+"""Lexicons (``word nbr1 nbr2 ...`` per line) and the word graph built from them.
+
+Synonym lexicons and, for attract-repel, antonym lexicons share this format and reader.
 
 Rules (Faruqui et al. 2015 reference code, kept): each line gives directed edges
 headword -> neighbour, used as given (the bundled and shared lexicons list both directions for
@@ -21,12 +23,15 @@ from ctx2static.errors import UserError
 from ctx2static.fileio import read_lines
 from ctx2static.resources import LEXICON_DIR
 
-BUNDLED = {"wordnet": LEXICON_DIR / "wordnet-synonyms.txt.xz"}
+BUNDLED = {
+    "wordnet": LEXICON_DIR / "wordnet-synonyms.txt.xz",
+    "wordnet-antonyms": LEXICON_DIR / "wordnet-antonyms.txt.xz",
+}
 LEXICON_FORMAT = "UTF-8 text, 'word nbr1 nbr2 ...' per line (plain, .gz, .xz or .bz2)"
 
 
 def resolve_lexicon(name: str | os.PathLike) -> Path:
-    """A bundled short name (``wordnet``) or a path to a plain, .gz or .xz lexicon file."""
+    """A bundled short name (``wordnet``, ``wordnet-antonyms``) or a path to a plain, .gz or .xz lexicon."""
     if str(name) in BUNDLED:
         return BUNDLED[str(name)]
     path = Path(name)

@@ -1,5 +1,8 @@
 """Retrofitting updates in sparse-matrix form (one iteration is a few whole-vocabulary passes).
 
+:func:`retrofit_vectors` is the entry point of every method; attract-repel lives in
+:mod:`ctx2static.retrofit.attract_repel`, post-specialisation in :mod:`ctx2static.retrofit.propagate`.
+
 Both methods share one update, q_i = (a q'_i + b sum_j w_ij q_j) / (a + b sum_j w_ij), applied
 to the words with in-vocabulary neighbours; words without neighbours do not move.
 
@@ -39,8 +42,10 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 from tqdm import tqdm
 
+from ctx2static.retrofit.attract_repel import AttractRepel, build_constraints
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import build_graph
+from ctx2static.retrofit.propagate import propagate
 from ctx2static.vectors import Vectors
 
 
@@ -195,28 +200,70 @@ def retrofit_matrix(
     return q
 
 
-def retrofit_vectors(
-    vectors: Vectors, lexicons: Sequence[str | os.PathLike], config: RetrofitConfig
-) -> tuple[Vectors, list[float]]:
-    """Retrofit ``vectors`` to the merged ``lexicons``; returns the new vectors and Psi per iteration.
-
-    The output keeps the words and counts, and its meta is the input's plus a ``retrofit`` list
-    entry (method, lexicons, config, graph size, objective trace).
-    """
-    graph = build_graph(vectors.words, lexicons)
-    q0 = vectors.unit().astype(np.float32) if config.normalize else np.array(vectors.matrix, np.float32)
+def _faruqui_or_graph(
+    q0: np.ndarray, words: Sequence[str], lexicons: Sequence[str | os.PathLike], config: RetrofitConfig
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    graph = build_graph(words, lexicons)
     trace: list[float] = []
     with tqdm(
         total=config.iterations, desc=f"retrofit ({config.method.value})", unit="it", leave=False
     ) as bar:
         q = retrofit_matrix(q0, graph.adjacency, config, lambda _it, _q: bar.update(), trace)
+    return q, graph.moving, {"lowercase_match": graph.lowercase, **graph.stats(), "objective": trace}
+
+
+def _attract_repel(
+    q0: np.ndarray,
+    words: Sequence[str],
+    lexicons: Sequence[str | os.PathLike],
+    antonyms: Sequence[str | os.PathLike],
+    config: RetrofitConfig,
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    constraints, info = build_constraints(words, lexicons, antonyms, config.expand_antonyms)
+    model = AttractRepel(q0, constraints, config)
+    with tqdm(
+        total=config.epochs * model.batches_per_epoch(), desc="attract-repel", unit="batch", leave=False
+    ) as bar:
+        costs = model.run(bar.update)
+    moved = np.zeros(len(words), bool)
+    moved[model.rows] = True
+    entry = {
+        "antonyms": [str(x) for x in antonyms],
+        **info,
+        **constraints.stats(),
+        "objective": [c["total"] for c in costs],
+        "attract_cost": [c["attract"] for c in costs],
+        "repel_cost": [c["repel"] for c in costs],
+    }
+    return model.vectors(q0), moved, entry
+
+
+def retrofit_vectors(
+    vectors: Vectors,
+    lexicons: Sequence[str | os.PathLike],
+    config: RetrofitConfig,
+    antonyms: Sequence[str | os.PathLike] = (),
+) -> tuple[Vectors, list[float]]:
+    """Retrofit ``vectors`` to the merged ``lexicons``; returns the new vectors and the objective trace.
+
+    ``antonyms`` (attract-repel only) are repelled. With ``config.propagate`` the words that the
+    method did not move are mapped too (:mod:`ctx2static.retrofit.propagate`). The output keeps the
+    words and counts, and its meta is the input's plus a ``retrofit`` list entry (method,
+    lexicons, config, graph or pair counts, objective trace: Psi, or the Attract-Repel cost per epoch).
+    """
+    config.check_antonyms(antonyms)
+    q0 = vectors.unit().astype(np.float32) if config.normalize else np.array(vectors.matrix, np.float32)
+    if config.method is Method.ATTRACT_REPEL:
+        q, moved, info = _attract_repel(q0, vectors.words, lexicons, antonyms, config)
+    else:
+        q, moved, info = _faruqui_or_graph(q0, vectors.words, lexicons, config)
     entry: dict[str, Any] = {
         "method": config.method.value,
         "lexicons": [str(x) for x in lexicons],
         "config": config.to_dict(),
-        "lowercase_match": graph.lowercase,
-        **graph.stats(),
-        "objective": trace,
+        **info,
     }
+    if config.propagate:
+        q, entry["propagate"] = propagate(q0, q, moved, config.ridge)
     meta = {**vectors.meta, "retrofit": [*vectors.meta.get("retrofit", []), entry]}
-    return Vectors(list(vectors.words), q, vectors.counts, meta), trace
+    return Vectors(list(vectors.words), q, vectors.counts, meta), info["objective"]

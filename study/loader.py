@@ -200,24 +200,32 @@ def _check_signals(path: Path, where: str, student: str, config: Options, teache
         )
 
 
+def _lexicons(path: Path, t: dict[str, Any], key: str, where: str, default: Sequence[str]) -> tuple[str, ...]:
+    """Lexicon names of ``key``: bundled names or files relative to the study, checked to exist."""
+    resolved = []
+    for lex in _strings(path, t.get(key, list(default)), f"{where}.{key}"):
+        local = path.parent / lex
+        resolved.append(str(local.resolve()) if local.is_file() else lex)
+    with _at(path, f"{where}.{key}"):
+        for lex in resolved:
+            resolve_lexicon(lex)
+    return tuple(resolved)
+
+
 def _retrofit(path: Path, i: int, data: Any, students: Sequence[str]) -> RetrofitRun:
     where = f"retrofit[{i}]"
-    t = _table(path, data, where, ["name", "vectors", "lexicons", *field_names(RetrofitConfig)])
+    t = _table(path, data, where, ["name", "vectors", "lexicons", "antonyms", *field_names(RetrofitConfig)])
     vectors = _typed(path, t.get("vectors"), f"{where}.vectors", str)
     if vectors not in students:
         raise UserError(f"{path}: {where}.vectors: no student named {vectors!r} in the study")
-    lexicons = _strings(path, t.get("lexicons", ["wordnet"]), f"{where}.lexicons")
-    resolved = []
-    for lex in lexicons:  # a bundled name (wordnet) or a file relative to the study
-        local = path.parent / lex
-        resolved.append(str(local.resolve()) if local.is_file() else lex)
-    with _at(path, f"{where}.lexicons"):
-        for lex in resolved:
-            resolve_lexicon(lex)
+    lexicons = _lexicons(path, t, "lexicons", where, ["wordnet"])
+    antonyms = _lexicons(path, t, "antonyms", where, [])
     config = _config(path, RetrofitConfig, t, where)
-    default = f"{vectors}+{'+'.join(Path(x).name.split('.')[0] for x in lexicons)}"
+    with _at(path, f"{where}.antonyms"):
+        config.check_antonyms(antonyms)
+    default = f"{vectors}+{'+'.join(Path(x).name.split('.')[0] for x in lexicons + antonyms)}"
     name = _typed(path, t.get("name", default), f"{where}.name", str)
-    return RetrofitRun(name, vectors, tuple(resolved), config)
+    return RetrofitRun(name, vectors, lexicons, config, antonyms)
 
 
 def _eval(path: Path, data: Any) -> EvalSpec:

@@ -159,12 +159,18 @@ class StudyRunner:
         from ctx2static.retrofit.solver import retrofit_vectors
 
         h = digest(
-            {"input": self.provenance[r.vectors], "lexicons": r.lexicons, "config": r.config.to_dict()}
+            {
+                "input": self.provenance[r.vectors],
+                "lexicons": r.lexicons,
+                "antonyms": r.antonyms,
+                "config": r.config.to_dict(),
+            }
         )
         if self.is_up_to_date(r.name, h, f"retrofit {r.name}"):
             return
         start = time.perf_counter()
-        result, _ = retrofit_vectors(Vectors.load(self.layout.vectors(r.vectors)), r.lexicons, r.config)
+        vectors = Vectors.load(self.layout.vectors(r.vectors))
+        result, _ = retrofit_vectors(vectors, r.lexicons, r.config, r.antonyms)
         self.save(r.name, result, h, time.perf_counter() - start)
 
     def evaluate(self, name: str) -> list[Score]:

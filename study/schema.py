@@ -53,12 +53,13 @@ class StudentRun:
 
 @dataclass(frozen=True)
 class RetrofitRun:
-    """Retrofit the vectors named ``vectors`` to ``lexicons``; the output is ``name``."""
+    """Retrofit the vectors named ``vectors`` to ``lexicons`` (and ``antonyms``); the output is ``name``."""
 
     name: str
     vectors: str
     lexicons: tuple[str, ...]
     config: RetrofitConfig
+    antonyms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

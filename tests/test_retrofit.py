@@ -84,7 +84,7 @@ def _naive(q0, adj, cfg):
     return q
 
 
-@pytest.mark.parametrize("method", list(Method))
+@pytest.mark.parametrize("method", [Method.FARUQUI, Method.GRAPH])
 def test_sparse_form_matches_per_word_loop(method):
     rng = np.random.default_rng(3)
     n = 40
@@ -96,7 +96,7 @@ def test_sparse_form_matches_per_word_loop(method):
     np.testing.assert_allclose(retrofit_matrix(q0, adj, cfg), _naive(q0, adj, cfg), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("method", list(Method))
+@pytest.mark.parametrize("method", [Method.FARUQUI, Method.GRAPH])
 def test_psi_decreases_every_iteration(method):
     # triangle of synonyms (each word has two neighbours, listed both ways) plus a loner
     q0 = np.array([[1, 0, 0], [0, 1, 0], [-1, -1, 0.5], [3, 3, 3]], np.float32)
@@ -134,7 +134,7 @@ def _tiny_vectors():
     return Vectors(words, rng.normal(size=(6, 8)), np.arange(6, 0, -1), {"student": "test"})
 
 
-@pytest.mark.parametrize("method", list(Method))
+@pytest.mark.parametrize("method", [Method.FARUQUI, Method.GRAPH])
 def test_synonyms_move_closer_loners_stay(tmp_path, method):
     lex = tmp_path / "lex.txt"
     lex.write_text("big large\nlarge big\nsmall little\nlittle small\ncar automobile\n")
