@@ -113,7 +113,7 @@ def main() -> None:
             moved = int(np.any(out.matrix != q0, axis=1).sum())
         seconds = time.perf_counter() - start
         if args.save is not None:
-            out.save(args.save / f"{args.vectors.stem}.{label}/")
+            out.save(f"{args.save / f'{args.vectors.stem}.{label}'}/")  # a trailing / saves a folder
         scores = [s for s in evaluate(out, benchmarks, AnalogyConfig()) if shown(s)]
         cells = {column(s): f"{s.score:.1f}" for s in scores}
         if header is None:
