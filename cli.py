@@ -311,10 +311,10 @@ def export(vectors: str, fmt: str, out: str) -> None:
     log.info("%s: %s words x %d -> %s (%s)", vectors, f"{len(v):,}", v.dim, path, fmt)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors print one line and exit 2, never a traceback."""
     try:
-        cli.main(standalone_mode=False)
+        cli.main(args=argv, standalone_mode=False)
     except UserError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

@@ -169,11 +169,6 @@ class Teacher:
             TeacherKind.ENCODER: "tied input embeddings (no MLM head)",
         }[self.kind]
 
-    @property
-    def hidden_size(self) -> int:
-        """Width of the hidden layers."""
-        return int(self.model.get_input_embeddings().weight.shape[1])
-
     def fingerprint(self) -> str:
         """The hub revision when known, else a sha256 over the local weight files."""
         rev = getattr(self.model.config, "_commit_hash", None)

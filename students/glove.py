@@ -134,15 +134,6 @@ def init_state(n_words: int, config: Config) -> GloveState:
     return GloveState(params, np.ones_like(params))
 
 
-def weighted_cost(state: GloveState, cooc: sp.spmatrix, config: Config) -> float:
-    """The loss ``J`` of the module docstring at the current parameters (summed over nonzeros)."""
-    x = sp.coo_matrix(cooc)
-    keep = x.data > 0
-    i, j, v = x.row[keep], x.col[keep], x.data[keep]
-    diff = np.einsum("nd,nd->n", state.W[i], state.W_ctx[j]) + state.b[i] + state.b_ctx[j] - np.log(v)
-    return float(0.5 * np.sum(weighting(v, config.xmax, config.alpha) * diff**2))
-
-
 @numba.njit(parallel=True, cache=True)
 def _adagrad_epoch(
     params: np.ndarray,

@@ -13,12 +13,11 @@ from ctx2static.cache.writer import write_h5
 from ctx2static.cli import cli
 from ctx2static.errors import UserError
 
-sys.path.insert(0, str(Path(__file__).parent))
-import tiny_models as tm
+from . import tiny_models as tm
 
 
 @pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory):
+def cache_dir(tmp_path_factory, tiny_models):
     from ctx2static.pipeline.config import ExtractConfig
     from ctx2static.pipeline.extract import extract
     from ctx2static.pipeline.teacher import Teacher
@@ -29,7 +28,7 @@ def cache_dir(tmp_path_factory):
     corpus_file = root / "c.txt"
     corpus_file.write_text("\n".join(tm.SENTENCES) + "\n")
     corpus = Corpus([corpus_file])
-    teacher = Teacher.load(str(tm.save_tiny_bert(root / "bert")))
+    teacher = Teacher.load(str(tiny_models["bert"]))
     cfg = ExtractConfig(shard_size=4, max_length=10, vectors=True, topk=2, attention=2)
     extract(corpus, Vocab.build(corpus, VocabConfig(min_count=2)), teacher, root / "cache", cfg)
     return root / "cache"
@@ -105,7 +104,7 @@ def test_open_without_manifest_is_a_user_error(tmp_path):
 
 
 def test_unfinished_cache_names_the_missing_final_file(tmp_path):
-    from synthetic_cache import write_cache
+    from .synthetic_cache import write_cache
 
     cache = Cache.open(write_cache(tmp_path / "c", ["a", "b"], [[0, 1]], 4, np.zeros((1, 2)), finish=False))
     with pytest.raises(UserError, match="no vocab.h5 yet.*re-run the same extract"):

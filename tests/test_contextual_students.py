@@ -1,6 +1,3 @@
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -10,8 +7,7 @@ from ctx2static.students import bert_sg, contextual, ctx2vec
 from ctx2static.students.cache_input import Init
 from ctx2static.students.registry import fit_cache_student
 
-sys.path.insert(0, str(Path(__file__).parent))
-from synthetic_cache import write_cache
+from .synthetic_cache import write_cache
 
 
 def _sig(x):

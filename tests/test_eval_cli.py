@@ -83,7 +83,7 @@ def test_family_choices_match_the_enum():
     assert list(family.type.choices) == [f.value for f in Family]
 
 
-def test_errors_are_one_line_naming_the_file(files):
+def test_errors_are_one_line_naming_the_file(files, cli_main):
     (files / "broken.txt").write_text("a b c d\na b c\n")
     result = CliRunner().invoke(
         cli, ["eval", str(files / "good.txt"), "--analogy", str(files / "broken.txt")]
@@ -93,14 +93,9 @@ def test_errors_are_one_line_naming_the_file(files):
         str(result.exception)
         == f"{files / 'broken.txt'}: line 2 has 3 words; expected 'a b c d' (a:b :: c:d)"
     )
-    run = subprocess.run(
-        [sys.executable, "-m", "ctx2static.cli", "eval", str(files / "good.txt"), str(files / "missing.txt")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 2
-    assert run.stderr == f"error: {files / 'missing.txt'}: no such vectors file or folder\n"
+    code, _, err = cli_main("eval", files / "good.txt", files / "missing.txt")
+    assert code == 2
+    assert err == f"error: {files / 'missing.txt'}: no such vectors file or folder\n"
 
 
 def test_evaluation_does_not_import_torch(files):

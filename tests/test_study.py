@@ -1,7 +1,6 @@
 """`run`: a study file runs extract -> students -> retrofit -> eval -> report, skipping what is done."""
 
 import logging
-import sys
 from pathlib import Path
 
 import pytest
@@ -10,9 +9,6 @@ from ctx2static.errors import UserError
 from ctx2static.resources import DEFAULT_STUDY
 from ctx2static.study.loader import load_study
 from ctx2static.study.runner import run_study
-
-sys.path.insert(0, str(Path(__file__).parent))
-from tiny_models import save_tiny_bert
 
 PNG = b"\x89PNG\r\n\x1a\n"
 SENTENCES = [
@@ -26,8 +22,8 @@ SENTENCES = [
 
 
 @pytest.fixture(scope="module")
-def teacher(tmp_path_factory) -> Path:
-    return save_tiny_bert(tmp_path_factory.mktemp("bert") / "tiny-bert")
+def teacher(tiny_models) -> Path:
+    return tiny_models["bert"]
 
 
 def _write(tmp_path: Path, teacher: Path, sgns_epochs: int = 2, max_sentences: int = 0) -> Path:
@@ -79,6 +75,7 @@ def _mtimes(out: Path) -> dict[str, int]:
     return {str(p.relative_to(out)): p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher, caplog):
     study = load_study(_write(tmp_path, teacher))
     out = tmp_path / "run"
@@ -111,6 +108,7 @@ def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher,
     }
 
 
+@pytest.mark.slow
 def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher, caplog):
     out = tmp_path / "run"
     run_study(load_study(_write(tmp_path, teacher)), out)
@@ -131,6 +129,7 @@ def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher, ca
     assert any(line.startswith("skip student sgns") for line in log)
 
 
+@pytest.mark.slow
 def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teacher, caplog):
     import shutil
 
@@ -200,23 +199,8 @@ def test_the_bundled_default_study_loads():
     assert study.corpus.files[0].is_file() and study.teachers["minilm"].extract.max_sentences > 0
 
 
-def test_run_command_reports_a_bad_study_in_one_line(tmp_path):
-    import subprocess
-
+def test_run_command_reports_a_bad_study_in_one_line(tmp_path, cli_main):
     (tmp_path / "s.toml").write_text('[corpus]\nfiles = ["nope.txt"]\n[students.sgns]\n')
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ctx2static.cli",
-            "run",
-            str(tmp_path / "s.toml"),
-            "--out",
-            str(tmp_path / "o"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 2 and out.stderr.count("\n") == 1
-    assert "s.toml: corpus.files[0]: nope.txt: no such file" in out.stderr
+    code, _, err = cli_main("run", tmp_path / "s.toml", "--out", tmp_path / "o")
+    assert code == 2 and err.count("\n") == 1
+    assert "s.toml: corpus.files[0]: nope.txt: no such file" in err
