@@ -139,9 +139,24 @@ class Cache:
         return path
 
     def vocab_arrays(self) -> dict[str, np.ndarray]:
-        """Per-vocabulary-word baselines: ``token_emb`` (input embeddings) and ``word_emb`` (word alone)."""
+        """Per-vocabulary-word tables: ``token_emb`` (input embeddings), ``word_emb`` (word alone), ..."""
         with h5py.File(self._final_file(VOCAB_H5), "r") as f:
             return {k: f[k][()] for k in f}
+
+    def word_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each word's contextual vectors summed over the corpus (float64 [V, d]) and their counts.
+
+        From ``vocab.h5`` once the cache is complete, else from the running sums of the shards
+        committed so far (a partial cache trains on what is there).
+        """
+        if self.complete:
+            with h5py.File(self._final_file(VOCAB_H5), "r") as f:
+                return f["occ_sum"][()].astype(np.float64), f["occ_count"][()]
+        running = self.manifest.get("word_sums")
+        if running is None:
+            raise UserError(f"{self.folder}: no shard is complete yet; re-run the same extract command")
+        with h5py.File(self.folder / running["file"], "r") as f:
+            return f["sum"][()], f["count"][()]
 
     def pca(self) -> dict[str, np.ndarray] | None:
         """``mean``, ``components`` and ``explained_variance_ratio`` when vectors were PCA-reduced."""

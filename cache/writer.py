@@ -1,16 +1,21 @@
-"""Writing a teacher cache: identity check, resume, atomic shards, the manifest after each shard.
+"""Writing a teacher cache: identity check, resume, atomic shards, the manifest after each commit.
 
-Every file is written whole (temp name, fsync, rename) and recorded in the manifest only after,
-with its sha256; the manifest is rewritten after every shard. A writer opened on a folder that
-holds a cache of the same identity continues after its last recorded shard, so a run that was
-killed and run again writes the same bytes as one uninterrupted run; a different identity is
-refused. ``extract`` (the teacher stage) and the tests' synthetic caches both write through it.
+A shard is written in two steps: its files (:func:`write_shard_files`, atomic, by whichever
+process computed it: the extract process, or a worker of a distributed engine), then its record
+(:meth:`CacheWriter.record_shard`, by the one process that owns the manifest). Records are
+*committed* in shard order only: a shard that finishes early waits until every earlier one is in,
+so the per-word sums (added in shard order) and the manifest never depend on which worker was
+faster. A commit writes the running per-word sums to a new file, then the manifest that names it,
+then deletes the previous sums file, so a process killed at any point leaves a manifest that
+agrees with the files it names; a rerun continues after the last committed shard and writes the
+same bytes as one uninterrupted run. A different identity in the folder is refused.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +30,7 @@ from ctx2static.cache.layout import (
     TEACHER_TOKENS,
     VOCAB_H5,
     VOCAB_TSV,
+    running_sums_name,
     shard_name,
     shard_signals,
 )
@@ -56,6 +62,39 @@ def write_parquet(path: Path, columns: Mapping[str, np.ndarray]) -> str:
     return sha256_file(path)
 
 
+def write_shard_files(
+    folder: Path, index: int, arrays: Mapping[str, np.ndarray], attention: Mapping[str, np.ndarray] | None
+) -> dict[str, str]:
+    """Write shard ``index``'s HDF5 arrays (and attention rows) atomically; return file name -> sha256."""
+    stem = shard_name(index)
+    files = {f"{stem}.h5": write_h5(folder / f"{stem}.h5", arrays)}
+    if attention is not None:
+        name = f"{stem}.attn.parquet"
+        files[name] = write_parquet(folder / name, attention)
+    return files
+
+
+@dataclass
+class WordSums:
+    """One shard's per-word sums of the teacher's contextual vectors: only the words it holds.
+
+    ``ids`` (int64 [u]) are static word ids, ``sums`` (float64 [u, d]) the sums of their
+    occurrence vectors, ``counts`` (int64 [u]) how many occurrences each sum holds.
+    """
+
+    ids: np.ndarray
+    sums: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def of(cls, word_ids: np.ndarray, vectors: np.ndarray) -> WordSums:
+        """Sum the rows of ``vectors`` (one per occurrence) by their word in ``word_ids``, in order."""
+        ids, inverse, counts = np.unique(word_ids, return_inverse=True, return_counts=True)
+        sums = np.zeros((len(ids), vectors.shape[1]), dtype=np.float64)
+        np.add.at(sums, inverse, vectors.astype(np.float64))
+        return cls(ids.astype(np.int64), sums, counts.astype(np.int64))
+
+
 def _diff(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "") -> list[str]:
     """Dotted keys whose values differ between two nested dicts."""
     out = []
@@ -70,9 +109,17 @@ def _diff(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "") -> list[
 class CacheWriter:
     """Writes one cache folder shard by shard; see the module docstring for the guarantees."""
 
-    def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
+    def __init__(self, folder: Path, manifest: dict[str, Any], n_words: int) -> None:
         self.folder = folder
         self.manifest = manifest
+        self.n_words = n_words
+        self._pending: dict[int, tuple[dict[str, Any], WordSums]] = {}
+        self._sums: np.ndarray | None = None  # float64 [V, d], committed shards only
+        self._counts = np.zeros(n_words, dtype=np.int64)
+        running = manifest.get("word_sums")
+        if running is not None:
+            stored = read_h5(folder / running["file"])
+            self._sums, self._counts = stored["sum"], stored["count"]
 
     @classmethod
     def open(cls, folder: str | Path, identity: Mapping[str, Any], vocab: Vocab) -> CacheWriter:
@@ -94,11 +141,14 @@ class CacheWriter:
                 )
             for stale in folder.glob(".*.tmp"):  # left by a killed writer
                 stale.unlink()
-            return cls(folder, manifest)
+            writer = cls(folder, manifest, len(vocab))
+            writer._remove_unnamed_sums()
+            return writer
         folder.mkdir(parents=True, exist_ok=True)
         vocab.save(folder / VOCAB_TSV)
         signals = shard_signals(ident.get("options", {}))
-        writer = cls(folder, {"identity": ident, "signals": signals, "shards": [], "complete": False})
+        manifest = {"identity": ident, "signals": signals, "shards": [], "complete": False}
+        writer = cls(folder, manifest, len(vocab))
         writer.save_manifest()
         return writer
 
@@ -109,7 +159,7 @@ class CacheWriter:
 
     @property
     def n_shards(self) -> int:
-        """Shards written so far (a resumed run skips that many)."""
+        """Shards committed so far (a resumed run starts after them)."""
         return len(self.manifest["shards"])
 
     def save_manifest(self) -> None:
@@ -121,15 +171,46 @@ class CacheWriter:
         arrays: Mapping[str, np.ndarray],
         attention: Mapping[str, np.ndarray] | None,
         stats: Mapping[str, int],
+        sums: WordSums,
     ) -> None:
-        """Write the next shard's arrays (and attention rows), then record it with its ``n_*`` stats."""
-        stem = shard_name(self.n_shards)
-        files = {f"{stem}.h5": write_h5(self.folder / f"{stem}.h5", arrays)}
-        if attention is not None:
-            name = f"{stem}.attn.parquet"
-            files[name] = write_parquet(self.folder / name, attention)
-        self.manifest["shards"].append({"name": stem, "files": files, **stats})
+        """Write and record the next shard in order (the single-process engine)."""
+        index = self.n_shards + len(self._pending)
+        self.record_shard(index, write_shard_files(self.folder, index, arrays, attention), stats, sums)
+
+    def record_shard(
+        self, index: int, files: Mapping[str, str], stats: Mapping[str, int], sums: WordSums
+    ) -> None:
+        """Record shard ``index`` (its files already written); commit every shard now in order."""
+        if index < self.n_shards or index in self._pending:
+            raise ValueError(f"shard {index} is recorded twice")
+        record = {"index": index, "name": shard_name(index), "files": dict(files), **stats}
+        self._pending[index] = (record, sums)
+        if self.n_shards in self._pending:
+            self._commit()
+
+    def _commit(self) -> None:
+        """Add the contiguous pending shards' sums in order, write the sums file, then the manifest."""
+        while self.n_shards in self._pending:
+            record, sums = self._pending.pop(self.n_shards)
+            if self._sums is None:
+                self._sums = np.zeros((self.n_words, sums.sums.shape[1]), dtype=np.float64)
+            self._sums[sums.ids] += sums.sums
+            self._counts[sums.ids] += sums.counts
+            self.manifest["shards"].append(record)
+        old = self.manifest.get("word_sums")
+        name = running_sums_name(self.n_shards)
+        digest = write_h5(self.folder / name, {"sum": self._sums, "count": self._counts})
+        self.manifest["word_sums"] = {"file": name, "sha256": digest}
         self.save_manifest()
+        if old is not None and old["file"] != name:
+            (self.folder / old["file"]).unlink(missing_ok=True)
+
+    def _remove_unnamed_sums(self) -> None:
+        """Delete running-sum files the manifest does not name (a killed commit's leftovers)."""
+        named = self.manifest.get("word_sums", {}).get("file")
+        for path in self.folder.glob(running_sums_name(None)):
+            if path.name != named:
+                path.unlink()
 
     def aux(self, name: str) -> dict[str, np.ndarray] | None:
         """An auxiliary HDF5 file written earlier by :meth:`add_aux` (e.g. the PCA), or None."""
@@ -138,20 +219,27 @@ class CacheWriter:
         return read_h5(self.folder / name)
 
     def add_aux(self, name: str, arrays: Mapping[str, np.ndarray]) -> None:
-        """Write an auxiliary HDF5 file that later shards depend on; record it at the next manifest write."""
+        """Write an auxiliary HDF5 file that later shards depend on; record it at the next commit."""
         self.manifest.setdefault("aux_files", {})[name] = write_h5(self.folder / name, arrays)
 
     def finish(
         self, vocab_arrays: Mapping[str, np.ndarray], teacher_tokens: Mapping[str, np.ndarray]
     ) -> dict[str, Any]:
-        """Write the per-vocabulary tables, the corpus totals and mark the cache complete."""
+        """Write the per-vocabulary tables (with the per-word sums), the totals; mark the cache complete."""
+        if self._pending:
+            raise ValueError(f"shards {sorted(self._pending)} wait for an earlier shard that never came")
         shards = self.manifest["shards"]
+        sums = self._sums if self._sums is not None else np.zeros((self.n_words, 0))
+        tables = {**vocab_arrays, "occ_sum": sums.astype(np.float32), "occ_count": self._counts}
         self.manifest["vocab_files"] = {
-            VOCAB_H5: write_h5(self.folder / VOCAB_H5, vocab_arrays),
+            VOCAB_H5: write_h5(self.folder / VOCAB_H5, tables),
             TEACHER_TOKENS: write_parquet(self.folder / TEACHER_TOKENS, teacher_tokens),
         }
         keys = [k for k in shards[0] if k.startswith("n_")] if shards else []
         self.manifest["totals"] = {k: sum(s[k] for s in shards) for k in keys}
         self.manifest["complete"] = True
+        running = self.manifest.pop("word_sums", None)
         self.save_manifest()
+        if running is not None:
+            (self.folder / running["file"]).unlink(missing_ok=True)
         return self.manifest

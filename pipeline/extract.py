@@ -14,7 +14,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ctx2static.cache.layout import PCA_H5
-from ctx2static.cache.writer import CacheWriter
+from ctx2static.cache.writer import CacheWriter, WordSums
 from ctx2static.errors import UserError
 from ctx2static.fileio import sha256_file
 from ctx2static.pipeline.config import ExtractConfig
@@ -101,10 +101,15 @@ def mark_occurrences(encs: list[Encoding], wids: list[np.ndarray]) -> list[np.nd
     return occ
 
 
-def _shard_arrays(
+def shard_arrays(
     teacher: Teacher, cfg: ExtractConfig, vocab: Vocab, sents: list[tuple[int, list[str]]]
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None, dict]:
-    """Run the teacher over one shard's sentences; return dense arrays, attention rows and stats."""
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None, dict, WordSums]:
+    """Run the teacher over one shard's sentences.
+
+    Returns its dense arrays (sentence and paragraph means in fp16; the per-occurrence vectors in
+    float32 when asked for, before any PCA), attention rows, stats and per-word sums of the
+    occurrence vectors (always: they make ``ase`` and the students' start table).
+    """
     from ctx2static.pipeline.batching import run_sorted
     from ctx2static.pipeline.teacher import Request
 
@@ -114,17 +119,19 @@ def _shard_arrays(
     encs = teacher.encode(words, cfg.max_length)
     aligned = [e.complete for e in encs]
     occ = mark_occurrences(encs, wids)
-    request = Request(vectors=cfg.vectors, topk=cfg.topk, attention=cfg.attention)
+    request = Request(vectors=True, topk=cfg.topk, attention=cfg.attention)
     outs: list[TeacherOutput] = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, request))
     arrays: dict[str, np.ndarray] = {
         "sent_para": paras,
         "sent_offsets": np.concatenate([[0], np.cumsum([len(w) for w in wids])]).astype(np.int64),
         "word_ids": np.concatenate(wids),
         "word_aligned": np.concatenate(aligned),
-        "sent_ctx": np.stack([o.mean for o in outs]).astype(np.float32),
+        "sent_ctx": np.stack([o.mean for o in outs]).astype(np.float16),
     }
+    occ_vec = np.concatenate([o.vectors[m] for o, m in zip(outs, occ, strict=True)])
+    sums = WordSums.of(arrays["word_ids"][np.concatenate(occ)], occ_vec)
     if cfg.vectors:
-        arrays["occ_vec"] = np.concatenate([o.vectors[m] for o, m in zip(outs, occ, strict=True)])
+        arrays["occ_vec"] = occ_vec
     if cfg.topk:
         arrays["topk_ids"] = np.concatenate([o.topk_ids[m] for o, m in zip(outs, occ, strict=True)])
         arrays["topk_scores"] = np.concatenate([o.topk_scores[m] for o, m in zip(outs, occ, strict=True)])
@@ -151,10 +158,10 @@ def _shard_arrays(
         p_encs, members = paragraph_inputs(teacher, paras, encs, words, limit)
         p_outs = run_sorted(p_encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
         # a sentence cut by the paragraph limit keeps its own sentence context instead
-        para_ctx = arrays["sent_ctx"].copy()
+        para_ctx = np.stack([o.mean for o in outs])
         for o, e, mem in zip(p_outs, p_encs, members, strict=True):
             para_ctx[mem[e.complete]] = o.vectors[e.complete]
-        arrays["para_ctx"] = para_ctx
+        arrays["para_ctx"] = para_ctx.astype(np.float16)
     stats = {
         "n_sentences": len(sents),
         "n_words": len(arrays["word_ids"]),
@@ -162,7 +169,7 @@ def _shard_arrays(
         "n_truncated_words": int(sum(int((~a).sum()) for a in aligned)),
         "n_teacher_tokens": int(sum(len(e.ids) for e in encs)),
     }
-    return arrays, attn, stats
+    return arrays, attn, stats, sums
 
 
 def _pca(writer: CacheWriter, vectors: np.ndarray, dim: int) -> dict[str, np.ndarray]:
@@ -267,14 +274,14 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     for i, sents in enumerate(_chunks(sentences, cfg.shard_size)):
         if i < done:
             continue
-        arrays, attn, stats = _shard_arrays(teacher, cfg, vocab, sents)
+        arrays, attn, stats, sums = shard_arrays(teacher, cfg, vocab, sents)
         if cfg.vectors:
             vec = arrays["occ_vec"]
             if cfg.pca:
                 pca = pca or _pca(writer, vec, cfg.pca)
                 vec = (vec - pca["mean"]) @ pca["components"].T
             arrays["occ_vec"] = vec.astype(np.float16)
-        writer.add_shard(arrays, attn, stats)
+        writer.add_shard(arrays, attn, stats, sums)
         n_tok += stats["n_teacher_tokens"]
         bar.update(len(sents))
     bar.close()

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from ctx2static.cache import Cache
 from ctx2static.options import Options, Rule, opt
-from ctx2static.students.cache_input import Init, init_signals, teacher_init
+from ctx2static.students.cache_input import Init, teacher_init
 from ctx2static.students.sampling import draw_word, lcg, linear_alpha, negative_table, seed_state
 from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
@@ -67,7 +67,7 @@ class ContextualConfig(Options):
 
     def signals(self) -> tuple[str, ...]:
         """The centre is seen through the teacher: per-occurrence vectors."""
-        return ("occ_vec", *init_signals(self.init))
+        return ("occ_vec",)
 
 
 @dataclass

@@ -56,6 +56,20 @@ def test_shard_arrays_are_consistent_with_the_manifest(cache_dir):
     assert only.attention is None
 
 
+def test_word_sums_are_the_sums_of_the_occurrence_vectors(cache_dir):
+    cache = Cache.open(cache_dir)
+    sums, counts = cache.word_sums()
+    want = np.zeros_like(sums)
+    seen = np.zeros_like(counts)
+    for shard in cache.shards(["occ_vec"]):
+        ids = shard["word_ids"][shard.occurrences()]
+        np.add.at(want, ids, shard["occ_vec"].astype(np.float64))
+        np.add.at(seen, ids, 1)
+    np.testing.assert_array_equal(counts, seen)
+    np.testing.assert_allclose(sums, want, rtol=2e-3, atol=2e-3)  # occ_vec is stored in fp16
+    assert counts.sum() == cache.totals("n_occurrences") and counts[0] > 1
+
+
 def test_reader_needs_no_torch(cache_dir):
     code = (
         "import sys; from ctx2static.cache import Cache; c = Cache.open(sys.argv[1]); "

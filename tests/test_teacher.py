@@ -214,8 +214,8 @@ def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
     words = sents[j]
     e, out = _direct(teacher, words)
     hid = out.hidden_states[-1][0].numpy()
-    # X2Static sentence context: mean over ALL tokens, special ones included
-    np.testing.assert_allclose(shard["sent_ctx"][j], hid.mean(0), rtol=1e-4, atol=1e-5)
+    # X2Static sentence context: mean over ALL tokens, special ones included (stored in fp16)
+    np.testing.assert_allclose(shard["sent_ctx"][j], hid.mean(0), rtol=2e-3, atol=2e-3)
     # word ids and occurrences
     off = shard["sent_offsets"]
     wid = shard["word_ids"][off[j] : off[j + 1]]
@@ -273,9 +273,9 @@ def test_paragraph_context_is_the_sentence_mean_within_the_paragraph(caches, cor
     hid = hid.hidden_states[-1][0].numpy()
     in_s1 = e.tok_group >= len(sents[0])
     shard = cache.shard(0)
-    np.testing.assert_allclose(shard["para_ctx"][1], hid[in_s1].mean(0), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(shard["para_ctx"][1], hid[in_s1].mean(0), rtol=2e-3, atol=2e-3)  # fp16
     np.testing.assert_allclose(
-        shard["para_ctx"][0], hid[(e.tok_group >= 0) & ~in_s1].mean(0), rtol=1e-4, atol=1e-5
+        shard["para_ctx"][0], hid[(e.tok_group >= 0) & ~in_s1].mean(0), rtol=2e-3, atol=2e-3
     )
     assert shard["sent_para"].tolist() == [0, 0, 1, 1]
 
@@ -497,4 +497,4 @@ def test_sentence_cut_by_the_paragraph_limit_keeps_its_sentence_context(tiny_mod
     with torch.no_grad():
         hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)
     want = hid.hidden_states[-1][0].numpy()[e.tok_group >= 0].mean(0)
-    np.testing.assert_allclose(shard["para_ctx"][0], want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(shard["para_ctx"][0], want, rtol=2e-3, atol=2e-3)  # fp16
