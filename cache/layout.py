@@ -7,8 +7,10 @@ Layout of a cache folder::
     shard_00000.h5             dense arrays of up to ``shard_size`` sentences (the shard signals)
     shard_00000.attn.parquet   attention context words (variable length per occurrence), optional
     vocab.h5                   per-vocabulary-word tables: token_emb, word_emb, word_complete, and
-                               occ_sum / occ_count (each word's contextual vectors summed over the corpus)
+                               occ_sum / occ_count (each word's contextual vectors summed over the corpus);
+                               teacher_token_emb: the teacher's input embedding of every token (fp16)
     teacher_tokens.parquet     teacher token id -> token string -> static word id (for substitutes)
+    teacher_tokenizer.json     the teacher's tokenizer (any string -> its subword token ids)
     pca.h5                     with --pca: mean, components (occ_vec = (v - mean) @ components.T)
     word_sums.NNNNN.h5         while extracting: the per-word sums over the first NNNNN shards
 
@@ -26,6 +28,7 @@ MANIFEST = "manifest.json"
 VOCAB_TSV = "vocab.tsv"
 VOCAB_H5 = "vocab.h5"
 TEACHER_TOKENS = "teacher_tokens.parquet"
+TEACHER_TOKENIZER = "teacher_tokenizer.json"
 PCA_H5 = "pca.h5"
 FORMAT_VERSION = 2  # 2: per-word sums in vocab.h5, fp16 sentence/paragraph means
 ATTN_COLUMNS = ("occ", "ctx", "offset", "weight")

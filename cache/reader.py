@@ -18,6 +18,7 @@ from ctx2static.cache.layout import (
     MANIFEST,
     PCA_H5,
     SIGNALS,
+    TEACHER_TOKENIZER,
     TEACHER_TOKENS,
     VOCAB_H5,
     VOCAB_TSV,
@@ -164,6 +165,10 @@ class Cache:
             return None
         with h5py.File(self.folder / PCA_H5, "r") as f:
             return {k: f[k][()] for k in f}
+
+    def teacher_tokenizer(self) -> str:
+        """The teacher's tokenizer as ``tokenizers`` JSON (load with ``Tokenizer.from_str``)."""
+        return self._final_file(TEACHER_TOKENIZER).read_text(encoding="utf-8")
 
     def teacher_tokens(self) -> dict[str, np.ndarray]:
         """Teacher token table: ``id``, ``token`` (string) and ``word`` (static word id or -1)."""

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from ctx2static.cache.layout import (
     FORMAT_VERSION,
     MANIFEST,
+    TEACHER_TOKENIZER,
     TEACHER_TOKENS,
     VOCAB_H5,
     VOCAB_TSV,
@@ -223,9 +224,16 @@ class CacheWriter:
         self.manifest.setdefault("aux_files", {})[name] = write_h5(self.folder / name, arrays)
 
     def finish(
-        self, vocab_arrays: Mapping[str, np.ndarray], teacher_tokens: Mapping[str, np.ndarray]
+        self,
+        vocab_arrays: Mapping[str, np.ndarray],
+        teacher_tokens: Mapping[str, np.ndarray],
+        tokenizer_json: str | None = None,
     ) -> dict[str, Any]:
-        """Write the per-vocabulary tables (with the per-word sums), the totals; mark the cache complete."""
+        """Write the per-vocabulary tables (with the per-word sums), the totals; mark the cache complete.
+
+        ``tokenizer_json`` is the teacher's tokenizer (``tokenizers`` JSON), kept so that any string
+        can later be split into the teacher's subwords without the teacher.
+        """
         if self._pending:
             raise ValueError(f"shards {sorted(self._pending)} wait for an earlier shard that never came")
         shards = self.manifest["shards"]
@@ -235,6 +243,10 @@ class CacheWriter:
             VOCAB_H5: write_h5(self.folder / VOCAB_H5, tables),
             TEACHER_TOKENS: write_parquet(self.folder / TEACHER_TOKENS, teacher_tokens),
         }
+        if tokenizer_json is not None:
+            with atomic_write(self.folder / TEACHER_TOKENIZER, "w", encoding="utf-8") as fh:
+                fh.write(tokenizer_json)
+            self.manifest["vocab_files"][TEACHER_TOKENIZER] = sha256_file(self.folder / TEACHER_TOKENIZER)
         keys = [k for k in shards[0] if k.startswith("n_")] if shards else []
         self.manifest["totals"] = {k: sum(s[k] for s in shards) for k in keys}
         self.manifest["complete"] = True

@@ -47,6 +47,9 @@ class ExtractConfig(Options):
     pca: int = opt(0, "Reduce --vectors to D dims by PCA fitted on the first shard (0 = off).")
     paragraph: bool = opt(False, "X2Static paragraph context (Eq. 4).")
     paragraph_max_length: int = opt(500, "Teacher tokens per paragraph input (X2Static reference code).")
+    float32_means: bool = opt(
+        False, "Store sentence/paragraph means in float32 (default float16: half the bytes)."
+    )
     topk: int = opt(0, "SemGloVe md: top-k LM substitutes per occurrence (0 = off).")
     attention: int = opt(0, "SemGloVe sd: top S context words by attention in +-S (0 = off).")
     shard_size: int = opt(

@@ -106,7 +106,8 @@ def shard_arrays(
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None, dict, WordSums]:
     """Run the teacher over one shard's sentences.
 
-    Returns its dense arrays (sentence and paragraph means in fp16; the per-occurrence vectors in
+    Returns its dense arrays (sentence and paragraph means in fp16 unless ``float32_means``; the
+    per-occurrence vectors in
     float32 when asked for, before any PCA), attention rows, stats and per-word sums of the
     occurrence vectors (always: they make ``ase`` and the students' start table).
     """
@@ -115,6 +116,7 @@ def shard_arrays(
 
     words = [toks for _, toks in sents]
     paras = np.asarray([pid for pid, _ in sents], dtype=np.int64)
+    means_dtype = np.float32 if cfg.float32_means else np.float16
     wids = word_ids(vocab, words)
     encs = teacher.encode(words, cfg.max_length)
     aligned = [e.complete for e in encs]
@@ -126,7 +128,7 @@ def shard_arrays(
         "sent_offsets": np.concatenate([[0], np.cumsum([len(w) for w in wids])]).astype(np.int64),
         "word_ids": np.concatenate(wids),
         "word_aligned": np.concatenate(aligned),
-        "sent_ctx": np.stack([o.mean for o in outs]).astype(np.float16),
+        "sent_ctx": np.stack([o.mean for o in outs]).astype(means_dtype),
     }
     occ_vec = np.concatenate([o.vectors[m] for o, m in zip(outs, occ, strict=True)])
     sums = WordSums.of(arrays["word_ids"][np.concatenate(occ)], occ_vec)
@@ -161,7 +163,7 @@ def shard_arrays(
         para_ctx = np.stack([o.mean for o in outs])
         for o, e, mem in zip(p_outs, p_encs, members, strict=True):
             para_ctx[mem[e.complete]] = o.vectors[e.complete]
-        arrays["para_ctx"] = para_ctx.astype(np.float16)
+        arrays["para_ctx"] = para_ctx.astype(means_dtype)
     stats = {
         "n_sentences": len(sents),
         "n_words": len(arrays["word_ids"]),
@@ -225,8 +227,10 @@ def vocab_tables(
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The per-vocabulary tables and the teacher token table, written once at the end of extract.
 
-    Tables: "token" (input-embedding subword mean), "word" (the word encoded alone); the token
-    table maps each teacher token id to its string and the static word it spells (-1 for none).
+    Tables: "token" (input-embedding subword mean), "word" (the word encoded alone), and the
+    teacher's whole input-embedding matrix ("teacher_token_emb", fp16: with the tokenizer it lets
+    any string be composed from its subwords); the token table maps each teacher token id to its
+    string and the static word it spells (-1 for none).
     """
     from ctx2static.pipeline.batching import run_sorted
     from ctx2static.pipeline.teacher import Request
@@ -241,6 +245,7 @@ def vocab_tables(
         "token_emb": token_emb.astype(np.float32),
         "word_emb": np.stack([o.vectors[0] for o in outs]).astype(np.float32),
         "word_complete": np.asarray([bool(e.complete[0]) for e in encs]),
+        "teacher_token_emb": emb.astype(np.float16),
     }
     n_tok = len(teacher.tokenizer)
     strings = teacher.tokenizer.convert_ids_to_tokens(list(range(n_tok)))
@@ -288,5 +293,6 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     secs = time.perf_counter() - t0
     if not writer.n_shards:
         raise UserError(f"{', '.join(map(str, corpus.paths))}: no sentences to extract")
-    manifest = writer.finish(*vocab_tables(teacher, vocab, cfg, words))
+    tables, tokens = vocab_tables(teacher, vocab, cfg, words)
+    manifest = writer.finish(tables, tokens, teacher.tokenizer.backend_tokenizer.to_str())
     return {**manifest, "run": {"seconds": secs, "teacher_tokens_per_s": n_tok / secs if secs else 0.0}}

@@ -70,6 +70,20 @@ def test_word_sums_are_the_sums_of_the_occurrence_vectors(cache_dir):
     assert counts.sum() == cache.totals("n_occurrences") and counts[0] > 1
 
 
+def test_the_teacher_tokenizer_and_token_table_travel_with_the_cache(cache_dir, tiny_models):
+    from tokenizers import Tokenizer
+    from transformers import AutoModel, AutoTokenizer
+
+    cache = Cache.open(cache_dir)
+    tok = Tokenizer.from_str(cache.teacher_tokenizer())
+    ref = AutoTokenizer.from_pretrained(tiny_models["bert"])
+    assert tok.encode("unbelievably the cat").ids == ref("unbelievably the cat")["input_ids"]
+    table = cache.vocab_arrays()["teacher_token_emb"]
+    emb = AutoModel.from_pretrained(tiny_models["bert"]).get_input_embeddings().weight.detach().numpy()
+    assert table.dtype == np.float16 and table.shape == emb.shape
+    np.testing.assert_allclose(table, emb, rtol=1e-3, atol=1e-3)
+
+
 def test_reader_needs_no_torch(cache_dir):
     code = (
         "import sys; from ctx2static.cache import Cache; c = Cache.open(sys.argv[1]); "
