@@ -27,12 +27,30 @@ from ctx2static.text.vocab import VocabConfig
 log = logging.getLogger("ctx2static")
 
 
+class _Stderr(logging.StreamHandler):
+    """Writes each record to whatever ``sys.stderr`` is when it is emitted (one line, the message)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="ctx2static")
 @click.option("--quiet", "-q", is_flag=True, help="Print warnings and errors only.")
 def cli(quiet: bool) -> None:
     """Distil contextual language models into static word vectors."""
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s", force=True)
+    log.setLevel(logging.WARNING if quiet else logging.INFO)
+    if not any(isinstance(h, _Stderr) for h in log.handlers):
+        log.addHandler(_Stderr())
 
 
 @cli.command()

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from ctx2static.cache import Cache
-from ctx2static.students.contextual import Batch, ContextualConfig, train
+from ctx2static.students.contextual import Batch, ContextualConfig, projection, train
 from ctx2static.vectors import Vectors
 
 
@@ -36,7 +36,7 @@ def loss(u: torch.Tensor, ctx: torch.Tensor, mask: torch.Tensor, neg: torch.Tens
 def fit(cache: Cache, config: Config) -> Vectors:
     """Train V' with the centre seen through U o_i; returns V' (Eq. 15)."""
     d = cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]
-    proj = torch.nn.Linear(d, config.dim, bias=False)
+    proj = projection(d, config.dim, config.seed)
 
     def batch_loss(occ_vec: torch.Tensor, b: Batch, ctx: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
         return loss(proj(occ_vec[b.centre]), ctx, b.mask, neg)

@@ -149,6 +149,16 @@ def draw_negatives(
     return out, state
 
 
+def projection(d_in: int, d_out: int, seed: int) -> torch.nn.Linear:
+    """The student's linear map from the teacher's space, torch's default init drawn from ``seed``.
+
+    The global RNG is left as it was, so the start does not depend on what ran before.
+    """
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return torch.nn.Linear(d_in, d_out, bias=False)
+
+
 def init_table(n_words: int, dim: int, seed: int) -> torch.Tensor:
     """The static table's start: uniform in (-0.5, 0.5)/dim, as word2vec's input vectors."""
     gen = torch.Generator().manual_seed(seed)

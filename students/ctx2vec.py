@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from ctx2static.cache import Cache
 from ctx2static.options import opt
-from ctx2static.students.contextual import Batch, ContextualConfig, train
+from ctx2static.students.contextual import Batch, ContextualConfig, projection, train
 from ctx2static.vectors import Vectors
 
 
@@ -55,7 +55,7 @@ def loss(
 def fit(cache: Cache, config: Config) -> Vectors:
     """Train the static table u' with the joint loss of Eq. 8; returns u'."""
     d = cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]
-    proj = torch.nn.Linear(d, config.dim, bias=False)
+    proj = projection(d, config.dim, config.seed)
     e = (config.e1, config.e2, config.e3)
 
     def batch_loss(occ_vec: torch.Tensor, b: Batch, ctx: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
