@@ -367,7 +367,7 @@ def test_manifest_records_teacher_corpus_and_checksums(caches, corpus_file):
     assert ident["corpus"][0]["sha256"] and ident["vocab"]["size"] == len(cache.vocab)
     assert ident["options"]["topk"] == K and ident["code_version"] == ctx2static.__version__
     assert cache.complete and cache.verify() == []
-    assert len(cache.files()) == 2 * 2 + 2  # per shard .h5 + .attn.parquet, plus the vocabulary files
+    assert len(cache.files()) == 2 * 2 + 3  # per shard .h5 + .attn.parquet; vocab.h5, token table, tokenizer
 
 
 # ------------------------------------------------------------------ resume
