@@ -1,9 +1,9 @@
 """Every study under bench/studies loads and runs end to end on a tiny variant of itself.
 
 The variant is the same file with the corpus, the teachers' model, the references' vectors and the
-lexicon files swapped for tiny ones made here (a random 1-layer BERT, a few hundred sentences),
-and each teacher stopped after 40 sentences: the students, their options, the retrofits and the
-evaluation are the file's own. The full-corpus runs take hours (commands in each file's header).
+lexicon files swapped for small ones (a random 1-layer BERT, the bundled 2,000-sentence test
+corpus), and each teacher stopped after 40 sentences: the students, their options, the retrofits
+and the evaluation are the file's own. The full-corpus runs take hours (commands in each file's header).
 """
 
 import json
@@ -22,8 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-sys.path.insert(0, str(Path(__file__).parent))
-from tiny_models import SENTENCES, WORDS, _save, wordpiece_tokenizer
+from .tiny_models import WORDS, _save, wordpiece_tokenizer
 
 STUDIES = sorted((Path(__file__).parents[1] / "bench" / "studies").glob("*.toml"))
 
@@ -44,14 +43,9 @@ def _dump(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tiny_variant(study: Path, tmp: Path, teacher: Path) -> Path:
-    """``study`` with its inputs swapped for tiny ones, written to ``tmp``."""
+def tiny_variant(study: Path, tmp: Path, teacher: Path, corpus: Path) -> Path:
+    """``study`` with its inputs swapped for small ones, written to ``tmp``."""
     data = tomllib.loads(study.read_text(encoding="utf-8"))
-    corpus = tmp / "corpus.txt"
-    # 320 more words, 6 times each: the vocabulary is wider than the students' default dim (300),
-    # as a real one is (a start table from a narrower vocabulary fails: cache_input.teacher_init)
-    filler = [" ".join(f"w{(8 * i + j) % 320}" for j in range(8)) + " ." for i in range(240)]
-    corpus.write_text("\n\n".join(["\n".join(SENTENCES)] * 20 + ["\n".join(filler)]) + "\n")
     data["corpus"]["files"] = [str(corpus)]
     for t in data.get("teachers", {}).values():
         t.update(model=str(teacher), max_sentences=40)
@@ -88,9 +82,9 @@ def teacher(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("study", STUDIES, ids=[s.stem for s in STUDIES])
-def test_a_bench_study_loads_as_a_tiny_variant_that_keeps_its_runs(tmp_path, teacher, study):
+def test_a_bench_study_loads_as_a_tiny_variant_that_keeps_its_runs(tmp_path, teacher, mini_corpus, study):
     data = tomllib.loads(study.read_text(encoding="utf-8"))
-    tiny = tiny_variant(study, tmp_path, teacher)
+    tiny = tiny_variant(study, tmp_path, teacher, mini_corpus)
     spec = load_study(tiny)
     assert [s.name for s in spec.students] == list(data["students"])
     assert [r.name for r in spec.retrofits] == [r["name"] for r in data.get("retrofit", [])]
@@ -101,8 +95,8 @@ def test_a_bench_study_loads_as_a_tiny_variant_that_keeps_its_runs(tmp_path, tea
 
 @pytest.mark.slow
 @pytest.mark.parametrize("study", STUDIES, ids=[s.stem for s in STUDIES])
-def test_a_bench_study_runs_end_to_end_on_a_tiny_variant(tmp_path, teacher, study):
-    spec = load_study(tiny_variant(study, tmp_path, teacher))
+def test_a_bench_study_runs_end_to_end_on_a_tiny_variant(tmp_path, teacher, mini_corpus, study):
+    spec = load_study(tiny_variant(study, tmp_path, teacher, mini_corpus))
     results = run_study(spec, tmp_path / "run")
     assert list(results) == spec.outputs and len(spec.outputs) >= 3
     assert all(any(s.benchmark == "avg5" for s in scores) for scores in results.values())
