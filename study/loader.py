@@ -2,8 +2,8 @@
 
 Keys of ``[corpus]``, ``[teachers.NAME]``, ``[students.NAME].options``, ``[[retrofit]]``,
 ``[eval]`` and ``[report]`` are the fields of the stage configs, checked by the same code as the
-CLI's options. A student whose teacher does not extract a signal it needs is refused here,
-before any teacher runs.
+CLI's options; ``[references.NAME]`` names vectors made elsewhere (``vectors = "path"``). A
+student whose teacher does not extract a signal it needs is refused here, before any teacher runs.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ctx2static.students.registry import Source, load_student, needed_signals, s
 from ctx2static.study.schema import (
     CorpusSpec,
     EvalSpec,
+    Reference,
     ReportSpec,
     RetrofitRun,
     StudentRun,
@@ -101,7 +102,9 @@ def load_study(path: str | Path) -> Study:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not valid TOML ({exc})") from None
-    top = _table(path, data, "", ("corpus", "teachers", "students", "retrofit", "eval", "report"))
+    top = _table(
+        path, data, "", ("corpus", "teachers", "students", "references", "retrofit", "eval", "report")
+    )
     if "corpus" not in top:
         raise UserError(f"{path}: missing [corpus] table with files = [...]")
     if not top.get("students"):
@@ -115,27 +118,30 @@ def load_study(path: str | Path) -> Study:
         _student(path, name, s, teachers)
         for name, s in _typed(path, top["students"], "students", dict).items()
     )
+    references = tuple(
+        _reference(path, name, r)
+        for name, r in _typed(path, top.get("references", {}), "references", dict).items()
+    )
     names = [s.name for s in students]
     retrofits = tuple(
         _retrofit(path, i, r, names)
         for i, r in enumerate(_typed(path, top.get("retrofit", []), "retrofit", list))
     )
-    outputs = names + [r.name for r in retrofits]
+    outputs = [*names, *(r.name for r in references), *(r.name for r in retrofits)]
     for name in [*teachers, *outputs]:  # they name folders in the output
         if not _NAME.fullmatch(name):
             raise UserError(f"{path}: {name!r}: a name may hold only letters, digits, _, + and -")
     dupes = sorted({n for n in outputs if outputs.count(n) > 1})
     if dupes:
-        raise UserError(f"{path}: two outputs are named {dupes[0]!r}; give the retrofit a name = ...")
+        raise UserError(f"{path}: two outputs are named {dupes[0]!r}; rename one (a retrofit: name = ...)")
     for s in students:
         if s.baseline is not None and s.baseline not in outputs:
             raise UserError(f"{path}: students.{s.name}.baseline: no output named {s.baseline!r}")
     report = _config(
         path, ReportSpec, _table(path, top.get("report", {}), "report", field_names(ReportSpec)), "report"
     )
-    return Study(
-        path.resolve(), corpus, teachers, students, retrofits, _eval(path, top.get("eval", {})), report
-    )
+    evals = _eval(path, top.get("eval", {}))
+    return Study(path.resolve(), corpus, teachers, students, retrofits, evals, report, references)
 
 
 def _corpus(path: Path, data: Any) -> CorpusSpec:
@@ -198,6 +204,18 @@ def _check_signals(path: Path, where: str, student: str, config: Options, teache
             f"{path}: {where}: {student} needs the cache signal '{missing[0]}'; "
             f"set {option} = {value} in [teachers.{teacher.name}]"
         )
+
+
+def _reference(path: Path, name: str, data: Any) -> Reference:
+    where = f"references.{name}"
+    t = _table(path, data, where, ["vectors"])
+    if "vectors" not in t:
+        raise UserError(f'{path}: {where}.vectors: missing; vectors = "peer.bin" (relative to the study)')
+    given = _typed(path, t.get("vectors"), f"{where}.vectors", str)
+    vectors = (path.parent / given).resolve()
+    if not vectors.exists():
+        raise UserError(f"{path}: {where}.vectors: {given}: no such vectors file or folder; write it first")
+    return Reference(name, vectors)
 
 
 def _retrofit(path: Path, i: int, data: Any, students: Sequence[str]) -> RetrofitRun:

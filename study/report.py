@@ -80,6 +80,7 @@ def timing_lines(study: Study, layout: StudyLayout, vectors: Mapping[str, Vector
                 [f"extract {name}", f"{rec['seconds']:,.1f}", "", f"{rec['teacher_tokens_per_s']:,} teacher"]
             )
     students = {s.name for s in study.students}
+    references = {r.name for r in study.references}
     for name, v in vectors.items():
         seconds = v.meta.get("study", {}).get("seconds", 0.0)
         total += seconds
@@ -88,6 +89,10 @@ def timing_lines(study: Study, layout: StudyLayout, vectors: Mapping[str, Vector
             rows.append(
                 [f"student {name}", f"{seconds:,.1f}", f"{v.meta.get('train_seconds', 0):,.1f}", rate]
             )
+        elif name in references:  # training seconds: as its file records them, if it does
+            trained = v.meta.get("train_seconds")
+            train = "" if trained is None else f"{trained:,.1f}"
+            rows.append([f"reference {name}", f"{seconds:,.1f}", train, ""])
         else:
             rows.append([f"retrofit {name}", f"{seconds:,.1f}", "", ""])
     for name in vectors:
@@ -140,11 +145,13 @@ def write_report(study: Study, layout: StudyLayout, results: Mapping[str, Sequen
     teachers = "; ".join(
         f"{t.name} = {t.model} ({_changed(t.extract.changed())})" for t in study.teachers.values()
     )
+    references = "".join(f" Reference (not trained): {r.name} = {r.vectors}." for r in study.references)
     lines = [
         f"# Study report: {study.path.name}",
         "",
         f"Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Corpus: {corpus}. "
-        f"Teachers: {teachers or 'none'}. Outputs are in vectors/, scores in eval/, the study in study.toml.",
+        f"Teachers: {teachers or 'none'}.{references} "
+        "Outputs are in vectors/, scores in eval/, the study in study.toml.",
         "",
         "## Results",
         "",

@@ -1,10 +1,12 @@
-"""Running a study: extract -> fit-student (each) -> retrofit -> eval -> report, skipping what is done.
+"""Running a study: extract -> fit-student (each) -> references -> retrofit -> eval -> report.
 
 Each output records its *provenance*: a hash of its step's configuration and of the provenance of
 everything upstream, the seconds it took and when it was written. A rerun skips every step whose
 output records the hash it would have now, so changing one student's option redoes that student
 and what depends on it, and a rerun after a crash (or after adding a student) costs only the
-missing work. The output folder's layout is :class:`~ctx2static.study.layout.StudyLayout`.
+missing work. References (vectors made elsewhere) are copied in, keyed by their files' content,
+and evaluated like the outputs. The output folder's layout is
+:class:`~ctx2static.study.layout.StudyLayout`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ctx2static.errors import UserError
 from ctx2static.eval.results import Score
 from ctx2static.fileio import atomic_write, sha256_file, write_json
 from ctx2static.study.layout import StudyLayout, read_record
-from ctx2static.study.schema import RetrofitRun, StudentRun, Study, TeacherSpec
+from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, TeacherSpec
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -143,6 +145,18 @@ class StudyRunner:
             vectors = fit_text_student(s.student, Corpus(list(c.files), c.text), c.vocab, s.config)
         self.save(s.name, vectors, h, vectors.meta["seconds"])
 
+    def reference(self, r: Reference) -> None:
+        """Copy reference ``r`` into the study's vectors (its provenance: the content of its files)."""
+        if r.vectors.is_dir():
+            files = sorted(p for p in r.vectors.iterdir() if p.is_file())
+        else:  # a vectors file and its sidecar (metadata, counts)
+            files = [r.vectors, r.vectors.with_name(r.vectors.name + ".meta.json")]
+        h = digest({"reference": [[p.name, sha256_file(p)] for p in files if p.is_file()]})
+        if self.is_up_to_date(r.name, h, f"reference {r.name}"):
+            return
+        start = time.perf_counter()
+        self.save(r.name, Vectors.load(r.vectors), h, time.perf_counter() - start)
+
     def save(self, name: str, vectors: Vectors, h: str, seconds: float) -> None:
         """Write output ``name`` with its provenance: the step's hash, seconds and when it was written.
 
@@ -209,6 +223,8 @@ def run_study(study: Study, out: str | Path) -> dict[str, list[Score]]:
     runner = StudyRunner(study, layout)
     for s in study.students:
         runner.fit(s)
+    for ref in study.references:
+        runner.reference(ref)
     for r in study.retrofits:
         runner.retrofit(r)
     results: Mapping[str, list[Score]] = {name: runner.evaluate(name) for name in study.outputs}

@@ -1,4 +1,4 @@
-"""What a study is: corpus, teachers, student runs, retrofits, evaluation and report, as read from TOML.
+"""What a study is: corpus, teachers, student runs, references, retrofits, evaluation and report (TOML).
 
 Every option inside is one of the stage configs (:class:`CorpusConfig`, :class:`VocabConfig`,
 :class:`TeacherConfig`, :class:`ExtractConfig`, a student's ``Config``, :class:`RetrofitConfig`,
@@ -49,6 +49,14 @@ class StudentRun:
     config: Options
     teacher: str | None = None
     baseline: str | None = None  # the output its deltas are taken against (default: its spec's)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Vectors made elsewhere (a peer's model): evaluated and reported like the outputs, never trained."""
+
+    name: str
+    vectors: Path
 
 
 @dataclass(frozen=True)
@@ -108,18 +116,21 @@ class Study:
     retrofits: tuple[RetrofitRun, ...] = ()
     eval: EvalSpec = field(default_factory=EvalSpec)
     report: ReportSpec = field(default_factory=ReportSpec)
+    references: tuple[Reference, ...] = ()
 
     @property
     def outputs(self) -> list[str]:
-        """Names of every vectors output, students first, in the file's order."""
-        return [s.name for s in self.students] + [r.name for r in self.retrofits]
+        """Names of every vectors output: students, references, retrofits, each in the file's order."""
+        return [x.name for x in (*self.students, *self.references, *self.retrofits)]
 
     def baseline(self, name: str) -> str | None:
         """The vectors ``name`` is compared with: a retrofit's input, a student's plain counterpart."""
         for r in self.retrofits:
             if r.name == name:
                 return r.vectors
-        run = next(s for s in self.students if s.name == name)
+        run = next((s for s in self.students if s.name == name), None)
+        if run is None:  # a reference
+            return None
         if run.baseline is not None:
             return run.baseline
         plain = spec(run.student).baseline

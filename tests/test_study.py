@@ -147,6 +147,44 @@ def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teache
     }
 
 
+def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(tmp_path, caplog):
+    import numpy as np
+
+    from ctx2static.eval import evaluate, load_benchmarks
+    from ctx2static.eval.analogy import AnalogyConfig
+    from ctx2static.eval.benchmarks import Family
+    from ctx2static.vectors import Vectors
+
+    (tmp_path / "corpus.txt").write_text("\n".join(SENTENCES * 20) + "\n")
+    words = ["king", "queen", "man", "woman", "boy", "girl", "cat", "tree"]
+    peer = tmp_path / "peer" / "m2v.bin"
+    peer.parent.mkdir()
+    Vectors(words, np.random.default_rng(0).normal(size=(8, 6)), None, {"train_seconds": 12.5}).save(peer)
+    study = tmp_path / "study.toml"
+    study.write_text(
+        '[corpus]\nfiles = ["corpus.txt"]\nmin_count = 1\n'
+        "[students.sgns]\noptions = { dim = 8, epochs = 1, threads = 1 }\n"
+        '[references.m2v]\nvectors = "peer/m2v.bin"\n[eval]\nfamilies = ["similarity"]\n'
+    )
+    out = tmp_path / "run"
+    results, log = _run(load_study(study), out, caplog)
+    assert list(results) == ["sgns", "m2v"] and "run reference m2v" in log
+    direct = evaluate(Vectors.load(peer), load_benchmarks((Family.SIMILARITY,)), AnalogyConfig())
+    assert [s.cell() for s in results["m2v"]] == [s.cell() for s in direct]
+    assert any(s.coverage > 0 for s in direct)  # king/queen, man/woman ... are scored
+    report = (out / "report.md").read_text()
+    assert f"Reference (not trained): m2v = {peer}." in report
+    assert "| reference m2v | " in report and " | 12.5 | " in report
+    assert "m2v −" not in report  # a reference has no baseline: no delta column
+
+    _, log = _run(load_study(study), out, caplog)
+    assert "skip reference m2v" in " ".join(log) and not any(line.startswith("run ") for line in log)
+    Vectors(words, np.ones((8, 6)), None, {}).save(peer)
+    _, log = _run(load_study(study), out, caplog)
+    steps = {line.split(":")[0] for line in log if line.startswith(("run ", "redo ", "skip "))}
+    assert steps == {"skip student sgns (sgns)", "redo reference m2v", "skip eval sgns", "run eval m2v"}
+
+
 @pytest.mark.parametrize(
     "text,message",
     [
@@ -176,6 +214,18 @@ def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teache
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[[retrofit]]\nvectors = "cbow"\n',
             "retrofit[0].vectors: no student named 'cbow'",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[references.m2v]\nvectors = "nope.bin"\n',
+            "references.m2v.vectors: nope.bin: no such vectors file or folder",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[references.m2v]\nvector = "c.txt"\n',
+            "references.m2v.vector: unknown key",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[references.sgns]\nvectors = "c.txt"\n',
+            "two outputs are named 'sgns'",
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[eval]\ntop_n = "many"\n',

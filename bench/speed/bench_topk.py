@@ -1,6 +1,6 @@
 """Benchmark the exact top-k substitutes (`Scorer.topk`) against the plain float32 product + topk.
 
-Usage: PYTHONPATH=... python bench/bench_topk.py --n 400 --threads 2
+Usage: PYTHONPATH=... python bench/speed/bench_topk.py --n 400 --threads 2
 Rows are a teacher's real last-layer states at the first subword of each word of the first N
 sentences; the decoder is the teacher's substitute decoder (MiniLM: its tied input embeddings).
 Writes bench/results/topk.md: microseconds per row of each way (the float32 product + topk, the
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from machine import cpu_name
+from machine import SHARED_CORPUS, cpu_name
 
 from ctx2static.pipeline.bf16 import fast_bf16
 from ctx2static.pipeline.extract import token_words
@@ -31,7 +31,7 @@ from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 
 PLAIN = "float32 product + topk (chunks of the same size)"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "brown.txt.xz"
+CORPUS = SHARED_CORPUS / "brown.txt.xz"
 
 
 def states(teacher: Teacher, sents: list[list[str]]) -> torch.Tensor:
@@ -80,21 +80,22 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--teacher", default="minilm")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "topk.md"))
+    ap.add_argument("--corpus", default=str(CORPUS))
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "topk.md"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     teacher = Teacher.load(args.teacher)
     if teacher.kind is not TeacherKind.ENCODER:
         sys.exit("bench_topk.py: use an encoder without an MLM head (its decoder is the input embeddings)")
-    sents = [t for _, t in itertools.islice(Corpus([CORPUS]).sentences(), args.n)]
+    sents = [t for _, t in itertools.islice(Corpus([args.corpus]).sentences(), args.n)]
     x = states(teacher, sents)
     w = teacher.model.get_input_embeddings().weight.detach().float()
-    vocab = Vocab.build(Corpus([CORPUS]), VocabConfig(min_count=5))
+    vocab = Vocab.build(Corpus([args.corpus]), VocabConfig(min_count=5))
     spelled = torch.from_numpy(np.flatnonzero(token_words(teacher, vocab, True) >= 0))
     decoders = {
         "whole vocabulary": None,
-        f"tokens that spell a word of the Brown vocabulary ({len(vocab)})": spelled,
+        f"tokens that spell a word of the corpus vocabulary ({len(vocab)})": spelled,
     }
     chunk = Scorer.CHUNK
     ways, scorers = {}, {}
@@ -121,15 +122,16 @@ def main() -> None:
         stages = {label: stage_counts(sc, x, args.k) for label, sc in scorers.items()}
     n = len(x)
     best = {k: min(v) / n * 1e6 for k, v in secs.items()}
-    cmd = "PYTHONPATH=<pkg> python bench/bench_topk.py " + " ".join(sys.argv[1:])
+    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_topk.py " + " ".join(sys.argv[1:])
     fast = fast_bf16(torch.device("cpu"))
     lines = [
         "# top-k substitutes: Scorer.topk against the float32 product",
         "",
         f"Command: `{cmd}`",
         "",
-        f"Teacher {args.teacher}: {n:,} rows (each word's first subword in the first {args.n} Brown "
-        f"sentences, last layer), decoder: the tied input embeddings {tuple(w.shape)}, k = {args.k}, "
+        f"Teacher {args.teacher}: {n:,} rows (each word's first subword in the first {args.n} "
+        f"{Path(args.corpus).name} sentences, last layer), decoder: the tied input embeddings "
+        f"{tuple(w.shape)}, k = {args.k}, "
         f"{args.threads} threads, chunks of {chunk} rows, best of {args.repeats} rotated repeats. "
         f"Load at the start: `{load}`. CPU: {cpu_name()}, bf16 products "
         f"{'faster' if fast else 'slower'} than float32 (`fast_bf16`), so extract takes "

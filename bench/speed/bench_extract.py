@@ -1,6 +1,6 @@
 """Benchmark `extract` against the bare model forward over the same batches and a naive per-sentence HF loop.
 
-Usage: PYTHONPATH=... python bench/bench_extract.py --n 1000 --threads 2
+Usage: PYTHONPATH=... python bench/speed/bench_extract.py --n 1000 --threads 2
 Writes bench/results/extract.md (tokens/s of each way, cost of each signal, bytes per corpus token per
 signal, the estimated time for the full corpus). The machine may be shared: each cost is timed batch by
 batch, the ways in rotating order, so load changes hit all ways alike; CPU seconds are reported too.
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from machine import cpu_name
+from machine import SHARED_CORPUS, cpu_name
 
 from ctx2static.cache import Cache
 from ctx2static.cache.info import signal_bytes
@@ -44,8 +44,7 @@ from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-CORPUS = SHARED / "brown.txt.xz"
+CORPUS = SHARED_CORPUS / "brown.txt.xz"
 FULL_CORPUS_TOKENS = 1_161_192 + 1_794_884 + 3_474_249  # brown + sotu + gcide (shared/corpus/README.md)
 K, S = 10, 5
 
@@ -156,7 +155,7 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(CORPUS))
     ap.add_argument("--precision", default="auto", help="forward dtype (see extract --precision)")
     ap.add_argument("--token-budget", type=int, default=ExtractConfig.token_budget)
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "extract.md"))
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "extract.md"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
@@ -227,7 +226,7 @@ def main() -> None:
     naive_n = args.naive_n or args.n
     t_naive = naive_loop(teacher, sents[:naive_n])
     naive_tok = sum(len(e.ids) for e in encs[:naive_n])
-    cmd = "PYTHONPATH=<pkg> python bench/bench_extract.py " + " ".join(sys.argv[1:])
+    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_extract.py " + " ".join(sys.argv[1:])
     tpw = n_tok / n_words
     bare_s, bare_c = sent_cost["bare"]
     all_s, all_c = sent_cost[list(sentence_ways)[-1]]

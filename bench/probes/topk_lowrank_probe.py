@@ -4,7 +4,7 @@ Candidates come from the top-r SVD directions of the output embedding matrix (co
 product), then exact rescoring of the C best; recall@10 against the exact top-10, and the share of
 rows the residual bound |x_perp| max_j |w_j perp| proves exact.
 
-    python bench/topk_lowrank_probe.py --teacher minilm --n 300
+    python bench/probes/topk_lowrank_probe.py --teacher minilm --n 300
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--teacher", default="minilm")
     ap.add_argument("--n", type=int, default=300, help="sentences")
+    ap.add_argument("--corpus", default=CORPUS)
     args = ap.parse_args()
     t = Teacher.load(args.teacher)
-    sents = [toks for _, toks in itertools.islice(Corpus([CORPUS]).sentences(), args.n)]
+    sents = [toks for _, toks in itertools.islice(Corpus([args.corpus]).sentences(), args.n)]
     with torch.inference_mode():
         runs = [
             t.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)

@@ -3,7 +3,7 @@
 Each word of the five avg5 sets is encoded alone (as the cache's ``word`` table) and its subwords'
 vectors at layer L are averaged; avg5 is computed per layer on those words.
 
-    python bench/layer_sweep.py --teacher smollm2 --layers 2 4 6 8 10 12 15 20 25 30 -1
+    python bench/probes/layer_sweep.py --teacher smollm2 --layers 2 4 6 8 10 12 15 20 25 30 -1
 """
 
 from __future__ import annotations

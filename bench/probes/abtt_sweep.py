@@ -1,6 +1,6 @@
 """avg5 of vectors files after all-but-the-top with D = 0 (mean-centring only), 1, 2, ... directions.
 
-    python bench/abtt_sweep.py runs/students/x2static.bin runs/full/sgns.bin --d 0 1 2 3 5 8
+    python bench/probes/abtt_sweep.py runs/students/x2static.bin runs/full/sgns.bin --d 0 1 2 3 5 8
 
 Prints one line per file: avg5 without post-processing, then after each D (students/postprocess.py).
 """

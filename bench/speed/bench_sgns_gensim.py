@@ -4,7 +4,7 @@ Both train from the same token lists (ctx2static's Corpus tokeniser), with the s
 timings exclude vocabulary building and (for ours) the JIT warm-up. Quality is the Spearman
 correlation x100 of cosine similarity on five word-similarity sets (covered pairs only).
 
-    PYTHONPATH=<pkg> python bench/bench_sgns_gensim.py --out bench/results/sgns_vs_gensim.md
+    PYTHONPATH=<pkg> python bench/speed/bench_sgns_gensim.py --out bench/results/sgns_vs_gensim.md
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+from machine import SHARED_CORPUS
 from scipy.stats import spearmanr
 
 from ctx2static.resources import BENCHMARK_DIR
@@ -115,7 +116,7 @@ def uptime() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus-dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "corpus"))
+    ap.add_argument("--corpus-dir", default=str(SHARED_CORPUS))
     ap.add_argument("--files", nargs="+", default=["brown.txt.xz", "sotu.txt.xz", "gcide.txt.xz"])
     ap.add_argument("--students", nargs="+", default=["sgns", "cbow"], choices=["sgns", "cbow"])
     ap.add_argument("--epochs", type=int, default=5)

@@ -5,8 +5,8 @@ BertForMaskedLM with bert-base's config (12 layers, 768 hidden, 12 heads, MLM he
 weights, with MiniLM's tokenizer (the same 30,522-token bert-base-uncased WordPiece vocabulary).
 Its outputs are meaningless; its speed is bert-base's.
 
-    python bench/random_teacher.py --out runs/bert-base-shape
-    python bench/bench_extract.py --teacher runs/bert-base-shape \
+    python bench/speed/random_teacher.py --out runs/bert-base-shape
+    python bench/speed/bench_extract.py --teacher runs/bert-base-shape \
         --out bench/results/extract_bert_base_shape.md
 """
 
