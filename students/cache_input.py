@@ -73,6 +73,7 @@ def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
     if table.shape[1] > dim:
         centred = table - table.mean(0)
         _, _, vt = np.linalg.svd(centred, full_matrices=False)
-        table = centred @ vt[:dim].T
+        projected = centred @ vt[:dim].T  # fewer words than dim: as many directions as there are
+        table = np.pad(projected, ((0, 0), (0, dim - projected.shape[1])))
     table /= np.linalg.norm(table, axis=1).mean()
     return table.astype(np.float32)

@@ -139,6 +139,18 @@ def test_teacher_init_projects_and_scales(tmp_path):
         teacher_init(cache, Init.TOKEN, 9)
 
 
+def test_a_start_table_wider_than_the_vocabulary_is_zero_padded(tmp_path):
+    from ctx2static.students.cache_input import teacher_init
+
+    word = np.random.default_rng(0).normal(size=(3, 8)).astype(np.float32)
+    tables = {"word_emb": word, "token_emb": word}
+    cache = Cache.open(
+        write_cache(tmp_path / "c", WORDS[:3], [[0, 1, 2]], 4, np.zeros((1, 8)), vocab_tables=tables)
+    )
+    start = teacher_init(cache, Init.WORD, 5)  # 3 words span 2 directions once centred
+    assert start.shape == (3, 5) and np.abs(start[:, 3:]).max() == 0 and np.abs(start[:, :2]).min() > 0
+
+
 def test_ase_init_averages_occurrences_and_auto_picks_it(tmp_path):
     from ctx2static.students.cache_input import teacher_init
 
