@@ -233,6 +233,13 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: Any) 
 )
 @click.option("--categorization", multiple=True, type=click.Path(), help="Extra CSV ',category,word'.")
 @click.option("--no-bundled", is_flag=True, help="Run only the files given with the options above.")
+@click.option(
+    "--items",
+    type=click.Choice(["common", "own"]),
+    default="common",
+    show_default=True,
+    help="Several files: score each on the items all of them cover (common) or on its own.",
+)
 @click_options(AnalogyConfig)
 @click.option("--json", "json_path", type=click.Path(), help="Also write the results as JSON.")
 @click.option("--markdown", type=click.Path(), help="Also write the table as Markdown.")
@@ -243,19 +250,22 @@ def evaluate_command(
     analogy: tuple[str, ...],
     categorization: tuple[str, ...],
     no_bundled: bool,
+    items: str,
     json_path: str | None,
     markdown: str | None,
     **options: Any,
 ) -> None:
-    """Evaluate vectors: similarity, analogy, relation similarity, categorization.
+    """Evaluate vectors: similarity, analogy, categorization.
 
-    Prints one table with a column per VECTORS file; cells are "score (coverage)".
+    Prints one table with a column per VECTORS file; cells are "score (coverage)". With several
+    files, every file is scored on the items all of them cover (a "common" column gives that
+    share), unless --items own.
     """
     import time
 
     from ctx2static.eval import evaluate, load_benchmarks
     from ctx2static.eval.results import format_text, write_markdown, write_results_json
-    from ctx2static.eval.suite import config_dict, notes
+    from ctx2static.eval.suite import common_items, config_dict, notes
     from ctx2static.vectors import Vectors
 
     config = pop_options(AnalogyConfig, options)
@@ -269,20 +279,28 @@ def evaluate_command(
     for path in vectors:
         if not Path(path).exists():
             raise UserError(f"{path}: no such vectors file or folder")
-    results = {}
-    for path in vectors:
+    loaded = {path: Vectors.load(path) for path in vectors}
+    own = {}
+    for path, vecs in loaded.items():
         start = time.perf_counter()
-        vecs = Vectors.load(path)
-        results[path] = evaluate(vecs, benchmarks, config)
+        own[path] = evaluate(vecs, benchmarks, config)
         log.info(
             "%s: %d words x %d, evaluated in %.1f s", path, len(vecs), vecs.dim, time.perf_counter() - start
         )
-    lines = notes(config)
-    click.echo(format_text(results, lines), nl=False)
+    common = items == "common" and len(loaded) > 1
+    if common:
+        masks = common_items(loaded.values(), benchmarks, config)
+        results = {path: evaluate(vecs, benchmarks, config, masks) for path, vecs in loaded.items()}
+    else:
+        results = own
+    lines = notes(config, common=common)
+    click.echo(format_text(results, lines, own if common else None), nl=False)
     if json_path is not None:
-        write_results_json(json_path, results, config_dict(config))
+        write_results_json(
+            json_path, results, {**config_dict(config), "items": "common" if common else "own"}
+        )
     if markdown is not None:
-        write_markdown(markdown, results, lines)
+        write_markdown(markdown, results, lines, own if common else None)
 
 
 @cli.command()
@@ -304,7 +322,9 @@ def run(study: str | None, out: str | None) -> None:
     path = Path(study) if study else DEFAULT_STUDY
     spec = load_study(path)
     results = run_study(spec, Path(out) if out else Path("runs") / path.stem)
-    click.echo(format_text(results, notes(spec.eval.analogy_config)), nl=False)
+    click.echo(
+        format_text(results.common, notes(spec.eval.analogy_config, common=True), results.own), nl=False
+    )
 
 
 @cli.command()

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ctx2static.eval.analogy import AnalogyConfig, evaluate_analogy
+from ctx2static.eval.analogy import AnalogyConfig, analogy_coverage, evaluate_analogy
 from ctx2static.eval.benchmarks import (
     AnalogySet,
     Benchmark,
@@ -15,9 +15,9 @@ from ctx2static.eval.benchmarks import (
     SimilaritySet,
     load_benchmarks,
 )
-from ctx2static.eval.categorization import CLUSTERING, evaluate_categorization
+from ctx2static.eval.categorization import CLUSTERING, categorization_coverage, evaluate_categorization
 from ctx2static.eval.results import Score
-from ctx2static.eval.similarity import evaluate_similarity
+from ctx2static.eval.similarity import evaluate_similarity, similarity_coverage
 from ctx2static.vectors import Vectors
 
 AVG5 = ("ws353", "simlex999", "men3k", "rw", "rg65")
@@ -36,29 +36,66 @@ def avg5(scores: Sequence[Score]) -> Score | None:
     return Score("avg5", "summary", metric, mean, covered, total)
 
 
+ItemMasks = Mapping[str, np.ndarray]
+"""Benchmark name -> mask over its items (pairs, questions, items) that may be scored."""
+
+
 def evaluate(
     vectors: Vectors,
     benchmarks: Sequence[Benchmark] | None = None,
     analogy: AnalogyConfig | None = None,
+    only: ItemMasks | None = None,
 ) -> list[Score]:
-    """Scores of ``vectors`` on ``benchmarks`` (default: all bundled ones), plus the avg5 summary."""
+    """Scores of ``vectors`` on ``benchmarks`` (default: all bundled ones), plus the avg5 summary.
+
+    With ``only`` (e.g. :func:`common_items`), each benchmark is scored on the items of its mask
+    that ``vectors`` covers.
+    """
     analogy = analogy or AnalogyConfig()
     scores: list[Score] = []
     for bench in load_benchmarks() if benchmarks is None else benchmarks:
+        mask = None if only is None else only[bench.name]
         if isinstance(bench, SimilaritySet):
-            scores.append(evaluate_similarity(vectors, bench))
+            scores.append(evaluate_similarity(vectors, bench, mask))
         elif isinstance(bench, AnalogySet):
-            scores += evaluate_analogy(vectors, bench, analogy)
+            scores += evaluate_analogy(vectors, bench, analogy, mask)
         elif isinstance(bench, CategorizationSet):
-            scores.append(evaluate_categorization(vectors, bench))
+            scores.append(evaluate_categorization(vectors, bench, mask))
     summary = avg5(scores)
     return scores if summary is None else [*scores, summary]
 
 
-def notes(analogy: AnalogyConfig) -> list[str]:
-    """Lines stating the protocol under a results table."""
+def coverage(vectors: Vectors, bench: Benchmark, analogy: AnalogyConfig) -> np.ndarray:
+    """The mask of ``bench``'s items that ``vectors`` can score."""
+    if isinstance(bench, SimilaritySet):
+        return similarity_coverage(vectors, bench)
+    if isinstance(bench, AnalogySet):
+        return analogy_coverage(vectors, bench, analogy)
+    return categorization_coverage(vectors, bench)
+
+
+def common_items(
+    vectors: Iterable[Vectors], benchmarks: Sequence[Benchmark], analogy: AnalogyConfig
+) -> dict[str, np.ndarray]:
+    """Per benchmark, the items that every one of ``vectors`` covers: a fair comparison's ground."""
+    masks: dict[str, np.ndarray] = {}
+    for v in vectors:
+        for bench in benchmarks:
+            mask = coverage(v, bench, analogy)
+            masks[bench.name] = mask if bench.name not in masks else masks[bench.name] & mask
+    return masks
+
+
+def notes(analogy: AnalogyConfig, common: bool = False) -> list[str]:
+    """Lines stating the protocol under a results table (``common``: scored on shared items)."""
+    cells = (
+        "cells: score x100 on the items every column covers ('common': their share of all items), "
+        "with the column's own coverage (items with all words found / all items)"
+        if common
+        else "cells: score x100 (coverage = items with all words found / all items)"
+    )
     return [
-        "cells: score x100 (coverage = items with all words found / all items)",
+        cells,
         f"analogy: search over the top N={analogy.top_n} most frequent words (all if fewer), "
         f"3CosMul eps={analogy.eps}; covered = all 4 words in the top N; question words excluded",
         f"categorization: purity of {CLUSTERING}; multi-word items = mean of their word vectors",

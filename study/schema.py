@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import Family
+from ctx2static.eval.results import Score
 from ctx2static.options import Options, Rule, opt
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
@@ -135,3 +136,11 @@ class Study:
             return run.baseline
         plain = spec(run.student).baseline
         return next((s.name for s in self.students if s.student == plain), None)
+
+
+@dataclass(frozen=True)
+class StudyResults:
+    """Every output's scores on the items all outputs cover (``common``) and on its own (``own``)."""
+
+    common: dict[str, list[Score]]
+    own: dict[str, list[Score]]
