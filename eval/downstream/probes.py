@@ -40,7 +40,7 @@ class ProbeConfig(Options):
     """The probes' fixed hyper-parameters (chosen once with SGNS on development data; README)."""
 
     window: int = opt(2, "Words either side of the tagged word (w-2..w+2; Collobert et al. 2011).")
-    pos_c: float = opt(0.1, "POS: inverse L2 strength of the window tagger (scikit-learn's C).")
+    pos_c: float = opt(0.01, "POS: inverse L2 strength of the window tagger (scikit-learn's C).")
     ner_c: float = opt(0.1, "NER: inverse L2 strength of the window tagger (C).")
     sentiment_c: float = opt(1.0, "Sentiment: inverse L2 strength of the mean-vector classifier (C).")
     max_iter: int = opt(50, "L-BFGS iterations at most (a fixed budget, the same for every file).")

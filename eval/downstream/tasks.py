@@ -65,28 +65,29 @@ class PosTask:
     name: str = "pos-brown"
 
 
+class _DataTask:
+    """A task on one data set, named after it."""
+
+    data: TaggedSentences | LabelledTexts
+
+    @property
+    def name(self) -> str:
+        """The data set's name."""
+        return self.data.name
+
+
 @dataclass(frozen=True)
-class NerTask:
+class NerTask(_DataTask):
     """BIO-tagged sentences for k-fold entity F1."""
 
     data: TaggedSentences
 
-    @property
-    def name(self) -> str:
-        """The data set's name."""
-        return self.data.name
-
 
 @dataclass(frozen=True)
-class SentimentTask:
+class SentimentTask(_DataTask):
     """Labelled texts for k-fold accuracy."""
 
     data: LabelledTexts
-
-    @property
-    def name(self) -> str:
-        """The data set's name."""
-        return self.data.name
 
 
 DownstreamTask = PosTask | NerTask | SentimentTask
