@@ -38,7 +38,7 @@ def _vectors(words, labels, classes, informative, dim=12, seed=0):
     return Vectors(list(words), m)
 
 
-def _brown_like(seed=0, per_file=12, length=6):
+def _brown_like(seed=0, per_file=40, length=6):
     """Brown-like files ca01..ca10; each word's tag is fixed and no word occurs in two files.
 
     Test files (ca05, ca10) hold only words never seen in training, so only the vectors can tell
@@ -63,7 +63,7 @@ def test_window_tagger_is_perfect_with_label_vectors_and_at_chance_with_random_o
     vectors = _vectors(lexicon, lexicon.values(), BROWN_TAGS, informative)
     (score,) = evaluate_downstream(vectors, PosTask(data), CONFIG)
     assert score.family == "downstream" and score.metric == "accuracy (universal tags)"
-    assert (score.covered, score.total) == (2 * 12 * 6, 2 * 12 * 6)  # the test files' tokens
+    assert (score.covered, score.total) == (2 * 40 * 6, 2 * 40 * 6)  # the test files' tokens
     if informative:
         assert score.score > 97.0
     else:
