@@ -1,6 +1,6 @@
 """Downstream scores beside avg5 for several vectors files (issue 17's results table).
 
-    python bench/downstream_table.py NAME=VECTORS [NAME=VECTORS ...] [--json scores.json] > table.md
+    python bench/probes/downstream_table.py NAME=VECTORS [NAME=VECTORS ...] [--json scores.json] > table.md
 
 Evaluates every file on the similarity family (for avg5) and the whole downstream family with
 the fixed probes, then prints one Markdown table (a column per file) and, with three files or

@@ -1,6 +1,6 @@
 """Choose the downstream probes' hyper-parameters once, on development data, with SGNS vectors.
 
-    python bench/downstream_dev.py /tmp/sgns.bin > bench/results/downstream_dev.md
+    python bench/probes/downstream_dev.py /tmp/sgns.bin > bench/results/downstream_dev.md
 
 POS: window tagger trained on Brown training fold 0 (every pos_stride-th sentence), scored on the
 development files (NN mod 5 = 1), never on the test files. NER: fold 0 of the k folds. Sentiment:
