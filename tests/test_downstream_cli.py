@@ -115,3 +115,30 @@ def test_study_eval_keys(tmp_path):
         match=r"eval.downstream: 'tagging' is not a downstream task; choose from pos, ner, sentiment$",
     ):
         load_study(_study(tmp_path, 'downstream = ["tagging"]'))
+
+
+def test_several_files_share_one_downstream_run(toy, monkeypatch):
+    # with two files the intrinsic sets are rescored on common items; the probes run once per file
+    calls = []
+    import ctx2static.eval.suite as suite
+
+    real = suite.evaluate_downstream
+    monkeypatch.setattr(
+        suite, "evaluate_downstream", lambda v, task: calls.append(task.name) or real(v, task)
+    )
+    Vectors.load(toy / "v.txt").save(toy / "copy")
+    args = [
+        "eval",
+        str(toy / "v.txt"),
+        str(toy / "copy"),
+        "--family",
+        "similarity",
+        "--downstream",
+        "sentiment",
+    ]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert sorted(calls) == sorted(["sentiment-vader-movies", "sentiment-rt"] * 2)
+    rows = [line.split() for line in result.stdout.splitlines() if line.startswith(("sentiment-", "ws353 "))]
+    assert [r[0] for r in rows] == ["ws353", "sentiment-vader-movies", "sentiment-rt"]
+    assert rows[1][-3:] == ["100.0", "±0.0", "(75%)"]
