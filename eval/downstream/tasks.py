@@ -258,7 +258,8 @@ def protocol(config: ProbeConfig) -> list[str]:
         else " (not bundled: bench/data/prepare_downstream.py --wsj adds it)"
     )
     return [
-        "downstream: mean ±std over folds; coverage = tokens found / all tokens (1 - OOV rate); "
+        "downstream: mean ±std over folds, every token scored (no common-items restriction); "
+        "coverage = tokens found / all tokens (1 - OOV rate); "
         "every probe is standardised features -> softmax regression (scikit-learn, L-BFGS, at most "
         f"{config.max_iter} iterations), hyper-parameters fixed once on development data with SGNS",
         f"pos-brown: window tagger (unit vectors of w-{config.window}..w+{config.window} + OOV flags), "
