@@ -16,7 +16,8 @@ import click
 
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import Family
+from ctx2static.eval.benchmarks import INTRINSIC, Family
+from ctx2static.eval.downstream.data import Task
 from ctx2static.export import Format
 from ctx2static.options import click_options, pop_options
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
@@ -222,7 +223,14 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: Any) 
     "families",
     multiple=True,
     type=click.Choice([f.value for f in Family]),
-    help="Bundled benchmark families to run (repeat; default: all).",
+    help="Bundled benchmark families to run (repeat; default: all but downstream).",
+)
+@click.option(
+    "--downstream",
+    "tasks",
+    multiple=True,
+    type=click.Choice([t.value for t in Task]),
+    help="Downstream tasks to run (repeat; implies --family downstream; default with it: all).",
 )
 @click.option("--similarity", multiple=True, type=click.Path(), help="Extra TSV 'w1 w2 score'.")
 @click.option(
@@ -246,6 +254,7 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: Any) 
 def evaluate_command(
     vectors: tuple[str, ...],
     families: tuple[str, ...],
+    tasks: tuple[str, ...],
     similarity: tuple[str, ...],
     analogy: tuple[str, ...],
     categorization: tuple[str, ...],
@@ -255,23 +264,29 @@ def evaluate_command(
     markdown: str | None,
     **options: Any,
 ) -> None:
-    """Evaluate vectors: similarity, analogy, categorization.
+    """Evaluate vectors: similarity, analogy, categorization, downstream tasks.
 
-    Prints one table with a column per VECTORS file; cells are "score (coverage)". With several
-    files, every file is scored on the items all of them cover (a "common" column gives that
-    share), unless --items own.
+    Prints one table with a column per VECTORS file; cells are "score (coverage)", or
+    "mean ±std (coverage)" for the downstream tasks (POS, NER, sentiment; needs scikit-learn).
+    With several files, every file is scored on the items all of them cover (a "common" column
+    gives that share), unless --items own; the downstream probes always score every token.
     """
     import time
 
     from ctx2static.eval import evaluate, load_benchmarks
     from ctx2static.eval.results import format_text, write_markdown, write_results_json
-    from ctx2static.eval.suite import common_items, config_dict, notes
+    from ctx2static.eval.suite import common_items, config_dict, notes, with_downstream
     from ctx2static.vectors import Vectors
 
     config = pop_options(AnalogyConfig, options)
     extra = {Family.SIMILARITY: similarity, Family.ANALOGY: analogy, Family.CATEGORIZATION: categorization}
-    picked = tuple(Family(f) for f in families) or tuple(Family)
-    benchmarks = load_benchmarks(picked, extra, bundled=not no_bundled)
+    picked = tuple(Family(f) for f in families) or (() if tasks else INTRINSIC)
+    if tasks and Family.DOWNSTREAM not in picked:
+        picked += (Family.DOWNSTREAM,)
+    downstream = Family.DOWNSTREAM in picked
+    benchmarks = load_benchmarks(
+        picked, extra, bundled=not no_bundled, tasks=tuple(Task(t) for t in tasks) or tuple(Task)
+    )
     if not benchmarks:
         raise UserError(
             "no benchmarks to run: give --similarity/--analogy/--categorization files with --no-bundled"
@@ -290,14 +305,17 @@ def evaluate_command(
     common = items == "common" and len(loaded) > 1
     if common:
         masks = common_items(loaded.values(), benchmarks, config)
-        results = {path: evaluate(vecs, benchmarks, config, masks) for path, vecs in loaded.items()}
+        results = {
+            path: with_downstream(evaluate(vecs, benchmarks, config, masks), own[path])
+            for path, vecs in loaded.items()
+        }
     else:
         results = own
-    lines = notes(config, common=common)
+    lines = notes(config, common=common, downstream=downstream)
     click.echo(format_text(results, lines, own if common else None), nl=False)
     if json_path is not None:
         write_results_json(
-            json_path, results, {**config_dict(config), "items": "common" if common else "own"}
+            json_path, results, {**config_dict(config, downstream), "items": "common" if common else "own"}
         )
     if markdown is not None:
         write_markdown(markdown, results, lines, own if common else None)
@@ -323,7 +341,12 @@ def run(study: str | None, out: str | None) -> None:
     spec = load_study(path)
     results = run_study(spec, Path(out) if out else Path("runs") / path.stem)
     click.echo(
-        format_text(results.common, notes(spec.eval.analogy_config, common=True), results.own), nl=False
+        format_text(
+            results.common,
+            notes(spec.eval.analogy_config, common=True, downstream=spec.eval.downstream),
+            results.own,
+        ),
+        nl=False,
     )
 
 

@@ -13,7 +13,11 @@ from ctx2static.fileio import atomic_write, write_json
 
 @dataclass(frozen=True)
 class Score:
-    """One result: ``score`` on a 0-100 scale over ``covered`` of ``total`` items (NaN if none)."""
+    """One result: ``score`` on a 0-100 scale over ``covered`` of ``total`` items (NaN if none).
+
+    ``std`` is the standard deviation over folds or seeds when the score is their mean (the
+    downstream family); None for single-run scores.
+    """
 
     benchmark: str
     family: str
@@ -21,6 +25,7 @@ class Score:
     score: float
     covered: int
     total: int
+    std: float | None = None
 
     @property
     def coverage(self) -> float:
@@ -28,14 +33,17 @@ class Score:
         return self.covered / self.total if self.total else 0.0
 
     def cell(self, coverage: float | None = None) -> str:
-        """Table cell, e.g. ``65.3 (98%)``; coverage (this score's unless given) is rounded down."""
+        """Table cell, e.g. ``65.3 (98%)`` or ``65.3 ±0.4 (98%)``; coverage (this score's unless given)."""
         value = "n/a" if math.isnan(self.score) else f"{round(self.score, 1) + 0.0:.1f}"  # no "-0.0"
-        return f"{value} ({_percent(self.coverage if coverage is None else coverage)})"
+        spread = "" if self.std is None or math.isnan(self.score) else f" ±{self.std:.1f}"
+        return f"{value}{spread} ({_percent(self.coverage if coverage is None else coverage)})"
 
     def to_json(self) -> dict[str, Any]:
-        """Plain dict; NaN becomes null."""
+        """Plain dict; NaN becomes null, a missing ``std`` is left out."""
         d = asdict(self)
         d["score"] = None if math.isnan(self.score) else self.score
+        if self.std is None:
+            del d["std"]
         return d
 
     @classmethod

@@ -165,13 +165,17 @@ def write_report(study: Study, layout: StudyLayout, results: StudyResults) -> No
         "like); 'common' is that share of each benchmark, each cell's percentage the output's own "
         "coverage.",
         "",
-        format_markdown(results.common, notes(study.eval.analogy_config, common=True), results.own),
+        format_markdown(
+            results.common,
+            notes(study.eval.analogy_config, common=True, downstream=study.eval.downstream),
+            results.own,
+        ),
         "### Each output on the items it covers",
         "",
         "The same outputs, each on every item its vocabulary covers (as `cli.py eval` scores one file "
         "alone); scores on different items do not compare across columns.",
         "",
-        format_markdown(results.own, notes(study.eval.analogy_config)),
+        format_markdown(results.own, notes(study.eval.analogy_config, downstream=study.eval.downstream)),
         "## Against the plain baselines",
         "",
     ]

@@ -204,7 +204,7 @@ class StudyRunner:
 
         if self._benchmarks is None:
             spec = self.study.eval
-            self._benchmarks = load_benchmarks(spec.families, spec.extra(), bundled=True)
+            self._benchmarks = load_benchmarks(spec.families, spec.extra(), bundled=True, tasks=spec.tasks)
         return self._benchmarks
 
     def common_items(self) -> dict[str, np.ndarray]:
@@ -217,10 +217,16 @@ class StudyRunner:
     def evaluate(self, name: str, only: Mapping[str, np.ndarray] | None = None) -> list[Score]:
         """Scores of output ``name`` (on the ``only`` items when given), read back when up to date."""
         from ctx2static.eval import evaluate
+        from ctx2static.eval.downstream import ProbeConfig
 
         spec = self.study.eval
         key = {
             "families": [f.value for f in spec.families],
+            **(
+                {"downstream": [t.value for t in spec.tasks], "probes": ProbeConfig().to_dict()}
+                if spec.downstream
+                else {}
+            ),
             "extra": {f.value: [[str(p), sha256_file(p)] for p in ps] for f, ps in spec.extra().items()},
             "analogy": spec.analogy_config.to_dict(),
             "only": None
@@ -250,7 +256,7 @@ def run_study(study: Study, out: str | Path) -> StudyResults:
     (the fair comparison, the report's main table). Outputs are in the study's order.
     """
     from ctx2static.eval.results import write_markdown
-    from ctx2static.eval.suite import notes
+    from ctx2static.eval.suite import notes, with_downstream
     from ctx2static.study.report import write_report  # matplotlib loads only here
 
     layout = StudyLayout(Path(out))
@@ -266,8 +272,11 @@ def run_study(study: Study, out: str | Path) -> StudyResults:
         runner.retrofit(r)
     own = {name: runner.evaluate(name) for name in study.outputs}
     common = runner.common_items()
-    results = StudyResults({name: runner.evaluate(name, common) for name in study.outputs}, own)
-    write_markdown(layout.results, results.common, notes(study.eval.analogy_config, common=True), own)
+    results = StudyResults(
+        {name: with_downstream(runner.evaluate(name, common), own[name]) for name in study.outputs}, own
+    )
+    lines = notes(study.eval.analogy_config, common=True, downstream=study.eval.downstream)
+    write_markdown(layout.results, results.common, lines, own)
     write_report(study, layout, results)
     log.info("report: %s", layout.report)
     return results

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import Family
+from ctx2static.eval.benchmarks import INTRINSIC, Family
+from ctx2static.eval.downstream import Task
 from ctx2static.eval.results import Score
 from ctx2static.options import Options, Rule, opt
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
@@ -74,11 +75,17 @@ class RetrofitRun:
 class EvalSpec:
     """Which benchmarks every vectors output is scored on (bundled families plus extra files)."""
 
-    families: tuple[Family, ...] = tuple(Family)
+    families: tuple[Family, ...] = INTRINSIC
+    tasks: tuple[Task, ...] = tuple(Task)  # the downstream tasks run when the family is listed
     similarity: tuple[Path, ...] = ()
     analogy: tuple[Path, ...] = ()
     categorization: tuple[Path, ...] = ()
     analogy_config: AnalogyConfig = field(default_factory=AnalogyConfig)
+
+    @property
+    def downstream(self) -> bool:
+        """Whether the downstream family runs."""
+        return Family.DOWNSTREAM in self.families
 
     def extra(self) -> dict[Family, tuple[Path, ...]]:
         """The extra benchmark files by family."""
