@@ -18,7 +18,7 @@ from ctx2static.eval.benchmarks import (
 from ctx2static.eval.categorization import CLUSTERING, evaluate_categorization
 from ctx2static.eval.results import Score
 from ctx2static.eval.similarity import evaluate_similarity
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, require_finite
 
 AVG5 = ("ws353", "simlex999", "men3k", "rw", "rg65")
 """The headline number: mean Spearman over these five similarity sets."""
@@ -42,6 +42,7 @@ def evaluate(
     analogy: AnalogyConfig | None = None,
 ) -> list[Score]:
     """Scores of ``vectors`` on ``benchmarks`` (default: all bundled ones), plus the avg5 summary."""
+    require_finite(vectors, "eval input", "load them with --nonfinite drop to leave those words out")
     analogy = analogy or AnalogyConfig()
     scores: list[Score] = []
     for bench in load_benchmarks() if benchmarks is None else benchmarks:

@@ -169,6 +169,10 @@ def fit_cache_student(name: str, cache_dir: str | os.PathLike, config: StudentOp
         raise UserError(f"{cache_dir}: the cache has no complete shard; run extract (it resumes)")
     if not cache.complete:
         log.warning("%s is incomplete (%d shards); training on what is there", cache_dir, cache.n_shards)
+    start = time.perf_counter()
+    size = cache.verify_for(list(needed_signals(name, config)))
+    seconds = time.perf_counter() - start
+    log.info("%s: checksums of %.0f MB verified in %.1f s", cache_dir, size / 1e6, seconds)
     vectors = _timed(name, config, cache.totals("n_words"), began, load_student(name).fit, cache)
     vectors.meta.update(
         cache=str(cache_dir), teacher=cache.manifest["identity"].get("teacher", {}).get("name")

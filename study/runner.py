@@ -24,7 +24,7 @@ from typing import Any
 
 from ctx2static.errors import UserError
 from ctx2static.eval.results import Score
-from ctx2static.fileio import atomic_write, sha256_file, write_json
+from ctx2static.fileio import atomic_write, folder_lock, sha256_file, write_json
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, TeacherSpec
 from ctx2static.vectors import Vectors
@@ -81,7 +81,7 @@ class StudyRunner:
             log.info("redo extract %s: its configuration changed; removing %s", name, folder)
             shutil.rmtree(folder)
         manifest = read_manifest(folder) if folder.is_dir() else None
-        if manifest is not None and manifest.get("complete"):
+        if manifest is not None and manifest.get("complete") and _intact(folder):
             log.info("skip extract %s: %s is complete", name, folder)
             return folder
         t = self.study.teachers[name]
@@ -207,17 +207,34 @@ class StudyRunner:
         return scores
 
 
+def _intact(folder: Path) -> bool:
+    """Whether every file of the cache in ``folder`` matches its checksum (else extract repairs it)."""
+    from ctx2static.cache import Cache
+
+    try:
+        Cache.open(folder).verify_for(["attention"])
+    except UserError as exc:
+        log.warning("repair extract: %s", exc)
+        return False
+    return True
+
+
 def run_study(study: Study, out: str | Path) -> dict[str, list[Score]]:
     """Run every step of ``study`` into ``out`` that is not up to date; write results.md and report.md.
 
-    Returns the scores of every output (students first, then retrofits).
+    Returns the scores of every output (students first, then retrofits). The folder is locked
+    while the study runs: a second run into it is a one-line error naming the first.
     """
+    layout = StudyLayout(Path(out))
+    with folder_lock(layout.root, "study"):
+        return _run(study, layout)
+
+
+def _run(study: Study, layout: StudyLayout) -> dict[str, list[Score]]:
     from ctx2static.eval.results import write_markdown
     from ctx2static.eval.suite import notes
     from ctx2static.study.report import write_report  # matplotlib loads only here
 
-    layout = StudyLayout(Path(out))
-    layout.root.mkdir(parents=True, exist_ok=True)
     with atomic_write(layout.study_toml, "w", encoding="utf-8") as fh:
         fh.write(study.path.read_text(encoding="utf-8"))
     runner = StudyRunner(study, layout)
