@@ -116,7 +116,7 @@ class Cache:
                 "re-run extract into a new folder"
             )
         vocab = Vocab.load(folder / VOCAB_TSV)
-        recorded = manifest["identity"].get("vocab", {}).get("sha256_16")
+        recorded = manifest.get("vocab_digest") or manifest["identity"].get("vocab", {}).get("sha256_16")
         if recorded is not None and vocab.digest() != recorded:
             raise UserError(f"{folder / VOCAB_TSV}: damaged (not the vocabulary of the manifest); {REBUILD}")
         return cls(folder, manifest, vocab)

@@ -210,7 +210,13 @@ class CacheWriter:
             return cls._reopen(folder, manifest, vocab)
         vocab.save(folder / VOCAB_TSV)
         signals = shard_signals(ident.get("options", {}))
-        manifest = {"identity": ident, "signals": signals, "shards": [], "complete": False}
+        manifest = {
+            "identity": ident,
+            "signals": signals,
+            "shards": [],
+            "complete": False,
+            "vocab_digest": vocab.digest(),
+        }
         writer = cls(folder, manifest, len(vocab))
         writer.save_manifest()
         return writer
@@ -241,7 +247,8 @@ class CacheWriter:
             manifest["complete"] = False  # finish() writes the tables again
         writer.damaged = [r["index"] for r in manifest["shards"] if _damaged(folder, r["files"])]
         if writer.damaged:
-            log.warning("%s: shard(s) %s damaged or missing; extract rebuilds them", folder, writer.damaged)
+            damaged = ", ".join(map(str, writer.damaged))
+            log.warning("%s: shard(s) %s damaged or missing; extract rebuilds them", folder, damaged)
         writer._remove_unnamed_sums()
         return writer
 

@@ -290,25 +290,24 @@ def _write(
         sentences = itertools.islice(sentences, cfg.max_sentences)
     t0, n_tok = time.perf_counter(), 0
     pca: dict[str, np.ndarray] | None = None
-    bar = tqdm(unit="sent", desc="extract", initial=done * cfg.shard_size, mininterval=1.0)
-    for i, sents in enumerate(_chunks(sentences, cfg.shard_size)):
-        if i < done and i not in writer.damaged:
-            continue
-        arrays, attn, stats, sums = shard_arrays(teacher, cfg, vocab, sents)
-        if cfg.vectors:
-            vec = arrays["occ_vec"]
-            if cfg.pca:
-                pca = pca or _pca(writer, vec, cfg.pca)
-                vec = (vec - pca["mean"]) @ pca["components"].T
-            arrays["occ_vec"] = vec.astype(np.float16)
-        if i < done:
-            writer.rebuild_shard(i, arrays, attn)
-            log.info("shard %d rebuilt", i)
-        else:
-            writer.add_shard(arrays, attn, stats, sums)
-            bar.update(len(sents))
-        n_tok += stats["n_teacher_tokens"]
-    bar.close()
+    with tqdm(unit="sent", desc="extract", initial=done * cfg.shard_size, mininterval=1.0) as bar:
+        for i, sents in enumerate(_chunks(sentences, cfg.shard_size)):
+            if i < done and i not in writer.damaged:
+                continue
+            arrays, attn, stats, sums = shard_arrays(teacher, cfg, vocab, sents)
+            if cfg.vectors:
+                vec = arrays["occ_vec"]
+                if cfg.pca:
+                    pca = pca or _pca(writer, vec, cfg.pca)
+                    vec = (vec - pca["mean"]) @ pca["components"].T
+                arrays["occ_vec"] = vec.astype(np.float16)
+            if i < done:
+                writer.rebuild_shard(i, arrays, attn)
+                log.info("shard %d rebuilt", i)
+            else:
+                writer.add_shard(arrays, attn, stats, sums)
+                bar.update(len(sents))
+            n_tok += stats["n_teacher_tokens"]
     secs = time.perf_counter() - t0
     run = {"seconds": secs, "teacher_tokens_per_s": n_tok / secs if secs else 0.0}
     if not writer.n_shards:
