@@ -295,7 +295,8 @@ def _read_text(fh: Any, path: Path, n: int, d: int) -> tuple[list[str], np.ndarr
                 "the file is ragged or truncated, re-export it"
             )
         try:
-            matrix[len(words)] = np.array(parts[1:], dtype=np.float32)
+            with np.errstate(over="ignore"):  # a value beyond float32 is inf: load() reports its word
+                matrix[len(words)] = np.array(parts[1:], dtype=np.float32)
         except ValueError:
             raise UserError(f"{path}: line {lineno} has a value that is not a number") from None
         words.append(parts[0])
