@@ -30,7 +30,7 @@ from ctx2static.cache.layout import (
     VOCAB_TSV,
     shard_name,
 )
-from ctx2static.cache.validate import nonfinite_array, shard_problem
+from ctx2static.cache.validate import manifest_problem, nonfinite_array, shard_problem
 from ctx2static.errors import UserError
 from ctx2static.fileio import read_json, sha256_file
 from ctx2static.text.vocab import Vocab
@@ -60,11 +60,16 @@ def verify_file(path: Path, digest: str, again: bool = False) -> str | None:
 
 
 def read_manifest(folder: Path) -> dict | None:
-    """The manifest of a cache folder, or None when there is none yet."""
+    """The manifest of a cache folder, or None when there is none yet; a damaged one is a one-line error."""
     p = folder / MANIFEST
     if not p.is_file():
         return None
-    return read_json(p, fix="delete the cache folder and extract again")
+    fix = "delete the cache folder and extract again"
+    manifest = read_json(p, fix=fix)
+    problem = manifest_problem(manifest)
+    if problem:
+        raise UserError(f"{p}: {problem} (damaged); {fix}")
+    return manifest
 
 
 @dataclass
@@ -106,9 +111,6 @@ class Cache:
         manifest = read_manifest(folder)
         if manifest is None:
             raise UserError(f"{folder}: no {MANIFEST}; run 'ctx2static extract' to build a cache there")
-        shards = manifest.get("shards") if isinstance(manifest, dict) else None
-        if not isinstance(shards, list) or not all(isinstance(r, dict) and "files" in r for r in shards):
-            raise UserError(f"{folder / MANIFEST}: not a cache manifest (damaged); extract into a new folder")
         version = manifest.get("identity", {}).get("format")
         if version != FORMAT_VERSION:
             raise UserError(

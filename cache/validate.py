@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ctx2static.cache.layout import ATTN_COLUMNS, INDEX_ARRAYS
+from ctx2static.cache.layout import ATTN_COLUMNS, INDEX_ARRAYS, SIGNALS
 
 _PER_SENTENCE = ("sent_ctx", "para_ctx")
 _PER_OCCURRENCE = ("occ_vec", "topk_ids", "topk_scores")
@@ -123,3 +123,32 @@ def shard_problem(
         where = nonfinite_array({**arrays, **weights})
         problem = None if where is None else f"holds NaN or infinity ({where})"
     return problem
+
+
+def _names(value: object) -> bool:
+    """Whether ``value`` is a {file name: sha256} table."""
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    )
+
+
+def manifest_problem(m: object) -> str | None:
+    """What is wrong with the structure of a parsed manifest.json (None: nothing)."""
+    if not isinstance(m, dict) or not isinstance(m.get("identity"), dict):
+        return "is not a cache manifest"
+    signals, shards = m.get("signals"), m.get("shards")
+    if not isinstance(signals, list) or not all(isinstance(s, str) and s in SIGNALS for s in signals):
+        return "lists unknown signals"
+    records_ok = isinstance(shards, list) and all(
+        isinstance(r, dict) and _names(r.get("files")) for r in shards
+    )
+    if not records_ok:
+        return "has malformed shard records"
+    if not all(_names(m.get(k, {})) for k in ("vocab_files", "aux_files")):
+        return "has malformed file tables"
+    sums = m.get("word_sums")
+    if sums is not None and not (_names(sums) and {"file", "sha256"} <= set(sums)):
+        return "has a malformed word_sums record"
+    if not isinstance(m.get("totals", {}), dict):
+        return "has malformed totals"
+    return None
