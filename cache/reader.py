@@ -190,15 +190,17 @@ class Cache:
             raise UserError(f"{path}: {problem}; {fix}")
         return path
 
-    def verify_for(self, keys: list[str]) -> int:
-        """Check every file a run reading ``keys`` will open, before it starts; return their bytes.
+    def verify_for(self, keys: list[str] | None) -> int:
+        """Check every file a run will open, before it starts; return their bytes.
 
-        One line for the first damaged file (so a student fails before training, not after three
-        shards); files are hashed once per process, so the reads that follow do not hash them again.
+        ``keys``: the shard signals it reads (the index arrays come along; "attention" adds the
+        attention files), or None for a run that reads the per-word tables only. One line for the
+        first damaged file, so a student fails before training, not after three shards; files are
+        hashed once per process, so the reads that follow do not hash them again.
         """
         tables = (*self.manifest.get("aux_files", {}), *self.manifest.get("vocab_files", {}))
         checked = [(name, f"{REBUILD} to rebuild it") for name in tables]
-        for i, record in enumerate(self.manifest["shards"]):
+        for i, record in enumerate(self.manifest["shards"] if keys is not None else ()):
             wanted = [n for n in record["files"] if n.endswith(".h5") or "attention" in keys]
             checked += [(name, f"{REBUILD} to rebuild shard {i}") for name in wanted]
         if not self.complete and self.manifest.get("word_sums"):

@@ -370,3 +370,10 @@ def test_an_intact_complete_cache_runs_no_teacher(extracted, tmp_path, caplog, m
     calls = _count_shards(monkeypatch)
     _rerun(extracted, folder, caplog)
     assert calls == []
+
+
+def test_students_that_read_only_the_word_tables_do_not_hash_the_shards(cache_dir):
+    flip(cache_dir / "shard_00001.h5")
+    assert len(fit_cache_student("ase", cache_dir)) == V  # reads vocab.h5 only
+    with pytest.raises(UserError, match="rebuild shard 1"):
+        fit_cache_student("semglove", cache_dir, {"cooc": "window"})  # no signal, but the word ids

@@ -68,7 +68,8 @@ def test_extract_killed_at_random_points_resumes_to_the_uninterrupted_cache(tiny
     def args(out):
         return [
             "-q", "extract", "--corpus", corpus, "--teacher", teacher, "--out", out, "--min-count", "1",
-            "--shard-size", "5", "--vectors", "--topk", "2", "--attention", "2", "--paragraph", "--threads", "1",
+            "--threads", "1", "--shard-size", "5", "--vectors", "--topk", "2", "--attention", "2",
+            "--paragraph",
         ]  # fmt: skip
 
     whole, killed = tmp_path / "whole", tmp_path / "killed"
