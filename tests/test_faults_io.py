@@ -375,3 +375,34 @@ def test_time_of_a_lock_note_is_recent(tmp_path):
         note = (tmp_path / ".lock").read_text()
     stamp = time.mktime(time.strptime(note.rsplit("since ", 1)[1], "%Y-%m-%d %H:%M:%S"))
     assert abs(time.time() - stamp) < 60
+
+
+@pytest.mark.parametrize("how", ["tmpfs", "simulated"])
+@pytest.mark.parametrize(
+    "fmt, name", [("model2vec", "m2v"), ("word2vec-bin", "v.bin"), ("word2vec", "v.txt")]
+)
+def test_a_full_disk_during_export_is_one_line_and_leaves_nothing(
+    tmp_path, cli_main, monkeypatch, how, fmt, name
+):
+    rng = np.random.default_rng(0)
+    Vectors([f"w{i}" for i in range(3000)], rng.random((3000, 50), np.float32)).save(tmp_path / "big.txt")
+    with contextlib.ExitStack() as stack:
+        if how == "tmpfs":
+            folder = stack.enter_context(tmpfs(tmp_path / "full", "size=200k"))
+            if folder is None:
+                pytest.skip("mounting a tmpfs is not allowed here (the simulated variant runs)")
+        else:
+            folder = tmp_path / "full"
+            folder.mkdir()
+
+            def fsync(fd):
+                if os.fstat(fd).st_size > 200_000:
+                    raise OSError(errno.ENOSPC, "No space left on device")
+
+            monkeypatch.setattr(fileio.os, "fsync", fsync)
+        code, _, err = cli_main("export", tmp_path / "big.txt", "--format", fmt, "-o", folder / name)
+        assert code == 2 and err.strip() == (
+            f"error: {folder / name}: cannot write: no space left on the device; "
+            "free some space or write elsewhere, then re-run"
+        )
+        assert list(folder.iterdir()) == []
