@@ -377,3 +377,38 @@ def test_students_that_read_only_the_word_tables_do_not_hash_the_shards(cache_di
     assert len(fit_cache_student("ase", cache_dir)) == V  # reads vocab.h5 only
     with pytest.raises(UserError, match="rebuild shard 1"):
         fit_cache_student("semglove", cache_dir, {"cooc": "window"})  # no signal, but the word ids
+
+
+@pytest.mark.parametrize(
+    "student, options, signal, flag",
+    [
+        ("bert-sg", {}, "occ_vec", "--vectors"),
+        ("ctx2vec", {}, "occ_vec", "--vectors"),
+        ("x2static", {"context": "para"}, "para_ctx", "--paragraph"),
+        ("semglove", {"cooc": "lm"}, "topk_ids", "--topk K"),
+        ("semglove", {"cooc": "attention"}, "attention", "--attention S"),
+    ],
+)
+def test_a_missing_signal_is_one_line_in_fit_student_and_in_run_before_any_extract(
+    tmp_path, cli_main, tiny_models, student, options, signal, flag
+):
+    """The issue's case 5: bert-sg on a cache made without --vectors was a KeyError traceback."""
+    rng = np.random.default_rng(0)
+    write_cache(tmp_path / "cache", ["a", "b"], [[0, 1, 0]], 4, rng.normal(size=(1, 4)))
+    _fails(
+        cli_main,
+        tmp_path,
+        student,
+        options,
+        f"needs the cache signal '{signal}'",
+        f"extract again with {flag}",
+    )
+    (tmp_path / "c.txt").write_text("a b a\n")
+    opts = ", ".join(f'{k} = "{v}"' for k, v in options.items())
+    (tmp_path / "s.toml").write_text(
+        f'[corpus]\nfiles = ["c.txt"]\nmin_count = 1\n[teachers.t]\nmodel = "{tiny_models["bert"]}"\n'
+        f'[students.{student}]\nteacher = "t"\noptions = {{ {opts} }}\n'
+    )
+    code, _, err = cli_main("run", tmp_path / "s.toml", "--out", tmp_path / "run")
+    assert code == 2 and err.count("\n") == 1 and f"needs the cache signal '{signal}'" in err, err
+    assert not (tmp_path / "run").exists()  # refused before the study folder, let alone an extract
