@@ -289,10 +289,17 @@ def _resume(config: Config, fingerprint: str, n_words: int) -> GloveState | None
     except (OSError, KeyError, ValueError, zipfile.BadZipFile):
         raise UserError(f"{path}: not a readable GloVe checkpoint; delete it to start afresh") from None
     settings = {k: v for k, v in asdict(config).items() if k in _RESUME_KEYS}
-    if saved != settings or saved_fp != fingerprint or state.params.shape != (2, n_words, config.dim + 1):
+    if saved != settings or saved_fp != fingerprint:
         changed = [k for k in settings if saved.get(k) != settings[k]]
         what = f"options {', '.join(changed)} differ" if changed else "the co-occurrence matrix differs"
         raise UserError(f"{path}: checkpoint is from another run ({what}); delete it or pick another path")
+    shape = (2, n_words, config.dim + 1)  # the kernel indexes both tables unchecked
+    if state.params.shape != shape or state.gradsq.shape != shape:
+        raise UserError(
+            f"{path}: checkpoint tables have the wrong shape (damaged); delete it to start afresh"
+        )
+    if not (np.isfinite(state.params).all() and np.isfinite(state.gradsq).all()):
+        raise UserError(f"{path}: checkpoint holds NaN or infinity (the run diverged: lower lr); delete it")
     if state.epoch > config.epochs:
         raise UserError(
             f"{path}: checkpoint is at epoch {state.epoch} > epochs={config.epochs}; raise epochs"

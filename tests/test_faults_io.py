@@ -406,3 +406,30 @@ def test_a_full_disk_during_export_is_one_line_and_leaves_nothing(
             "free some space or write elsewhere, then re-run"
         )
         assert list(folder.iterdir()) == []
+
+
+def test_a_damaged_glove_checkpoint_is_one_line_not_a_crash(tmp_path):
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    from ctx2static.students.glove import Config, save_checkpoint, train_glove
+
+    x = sp.csr_matrix(np.array([[0, 2.0, 1], [2, 0, 3], [1, 3, 0]]))
+    cfg = Config(dim=4, epochs=2, threads=1, checkpoint=str(tmp_path / "g.ckpt"), checkpoint_every=1)
+    state = train_glove(x, cfg, progress=False)
+    fingerprint = str(np.load(tmp_path / "g.ckpt")["fingerprint"])
+    for params, gradsq, message in [
+        (state.params[:, :2], state.gradsq, "wrong shape"),
+        (state.params, state.gradsq[:, :, :3], "wrong shape"),
+        (np.where(np.arange(5) == 2, np.nan, state.params), state.gradsq, "NaN or infinity"),
+    ]:
+        save_checkpoint(dataclasses.replace(state, params=params, gradsq=gradsq), cfg, fingerprint)
+        with pytest.raises(UserError, match=message):
+            train_glove(x, dataclasses.replace(cfg, epochs=3), progress=False)
+    flip_at = (tmp_path / "g.ckpt").stat().st_size // 2
+    with open(tmp_path / "g.ckpt", "r+b") as fh:
+        fh.seek(flip_at)
+        fh.write(b"\xff\xff")
+    with pytest.raises(UserError, match="not a readable GloVe checkpoint"):
+        train_glove(x, dataclasses.replace(cfg, epochs=3), progress=False)
