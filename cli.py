@@ -16,7 +16,8 @@ import click
 
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import Family
+from ctx2static.eval.benchmarks import INTRINSIC, Family
+from ctx2static.eval.downstream.data import Task
 from ctx2static.export import Format
 from ctx2static.fileio import check_writable, environment_error
 from ctx2static.options import click_options, pop_options
@@ -236,7 +237,14 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, nonfinite: str, 
     "families",
     multiple=True,
     type=click.Choice([f.value for f in Family]),
-    help="Bundled benchmark families to run (repeat; default: all).",
+    help="Bundled benchmark families to run (repeat; default: all but downstream).",
+)
+@click.option(
+    "--downstream",
+    "tasks",
+    multiple=True,
+    type=click.Choice([t.value for t in Task]),
+    help="Downstream tasks to run (repeat; implies --family downstream; default with it: all).",
 )
 @click.option("--similarity", multiple=True, type=click.Path(), help="Extra TSV 'w1 w2 score'.")
 @click.option(
@@ -247,6 +255,13 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, nonfinite: str, 
 )
 @click.option("--categorization", multiple=True, type=click.Path(), help="Extra CSV ',category,word'.")
 @click.option("--no-bundled", is_flag=True, help="Run only the files given with the options above.")
+@click.option(
+    "--items",
+    type=click.Choice(["common", "own"]),
+    default="common",
+    show_default=True,
+    help="Several files: score each on the items all of them cover (common) or on its own.",
+)
 @click_options(AnalogyConfig)
 @click.option("--json", "json_path", type=click.Path(), help="Also write the results as JSON.")
 @click.option("--markdown", type=click.Path(), help="Also write the table as Markdown.")
@@ -254,24 +269,29 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, nonfinite: str, 
 def evaluate_command(
     vectors: tuple[str, ...],
     families: tuple[str, ...],
+    tasks: tuple[str, ...],
     similarity: tuple[str, ...],
     analogy: tuple[str, ...],
     categorization: tuple[str, ...],
     no_bundled: bool,
+    items: str,
     json_path: str | None,
     markdown: str | None,
     nonfinite: str,
     **options: Any,
 ) -> None:
-    """Evaluate vectors: similarity, analogy, relation similarity, categorization.
+    """Evaluate vectors: similarity, analogy, categorization, downstream tasks.
 
-    Prints one table with a column per VECTORS file; cells are "score (coverage)".
+    Prints one table with a column per VECTORS file; cells are "score (coverage)", or
+    "mean ±std (coverage)" for the downstream tasks (POS, NER, sentiment; needs scikit-learn).
+    With several files, every file is scored on the items all of them cover (a "common" column
+    gives that share), unless --items own; the downstream probes always score every token.
     """
     import time
 
     from ctx2static.eval import evaluate, load_benchmarks
     from ctx2static.eval.results import format_text, write_markdown, write_results_json
-    from ctx2static.eval.suite import config_dict, notes
+    from ctx2static.eval.suite import common_items, config_dict, notes, with_downstream
     from ctx2static.vectors import Vectors
 
     config = pop_options(AnalogyConfig, options)
@@ -279,8 +299,13 @@ def evaluate_command(
         if written is not None:
             check_writable(written)
     extra = {Family.SIMILARITY: similarity, Family.ANALOGY: analogy, Family.CATEGORIZATION: categorization}
-    picked = tuple(Family(f) for f in families) or tuple(Family)
-    benchmarks = load_benchmarks(picked, extra, bundled=not no_bundled)
+    picked = tuple(Family(f) for f in families) or (() if tasks else INTRINSIC)
+    if tasks and Family.DOWNSTREAM not in picked:
+        picked += (Family.DOWNSTREAM,)
+    downstream = Family.DOWNSTREAM in picked
+    benchmarks = load_benchmarks(
+        picked, extra, bundled=not no_bundled, tasks=tuple(Task(t) for t in tasks) or tuple(Task)
+    )
     if not benchmarks:
         raise UserError(
             "no benchmarks to run: give --similarity/--analogy/--categorization files with --no-bundled"
@@ -288,20 +313,31 @@ def evaluate_command(
     for path in vectors:
         if not Path(path).exists():
             raise UserError(f"{path}: no such vectors file or folder")
-    results = {}
-    for path in vectors:
+    loaded = {path: Vectors.load(path, nonfinite=nonfinite) for path in vectors}
+    own = {}
+    for path, vecs in loaded.items():
         start = time.perf_counter()
-        vecs = Vectors.load(path, nonfinite=nonfinite)
-        results[path] = evaluate(vecs, benchmarks, config)
+        own[path] = evaluate(vecs, benchmarks, config)
         log.info(
             "%s: %d words x %d, evaluated in %.1f s", path, len(vecs), vecs.dim, time.perf_counter() - start
         )
-    lines = notes(config)
-    click.echo(format_text(results, lines), nl=False)
+    common = items == "common" and len(loaded) > 1
+    if common:
+        masks = common_items(loaded.values(), benchmarks, config)
+        results = {
+            path: with_downstream(evaluate(vecs, benchmarks, config, masks), own[path])
+            for path, vecs in loaded.items()
+        }
+    else:
+        results = own
+    lines = notes(config, common=common, downstream=downstream)
+    click.echo(format_text(results, lines, own if common else None), nl=False)
     if json_path is not None:
-        write_results_json(json_path, results, config_dict(config))
+        write_results_json(
+            json_path, results, {**config_dict(config, downstream), "items": "common" if common else "own"}
+        )
     if markdown is not None:
-        write_markdown(markdown, results, lines)
+        write_markdown(markdown, results, lines, own if common else None)
 
 
 @cli.command()
@@ -325,7 +361,14 @@ def run(study: str | None, out: str | None) -> None:
     folder = Path(out) if out else Path("runs") / path.stem
     check_writable(folder, inside=True)
     results = run_study(spec, folder)
-    click.echo(format_text(results, notes(spec.eval.analogy_config)), nl=False)
+    click.echo(
+        format_text(
+            results.common,
+            notes(spec.eval.analogy_config, common=True, downstream=spec.eval.downstream),
+            results.own,
+        ),
+        nl=False,
+    )
 
 
 @cli.command()

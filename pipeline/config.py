@@ -5,10 +5,12 @@ Torch-free, so the CLI and studies read the options without loading a model.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+from ctx2static.errors import UserError
 from ctx2static.options import Options, Rule, opt
 
 
@@ -27,7 +29,11 @@ class TeacherConfig(Options):
 
     device: str = opt("cpu", "torch device, e.g. cpu, cuda, cuda:1.")
     threads: int = opt(0, "CPU threads for torch (0 = torch's default).")
-    layer: int = opt(-1, "Hidden layer read, as hidden_states[LAYER] (-1 = last; causal LMs: a middle one).")
+    layer: str = opt(
+        "-1",
+        "Hidden layer read, as hidden_states[LAYER] (-1 = last, 0 = input embeddings; causal LMs: a middle "
+        "one); several are averaged: 2,3,4 or a slice such as -4: (Bommasani et al. 2020).",
+    )
     precision: Precision = opt(
         Precision.AUTO,
         "Forward dtype: auto = bfloat16 on GPU, float32 on CPU; bfloat16 is 1.7-3x faster on CPUs with "
@@ -35,8 +41,39 @@ class TeacherConfig(Options):
     )
 
     def rules(self) -> Iterable[Rule]:
-        """Threads are a count."""
-        return [("threads", self.threads >= 0, "0 (torch's default) or more")]
+        """Threads are a count; the layer spec parses (its range is checked against the model)."""
+        return [
+            ("threads", self.threads >= 0, "0 (torch's default) or more"),
+            (
+                "layer",
+                _LAYERS.fullmatch(self.layer.replace(" ", "")) is not None,
+                "an index, a list or a slice",
+            ),
+        ]
+
+
+_LAYERS = re.compile(r"-?\d+(,-?\d+)*|-?\d*:-?\d*")
+
+
+def parse_layers(spec: str, n_hidden: int) -> tuple[int, ...]:
+    """The hidden-state indices (0..n_hidden-1) a layer spec names: ``-1``, ``2,3,4`` or ``-4:``.
+
+    ``n_hidden`` is the number of hidden states (layers + the embeddings); negative indices count
+    from the last, as in Python. A spec naming no layer, or one out of range, is a one-line error.
+    """
+    spec = spec.replace(" ", "")
+    every = list(range(n_hidden))
+    try:
+        if ":" in spec:
+            start, stop = (int(x) if x else None for x in spec.split(":"))
+            picked = every[start:stop]
+        else:
+            picked = [every[int(x)] for x in spec.split(",")]
+    except (ValueError, IndexError):
+        picked = []
+    if not picked:
+        raise UserError(f"--layer {spec}: names no hidden state of {n_hidden} (-{n_hidden}..{n_hidden - 1})")
+    return tuple(sorted(set(picked)))
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ def _identity(teacher: Teacher, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig
             "revision": teacher.fingerprint(),
             "family": teacher.kind.value,
             "substitutes_from": teacher.decoder,
-            "layer": "last" if teacher.layer == -1 else teacher.layer,
+            "layer": teacher.layer_name,
             "precision": teacher.precision,
             "pooling": "mean over subword tokens",
             "max_length": teacher.max_length,

@@ -12,13 +12,15 @@ import contextlib
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ctx2static.cache.layout import SIGNALS, missing_signals, shard_signals
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import Family
+from ctx2static.eval.benchmarks import INTRINSIC, Family
+from ctx2static.eval.downstream import Task
 from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
@@ -43,6 +45,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 C = TypeVar("C", bound=Options)
+E = TypeVar("E", bound=Enum)
 _NAME = re.compile(r"[A-Za-z0-9_+-]+")
 
 
@@ -243,19 +246,26 @@ def _eval(path: Path, data: Any) -> EvalSpec:
         path,
         data,
         "eval",
-        ["families", "similarity", "analogy", "categorization", *field_names(AnalogyConfig)],
+        ["families", "downstream", "similarity", "analogy", "categorization", *field_names(AnalogyConfig)],
     )
-    families = _strings(path, t.get("families", [f.value for f in Family]), "eval.families")
+    families = _strings(path, t.get("families", [f.value for f in INTRINSIC]), "eval.families")
     with _at(path, "eval.families"):
         picked = tuple(_family(f) for f in families)
+    tasks = _strings(path, t.get("downstream", [t.value for t in Task]), "eval.downstream")
+    with _at(path, "eval.downstream"):
+        chosen = tuple(_choice(Task, name, "a downstream task") for name in tasks)
+    if "downstream" in t and Family.DOWNSTREAM not in picked:  # naming tasks asks for the family
+        picked += (Family.DOWNSTREAM,)
     extra = {k: _files(path, t.get(k, []), f"eval.{k}") for k in ("similarity", "analogy", "categorization")}
-    return EvalSpec(picked, **extra, analogy_config=_config(path, AnalogyConfig, t, "eval"))
+    return EvalSpec(picked, chosen, **extra, analogy_config=_config(path, AnalogyConfig, t, "eval"))
 
 
 def _family(name: str) -> Family:
+    return _choice(Family, name, "a benchmark family")
+
+
+def _choice(kind: type[E], name: str, what: str) -> E:
     try:
-        return Family(name)
+        return kind(name)
     except ValueError:
-        raise UserError(
-            f"{name!r} is not a benchmark family; choose from {', '.join(f.value for f in Family)}"
-        ) from None
+        raise UserError(f"{name!r} is not {what}; choose from {', '.join(m.value for m in kind)}") from None

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import Family
+from ctx2static.eval.benchmarks import INTRINSIC, Family
+from ctx2static.eval.downstream import Task
+from ctx2static.eval.results import Score
 from ctx2static.options import Options, Rule, opt
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
@@ -73,11 +75,17 @@ class RetrofitRun:
 class EvalSpec:
     """Which benchmarks every vectors output is scored on (bundled families plus extra files)."""
 
-    families: tuple[Family, ...] = tuple(Family)
+    families: tuple[Family, ...] = INTRINSIC
+    tasks: tuple[Task, ...] = tuple(Task)  # the downstream tasks run when the family is listed
     similarity: tuple[Path, ...] = ()
     analogy: tuple[Path, ...] = ()
     categorization: tuple[Path, ...] = ()
     analogy_config: AnalogyConfig = field(default_factory=AnalogyConfig)
+
+    @property
+    def downstream(self) -> bool:
+        """Whether the downstream family runs."""
+        return Family.DOWNSTREAM in self.families
 
     def extra(self) -> dict[Family, tuple[Path, ...]]:
         """The extra benchmark files by family."""
@@ -135,3 +143,11 @@ class Study:
             return run.baseline
         plain = spec(run.student).baseline
         return next((s.name for s in self.students if s.student == plain), None)
+
+
+@dataclass(frozen=True)
+class StudyResults:
+    """Every output's scores on the items all outputs cover (``common``) and on its own (``own``)."""
+
+    common: dict[str, list[Score]]
+    own: dict[str, list[Score]]

@@ -98,8 +98,8 @@ def test_a_bench_study_loads_as_a_tiny_variant_that_keeps_its_runs(tmp_path, tea
 def test_a_bench_study_runs_end_to_end_on_a_tiny_variant(tmp_path, teacher, mini_corpus, study):
     spec = load_study(tiny_variant(study, tmp_path, teacher, mini_corpus))
     results = run_study(spec, tmp_path / "run")
-    assert list(results) == spec.outputs and len(spec.outputs) >= 3
-    assert all(any(s.benchmark == "avg5" for s in scores) for scores in results.values())
+    assert list(results.common) == spec.outputs and len(spec.outputs) >= 3
+    assert all(any(s.benchmark == "avg5" for s in scores) for scores in results.common.values())
     report = (tmp_path / "run" / "report.md").read_text()
     for name in spec.outputs:
         assert f"| eval {name} |" in report

@@ -35,13 +35,13 @@ def test_two_vectors_side_by_side_table_json_markdown(files):
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     table = [re.split(r"\s{2,}", line.strip()) for line in result.stdout.splitlines()]
-    assert table[0] == ["benchmark", "metric", str(files / "good.txt"), str(files / "bad")]
-    rows = {tuple(r[:2]): r[2:] for r in table[2:]}
-    assert rows["ana", "3CosAdd acc"] == ["100.0 (50%)", "0.0 (50%)"]
-    assert rows["ana", "3CosMul acc"] == ["100.0 (50%)", "0.0 (50%)"]
+    assert table[0] == ["benchmark", "metric", "common", str(files / "good.txt"), str(files / "bad")]
+    rows = {tuple(r[:2]): r[2:] for r in table[2:]}  # same words: the common items are each one's own
+    assert rows["ana", "3CosAdd acc"] == ["50%", "100.0 (50%)", "0.0 (50%)"]
+    assert rows["ana", "3CosMul acc"] == ["50%", "100.0 (50%)", "0.0 (50%)"]
     # good: cosines 0, .51, .63 follow gold 1, 2, 3; bad: cosines 0, 0, -.44 -> ranks 2.5, 2.5, 1 -> -0.866
-    assert rows["sim", "spearman"] == ["100.0 (75%)", "-86.6 (75%)"]
-    assert rows["cat", "purity (Ward)"] == ["100.0 (75%)", "100.0 (75%)"]
+    assert rows["sim", "spearman"] == ["75%", "100.0 (75%)", "-86.6 (75%)"]
+    assert rows["cat", "purity (Ward)"] == ["75%", "100.0 (75%)", "100.0 (75%)"]
     assert "top N=5" in result.stdout and "Ward" in result.stdout
     data = json.loads((files / "out" / "r.json").read_text())
     assert data["config"]["analogy_top_n"] == 5
@@ -55,8 +55,8 @@ def test_two_vectors_side_by_side_table_json_markdown(files):
         "total": 4,
     }
     md = (files / "out" / "r.md").read_text().splitlines()
-    assert md[0] == f"| benchmark | metric | {files / 'good.txt'} | {files / 'bad'} |"
-    assert "| ana | 3CosAdd acc | 100.0 (50%) | 0.0 (50%) |" in md
+    assert md[0] == f"| benchmark | metric | common | {files / 'good.txt'} | {files / 'bad'} |"
+    assert "| ana | 3CosAdd acc | 50% | 100.0 (50%) | 0.0 (50%) |" in md
     assert not [p for p in (files / "out").iterdir() if p.name.startswith(".")]  # no temp files left
 
 
@@ -81,6 +81,20 @@ def test_bundled_similarity_reports_avg5(files):
 def test_family_choices_match_the_enum():
     family = next(p for p in evaluate_command.params if p.name == "families")
     assert list(family.type.choices) == [f.value for f in Family]
+
+
+def test_files_with_different_words_are_compared_on_the_items_both_cover(files, cli_main):
+    small = ["man", "king", "queen"]  # no woman
+    Vectors(small, np.array(GOOD, dtype=np.float32)[[0, 1, 3]]).save(files / "small.txt")
+    base = ["eval", files / "good.txt", files / "small.txt", "--no-bundled"]
+    base += ["--similarity", files / "sim.txt"]
+    code, out, _ = cli_main(*base)
+    row = next(re.split(r"\s{2,}", line.strip()) for line in out.splitlines() if line.startswith("sim"))
+    # both cover man-king and king-queen (50% of the pairs); good alone also covers woman-queen (75%)
+    assert code == 0 and row[2:] == ["50%", "100.0 (75%)", "100.0 (50%)"]
+    code, out, _ = cli_main(*base, "--items", "own")
+    row = next(re.split(r"\s{2,}", line.strip()) for line in out.splitlines() if line.startswith("sim"))
+    assert code == 0 and row[2:] == ["100.0 (75%)", "100.0 (50%)"]
 
 
 def test_errors_are_one_line_naming_the_file(files, cli_main):

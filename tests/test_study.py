@@ -80,14 +80,21 @@ def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher,
     study = load_study(_write(tmp_path, teacher))
     out = tmp_path / "run"
     results, log = _run(study, out, caplog)
-    assert list(results) == ["sgns", "ase", "sgns+syn"]
-    assert all(any(s.benchmark == "avg5" for s in scores) for scores in results.values())
-    for name in results:
+    assert list(results.common) == list(results.own) == ["sgns", "ase", "sgns+syn"]
+    assert all(any(s.benchmark == "avg5" for s in scores) for scores in results.common.values())
+    for name in results.own:
         assert (out / "vectors" / name / "vectors.npy").is_file()
-        assert (out / "eval" / f"{name}.json").is_file()
+        assert (out / "eval" / f"{name}.json").is_file() and (out / "eval" / f"{name}.common.json").is_file()
+    # the main table scores every output on the same items; ase covers fewer words than sgns
+    for bench in ("ws353", "men3k"):
+        counts = {n: next(s.covered for s in v if s.benchmark == bench) for n, v in results.common.items()}
+        own = {n: next(s.covered for s in v if s.benchmark == bench) for n, v in results.own.items()}
+        assert len(set(counts.values())) == 1 and counts["ase"] == own["ase"] <= own["sgns"]
     assert (out / "caches" / "tiny" / "manifest.json").is_file()
     report = (out / "report.md").read_text()
-    assert "| benchmark | metric | sgns | ase | sgns+syn |" in report
+    assert "| benchmark | metric | common | sgns | ase | sgns+syn |" in report  # common items
+    assert "| benchmark | metric | sgns | ase | sgns+syn |" in report  # each on its own items
+    assert "peak RSS (MiB)" in report
     assert "| ase − sgns | sgns+syn − sgns |" in report  # deltas against the plain baseline and the input
     assert "**king**" in report and "(not in the vocabulary)" in report  # 'while' is not in this corpus
     assert "king/queen" in report and "extract tiny" in report and "bytes/token" in report
@@ -103,8 +110,8 @@ def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher,
     assert not any("extract" in line for line in log)  # every student is done: the cache is not even opened
     changed = {k for k, t in _mtimes(out).items() if before.get(k) != t}
     assert changed <= {"report.md", "results.md", "pairs.png", "curves.png", "study.toml"}
-    assert {k: [s.cell() for s in v] for k, v in again.items()} == {
-        k: [s.cell() for s in v] for k, v in results.items()
+    assert {k: [s.cell() for s in v] for k, v in again.common.items()} == {
+        k: [s.cell() for s in v] for k, v in results.common.items()
     }
 
 
@@ -121,6 +128,9 @@ def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher, ca
         "run eval sgns+syn",
         "skip student ase (ase)",
         "skip eval ase",
+        "run eval sgns (common items)",  # the items all outputs cover are the same: ase's stay valid
+        "run eval sgns+syn (common items)",
+        "skip eval ase (common items)",
     }
 
     _, log = _run(load_study(_write(tmp_path, teacher, sgns_epochs=3, max_sentences=50)), out, caplog)
@@ -144,6 +154,8 @@ def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teache
         "redo retrofit sgns+syn",
         "run eval sgns",
         "run eval sgns+syn",
+        "run eval sgns (common items)",
+        "run eval sgns+syn (common items)",
     }
 
 
@@ -168,9 +180,9 @@ def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(
     )
     out = tmp_path / "run"
     results, log = _run(load_study(study), out, caplog)
-    assert list(results) == ["sgns", "m2v"] and "run reference m2v" in log
+    assert list(results.own) == ["sgns", "m2v"] and "run reference m2v" in log
     direct = evaluate(Vectors.load(peer), load_benchmarks((Family.SIMILARITY,)), AnalogyConfig())
-    assert [s.cell() for s in results["m2v"]] == [s.cell() for s in direct]
+    assert [s.cell() for s in results.own["m2v"]] == [s.cell() for s in direct]
     assert any(s.coverage > 0 for s in direct)  # king/queen, man/woman ... are scored
     report = (out / "report.md").read_text()
     assert f"Reference (not trained): m2v = {peer}." in report
@@ -182,7 +194,14 @@ def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(
     Vectors(words, np.ones((8, 6)), None, {}).save(peer)
     _, log = _run(load_study(study), out, caplog)
     steps = {line.split(":")[0] for line in log if line.startswith(("run ", "redo ", "skip "))}
-    assert steps == {"skip student sgns (sgns)", "redo reference m2v", "skip eval sgns", "run eval m2v"}
+    assert steps == {
+        "skip student sgns (sgns)",
+        "redo reference m2v",
+        "skip eval sgns",
+        "run eval m2v",
+        "skip eval sgns (common items)",  # the same words: the common items did not change
+        "run eval m2v (common items)",
+    }
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import align
 from ctx2static.pipeline.batching import run_sorted, sorted_batches
-from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.pipeline.config import ExtractConfig, TeacherConfig, parse_layers
 from ctx2static.pipeline.extract import extract, token_words
 from ctx2static.pipeline.models import TeacherKind, detect_kind
 from ctx2static.pipeline.scorer import Scorer
@@ -296,6 +296,32 @@ def test_layer_picks_the_hidden_state_read(tiny_models, corpus_file, tmp_path):
     assert m["identity"]["teacher"]["layer"] == 1
     with pytest.raises(UserError, match="--layer 9"):
         Teacher.load(str(tiny_models["gpt2"]), TeacherConfig(layer=9))
+    # several layers are averaged (Bommasani et al. 2020): here hidden states 1 and 2
+    both = Teacher.load(str(tiny_models["gpt2"]), TeacherConfig(layer="1:3"))
+    (o,) = both.forward([e], Request(vectors=True))
+    h2 = hid.hidden_states[2][0].numpy()
+    want = np.stack([((h1 + h2) / 2)[e.tok_group == g].mean(0) for g in range(e.n_groups)])
+    np.testing.assert_allclose(o.vectors, want, rtol=1e-4, atol=1e-5)
+    assert both.layer_name == [1, 2] and Teacher.load(str(tiny_models["gpt2"])).layer_name == "last"
+
+
+@pytest.mark.parametrize(
+    "spec,want",
+    [("-1", (4,)), ("0", (0,)), ("2,3,4", (2, 3, 4)), ("-3:", (2, 3, 4)), ("1:3", (1, 2)), (":2", (0, 1))],
+)
+def test_layer_specs_name_hidden_states(spec, want):
+    assert parse_layers(spec, 5) == want  # 4 layers + the embeddings
+
+
+@pytest.mark.parametrize("spec", ["5", "-6", "3:1", "2,9"])
+def test_a_layer_spec_out_of_range_is_one_line(spec):
+    with pytest.raises(UserError, match=f"--layer {spec}: names no hidden state of 5"):
+        parse_layers(spec, 5)
+
+
+def test_a_malformed_layer_spec_is_refused_with_the_config():
+    with pytest.raises(UserError, match="layer='two' must be an index, a list or a slice"):
+        TeacherConfig(layer="two")
 
 
 def test_substitutes_are_the_tokens_that_spell_a_vocabulary_word(tiny_models, corpus_file, tmp_path):

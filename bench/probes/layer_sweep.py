@@ -17,6 +17,7 @@ from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import Family
 from ctx2static.eval.suite import AVG5, avg5
 from ctx2static.pipeline.batching import run_sorted
+from ctx2static.pipeline.config import parse_layers
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.vectors import Vectors
 
@@ -24,7 +25,7 @@ from ctx2static.vectors import Vectors
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--teacher", default="smollm2")
-    ap.add_argument("--layers", nargs="+", type=int, default=[-1])
+    ap.add_argument("--layers", nargs="+", default=["-1"], help="layer specs: -1, 3, 2,3,4 or -4:")
     args = ap.parse_args()
     benchmarks = [b for b in load_benchmarks((Family.SIMILARITY,), {}, bundled=True) if b.name in AVG5]
     words = sorted({w.lower() for b in benchmarks for pair in b.pairs for w in pair})
@@ -32,7 +33,7 @@ def main() -> None:
     encs = teacher.encode([[w] for w in words])
     print(f"{args.teacher}: {len(words)} words of the avg5 sets", flush=True)
     for layer in args.layers:
-        teacher.layer = layer
+        teacher.layers = parse_layers(layer, teacher.n_hidden)
         outs = run_sorted(encs, 4096, lambda b: teacher.forward(b, Request(vectors=True)))
         matrix = np.stack([o.vectors[0] for o in outs])
         v = Vectors(words, matrix, np.ones(len(words), np.int64), {})
