@@ -103,6 +103,7 @@ class Cache:
     folder: Path
     manifest: dict
     vocab: Vocab = field(repr=False)
+    _token_count: int | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def open(cls, folder: str | os.PathLike) -> Cache:
@@ -177,12 +178,15 @@ class Cache:
         """The teacher's token count, when the substitutes are read and the token table is written."""
         if "topk_ids" not in (keys if keys is not None else self.signals) or not self.complete:
             return None
-        return len(self.teacher_tokens()["id"])
+        if self._token_count is None:
+            self._token_count = len(self.teacher_tokens()["id"])
+        return self._token_count
 
     def _checked(self, name: str, fix: str) -> Path:
         """Path of a checksummed file of this cache after verifying it (once per process)."""
         path = self.folder / name
-        digest = self.files().get(name) or self.manifest.get("word_sums", {}).get("sha256")
+        running = self.manifest.get("word_sums") or {}
+        digest = self.files().get(name) or (running.get("sha256") if running.get("file") == name else None)
         if digest is None:
             raise UserError(f"{path}: the manifest records no checksum for it; {fix}")
         problem = verify_file(path, digest)
