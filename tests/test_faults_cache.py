@@ -318,6 +318,7 @@ def test_extract_rebuilds_the_attention_file_of_a_shard(extracted, tmp_path, cap
     assert _files(folder) == _files(extracted[3])
 
 
+@pytest.mark.slow
 def test_a_damaged_vocab_h5_restarts_extract_from_shard_0(extracted, tmp_path, caplog, monkeypatch):
     """vocab.h5 holds the only copy of the per-word sums once a cache is complete: the teacher reruns."""
     folder = shutil.copytree(extracted[3], tmp_path / "cache")
@@ -341,6 +342,7 @@ def test_damaged_token_and_vocabulary_files_are_rewritten_without_the_shards(
     assert _files(folder) == _files(extracted[3])
 
 
+@pytest.mark.slow
 def test_damaged_running_sums_restart_an_unfinished_extract(extracted, tmp_path, caplog, monkeypatch):
     import ctx2static.pipeline.extract as ex
 

@@ -185,6 +185,7 @@ def _cache_files(folder):
     return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and p.name != ".lock"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["tmpfs", "simulated"])
 def test_a_full_disk_stops_extract_in_one_line_and_a_rerun_completes_it(
     tmp_path, tiny_models, inputs, cli_main, monkeypatch, how
