@@ -19,13 +19,23 @@ from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import INTRINSIC, Family
 from ctx2static.eval.downstream.data import Task
 from ctx2static.export import Format
+from ctx2static.fileio import check_writable, environment_error
 from ctx2static.options import click_options, pop_options
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
+from ctx2static.vectors import NonFinite
 
 log = logging.getLogger("ctx2static")
+
+nonfinite_option = click.option(
+    "--nonfinite",
+    type=click.Choice([m.value for m in NonFinite]),
+    default=NonFinite.ERROR.value,
+    show_default=True,
+    help="Words whose vectors hold NaN or infinity: refuse the file, or drop those words.",
+)
 
 
 class _Stderr(logging.StreamHandler):
@@ -81,6 +91,7 @@ def extract(
     from ctx2static.text.vocab import Vocab
     from ctx2static.threads import torch_threads
 
+    check_writable(out, inside=True)
     corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
     vocab_config = pop_options(VocabConfig, options)
     teacher_config = pop_options(TeacherConfig, options)
@@ -162,6 +173,7 @@ def fit_student(
             raise UserError(f"--set {item!r}: write KEY=VALUE, e.g. --set negative=10")
         overrides[key.strip()] = value.strip()
     config = student_config(student, overrides)
+    check_writable(out)  # before the training, not after it
     if cache_dir and corpus_paths:
         raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
     if cache_dir:
@@ -190,8 +202,9 @@ def fit_student(
     help="'word nbr1 nbr2 ...' file (.xz/.gz ok) or 'wordnet' (bundled); repeat to merge lexicons.",
 )
 @click.option("--out", "-o", required=True, type=click.Path(), help="Output vectors (folder, .bin or .txt).")
+@nonfinite_option
 @click_options(RetrofitConfig)
-def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: Any) -> None:
+def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, nonfinite: str, **options: Any) -> None:
     """Retrofit vectors to synonym lexicons (Faruqui et al. 2015, Context-to-Vec graph)."""
     import time
 
@@ -199,9 +212,10 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: Any) 
     from ctx2static.vectors import Vectors
 
     config = pop_options(RetrofitConfig, options)
+    check_writable(out)
     log.info("retrofit: %s", config.to_dict())
     start = time.perf_counter()
-    result, trace = retrofit_vectors(Vectors.load(vectors), lexicons, config)
+    result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config)
     result.save(out)
     info = result.meta["retrofit"][-1]
     if info["edges"] == 0:
@@ -251,6 +265,7 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, **options: Any) 
 @click_options(AnalogyConfig)
 @click.option("--json", "json_path", type=click.Path(), help="Also write the results as JSON.")
 @click.option("--markdown", type=click.Path(), help="Also write the table as Markdown.")
+@nonfinite_option
 def evaluate_command(
     vectors: tuple[str, ...],
     families: tuple[str, ...],
@@ -262,6 +277,7 @@ def evaluate_command(
     items: str,
     json_path: str | None,
     markdown: str | None,
+    nonfinite: str,
     **options: Any,
 ) -> None:
     """Evaluate vectors: similarity, analogy, categorization, downstream tasks.
@@ -279,6 +295,9 @@ def evaluate_command(
     from ctx2static.vectors import Vectors
 
     config = pop_options(AnalogyConfig, options)
+    for written in (json_path, markdown):
+        if written is not None:
+            check_writable(written)
     extra = {Family.SIMILARITY: similarity, Family.ANALOGY: analogy, Family.CATEGORIZATION: categorization}
     picked = tuple(Family(f) for f in families) or (() if tasks else INTRINSIC)
     if tasks and Family.DOWNSTREAM not in picked:
@@ -294,7 +313,7 @@ def evaluate_command(
     for path in vectors:
         if not Path(path).exists():
             raise UserError(f"{path}: no such vectors file or folder")
-    loaded = {path: Vectors.load(path) for path in vectors}
+    loaded = {path: Vectors.load(path, nonfinite=nonfinite) for path in vectors}
     own = {}
     for path, vecs in loaded.items():
         start = time.perf_counter()
@@ -339,7 +358,9 @@ def run(study: str | None, out: str | None) -> None:
 
     path = Path(study) if study else DEFAULT_STUDY
     spec = load_study(path)
-    results = run_study(spec, Path(out) if out else Path("runs") / path.stem)
+    folder = Path(out) if out else Path("runs") / path.stem
+    check_writable(folder, inside=True)
+    results = run_study(spec, folder)
     click.echo(
         format_text(
             results.common,
@@ -362,25 +383,51 @@ def run(study: str | None, out: str | None) -> None:
 @click.option(
     "--out", "-o", required=True, type=click.Path(), help="Output file (.txt/.vec, .bin) or folder."
 )
-def export(vectors: str, fmt: str, out: str) -> None:
+@nonfinite_option
+def export(vectors: str, fmt: str, out: str, nonfinite: str) -> None:
     """Write VECTORS (any readable format) for other tools."""
     from ctx2static.export import export_vectors
     from ctx2static.vectors import Vectors
 
-    v = Vectors.load(vectors)
+    check_writable(out)
+    v = Vectors.load(vectors, nonfinite=nonfinite)
     path = export_vectors(v, Format(fmt), out)
     log.info("%s: %s words x %d -> %s (%s)", vectors, f"{len(v):,}", v.dim, path, fmt)
 
 
+_INTERRUPTED = {
+    "extract": "the shards written so far are kept; re-run the same command to continue after them",
+    "run": "the finished steps are kept; re-run the same command to continue",
+    "fit-student": "no vectors were written (GloVe with --set checkpoint=PATH resumes from its last "
+    "checkpoint); re-run the command",
+}
+
+
+def _interrupted(argv: list[str]) -> str:
+    """What Ctrl-C kept, for the command in ``argv``."""
+    command = next((a for a in argv if a in cli.commands), "")
+    return "interrupted: " + _INTERRUPTED.get(command, "nothing half-written was kept; re-run the command")
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: user errors print one line and exit 2, never a traceback."""
+    """Console entry point: user errors print one line and exit 2, never a traceback.
+
+    So do the environment's refusals (no permission, read-only filesystem, disk full: the path and
+    what to do); Ctrl-C says what was kept and exits 130.
+    """
     try:
         cli.main(args=argv, standalone_mode=False)
     except UserError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except OSError as exc:
+        mapped = environment_error(exc)
+        if mapped is None:
+            raise
+        click.echo(f"error: {mapped}", err=True)
+        sys.exit(2)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        click.echo(_interrupted(sys.argv[1:] if argv is None else argv), err=True)
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()

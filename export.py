@@ -67,7 +67,7 @@ def model2vec_tokenizer(words: list[str], lowercase: bool) -> object:
 
 def save_model2vec(vectors: Vectors, out: Path) -> Path:
     """Write the Model2Vec folder layout (module docstring) atomically."""
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
 
     lowercase = all(w == w.lower() for w in vectors.words)
     tok = model2vec_tokenizer(list(vectors.words), lowercase)
@@ -85,7 +85,8 @@ def save_model2vec(vectors: Vectors, out: Path) -> Path:
         "ctx2static": {k: vectors.meta[k] for k in ("student", "teacher", "config") if k in vectors.meta},
     }
     with atomic_dir(out) as tmp:
-        save_file({"embeddings": matrix}, str(tmp / "model.safetensors"))
-        tok.save(str(tmp / "tokenizer.json"))  # type: ignore[attr-defined]
+        # bytes written by Python, so a full disk is an OSError (one line), not a Rust library's error
+        (tmp / "model.safetensors").write_bytes(save({"embeddings": matrix}))
+        (tmp / "tokenizer.json").write_text(tok.to_str(pretty=True), encoding="utf-8")  # type: ignore[attr-defined]
         (tmp / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
     return out

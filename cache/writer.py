@@ -9,11 +9,21 @@ faster. A commit writes the running per-word sums to a new file, then the manife
 then deletes the previous sums file, so a process killed at any point leaves a manifest that
 agrees with the files it names; a rerun continues after the last committed shard and writes the
 same bytes as one uninterrupted run. A different identity in the folder is refused.
+
+One process writes a cache folder at a time (a lock file; a second writer gets a one-line error
+naming the first). Reopening a cache re-verifies what is committed: damaged or missing shard files
+are listed in :attr:`CacheWriter.damaged` for the caller to recompute (:meth:`rebuild_shard`;
+their per-word sums are already committed); a damaged vocab.tsv is rewritten; damaged teacher token
+files are rewritten by the next :meth:`finish`; a damaged running-sums file, vocab.h5 (the only
+copy of the sums once complete) or PCA restarts the cache from shard 0, since the sums can only be
+recomputed by the teacher. Shards holding NaN or infinity are refused when written.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,10 +45,20 @@ from ctx2static.cache.layout import (
     shard_name,
     shard_signals,
 )
-from ctx2static.cache.reader import read_manifest
+from ctx2static.cache.reader import read_manifest, verify_file
+from ctx2static.cache.validate import nonfinite_array
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write, sha256_file, write_json
+from ctx2static.fileio import (
+    acquire_lock,
+    atomic_write,
+    release_lock,
+    remove_stale_temps_in,
+    sha256_file,
+    write_json,
+)
 from ctx2static.text.vocab import Vocab
+
+log = logging.getLogger(__name__)
 
 
 def write_h5(path: Path, arrays: Mapping[str, np.ndarray]) -> str:
@@ -66,7 +86,17 @@ def write_parquet(path: Path, columns: Mapping[str, np.ndarray]) -> str:
 def write_shard_files(
     folder: Path, index: int, arrays: Mapping[str, np.ndarray], attention: Mapping[str, np.ndarray] | None
 ) -> dict[str, str]:
-    """Write shard ``index``'s HDF5 arrays (and attention rows) atomically; return file name -> sha256."""
+    """Write shard ``index``'s HDF5 arrays (and attention rows) atomically; return file name -> sha256.
+
+    Arrays holding NaN or infinity are refused (one line: the teacher's output is not usable).
+    """
+    weights = {} if attention is None else {"attention weight": attention["weight"]}
+    where = nonfinite_array({**arrays, **weights})
+    if where is not None:
+        raise UserError(
+            f"{folder}: shard {index}: the teacher's output holds NaN or infinity ({where}); it overflowed "
+            "float16 or the forward is unstable: try --precision float32, --float32-means or another --layer"
+        )
     stem = shard_name(index)
     files = {f"{stem}.h5": write_h5(folder / f"{stem}.h5", arrays)}
     if attention is not None:
@@ -107,6 +137,25 @@ def _diff(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "") -> list[
     return out
 
 
+def _damaged(folder: Path, files: Mapping[str, str]) -> bool:
+    """Whether any of ``files`` (name -> sha256) is missing or damaged."""
+    return any(verify_file(folder / name, digest) for name, digest in files.items())
+
+
+def _lost_sums(folder: Path, manifest: Mapping[str, Any]) -> str | None:
+    """What damaged file lost the committed per-word sums (or the PCA the shards depend on), if any."""
+    named = dict(manifest.get("aux_files", {}))
+    if manifest.get("complete"):
+        named[VOCAB_H5] = manifest.get("vocab_files", {}).get(VOCAB_H5, "")
+    elif manifest.get("word_sums"):
+        named[manifest["word_sums"]["file"]] = manifest["word_sums"]["sha256"]
+    for name, digest in named.items():
+        problem = verify_file(folder / name, digest)
+        if problem:
+            return f"{folder / name}: {problem}"
+    return None
+
+
 class CacheWriter:
     """Writes one cache folder shard by shard; see the module docstring for the guarantees."""
 
@@ -114,13 +163,18 @@ class CacheWriter:
         self.folder = folder
         self.manifest = manifest
         self.n_words = n_words
+        self.damaged: list[int] = []  # committed shards whose files must be written again
         self._pending: dict[int, tuple[dict[str, Any], WordSums]] = {}
         self._sums: np.ndarray | None = None  # float64 [V, d], committed shards only
         self._counts = np.zeros(n_words, dtype=np.int64)
+        self._lock: str | None = None
         running = manifest.get("word_sums")
         if running is not None:
             stored = read_h5(folder / running["file"])
             self._sums, self._counts = stored["sum"], stored["count"]
+        elif manifest.get("complete"):  # kept for a finish() that rewrites damaged teacher token files
+            with h5py.File(folder / VOCAB_H5, "r") as f:
+                self._sums, self._counts = f["occ_sum"][()].astype(np.float64), f["occ_count"][()]
 
     @classmethod
     def open(cls, folder: str | Path, identity: Mapping[str, Any], vocab: Vocab) -> CacheWriter:
@@ -128,10 +182,22 @@ class CacheWriter:
 
         ``identity`` is everything that determines the content (teacher, corpus, vocabulary,
         ``options`` of the extract); the writer adds the format version and derives the signals
-        from ``identity["options"]``.
+        from ``identity["options"]``. The folder stays locked until :meth:`finish` or :meth:`close`.
         """
         folder = Path(folder)
         ident = json.loads(json.dumps({**identity, "format": FORMAT_VERSION}))
+        lock = acquire_lock(folder, "cache")
+        try:
+            writer = cls._open_locked(folder, ident, vocab)
+        except BaseException:
+            release_lock(lock)
+            raise
+        writer._lock = lock
+        weakref.finalize(writer, release_lock, lock)
+        return writer
+
+    @classmethod
+    def _open_locked(cls, folder: Path, ident: dict[str, Any], vocab: Vocab) -> CacheWriter:
         manifest = read_manifest(folder)
         if manifest is not None:
             diff = _diff(manifest.get("identity", {}), ident)
@@ -140,17 +206,50 @@ class CacheWriter:
                     f"{folder}: holds a cache from a different run (differs in {', '.join(diff[:6])}); "
                     "pass another --out or delete that folder"
                 )
-            for stale in folder.glob(".*.tmp"):  # left by a killed writer
-                stale.unlink()
-            writer = cls(folder, manifest, len(vocab))
-            writer._remove_unnamed_sums()
-            return writer
-        folder.mkdir(parents=True, exist_ok=True)
+            remove_stale_temps_in(folder)  # left by a killed writer (the lock says none is alive)
+            return cls._reopen(folder, manifest, vocab)
         vocab.save(folder / VOCAB_TSV)
         signals = shard_signals(ident.get("options", {}))
-        manifest = {"identity": ident, "signals": signals, "shards": [], "complete": False}
+        manifest = {
+            "identity": ident,
+            "signals": signals,
+            "shards": [],
+            "complete": False,
+            "vocab_digest": vocab.digest(),
+        }
         writer = cls(folder, manifest, len(vocab))
         writer.save_manifest()
+        return writer
+
+    @classmethod
+    def _reopen(cls, folder: Path, manifest: dict[str, Any], vocab: Vocab) -> CacheWriter:
+        """Continue a cache after verifying what it committed (module docstring: what is repaired how)."""
+        try:
+            intact = Vocab.load(folder / VOCAB_TSV).digest() == vocab.digest()
+        except UserError:
+            intact = False
+        if not intact:
+            log.warning("%s: damaged; rewritten from the vocabulary", folder / VOCAB_TSV)
+            vocab.save(folder / VOCAB_TSV)
+        lost = _lost_sums(folder, manifest)
+        if lost:
+            log.warning(
+                "%s; it holds the per-word sums of %d shards, which only the teacher can recompute: "
+                "extract starts again from shard 0",
+                lost, len(manifest["shards"]),
+            )  # fmt: skip
+            for key in ("word_sums", "vocab_files", "totals", "aux_files"):
+                manifest.pop(key, None)
+            manifest.update(shards=[], complete=False)
+        writer = cls(folder, manifest, len(vocab))
+        if manifest.get("complete") and _damaged(folder, manifest.get("vocab_files", {})):
+            log.warning("%s: teacher token files damaged or missing; extract writes them again", folder)
+            manifest["complete"] = False  # finish() writes the tables again
+        writer.damaged = [r["index"] for r in manifest["shards"] if _damaged(folder, r["files"])]
+        if writer.damaged:
+            damaged = ", ".join(map(str, writer.damaged))
+            log.warning("%s: shard(s) %s damaged or missing; extract rebuilds them", folder, damaged)
+        writer._remove_unnamed_sums()
         return writer
 
     @property
@@ -206,6 +305,28 @@ class CacheWriter:
         if old is not None and old["file"] != name:
             (self.folder / old["file"]).unlink(missing_ok=True)
 
+    def rebuild_shard(
+        self, index: int, arrays: Mapping[str, np.ndarray], attention: Mapping[str, np.ndarray] | None
+    ) -> None:
+        """Write the files of damaged shard ``index`` again (its per-word sums are already committed)."""
+        files = write_shard_files(self.folder, index, arrays, attention)
+        record = self.manifest["shards"][index]
+        if files != record["files"]:
+            log.warning(
+                "shard %d: rebuilt with other bytes than its first build (this teacher run is not "
+                "bit-reproducible: other threads or device); the per-word sums stay those of the first",
+                index,
+            )
+            record["files"] = files
+            self.save_manifest()
+        self.damaged.remove(index)
+
+    def close(self) -> None:
+        """Release the folder's lock without finishing (a later open continues the cache)."""
+        if self._lock is not None:
+            release_lock(self._lock)
+            self._lock = None
+
     def _remove_unnamed_sums(self) -> None:
         """Delete running-sum files the manifest does not name (a killed commit's leftovers)."""
         named = self.manifest.get("word_sums", {}).get("file")
@@ -254,4 +375,5 @@ class CacheWriter:
         self.save_manifest()
         if running is not None:
             (self.folder / running["file"]).unlink(missing_ok=True)
+        self.close()
         return self.manifest

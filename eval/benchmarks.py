@@ -142,9 +142,12 @@ def read_similarity(path: str | os.PathLike) -> SimilaritySet:
         if len(parts) != 3:
             raise UserError(f"{path}: line {n} has {len(parts)} fields; expected 'word1<TAB>word2<TAB>score'")
         try:
-            gold.append(float(parts[2]))
+            score = float(parts[2])
         except ValueError:
             raise UserError(f"{path}: line {n}: score {parts[2]!r} is not a number") from None
+        if not np.isfinite(score):
+            raise UserError(f"{path}: line {n}: score {parts[2]!r} is not finite; fix or drop the line")
+        gold.append(score)
         pairs.append((parts[0].strip(), parts[1].strip()))
     if not pairs:
         raise UserError(f"{path}: no word pairs found")

@@ -20,7 +20,7 @@ from ctx2static.eval.downstream import DownstreamTask, ProbeConfig, evaluate_dow
 from ctx2static.eval.downstream.tasks import FAMILY, protocol
 from ctx2static.eval.results import Score
 from ctx2static.eval.similarity import evaluate_similarity, similarity_coverage
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, require_finite
 
 AVG5 = ("ws353", "simlex999", "men3k", "rw", "rg65")
 """The headline number: mean Spearman over these five similarity sets."""
@@ -54,6 +54,7 @@ def evaluate(
     that ``vectors`` covers. Downstream tasks run only without ``only``: their probes score every
     token, known or not, so one run serves both tables (:func:`with_downstream`).
     """
+    require_finite(vectors, "eval input", "load them with --nonfinite drop to leave those words out")
     analogy = analogy or AnalogyConfig()
     scores: list[Score] = []
     for bench in load_benchmarks() if benchmarks is None else benchmarks:

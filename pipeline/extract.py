@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -20,6 +21,8 @@ from ctx2static.fileio import sha256_file
 from ctx2static.pipeline.config import ExtractConfig
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
     from ctx2static.pipeline.align import Encoding
@@ -261,13 +264,25 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
     """Write (or resume) the cache in ``out``; return its manifest (plus this run's ``run`` timing).
 
     The cache writer records each shard only once it is written whole, so a re-run continues
-    after the last recorded shard and yields the same bytes as one run.
+    after the last recorded shard and yields the same bytes as one run. A re-run (of a complete
+    cache too) re-verifies the committed files and rebuilds the damaged ones
+    (:class:`~ctx2static.cache.writer.CacheWriter`).
     """
     words = token_words(teacher, vocab, corpus.config.lowercase)
     if cfg.topk:
         word_substitutes(teacher, words, cfg.topk)
     writer = CacheWriter.open(out, _identity(teacher, corpus, vocab, cfg), vocab)
-    if writer.complete:
+    try:
+        return _write(corpus, vocab, teacher, writer, cfg, words)
+    finally:
+        writer.close()
+
+
+def _write(
+    corpus: Corpus, vocab: Vocab, teacher: Teacher, writer: CacheWriter, cfg: ExtractConfig, words: np.ndarray
+) -> dict:
+    """The shards the cache lacks or holds damaged, then the vocabulary tables (see :func:`extract`)."""
+    if writer.complete and not writer.damaged:
         return writer.manifest
     done = writer.n_shards
     sentences = corpus.sentences()
@@ -275,24 +290,29 @@ def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg
         sentences = itertools.islice(sentences, cfg.max_sentences)
     t0, n_tok = time.perf_counter(), 0
     pca: dict[str, np.ndarray] | None = None
-    bar = tqdm(unit="sent", desc="extract", initial=done * cfg.shard_size, mininterval=1.0)
-    for i, sents in enumerate(_chunks(sentences, cfg.shard_size)):
-        if i < done:
-            continue
-        arrays, attn, stats, sums = shard_arrays(teacher, cfg, vocab, sents)
-        if cfg.vectors:
-            vec = arrays["occ_vec"]
-            if cfg.pca:
-                pca = pca or _pca(writer, vec, cfg.pca)
-                vec = (vec - pca["mean"]) @ pca["components"].T
-            arrays["occ_vec"] = vec.astype(np.float16)
-        writer.add_shard(arrays, attn, stats, sums)
-        n_tok += stats["n_teacher_tokens"]
-        bar.update(len(sents))
-    bar.close()
+    with tqdm(unit="sent", desc="extract", initial=done * cfg.shard_size, mininterval=1.0) as bar:
+        for i, sents in enumerate(_chunks(sentences, cfg.shard_size)):
+            if i < done and i not in writer.damaged:
+                continue
+            arrays, attn, stats, sums = shard_arrays(teacher, cfg, vocab, sents)
+            if cfg.vectors:
+                vec = arrays["occ_vec"]
+                if cfg.pca:
+                    pca = pca or _pca(writer, vec, cfg.pca)
+                    vec = (vec - pca["mean"]) @ pca["components"].T
+                arrays["occ_vec"] = vec.astype(np.float16)
+            if i < done:
+                writer.rebuild_shard(i, arrays, attn)
+                log.info("shard %d rebuilt", i)
+            else:
+                writer.add_shard(arrays, attn, stats, sums)
+                bar.update(len(sents))
+            n_tok += stats["n_teacher_tokens"]
     secs = time.perf_counter() - t0
+    run = {"seconds": secs, "teacher_tokens_per_s": n_tok / secs if secs else 0.0}
     if not writer.n_shards:
         raise UserError(f"{', '.join(map(str, corpus.paths))}: no sentences to extract")
-    tables, tokens = vocab_tables(teacher, vocab, cfg, words)
-    manifest = writer.finish(tables, tokens, teacher.tokenizer.backend_tokenizer.to_str())
-    return {**manifest, "run": {"seconds": secs, "teacher_tokens_per_s": n_tok / secs if secs else 0.0}}
+    if not writer.complete:
+        tables, tokens = vocab_tables(teacher, vocab, cfg, words)
+        writer.finish(tables, tokens, teacher.tokenizer.backend_tokenizer.to_str())
+    return {**writer.manifest, "run": run}

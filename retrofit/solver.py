@@ -41,7 +41,7 @@ from tqdm import tqdm
 
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import build_graph
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, require_finite
 
 
 def log_student_t_kernel(sq_dist: np.ndarray, nu: float, sigma: float) -> np.ndarray:
@@ -201,8 +201,10 @@ def retrofit_vectors(
     """Retrofit ``vectors`` to the merged ``lexicons``; returns the new vectors and Psi per iteration.
 
     The output keeps the words and counts, and its meta is the input's plus a ``retrofit`` list
-    entry (method, lexicons, config, graph size, objective trace).
+    entry (method, lexicons, config, graph size, objective trace). Input vectors holding NaN or
+    infinity are refused: every update averages neighbours, so one such row would spread.
     """
+    require_finite(vectors, "retrofit input", "load them with --nonfinite drop to leave those words out")
     graph = build_graph(vectors.words, lexicons)
     q0 = vectors.unit().astype(np.float32) if config.normalize else np.array(vectors.matrix, np.float32)
     trace: list[float] = []

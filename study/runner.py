@@ -28,7 +28,7 @@ import numpy as np
 from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import Benchmark
 from ctx2static.eval.results import Score
-from ctx2static.fileio import atomic_write, sha256_file, write_json
+from ctx2static.fileio import atomic_write, folder_lock, sha256_file, write_json
 from ctx2static.memory import PeakRss
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, StudyResults, TeacherSpec
@@ -96,7 +96,7 @@ class StudyRunner:
             log.info("redo extract %s: its configuration changed; removing %s", name, folder)
             shutil.rmtree(folder)
         manifest = read_manifest(folder) if folder.is_dir() else None
-        if manifest is not None and manifest.get("complete"):
+        if manifest is not None and manifest.get("complete") and _intact(folder):
             log.info("skip extract %s: %s is complete", name, folder)
             return folder
         t = self.study.teachers[name]
@@ -249,18 +249,35 @@ class StudyRunner:
         return scores
 
 
+def _intact(folder: Path) -> bool:
+    """Whether every file of the cache in ``folder`` matches its checksum (else extract repairs it)."""
+    from ctx2static.cache import Cache
+
+    try:
+        Cache.open(folder).verify_for(["attention"])
+    except UserError as exc:
+        log.warning("repair extract: %s", exc)
+        return False
+    return True
+
+
 def run_study(study: Study, out: str | Path) -> StudyResults:
     """Run every step of ``study`` into ``out`` that is not up to date; write results.md and report.md.
 
     Every output is scored twice: on the items it covers, and on the items every output covers
-    (the fair comparison, the report's main table). Outputs are in the study's order.
+    (the fair comparison, the report's main table). Outputs are in the study's order. The folder
+    is locked while the study runs: a second run into it is a one-line error naming the first.
     """
+    layout = StudyLayout(Path(out))
+    with folder_lock(layout.root, "study"):
+        return _run(study, layout)
+
+
+def _run(study: Study, layout: StudyLayout) -> StudyResults:
     from ctx2static.eval.results import write_markdown
     from ctx2static.eval.suite import notes, with_downstream
     from ctx2static.study.report import write_report  # matplotlib loads only here
 
-    layout = StudyLayout(Path(out))
-    layout.root.mkdir(parents=True, exist_ok=True)
     with atomic_write(layout.study_toml, "w", encoding="utf-8") as fh:
         fh.write(study.path.read_text(encoding="utf-8"))
     runner = StudyRunner(study, layout)

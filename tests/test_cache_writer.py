@@ -43,7 +43,8 @@ def _finish(writer: CacheWriter) -> dict:
 
 
 def _files(folder) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+    """The cache's files (not the lock file, which names its last holder)."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file() and p.name != ".lock"}
 
 
 def _vocab() -> Vocab:
