@@ -9,11 +9,18 @@ faster. A commit writes the running per-word sums to a new file, then the manife
 then deletes the previous sums file, so a process killed at any point leaves a manifest that
 agrees with the files it names; a rerun continues after the last committed shard and writes the
 same bytes as one uninterrupted run. A different identity in the folder is refused.
+
+The running sums are a dense float64 table of the whole vocabulary (V x d: 6 GB for a million
+words of a 768-d teacher), rewritten and hashed by each checkpoint. Small ones (<= 64 MiB) are
+checkpointed at every commit; larger ones at most once per ten times the last checkpoint's
+duration, so writing them costs at most a tenth of the run however fast shards arrive; shards
+committed since the last checkpoint are not in the manifest, and a killed run computes them again.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +46,9 @@ from ctx2static.cache.reader import read_manifest
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write, sha256_file, write_json
 from ctx2static.text.vocab import Vocab
+
+SMALL_SUMS = 64 << 20  # running sums up to this size are checkpointed at every commit
+CHECKPOINT_RATIO = 10  # larger ones: at most once per this many times the last checkpoint's duration
 
 
 def write_h5(path: Path, arrays: Mapping[str, np.ndarray]) -> str:
@@ -115,6 +125,8 @@ class CacheWriter:
         self.manifest = manifest
         self.n_words = n_words
         self._pending: dict[int, tuple[dict[str, Any], WordSums]] = {}
+        self._unsaved: list[dict[str, Any]] = []  # committed since the last checkpoint, not in the manifest
+        self._next_checkpoint = 0.0  # the monotonic time after which a commit checkpoints again
         self._sums: np.ndarray | None = None  # float64 [V, d], committed shards only
         self._counts = np.zeros(n_words, dtype=np.int64)
         running = manifest.get("word_sums")
@@ -160,8 +172,8 @@ class CacheWriter:
 
     @property
     def n_shards(self) -> int:
-        """Shards committed so far (a resumed run starts after them)."""
-        return len(self.manifest["shards"])
+        """Shards committed so far (a resumed run starts after the checkpointed ones)."""
+        return len(self.manifest["shards"]) + len(self._unsaved)
 
     def save_manifest(self) -> None:
         """Replace manifest.json atomically."""
@@ -190,14 +202,24 @@ class CacheWriter:
             self._commit()
 
     def _commit(self) -> None:
-        """Add the contiguous pending shards' sums in order, write the sums file, then the manifest."""
+        """Add the contiguous pending shards' sums in order; checkpoint them (module docstring: when)."""
         while self.n_shards in self._pending:
             record, sums = self._pending.pop(self.n_shards)
             if self._sums is None:
                 self._sums = np.zeros((self.n_words, sums.sums.shape[1]), dtype=np.float64)
             self._sums[sums.ids] += sums.sums
             self._counts[sums.ids] += sums.counts
-            self.manifest["shards"].append(record)
+            self._unsaved.append(record)
+        if self._sums is not None and (
+            self._sums.nbytes <= SMALL_SUMS or time.monotonic() >= self._next_checkpoint
+        ):
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Write the running sums to a new file, then the manifest naming it and the committed shards."""
+        start = time.monotonic()
+        self.manifest["shards"] += self._unsaved
+        self._unsaved = []
         old = self.manifest.get("word_sums")
         name = running_sums_name(self.n_shards)
         digest = write_h5(self.folder / name, {"sum": self._sums, "count": self._counts})
@@ -205,6 +227,8 @@ class CacheWriter:
         self.save_manifest()
         if old is not None and old["file"] != name:
             (self.folder / old["file"]).unlink(missing_ok=True)
+        end = time.monotonic()
+        self._next_checkpoint = end + CHECKPOINT_RATIO * (end - start)
 
     def _remove_unnamed_sums(self) -> None:
         """Delete running-sum files the manifest does not name (a killed commit's leftovers)."""
@@ -236,6 +260,8 @@ class CacheWriter:
         """
         if self._pending:
             raise ValueError(f"shards {sorted(self._pending)} wait for an earlier shard that never came")
+        self.manifest["shards"] += self._unsaved
+        self._unsaved = []
         shards = self.manifest["shards"]
         sums = self._sums if self._sums is not None else np.zeros((self.n_words, 0))
         tables = {**vocab_arrays, "occ_sum": sums.astype(np.float32), "occ_count": self._counts}
