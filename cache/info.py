@@ -12,25 +12,17 @@ from pathlib import Path
 
 import h5py
 
-from ctx2static.cache.layout import (
-    MANIFEST,
-    PCA_H5,
-    SIGNALS,
-    TEACHER_TOKENIZER,
-    TEACHER_TOKENS,
-    VOCAB_H5,
-    VOCAB_TSV,
-)
+from ctx2static.cache import layout
 from ctx2static.cache.reader import Cache
 
 ONCE = {  # what the per-cache parts hold, beyond the signals of cache.layout.SIGNALS
     "word_complete": "whether the teacher read each word whole when encoded alone",
     "teacher_token_emb": "the teacher's input embedding of every token (fp16)",
-    VOCAB_TSV: "the static vocabulary (word, count)",
-    TEACHER_TOKENS: "teacher token id -> string -> static word",
-    TEACHER_TOKENIZER: "the teacher's tokenizer",
-    PCA_H5: "the PCA of the occurrence vectors (--pca)",
-    MANIFEST: "identity, shard records, checksums",
+    layout.VOCAB_TSV: "the static vocabulary (word, count)",
+    layout.TEACHER_TOKENS: "teacher token id -> string -> static word",
+    layout.TEACHER_TOKENIZER: "the teacher's tokenizer",
+    layout.PCA_H5: "the PCA of the occurrence vectors (--pca)",
+    layout.MANIFEST: "identity, shard records, checksums",
 }
 
 
@@ -69,7 +61,7 @@ def once_bytes(cache: Cache) -> dict[str, int]:
     for p in sorted(cache.folder.iterdir()):
         if not p.is_file() or p.name in shard_files or p.name.startswith("."):
             continue
-        if p.name == VOCAB_H5:
+        if p.name == layout.VOCAB_H5:
             _h5_storage(p, sizes)
         else:
             sizes[p.name] = p.stat().st_size
@@ -77,8 +69,8 @@ def once_bytes(cache: Cache) -> dict[str, int]:
 
 
 def _description(key: str) -> str:
-    if key in SIGNALS:
-        return SIGNALS[key].description
+    if key in layout.SIGNALS:
+        return layout.SIGNALS[key].description
     running = key.startswith("word_sums")
     return ONCE.get(key, "the per-word sums of the shards committed so far" if running else "")
 
