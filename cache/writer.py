@@ -12,17 +12,24 @@ same bytes as one uninterrupted run. A different identity in the folder is refus
 
 One process writes a cache folder at a time (a lock file; a second writer gets a one-line error
 naming the first). Reopening a cache re-verifies what is committed: damaged or missing shard files
-are listed in :attr:`CacheWriter.damaged` for the caller to recompute (:meth:`rebuild_shard`;
+are listed in :attr:`CacheWriter.damaged` for the caller to recompute (:meth:`rebuilt_shard`;
 their per-word sums are already committed); a damaged vocab.tsv is rewritten; damaged teacher token
 files are rewritten by the next :meth:`finish`; a damaged running-sums file, vocab.h5 (the only
 copy of the sums once complete) or PCA restarts the cache from shard 0, since the sums can only be
 recomputed by the teacher. Shards holding NaN or infinity are refused when written.
+
+The running sums are a dense float64 table of the whole vocabulary (V x d: 6 GB for a million
+words of a 768-d teacher), rewritten and hashed by each checkpoint. Small ones (<= 64 MiB) are
+checkpointed at every commit; larger ones at most once per ten times the last checkpoint's
+duration, so writing them costs at most a tenth of the run however fast shards arrive; shards
+committed since the last checkpoint are not in the manifest, and a killed run computes them again.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -59,6 +66,8 @@ from ctx2static.fileio import (
 from ctx2static.text.vocab import Vocab
 
 log = logging.getLogger(__name__)
+SMALL_SUMS = 64 << 20  # running sums up to this size are checkpointed at every commit
+CHECKPOINT_RATIO = 10  # larger ones: at most once per this many times the last checkpoint's duration
 
 
 def write_h5(path: Path, arrays: Mapping[str, np.ndarray]) -> str:
@@ -165,6 +174,8 @@ class CacheWriter:
         self.n_words = n_words
         self.damaged: list[int] = []  # committed shards whose files must be written again
         self._pending: dict[int, tuple[dict[str, Any], WordSums]] = {}
+        self._unsaved: list[dict[str, Any]] = []  # committed since the last checkpoint, not in the manifest
+        self._next_checkpoint = 0.0  # the monotonic time after which a commit checkpoints again
         self._sums: np.ndarray | None = None  # float64 [V, d], committed shards only
         self._counts = np.zeros(n_words, dtype=np.int64)
         self._lock: str | None = None
@@ -259,8 +270,8 @@ class CacheWriter:
 
     @property
     def n_shards(self) -> int:
-        """Shards committed so far (a resumed run starts after them)."""
-        return len(self.manifest["shards"])
+        """Shards committed so far (a resumed run starts after the checkpointed ones)."""
+        return len(self.manifest["shards"]) + len(self._unsaved)
 
     def save_manifest(self) -> None:
         """Replace manifest.json atomically."""
@@ -289,14 +300,24 @@ class CacheWriter:
             self._commit()
 
     def _commit(self) -> None:
-        """Add the contiguous pending shards' sums in order, write the sums file, then the manifest."""
+        """Add the contiguous pending shards' sums in order; checkpoint them (module docstring: when)."""
         while self.n_shards in self._pending:
             record, sums = self._pending.pop(self.n_shards)
             if self._sums is None:
                 self._sums = np.zeros((self.n_words, sums.sums.shape[1]), dtype=np.float64)
             self._sums[sums.ids] += sums.sums
             self._counts[sums.ids] += sums.counts
-            self.manifest["shards"].append(record)
+            self._unsaved.append(record)
+        if self._sums is not None and (
+            self._sums.nbytes <= SMALL_SUMS or time.monotonic() >= self._next_checkpoint
+        ):
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Write the running sums to a new file, then the manifest naming it and the committed shards."""
+        start = time.monotonic()
+        self.manifest["shards"] += self._unsaved
+        self._unsaved = []
         old = self.manifest.get("word_sums")
         name = running_sums_name(self.n_shards)
         digest = write_h5(self.folder / name, {"sum": self._sums, "count": self._counts})
@@ -304,20 +325,19 @@ class CacheWriter:
         self.save_manifest()
         if old is not None and old["file"] != name:
             (self.folder / old["file"]).unlink(missing_ok=True)
+        end = time.monotonic()
+        self._next_checkpoint = end + CHECKPOINT_RATIO * (end - start)
 
-    def rebuild_shard(
-        self, index: int, arrays: Mapping[str, np.ndarray], attention: Mapping[str, np.ndarray] | None
-    ) -> None:
-        """Write the files of damaged shard ``index`` again (its per-word sums are already committed)."""
-        files = write_shard_files(self.folder, index, arrays, attention)
+    def rebuilt_shard(self, index: int, files: Mapping[str, str]) -> None:
+        """Record damaged shard ``index``'s files written again (its per-word sums stay committed)."""
         record = self.manifest["shards"][index]
-        if files != record["files"]:
+        if dict(files) != record["files"]:
             log.warning(
                 "shard %d: rebuilt with other bytes than its first build (this teacher run is not "
                 "bit-reproducible: other threads or device); the per-word sums stay those of the first",
                 index,
             )
-            record["files"] = files
+            record["files"] = dict(files)
             self.save_manifest()
         self.damaged.remove(index)
 
@@ -357,6 +377,8 @@ class CacheWriter:
         """
         if self._pending:
             raise ValueError(f"shards {sorted(self._pending)} wait for an earlier shard that never came")
+        self.manifest["shards"] += self._unsaved
+        self._unsaved = []
         shards = self.manifest["shards"]
         sums = self._sums if self._sums is not None else np.zeros((self.n_words, 0))
         tables = {**vocab_arrays, "occ_sum": sums.astype(np.float32), "occ_count": self._counts}

@@ -108,3 +108,35 @@ class ExtractConfig(Options):
             ("attention", self.attention >= 0, "0 (off) or more"),
             ("max_sentences", self.max_sentences >= 0, "0 (all) or more"),
         ]
+
+
+class Engine(str, Enum):
+    """Where the teacher pass runs."""
+
+    LOCAL = "local"  # this process
+    RAY = "ray"  # Ray workers, one teacher each (pip install 'ctx2static[scale]')
+
+
+@dataclass(frozen=True)
+class EngineConfig(Options):
+    """Which engine runs the teacher pass; the cache does not depend on it (same identity, same arrays)."""
+
+    engine: Engine = opt(
+        Engine.LOCAL, "local: this process; ray: shards spread over Ray workers ('ctx2static[scale]')."
+    )
+    address: str = opt(
+        "", "Ray cluster: '' starts one on this machine, auto joins the running one, ray://HOST:PORT."
+    )
+    workers: int = opt(0, "Ray workers, one teacher each (0 = as many as the cluster's CPUs/GPUs hold).")
+    gpus_per_worker: float = opt(0.0, "GPUs per Ray worker (with --device cuda; 0.5: two share one).")
+
+    def rules(self) -> Iterable[Rule]:
+        """Counts are counts; cluster settings need the Ray engine."""
+        ray = self.engine is Engine.RAY
+        return [
+            ("workers", self.workers >= 0, "0 (fill the cluster) or more"),
+            ("gpus_per_worker", self.gpus_per_worker >= 0, "0 (CPU workers) or more"),
+            ("address", ray or not self.address, "empty unless --engine ray"),
+            ("workers", ray or not self.workers, "0 unless --engine ray"),
+            ("gpus_per_worker", ray or not self.gpus_per_worker, "0 unless --engine ray"),
+        ]

@@ -116,9 +116,9 @@ def timing_lines(study: Study, layout: StudyLayout, vectors: Mapping[str, Vector
 
 
 def cache_lines(study: Study, layout: StudyLayout) -> list[str]:
-    """Bytes per signal and per corpus token of every teacher cache."""
+    """Bytes per signal and per corpus token of every teacher cache (shards, and what is stored once)."""
     from ctx2static.cache import Cache
-    from ctx2static.cache.info import signal_bytes
+    from ctx2static.cache.info import once_bytes, signal_bytes
 
     lines: list[str] = []
     for name in study.teachers:
@@ -129,15 +129,17 @@ def cache_lines(study: Study, layout: StudyLayout) -> list[str]:
         n_words = int(cache.manifest.get("totals", {}).get("n_words", 0))
         n_sent = int(cache.manifest.get("totals", {}).get("n_sentences", 0))
         rows = [
-            [key, f"{size:,}", f"{size / max(n_words, 1):,.1f}"] for key, size in signal_bytes(cache).items()
+            [key, part, f"{size:,}", f"{size / max(n_words, 1):,.1f}"]
+            for part, sizes in [("shards", signal_bytes(cache)), ("once per cache", once_bytes(cache))]
+            for key, size in sizes.items()
         ]
         disk = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
-        rows.append(["**all files**", f"**{disk:,}**", f"**{disk / max(n_words, 1):,.1f}**"])
+        rows.append(["**all files**", "", f"**{disk:,}**", f"**{disk / max(n_words, 1):,.1f}**"])
         lines += [
             f"**{name}** ({study.teachers[name].model}): {n_sent:,} sentences, {n_words:,} corpus tokens, "
             f"{cache.n_shards} shards",
             "",
-            *_md_table(["signal", "bytes", "bytes/token"], rows),
+            *_md_table(["signal", "stored", "bytes", "bytes/token"], rows),
             "",
         ]
     return lines or ["No teacher cache in this study."]

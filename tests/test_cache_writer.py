@@ -119,3 +119,33 @@ def test_a_cache_of_the_previous_format_is_refused_in_one_line(tmp_path):
     writer.save_manifest()
     with pytest.raises(UserError, match=r"cache format 1 \(this ctx2static reads format 2\); re-run extract"):
         Cache.open(tmp_path / "c")
+
+
+def test_large_running_sums_are_checkpointed_at_most_once_per_ten_checkpoint_durations(tmp_path, monkeypatch):
+    import ctx2static.cache.writer as writer_module
+
+    whole = CacheWriter.open(tmp_path / "whole", IDENTITY, _vocab())
+    for i in range(4):
+        _add(whole, i)
+    _finish(whole)
+
+    monkeypatch.setattr(writer_module, "SMALL_SUMS", 0)  # as if the sums were large
+    monkeypatch.setattr(writer_module, "CHECKPOINT_RATIO", 1e9)  # and a checkpoint slow: no second one
+    killed = CacheWriter.open(tmp_path / "killed", IDENTITY, _vocab())
+    for i in range(3):
+        _add(killed, i)
+    assert killed.n_shards == 3
+    on_disk = Cache.open(tmp_path / "killed")  # what a killed run leaves: the first checkpoint
+    assert on_disk.n_shards == 1 and on_disk.manifest["word_sums"]["file"] == "word_sums.00001.h5"
+    first = _shard(0)[2]
+    np.testing.assert_array_equal(on_disk.word_sums()[1], np.bincount(first.ids, first.counts, 4))
+
+    monkeypatch.setattr(writer_module, "CHECKPOINT_RATIO", 0)  # checkpoints cost nothing: every commit
+    resumed = CacheWriter.open(tmp_path / "killed", IDENTITY, _vocab())
+    assert resumed.n_shards == 1
+    for i in (1, 2):
+        _add(resumed, i)
+        assert Cache.open(tmp_path / "killed").n_shards == i + 1
+    _add(resumed, 3)
+    _finish(resumed)
+    assert _files(tmp_path / "whole") == _files(tmp_path / "killed")

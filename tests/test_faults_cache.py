@@ -289,7 +289,7 @@ def _rerun(extracted, folder, caplog, monkeypatch=None):
 
 
 def _count_shards(monkeypatch):
-    import ctx2static.pipeline.extract as ex
+    import ctx2static.pipeline.shard as ex
 
     calls = []
     real = ex.shard_arrays
@@ -344,7 +344,7 @@ def test_damaged_token_and_vocabulary_files_are_rewritten_without_the_shards(
 
 @pytest.mark.slow
 def test_damaged_running_sums_restart_an_unfinished_extract(extracted, tmp_path, caplog, monkeypatch):
-    import ctx2static.pipeline.extract as ex
+    import ctx2static.pipeline.shard as ex
 
     corpus, vocab, teacher, whole = extracted
     folder = tmp_path / "cache"

@@ -17,9 +17,10 @@ from ctx2static.errors import UserError
 from ctx2static.pipeline.align import align
 from ctx2static.pipeline.batching import run_sorted, sorted_batches
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig, parse_layers
-from ctx2static.pipeline.extract import extract, token_words
+from ctx2static.pipeline.extract import extract
 from ctx2static.pipeline.models import TeacherKind, detect_kind
 from ctx2static.pipeline.scorer import Scorer
+from ctx2static.pipeline.shard import token_words
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig

@@ -31,15 +31,15 @@ from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.batching import sorted_batches
 from ctx2static.pipeline.bf16 import fast_bf16
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
-from ctx2static.pipeline.extract import (
-    extract,
+from ctx2static.pipeline.extract import extract
+from ctx2static.pipeline.models import TeacherKind
+from ctx2static.pipeline.shard import (
     mark_occurrences,
     paragraph_inputs,
     token_words,
     word_ids,
     word_substitutes,
 )
-from ctx2static.pipeline.models import TeacherKind
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig

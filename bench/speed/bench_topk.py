@@ -23,9 +23,9 @@ import torch
 from machine import SHARED_CORPUS, cpu_name
 
 from ctx2static.pipeline.bf16 import fast_bf16
-from ctx2static.pipeline.extract import token_words
 from ctx2static.pipeline.models import TeacherKind
 from ctx2static.pipeline.scorer import Scorer
+from ctx2static.pipeline.shard import token_words
 from ctx2static.pipeline.teacher import Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
