@@ -1,12 +1,31 @@
-"""Shared machinery of the students with a contextual centre (BERT+Skip-gram, Context-to-Vec).
+"""Shared trainer of the students with a contextual centre (BERT+Skip-gram, Context-to-Vec).
 
 The centre word i is seen through the teacher: its cached subword-pooled vector o_i (``occ_vec``)
-is mapped to the static space by a learned linear map; the context words are rows of the static
-table E that is saved. Batches are built in Numba (windows over a sentence's occurrences,
-negatives from the shared unigram^0.75 table of :mod:`ctx2static.students.sampling`); the loss and
-its gradients are torch (a dense projection, sparse gradients for E). Training is SGD with a
-linearly decayed rate: the loss is summed over a batch, so every row of E moves as under
-per-pair SGD, and the projection's gradient norm is clipped (the papers' clip at 5).
+is mapped to the static space by a learned linear map, u_i = U o_i; the context words and the
+negatives are rows of the static table E that is saved. Training is minibatch SGD with a
+linearly decayed rate (the Context-to-Vec reference code: batches of ``batch`` centres, the loss
+summed over a batch, the projection's gradient norm clipped at 5). One step, on centres b0..b1:
+
+1. P = O U^T for the batch's occurrence vectors O (plus ``window`` rows on each side for a
+   student that reads its neighbours' projections): one float32 GEMM (torch, BLAS);
+2. a Numba kernel, parallel over centres, runs the student's *centre update* against the
+   step's starting table: the centre's loss, dL/du_i (row i of G) and, for every static row it
+   read, a coefficient beta with dL/dE_row = beta u_i (true of both students' losses);
+   a student may also send dL/dP_k = spread_i u_i to each window neighbour k (Context-to-Vec's
+   window mean);
+3. E_row -= lr beta u_i for every (centre, row) pair, each thread owning a slice of the
+   dimensions (no races: the same sum as the sparse gradient of the batch loss);
+4. dU = G^T O (GEMM), scaled to norm ``clip`` if larger, U -= lr dU.
+
+A centre update is an ``@njit`` function (without ``cache=True``, see
+:func:`~ctx2static.students.jit_bind.bind_update`)
+
+``centre_update(P, i, ctx_occ, e0, ctx_word, negs, table, params, du, beta) -> (loss, spread)``
+
+with ``P[i]`` = u_i, ``ctx_occ`` the 2 window occurrence numbers of its window (-1 = none; their
+projections are rows ``ctx_occ - e0`` of P), ``ctx_word`` their static ids (-1 = none), ``negs``
+the negatives, ``params`` the student's float32 constants; it writes dL/du_i into ``du`` and the
+coefficients into ``beta`` (window slots, then negatives).
 """
 
 from __future__ import annotations
@@ -14,19 +33,30 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
+import numba
 import numpy as np
 import torch
-from numba import njit
+from numba import njit, prange
 from tqdm import tqdm
 
 from ctx2static.cache import Cache
 from ctx2static.options import Options, Rule, opt
 from ctx2static.students.cache_input import Init, init_signals, teacher_init
-from ctx2static.students.sampling import draw_word, lcg, linear_alpha, negative_table, seed_state
-from ctx2static.threads import torch_threads
+from ctx2static.students.jit_bind import bind_update, centre_update
+from ctx2static.students.sampling import (
+    draw_word,
+    lcg,
+    linear_alpha,
+    negative_table,
+    seed_state,
+    sigmoid,
+    softplus,
+)
+from ctx2static.threads import numba_threads, torch_threads
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -45,7 +75,7 @@ class ContextualConfig(Options):
     clip: float = opt(5.0, "Gradient norm clip of the projection.")
     epochs: int = opt(1, "Passes over the cache.")
     batch: int = opt(1000, "Centre words per step (Context-to-Vec reference: 1000 pairs).")
-    threads: int = opt(0, "torch CPU threads (0 = torch's default).")
+    threads: int = opt(0, "CPU threads of the GEMMs (torch) and the kernels (Numba); 0 = all cores.")
     seed: int = opt(1, "Random seed.")
     init: Init = opt(
         Init.AUTO, "Start of the static table: a teacher table (auto, ase, word, token) or random."
@@ -62,23 +92,12 @@ class ContextualConfig(Options):
             ("batch", self.batch >= 1, "at least 1"),
             ("lr", self.lr > 0, "positive"),
             ("min_lr", 0 <= self.min_lr <= self.lr, "between 0 and lr"),
-            ("threads", self.threads >= 0, "0 (torch's default) or more"),
+            ("threads", self.threads >= 0, "0 (all cores) or more"),
         ]
 
     def signals(self) -> tuple[str, ...]:
         """The centre is seen through the teacher: per-occurrence vectors."""
         return ("occ_vec", *init_signals(self.init))
-
-
-@dataclass
-class Batch:
-    """Centres of one step: their occurrence rows, window words (masked), negatives."""
-
-    centre: torch.Tensor  # (B,) rows of the shard's occ_vec
-    ctx_word: torch.Tensor  # (B, 2 window) static ids of the window words, 0 where padded
-    mask: torch.Tensor  # (B, 2 window) True where a window word exists
-    negatives: torch.Tensor  # (B, negative) static ids
-    window_mean: torch.Tensor | None = None  # (B, d) mean teacher vector of the window words
 
 
 @njit(cache=True)
@@ -89,7 +108,7 @@ def window_occurrences(
 
     Occurrences are the in-vocabulary aligned words, numbered in corpus order as the cache's
     per-occurrence arrays; the window runs over a sentence's occurrences (other words dropped
-    first, as word2vec drops unknown words). Missing neighbours are -1.
+    first, as word2vec drops unknown words). Missing neighbours are -1, after the present ones.
     """
     n_occ = 0
     for k in range(word_ids.shape[0]):
@@ -112,24 +131,6 @@ def window_occurrences(
                     c += 1
         base += n
     return occ_word, ctx
-
-
-@njit(cache=True, fastmath=True)
-def window_mean(occ_vec: np.ndarray, ctx: np.ndarray) -> np.ndarray:
-    """Mean of the teacher vectors of each occurrence's window words (zeros when it has none)."""
-    out = np.zeros((ctx.shape[0], occ_vec.shape[1]), dtype=np.float32)
-    for i in range(ctx.shape[0]):
-        n = 0
-        for c in range(ctx.shape[1]):
-            j = ctx[i, c]
-            if j >= 0:
-                n += 1
-                for d in range(occ_vec.shape[1]):
-                    out[i, d] += occ_vec[j, d]
-        if n > 1:
-            for d in range(occ_vec.shape[1]):
-                out[i, d] /= n
-    return out
 
 
 @njit(cache=True)
@@ -155,93 +156,229 @@ def init_table(n_words: int, dim: int, seed: int) -> torch.Tensor:
     return (torch.rand(n_words, dim, generator=gen) - 0.5) / dim
 
 
-LossFn = Callable[[torch.Tensor, Batch, torch.Tensor, torch.Tensor], torch.Tensor]
+def init_projection(d: int, dim: int, seed: int) -> np.ndarray:
+    """U's start, (dim, d) float32: uniform in +-1/sqrt(d), torch's default for ``Linear(d, dim)``."""
+    bound = 1.0 / np.sqrt(d)
+    return np.random.default_rng(seed).uniform(-bound, bound, (dim, d)).astype(np.float32)
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def dot(a: np.ndarray, b: np.ndarray) -> float:
+    """The dot product of a and b, accumulated in their precision."""
+    acc = a.dtype.type(0.0)
+    for d in range(a.shape[0]):
+        acc += a[d] * b[d]
+    return acc
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def axpy(alpha: float, x: np.ndarray, y: np.ndarray) -> None:
+    """Add alpha x to y in place (alpha cast to y's precision)."""
+    a = y.dtype.type(alpha)
+    for d in range(y.shape[0]):
+        y[d] += a * x[d]
+
+
+@njit(cache=True, fastmath=True)
+def negatives_update(
+    u: np.ndarray, table: np.ndarray, negs: np.ndarray, weight: float, du: np.ndarray, beta: np.ndarray
+) -> float:
+    """Negative-sampling part of both losses: ``weight * sum_m softplus(v_m . u)`` (Wang Eq. 15, Zheng Eq. 7).
+
+    Adds its gradient ``weight * s(v_m . u) v_m`` to ``du``; ``beta[m] = weight * s(v_m . u)`` (its
+    gradient in row v_m is ``beta[m] u``). Returns the loss.
+    """
+    loss = 0.0
+    for m in range(negs.shape[0]):
+        row = table[negs[m]]
+        y = dot(row, u)
+        g = weight * sigmoid(y)
+        loss += weight * softplus(y)
+        beta[m] = g
+        axpy(g, row, du)
+    return loss
+
+
+def _batch_kernel(
+    P: np.ndarray,
+    off: int,
+    b0: int,
+    n_b: int,
+    ctx: np.ndarray,
+    ctx_word: np.ndarray,
+    negs: np.ndarray,
+    table: np.ndarray,
+    params: np.ndarray,
+    spreads: bool,
+    G: np.ndarray,
+    beta: np.ndarray,
+    losses: np.ndarray,
+    lr: float,
+    n_threads: int,
+) -> None:
+    """Steps 2-3 of a batch (module docstring): centres b0..b0+n_b are rows off.. of P and G.
+
+    The static rows are updated by ``n_threads`` workers (Numba's current count), each owning a
+    slice of the dimensions.
+    """
+    window2 = ctx.shape[1]
+    e0 = b0 - off
+    spread = np.zeros(n_b, dtype=np.float32)
+    for i in prange(n_b):
+        o = b0 + i
+        loss, s = centre_update(
+            P, off + i, ctx[o], e0, ctx_word[o], negs[o], table, params, G[off + i], beta[i]
+        )
+        losses[i] = loss
+        spread[i] = s
+    if spreads:  # dL/dP_k += spread_i u_i over the centres i whose window holds k (windows are symmetric)
+        for r in prange(P.shape[0]):
+            for j in range(window2):
+                c = ctx[e0 + r, j] - b0
+                if 0 <= c < n_b and spread[c] != 0.0:
+                    axpy(spread[c], P[off + c], G[r])
+    dim = P.shape[1]
+    n_slots = beta.shape[1]
+    for t in prange(n_threads):  # thread t owns dimensions lo..hi of every row: no races
+        lo, hi = t * dim // n_threads, (t + 1) * dim // n_threads
+        for i in range(n_b):
+            u = P[off + i]
+            o = b0 + i
+            for s in range(n_slots):
+                w = ctx_word[o, s] if s < window2 else negs[o, s - window2]
+                if w < 0:
+                    continue
+                g = np.float32(-lr * beta[i, s])
+                row = table[w]
+                for d in range(lo, hi):
+                    row[d] += g * u[d]
+
+
+@dataclass
+class ShardWindows:
+    """A shard's occurrence vectors (float32), windows (occurrence rows and static ids) and negatives."""
+
+    occ_vec: torch.Tensor  # (n_occ, d)
+    ctx: np.ndarray  # (n_occ, 2 window) occurrence rows, -1 = none
+    ctx_word: np.ndarray  # (n_occ, 2 window) static ids, -1 = none
+    negs: np.ndarray  # (n_occ, negative)
+
+    @classmethod
+    def read(cls, shard: Any, config: ContextualConfig, cum_table: np.ndarray, epoch: int) -> ShardWindows:
+        """Windows and negatives of a cache shard (negatives seeded by seed, epoch and shard)."""
+        occ_word, ctx = window_occurrences(
+            shard["word_ids"], shard["word_aligned"], shard["sent_offsets"], config.window
+        )
+        state = np.uint64(seed_state(config.seed, epoch, shard.index))
+        negs, _ = draw_negatives(cum_table, occ_word, config.negative, state)
+        occ_vec = torch.from_numpy(shard["occ_vec"]).float()
+        return cls(occ_vec, ctx, np.where(ctx >= 0, occ_word[ctx], -1), negs)
+
+
+@dataclass
+class Step:
+    """One SGD step of the module docstring, with its tables (updated in place) and buffers."""
+
+    update: Any  # the student's centre update (@njit)
+    params: np.ndarray  # float32 constants passed to it
+    spreads: bool  # whether it sends gradients to its window neighbours' projections
+    table: np.ndarray  # E (n_words, dim) float32
+    proj: np.ndarray  # U (dim, d) float32
+    clip: float
+    batch: int
+    window: int
+    negative: int
+    kernel: Any = field(init=False)
+    buffers: dict[str, np.ndarray] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.kernel = bind_update(_batch_kernel, self.update)
+        rows, dim = self.batch + 2 * self.window * self.spreads, self.proj.shape[0]
+        self.buffers = {
+            "P": np.empty((rows, dim), np.float32),
+            "G": np.empty((rows, dim), np.float32),
+            "dU": np.empty_like(self.proj),
+            "beta": np.empty((self.batch, 2 * self.window + self.negative), np.float32),
+            "losses": np.empty(self.batch, np.float32),
+        }
+
+    def __call__(self, data: ShardWindows, b0: int, b1: int, lr: float) -> float:
+        """Step on centres b0..b1 of ``data`` at rate ``lr``; returns their summed loss."""
+        margin = self.window * self.spreads
+        e0, e1 = max(0, b0 - margin), min(data.ctx.shape[0], b1 + margin)
+        off, n_b, n_ext = b0 - e0, b1 - b0, e1 - e0
+        buf = self.buffers
+        P, G = buf["P"][:n_ext], buf["G"][:n_ext]
+        occ = data.occ_vec[e0:e1]
+        U = torch.from_numpy(self.proj)
+        torch.matmul(occ, U.T, out=torch.from_numpy(P))
+        G[:off] = 0.0
+        G[off + n_b :] = 0.0
+        self.kernel(
+            P, off, b0, n_b, data.ctx, data.ctx_word, data.negs, self.table, self.params,
+            self.spreads, G, buf["beta"], buf["losses"], lr, numba.get_num_threads(),
+        )  # fmt: skip
+        dU = torch.from_numpy(buf["dU"])
+        torch.matmul(torch.from_numpy(G).T, occ, out=dU)
+        norm = float(torch.linalg.vector_norm(dU))
+        U.sub_(dU, alpha=lr * min(1.0, self.clip / (norm + 1e-6)))  # torch's clip_grad_norm_
+        return float(buf["losses"][:n_b].sum(dtype=np.float64))
 
 
 def train(
     name: str,
     cache: Cache,
     config: ContextualConfig,
-    projection: torch.nn.Module,
-    loss_fn: LossFn,
-    with_window_mean: bool = False,
+    update: Any,
+    params: Iterable[float] = (),
+    spreads: bool = False,
 ) -> Vectors:
-    """Stream the shards, build batches, minimise ``loss_fn`` (summed per batch) by SGD; return E.
+    """Stream the shards and take one :class:`Step` per ``config.batch`` centres; return E.
 
-    ``loss_fn(occ_vec, batch, ctx_rows, neg_rows)`` returns per-centre losses (``batch.window_mean``
-    is filled when ``with_window_mean``); ``occ_vec`` is the
-    shard's float32 occurrence matrix, ``ctx_rows`` (B, 2 window, dim) and ``neg_rows``
-    (B, negative, dim) the gathered rows of E. Their gradients are scattered back into E
-    (``index_add_``: the sparse SGD step, without building sparse tensors); ``projection`` (the
-    student's linear map) takes a plain SGD step after its gradient norm is clipped at ``config.clip``.
+    ``update`` is the student's centre update (module docstring), ``params`` its constants,
+    ``spreads`` whether it sends gradients to its window neighbours. U starts as torch's
+    ``Linear`` (seeded by ``config.seed``); E at the teacher table of ``config.init`` or random.
     """
-    with torch_threads(config.threads):
-        torch.manual_seed(config.seed)
+    with numba_threads(config.threads) as threads, torch_threads(threads):
         counts = cache.vocab.counts
         start_table = teacher_init(cache, config.init, config.dim)
         table = (
-            init_table(len(counts), config.dim, config.seed)
+            init_table(len(counts), config.dim, config.seed).numpy()
             if start_table is None
-            else torch.from_numpy(start_table)
+            else np.ascontiguousarray(start_table, dtype=np.float32)
         )
+        d = cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]
+        proj = init_projection(d, config.dim, config.seed)
+        step = Step(
+            update, np.asarray(tuple(params), np.float32), spreads, table, proj,
+            config.clip, config.batch, config.window, config.negative,
+        )  # fmt: skip
         cum_table = negative_table(counts, config.ns_exponent)
-        optimizer = torch.optim.SGD(projection.parameters(), lr=config.lr)
         total = cache.totals("n_occurrences") * config.epochs or 1
-        done, loss_sum, steps = 0, 0.0, 0
+        done, loss_sum = 0, 0.0
         loss_per_epoch: list[float] = []
         start = time.perf_counter()
         bar = tqdm(total=total, desc=name, unit="occ", unit_scale=True, file=sys.stderr, mininterval=1.0)
         for epoch in range(config.epochs):
-            e_loss, e_steps = loss_sum, steps
+            e_loss, e_done = loss_sum, done
             for shard in cache.shards(["occ_vec"]):
-                occ_np = shard["occ_vec"].astype(np.float32)
-                occ_vec = torch.from_numpy(occ_np)
-                occ_word, ctx = window_occurrences(
-                    shard["word_ids"], shard["word_aligned"], shard["sent_offsets"], config.window
-                )
-                means = torch.from_numpy(window_mean(occ_np, ctx)) if with_window_mean else None
-                state = np.uint64(seed_state(config.seed, epoch, shard.index))
-                negs, _ = draw_negatives(cum_table, occ_word, config.negative, state)
-                occ_word_t = torch.from_numpy(occ_word)
-                for b0 in range(0, len(occ_word), config.batch):
-                    sl = slice(b0, b0 + config.batch)
-                    ctx_occ = torch.from_numpy(ctx[sl])
-                    mask = ctx_occ >= 0
-                    batch = Batch(
-                        centre=torch.arange(b0, min(b0 + config.batch, len(occ_word))),
-                        ctx_word=torch.where(mask, occ_word_t[ctx_occ.clamp(min=0)], 0),
-                        mask=mask,
-                        negatives=torch.from_numpy(negs[sl]),
-                        window_mean=None if means is None else means[sl],
-                    )
+                data = ShardWindows.read(shard, config, cum_table, epoch)
+                n_occ = data.ctx.shape[0]
+                for b0 in range(0, n_occ, config.batch):
+                    b1 = min(b0 + config.batch, n_occ)
                     lr = linear_alpha(config.lr, config.min_lr, done, total)
-                    for group in optimizer.param_groups:
-                        group["lr"] = lr
-                    optimizer.zero_grad(set_to_none=True)
-                    ctx_rows = table[batch.ctx_word].requires_grad_()
-                    neg_rows = table[batch.negatives].requires_grad_()
-                    loss = loss_fn(occ_vec, batch, ctx_rows, neg_rows).sum()
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(list(projection.parameters()), config.clip)
-                    optimizer.step()
-                    with torch.no_grad():
-                        for ids, rows in ((batch.ctx_word, ctx_rows), (batch.negatives, neg_rows)):
-                            table.index_add_(0, ids.reshape(-1), rows.grad.reshape(-1, config.dim), alpha=-lr)
-                    n = len(batch.centre)
-                    done += n
-                    loss_sum += float(loss.detach())
-                    steps += n
-                    bar.update(n)
+                    loss_sum += step(data, b0, b1, lr)
+                    done += b1 - b0
+                    bar.update(b1 - b0)
                     if (b0 // config.batch) % 50 == 0:
-                        bar.set_postfix(loss=f"{loss_sum / max(steps, 1):.4f}", lr=f"{lr:.4g}")
-            loss_per_epoch.append((loss_sum - e_loss) / max(steps - e_steps, 1))
+                        bar.set_postfix(loss=f"{loss_sum / max(done, 1):.4f}", lr=f"{lr:.4g}")
+            loss_per_epoch.append((loss_sum - e_loss) / max(done - e_done, 1))
         bar.close()
     seconds = time.perf_counter() - start
-    mean_loss = loss_sum / max(steps, 1)
+    mean_loss = loss_sum / max(done, 1)
     log.info(
-        "%s: %s centre words in %.1f s (%s words/s), mean loss %.4f",
-        name, f"{steps:,}", seconds, f"{steps / max(seconds, 1e-9):,.0f}", mean_loss,
+        "%s: %s centre words in %.1f s (%s words/s, %d threads), mean loss %.4f",
+        name, f"{done:,}", seconds, f"{done / max(seconds, 1e-9):,.0f}", threads, mean_loss,
     )  # fmt: skip
-    matrix = table.numpy()
-    meta = {"centres": steps, "mean_loss": mean_loss, "loss_per_epoch": loss_per_epoch}
-    return Vectors(list(cache.vocab.words), matrix, counts.copy(), meta)
+    meta = {"centres": done, "mean_loss": mean_loss, "loss_per_epoch": loss_per_epoch}
+    return Vectors(list(cache.vocab.words), table, counts.copy(), meta)

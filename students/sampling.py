@@ -4,7 +4,7 @@ word2vec's machinery, written once (Mikolov et al. 2013, "Distributed Representa
 and Phrases"): the unigram^0.75 negative-sampling distribution (Sec. 2.2; X2Static uses ^0.5),
 frequent-word subsampling (Sec. 2.3, in the form of the released C code), the dynamic (reduced)
 window, the per-chunk LCG random generator and its seeding, the linear learning-rate decay and
-the stable softplus of the logistic losses.
+the stable softplus and sigmoid of the logistic losses.
 """
 
 from __future__ import annotations
@@ -147,3 +147,12 @@ def subsample(
 def softplus(x: float) -> float:
     """log(1 + e^x), stable."""
     return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def sigmoid(x: float) -> float:
+    """1 / (1 + e^-x), stable (no overflow for large |x|)."""
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)

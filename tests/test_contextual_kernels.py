@@ -1,0 +1,158 @@
+"""The contextual students' Numba centre updates and SGD step against autograd and finite differences."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from ctx2static.students import bert_sg, contextual, ctx2vec
+from ctx2static.threads import numba_threads
+
+sys.path.insert(0, str(Path(__file__).parent))
+from contextual_reference import bert_sg_loss, ctx2vec_loss, window_mean
+
+PARAMS = np.array([0.7, 1.3, 0.9, 0.4])  # ctx2vec's e1, e2, e3, mix: unlike values catch a swapped one
+
+
+def _centre_case(seed, n_ctx):
+    """A centre at row 2 of P (7 rows, d 4), windows of 4 slots (n_ctx present), 3 negatives, 6 words."""
+    rng = np.random.default_rng(seed)
+    P, table = rng.normal(size=(7, 4)), rng.normal(size=(6, 4))
+    ctx_occ = np.full(4, -1)
+    ctx_occ[:n_ctx] = [10, 11, 13, 14][:n_ctx]  # occurrence numbers; e0 = 10 puts them at rows 0,1,3,4
+    ctx_word = np.full(4, -1)
+    ctx_word[:n_ctx] = [1, 4, 1, 5][:n_ctx]  # word 1 twice: its gradient must add up
+    return P, table, ctx_occ, ctx_word, np.array([0, 3, 4])
+
+
+def _run_kernel(module, P, table, ctx_occ, ctx_word, negs, params=PARAMS):
+    du, beta = np.zeros(4), np.zeros(7)
+    loss, spread = module.centre_loss(P, 2, ctx_occ, 10, ctx_word, negs, table, params, du, beta)
+    return loss, spread, du, beta
+
+
+def _reference(module, P, table, ctx_occ, ctx_word, negs):
+    """Loss and gradients in P and the table by autograd of the torch formulas."""
+    Pt = torch.tensor(P, requires_grad=True)
+    Et = torch.tensor(table, requires_grad=True)
+    mask = torch.tensor(ctx_word >= 0)[None]
+    ctx = Et[torch.tensor(ctx_word).clamp(min=0)][None]
+    neg = Et[torch.tensor(negs)][None]
+    u = Pt[2:3]
+    if module is bert_sg:
+        loss = bert_sg_loss(u, ctx, mask, neg)
+    else:
+        mean = window_mean(Pt, torch.tensor(np.where(ctx_occ >= 0, ctx_occ - 10, -1))[None])
+        v_context = PARAMS[3] * u + (1 - PARAMS[3]) * mean
+        loss = ctx2vec_loss(u, ctx, mask, v_context, neg, PARAMS[:3])
+    loss.sum().backward()
+    return float(loss[0].detach()), Pt.grad.numpy(), Et.grad.numpy()
+
+
+@pytest.mark.parametrize("module", [bert_sg, ctx2vec])
+@pytest.mark.parametrize("n_ctx", [4, 2, 1, 0])
+def test_centre_update_matches_autograd(module, n_ctx):
+    P, table, ctx_occ, ctx_word, negs = _centre_case(n_ctx, n_ctx)
+    loss, spread, du, beta = _run_kernel(module, P, table, ctx_occ, ctx_word, negs)
+    want_loss, grad_P, grad_E = _reference(module, P, table, ctx_occ, ctx_word, negs)
+    assert loss == pytest.approx(want_loss, rel=1e-10)
+    np.testing.assert_allclose(du, grad_P[2], rtol=1e-9, atol=1e-12)
+    # every row gradient is beta * u: scatter the coefficients and compare the whole table's gradient
+    got_E = np.zeros_like(table)
+    for w, b in zip(np.concatenate([ctx_word, negs]), beta, strict=True):
+        if w >= 0:
+            got_E[w] += b * P[2]
+    np.testing.assert_allclose(got_E, grad_E, rtol=1e-9, atol=1e-12)
+    # the neighbours' projections get spread * u (Context-to-Vec's window mean), the others nothing
+    rows = ctx_occ[ctx_occ >= 0] - 10
+    want_spread = np.zeros_like(P)
+    want_spread[rows] = spread * P[2]
+    others = np.delete(np.arange(7), 2)
+    np.testing.assert_allclose(want_spread[others], grad_P[others], rtol=1e-9, atol=1e-12)
+    if module is bert_sg or n_ctx == 0:
+        assert spread == 0.0
+
+
+@pytest.mark.parametrize("module", [bert_sg, ctx2vec])
+def test_centre_update_gradient_by_finite_differences(module):
+    P, table, ctx_occ, ctx_word, negs = _centre_case(7, 3)
+    _, _, du, _ = _run_kernel(module, P, table, ctx_occ, ctx_word, negs)
+    h = 1e-6
+    for d in range(4):
+        hi, lo = P.copy(), P.copy()
+        hi[2, d] += h
+        lo[2, d] -= h
+        fd = (
+            _run_kernel(module, hi, table, ctx_occ, ctx_word, negs)[0]
+            - _run_kernel(module, lo, table, ctx_occ, ctx_word, negs)[0]
+        ) / (2 * h)
+        assert du[d] == pytest.approx(fd, rel=1e-5, abs=1e-8)
+
+
+def test_negatives_update_by_hand():
+    u, table = np.array([1.0, -2.0]), np.array([[0.5, 0.25], [-1.0, 1.0]])
+    du, beta = np.zeros(2), np.zeros(2)
+    loss = contextual.negatives_update(u, table, np.array([1, 0]), 2.0, du, beta)
+    y = np.array([-3.0, 0.0])  # v_1 . u, v_0 . u
+    sig = 1 / (1 + np.exp(-y))
+    assert loss == pytest.approx(2 * np.log1p(np.exp(y)).sum())
+    np.testing.assert_allclose(beta, 2 * sig)
+    np.testing.assert_allclose(du, 2 * (sig[0] * table[1] + sig[1] * table[0]))
+
+
+def _shard(rng, d=6):
+    """Three sentences of 6 occurrences over 5 words, window 2, 2 negatives each."""
+    word_ids = rng.integers(0, 5, size=18)
+    occ_word, ctx = contextual.window_occurrences(word_ids, np.ones(18, bool), np.array([0, 6, 12, 18]), 2)
+    negs = rng.integers(0, 5, size=(18, 2))
+    occ = torch.tensor(rng.normal(size=(18, d)), dtype=torch.float32)
+    return contextual.ShardWindows(occ, ctx, np.where(ctx >= 0, occ_word[ctx], -1), negs)
+
+
+@pytest.mark.parametrize("module", [bert_sg, ctx2vec])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("clip", [1e9, 0.05])
+def test_step_equals_autograd_sgd_on_dense_tables(module, threads, clip):
+    """One step on centres 4..11 (neighbours outside them): E and U move as SGD on the summed loss."""
+    rng = np.random.default_rng(3)
+    data = _shard(rng)
+    table = rng.normal(size=(5, 3)).astype(np.float32)
+    proj = contextual.init_projection(6, 3, seed=1)
+    params, spreads = (PARAMS, True) if module is ctx2vec else ((), False)
+    E = torch.tensor(table, dtype=torch.float64, requires_grad=True)
+    U = torch.tensor(proj, dtype=torch.float64, requires_grad=True)
+    step = contextual.Step(
+        module.centre_loss,
+        np.asarray(params, np.float32),
+        spreads,
+        table,
+        proj,
+        clip,
+        batch=8,
+        window=2,
+        negative=2,
+    )
+    lr = 0.1
+    with numba_threads(threads):
+        got_loss = step(data, 4, 12, lr)
+
+    b = slice(4, 12)
+    occ = data.occ_vec.double()
+    ctx = torch.from_numpy(data.ctx[b])
+    mask = ctx >= 0
+    rows = E[torch.from_numpy(data.ctx_word[b]).clamp(min=0)]
+    neg = E[torch.from_numpy(data.negs[b])]
+    u = occ[b] @ U.T
+    if module is bert_sg:
+        loss = bert_sg_loss(u, rows, mask, neg)
+    else:  # the paper's form: the projection of the mixed vector (the kernel uses linearity)
+        v_context = (PARAMS[3] * occ[b] + (1 - PARAMS[3]) * window_mean(occ, ctx)) @ U.T
+        loss = ctx2vec_loss(u, rows, mask, v_context, neg, PARAMS[:3])
+    loss.sum().backward()
+    coef = min(1.0, clip / (float(U.grad.norm()) + 1e-6))
+    assert coef < 1.0 or clip > 1e8  # the small clip must bite
+    assert got_loss == pytest.approx(float(loss.sum().detach()), rel=1e-5)
+    np.testing.assert_allclose(step.table, (E - lr * E.grad).detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(step.proj, (U - lr * coef * U.grad).detach().numpy(), rtol=1e-5, atol=1e-6)
