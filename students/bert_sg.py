@@ -16,7 +16,7 @@ from numba import njit
 
 from ctx2static.cache import Cache
 from ctx2static.students.contextual import ContextualConfig, axpy, dot, negatives_update, train
-from ctx2static.students.sampling import sigmoid, softplus
+from ctx2static.students.sampling import logistic
 from ctx2static.vectors import Vectors
 
 
@@ -67,8 +67,9 @@ def centre_loss(
                 total += e
                 x += e * beta[j]
         x /= total
-        c = -sigmoid(-x)
-        loss += softplus(-x)
+        sig, sp = logistic(-x)
+        c = -sig
+        loss += sp
         for j in range(window2):
             if ctx_word[j] >= 0:
                 z = beta[j]

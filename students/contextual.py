@@ -47,15 +47,7 @@ from ctx2static.cache import Cache
 from ctx2static.options import Options, Rule, opt
 from ctx2static.students.cache_input import Init, init_signals, teacher_init
 from ctx2static.students.jit_bind import bind_update, centre_update
-from ctx2static.students.sampling import (
-    draw_word,
-    lcg,
-    linear_alpha,
-    negative_table,
-    seed_state,
-    sigmoid,
-    softplus,
-)
+from ctx2static.students.sampling import draw_word, lcg, linear_alpha, logistic, negative_table, seed_state
 from ctx2static.threads import numba_threads, torch_threads
 from ctx2static.vectors import Vectors
 
@@ -134,20 +126,27 @@ def window_occurrences(
 
 
 @njit(cache=True)
-def draw_negatives(
-    cum_table: np.ndarray, positives: np.ndarray, k: int, state: np.uint64
-) -> tuple[np.ndarray, np.uint64]:
-    """``k`` negatives per row from the unigram table, redrawn when equal to the row's positive."""
-    out = np.empty((positives.shape[0], k), dtype=np.int64)
-    for r in range(positives.shape[0]):
-        for m in range(k):
+def window_words(occ_word: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+    """Static ids of the window occurrences of :func:`window_occurrences` (-1 where none)."""
+    out = np.full(ctx.shape, -1, dtype=np.int64)
+    for i in range(ctx.shape[0]):
+        for j in range(ctx.shape[1]):
+            if ctx[i, j] >= 0:
+                out[i, j] = occ_word[ctx[i, j]]
+    return out
+
+
+@njit(cache=True, inline="always")
+def draw_negatives(cum_table: np.ndarray, positive: int, out: np.ndarray, state: np.uint64) -> np.uint64:
+    """Fill ``out`` with negatives from the unigram table, each redrawn while equal to ``positive``."""
+    for m in range(out.shape[0]):
+        state = lcg(state)
+        w = draw_word(cum_table, state)
+        while w == positive:
             state = lcg(state)
             w = draw_word(cum_table, state)
-            while w == positives[r]:
-                state = lcg(state)
-                w = draw_word(cum_table, state)
-            out[r, m] = w
-    return out, state
+        out[m] = w
+    return state
 
 
 def init_table(n_words: int, dim: int, seed: int) -> torch.Tensor:
@@ -191,9 +190,9 @@ def negatives_update(
     loss = 0.0
     for m in range(negs.shape[0]):
         row = table[negs[m]]
-        y = dot(row, u)
-        g = weight * sigmoid(y)
-        loss += weight * softplus(y)
+        sig, sp = logistic(dot(row, u))
+        g = weight * sig
+        loss += weight * sp
         beta[m] = g
         axpy(g, row, du)
     return loss
@@ -204,30 +203,36 @@ def _batch_kernel(
     off: int,
     b0: int,
     n_b: int,
-    ctx: np.ndarray,
-    ctx_word: np.ndarray,
-    negs: np.ndarray,
+    data: tuple[np.ndarray, np.ndarray, np.ndarray],
+    cum_table: np.ndarray,
+    rng: tuple[int, int, int],
     table: np.ndarray,
     params: np.ndarray,
     spreads: bool,
     G: np.ndarray,
     beta: np.ndarray,
+    negs: np.ndarray,
     losses: np.ndarray,
     lr: float,
     n_threads: int,
 ) -> None:
     """Steps 2-3 of a batch (module docstring): centres b0..b0+n_b are rows off.. of P and G.
 
-    The static rows are updated by ``n_threads`` workers (Numba's current count), each owning a
-    slice of the dimensions.
+    ``data`` is the shard's (occ_word, ctx, ctx_word); centre o draws its negatives with the
+    generator state ``seed_state(seed, epoch, first + o)`` for ``rng = (seed, epoch, first)``, so
+    they depend neither on the threads nor on the batch. The static rows are updated by
+    ``n_threads`` workers (Numba's current count), each owning a slice of the dimensions.
     """
+    occ_word, ctx, ctx_word = data
+    seed, epoch, first = rng
     window2 = ctx.shape[1]
     e0 = b0 - off
     spread = np.zeros(n_b, dtype=np.float32)
     for i in prange(n_b):
         o = b0 + i
+        draw_negatives(cum_table, occ_word[o], negs[i], seed_state(seed, epoch, first + o))
         loss, s = centre_update(
-            P, off + i, ctx[o], e0, ctx_word[o], negs[o], table, params, G[off + i], beta[i]
+            P, off + i, ctx[o], e0, ctx_word[o], negs[i], table, params, G[off + i], beta[i]
         )
         losses[i] = loss
         spread[i] = s
@@ -242,37 +247,31 @@ def _batch_kernel(
     for t in prange(n_threads):  # thread t owns dimensions lo..hi of every row: no races
         lo, hi = t * dim // n_threads, (t + 1) * dim // n_threads
         for i in range(n_b):
-            u = P[off + i]
+            u = P[off + i, lo:hi]
             o = b0 + i
             for s in range(n_slots):
-                w = ctx_word[o, s] if s < window2 else negs[o, s - window2]
-                if w < 0:
-                    continue
-                g = np.float32(-lr * beta[i, s])
-                row = table[w]
-                for d in range(lo, hi):
-                    row[d] += g * u[d]
+                w = ctx_word[o, s] if s < window2 else negs[i, s - window2]
+                if w >= 0:
+                    axpy(-lr * beta[i, s], u, table[w, lo:hi])
 
 
 @dataclass
 class ShardWindows:
-    """A shard's occurrence vectors (float32), windows (occurrence rows and static ids) and negatives."""
+    """A shard's occurrence vectors (as cached), static words and windows (rows and static ids)."""
 
-    occ_vec: torch.Tensor  # (n_occ, d)
+    occ_vec: np.ndarray  # (n_occ, d), float16 or float32
+    occ_word: np.ndarray  # (n_occ,) static ids
     ctx: np.ndarray  # (n_occ, 2 window) occurrence rows, -1 = none
     ctx_word: np.ndarray  # (n_occ, 2 window) static ids, -1 = none
-    negs: np.ndarray  # (n_occ, negative)
+    first: int  # number of the shard's first occurrence in the corpus (seeds the negatives)
 
     @classmethod
-    def read(cls, shard: Any, config: ContextualConfig, cum_table: np.ndarray, epoch: int) -> ShardWindows:
-        """Windows and negatives of a cache shard (negatives seeded by seed, epoch and shard)."""
+    def read(cls, shard: Any, window: int, first: int) -> ShardWindows:
+        """The windows of a cache shard whose first occurrence is the corpus' ``first``."""
         occ_word, ctx = window_occurrences(
-            shard["word_ids"], shard["word_aligned"], shard["sent_offsets"], config.window
+            shard["word_ids"], shard["word_aligned"], shard["sent_offsets"], window
         )
-        state = np.uint64(seed_state(config.seed, epoch, shard.index))
-        negs, _ = draw_negatives(cum_table, occ_word, config.negative, state)
-        occ_vec = torch.from_numpy(shard["occ_vec"]).float()
-        return cls(occ_vec, ctx, np.where(ctx >= 0, occ_word[ctx], -1), negs)
+        return cls(shard["occ_vec"], occ_word, ctx, window_words(occ_word, ctx), first)
 
 
 @dataclass
@@ -284,42 +283,46 @@ class Step:
     spreads: bool  # whether it sends gradients to its window neighbours' projections
     table: np.ndarray  # E (n_words, dim) float32
     proj: np.ndarray  # U (dim, d) float32
+    cum_table: np.ndarray  # the negatives' unigram table (sampling.negative_table)
     clip: float
     batch: int
     window: int
     negative: int
+    seed: int
     kernel: Any = field(init=False)
     buffers: dict[str, np.ndarray] = field(init=False)
 
     def __post_init__(self) -> None:
         self.kernel = bind_update(_batch_kernel, self.update)
-        rows, dim = self.batch + 2 * self.window * self.spreads, self.proj.shape[0]
+        rows, (dim, d) = self.batch + 2 * self.window * self.spreads, self.proj.shape
         self.buffers = {
+            "O": np.empty((rows, d), np.float32),
             "P": np.empty((rows, dim), np.float32),
             "G": np.empty((rows, dim), np.float32),
             "dU": np.empty_like(self.proj),
             "beta": np.empty((self.batch, 2 * self.window + self.negative), np.float32),
+            "negs": np.empty((self.batch, self.negative), np.int64),
             "losses": np.empty(self.batch, np.float32),
         }
 
-    def __call__(self, data: ShardWindows, b0: int, b1: int, lr: float) -> float:
+    def __call__(self, data: ShardWindows, b0: int, b1: int, lr: float, epoch: int) -> float:
         """Step on centres b0..b1 of ``data`` at rate ``lr``; returns their summed loss."""
         margin = self.window * self.spreads
         e0, e1 = max(0, b0 - margin), min(data.ctx.shape[0], b1 + margin)
         off, n_b, n_ext = b0 - e0, b1 - b0, e1 - e0
-        buf = self.buffers
-        P, G = buf["P"][:n_ext], buf["G"][:n_ext]
-        occ = data.occ_vec[e0:e1]
-        U = torch.from_numpy(self.proj)
-        torch.matmul(occ, U.T, out=torch.from_numpy(P))
-        G[:off] = 0.0
-        G[off + n_b :] = 0.0
+        buf = {k: v[:n_ext] if k in "OPG" else v for k, v in self.buffers.items()}
+        occ, U = torch.from_numpy(buf["O"]), torch.from_numpy(self.proj)
+        occ.copy_(torch.from_numpy(data.occ_vec[e0:e1]))  # float16 -> float32 here, warm for both GEMMs
+        torch.matmul(occ, U.T, out=torch.from_numpy(buf["P"]))
+        buf["G"][:off] = 0.0
+        buf["G"][off + n_b :] = 0.0
         self.kernel(
-            P, off, b0, n_b, data.ctx, data.ctx_word, data.negs, self.table, self.params,
-            self.spreads, G, buf["beta"], buf["losses"], lr, numba.get_num_threads(),
+            buf["P"], off, b0, n_b, (data.occ_word, data.ctx, data.ctx_word), self.cum_table,
+            (self.seed, epoch, data.first), self.table, self.params, self.spreads, buf["G"], buf["beta"],
+            buf["negs"], buf["losses"], lr, numba.get_num_threads(),
         )  # fmt: skip
         dU = torch.from_numpy(buf["dU"])
-        torch.matmul(torch.from_numpy(G).T, occ, out=dU)
+        torch.matmul(torch.from_numpy(buf["G"]).T, occ, out=dU)
         norm = float(torch.linalg.vector_norm(dU))
         U.sub_(dU, alpha=lr * min(1.0, self.clip / (norm + 1e-6)))  # torch's clip_grad_norm_
         return float(buf["losses"][:n_b].sum(dtype=np.float64))
@@ -351,9 +354,9 @@ def train(
         proj = init_projection(d, config.dim, config.seed)
         step = Step(
             update, np.asarray(tuple(params), np.float32), spreads, table, proj,
-            config.clip, config.batch, config.window, config.negative,
+            negative_table(counts, config.ns_exponent), config.clip, config.batch, config.window,
+            config.negative, config.seed,
         )  # fmt: skip
-        cum_table = negative_table(counts, config.ns_exponent)
         total = cache.totals("n_occurrences") * config.epochs or 1
         done, loss_sum = 0, 0.0
         loss_per_epoch: list[float] = []
@@ -361,17 +364,19 @@ def train(
         bar = tqdm(total=total, desc=name, unit="occ", unit_scale=True, file=sys.stderr, mininterval=1.0)
         for epoch in range(config.epochs):
             e_loss, e_done = loss_sum, done
+            first = 0
             for shard in cache.shards(["occ_vec"]):
-                data = ShardWindows.read(shard, config, cum_table, epoch)
-                n_occ = data.ctx.shape[0]
+                data = ShardWindows.read(shard, config.window, first)
+                n_occ = len(data.occ_word)
                 for b0 in range(0, n_occ, config.batch):
                     b1 = min(b0 + config.batch, n_occ)
                     lr = linear_alpha(config.lr, config.min_lr, done, total)
-                    loss_sum += step(data, b0, b1, lr)
+                    loss_sum += step(data, b0, b1, lr, epoch)
                     done += b1 - b0
                     bar.update(b1 - b0)
                     if (b0 // config.batch) % 50 == 0:
                         bar.set_postfix(loss=f"{loss_sum / max(done, 1):.4f}", lr=f"{lr:.4g}")
+                first += n_occ
             loss_per_epoch.append((loss_sum - e_loss) / max(done - e_done, 1))
         bar.close()
     seconds = time.perf_counter() - start

@@ -19,7 +19,7 @@ from numba import njit
 from ctx2static.cache import Cache
 from ctx2static.options import opt
 from ctx2static.students.contextual import ContextualConfig, axpy, dot, negatives_update, train
-from ctx2static.students.sampling import sigmoid, softplus
+from ctx2static.students.sampling import logistic
 from ctx2static.vectors import Vectors
 
 
@@ -73,12 +73,14 @@ def centre_loss(
     spread = 0.0
     uu = dot(u, u)
     if n > 0:
-        c1 = -e1 * sigmoid(-s)
-        loss += e1 * softplus(-s)
+        sig, sp = logistic(-s)
+        c1 = -e1 * sig
+        loss += e1 * sp
         near /= n
     y = mix * uu + (1.0 - mix) * near
-    c2 = -e2 * sigmoid(-y)
-    loss += e2 * softplus(-y)
+    sig, sp = logistic(-y)
+    c2 = -e2 * sig
+    loss += e2 * sp
     axpy(2.0 * mix * c2, u, du)
     if n > 0:
         spread = c2 * (1.0 - mix) / n

@@ -150,9 +150,8 @@ def softplus(x: float) -> float:
 
 
 @njit(cache=True, fastmath=True, inline="always")
-def sigmoid(x: float) -> float:
-    """1 / (1 + e^-x), stable (no overflow for large |x|)."""
-    if x >= 0.0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
+def logistic(x: float) -> tuple[float, float]:
+    """(s(x), softplus(x)) from one exponential, stable: s(x) = 1 / (1 + e^-x), softplus = log(1 + e^x)."""
+    t = math.exp(-abs(x))
+    s = 1.0 / (1.0 + t) if x >= 0.0 else t / (1.0 + t)
+    return s, max(x, 0.0) + math.log1p(t)

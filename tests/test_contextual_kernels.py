@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from ctx2static.students import bert_sg, contextual, ctx2vec
+from ctx2static.students.sampling import negative_table, seed_state
 from ctx2static.threads import numba_threads
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -103,12 +104,17 @@ def test_negatives_update_by_hand():
 
 
 def _shard(rng, d=6):
-    """Three sentences of 6 occurrences over 5 words, window 2, 2 negatives each."""
+    """Three sentences of 6 occurrences over 5 words, window 2; float16 vectors as the cache stores them."""
     word_ids = rng.integers(0, 5, size=18)
     occ_word, ctx = contextual.window_occurrences(word_ids, np.ones(18, bool), np.array([0, 6, 12, 18]), 2)
-    negs = rng.integers(0, 5, size=(18, 2))
-    occ = torch.tensor(rng.normal(size=(18, d)), dtype=torch.float32)
-    return contextual.ShardWindows(occ, ctx, np.where(ctx >= 0, occ_word[ctx], -1), negs)
+    occ = rng.normal(size=(18, d)).astype(np.float16)
+    return contextual.ShardWindows(occ, occ_word, ctx, contextual.window_words(occ_word, ctx), first=100)
+
+
+def test_window_words():
+    ctx = np.array([[1, 2, -1], [-1, -1, -1], [0, -1, -1]])
+    got = contextual.window_words(np.array([7, 8, 9]), ctx)
+    assert got.tolist() == [[8, 9, -1], [-1, -1, -1], [7, -1, -1]]
 
 
 @pytest.mark.parametrize("module", [bert_sg, ctx2vec])
@@ -123,27 +129,24 @@ def test_step_equals_autograd_sgd_on_dense_tables(module, threads, clip):
     params, spreads = (PARAMS, True) if module is ctx2vec else ((), False)
     E = torch.tensor(table, dtype=torch.float64, requires_grad=True)
     U = torch.tensor(proj, dtype=torch.float64, requires_grad=True)
-    step = contextual.Step(
-        module.centre_loss,
-        np.asarray(params, np.float32),
-        spreads,
-        table,
-        proj,
-        clip,
-        batch=8,
-        window=2,
-        negative=2,
-    )
+    cum = negative_table(np.array([5, 4, 3, 2, 1]))
+    params = np.asarray(params, np.float32)
+    step = contextual.Step(module.centre_loss, params, spreads, table, proj, cum, clip, 8, 2, 2, seed=4)
     lr = 0.1
     with numba_threads(threads):
-        got_loss = step(data, 4, 12, lr)
+        got_loss = step(data, 4, 12, lr, epoch=1)
+    negs = step.buffers["negs"][:8]
+    for i, o in enumerate(range(4, 12)):  # each centre's own stream: the same whatever the threads
+        want = np.empty(2, np.int64)
+        contextual.draw_negatives(cum, data.occ_word[o], want, np.uint64(seed_state(4, 1, 100 + o)))
+        assert negs[i].tolist() == want.tolist() and data.occ_word[o] not in want
 
     b = slice(4, 12)
-    occ = data.occ_vec.double()
+    occ = torch.from_numpy(data.occ_vec).double()
     ctx = torch.from_numpy(data.ctx[b])
     mask = ctx >= 0
     rows = E[torch.from_numpy(data.ctx_word[b]).clamp(min=0)]
-    neg = E[torch.from_numpy(data.negs[b])]
+    neg = E[torch.from_numpy(negs)]
     u = occ[b] @ U.T
     if module is bert_sg:
         loss = bert_sg_loss(u, rows, mask, neg)
