@@ -38,12 +38,14 @@ def occurrence_means(cache: Cache, desc: str = "ase") -> tuple[np.ndarray, np.nd
     Streams shard by shard (a sparse word-by-occurrence sum per shard); words never seen aligned
     get a zero row and a count of 0.
     """
+    import torch  # its float16 cast is 3-4x numpy's; imported only by the students that read vectors
+
     n_words = len(cache.vocab)
     sums = np.zeros((n_words, cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]))
     seen = np.zeros(n_words, dtype=np.int64)
     for shard in tqdm(cache.shards(["occ_vec"]), total=cache.n_shards, desc=desc, file=sys.stderr):
         ids = shard["word_ids"][shard.occurrences()]
-        vecs = shard["occ_vec"].astype(np.float32)
+        vecs = torch.from_numpy(shard["occ_vec"]).float().numpy()
         member = sp.csr_matrix(
             (np.ones(len(ids), np.float32), (ids, np.arange(len(ids)))), (n_words, len(ids))
         )
@@ -91,7 +93,11 @@ def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
         )
     if table.shape[1] > dim:
         centred = table - table.mean(0)
-        _, _, vt = np.linalg.svd(centred, full_matrices=False)
-        table = centred @ vt[:dim].T
+        # the top principal directions from the small (d x d) scatter matrix, not an SVD of the whole
+        # table (seconds for a large vocabulary); each direction's largest coefficient made positive
+        _, vecs = np.linalg.eigh(centred.T @ centred)
+        top = vecs[:, ::-1][:, :dim]
+        top = top * np.sign(top[np.abs(top).argmax(0), np.arange(dim)])
+        table = centred @ top
     table /= np.linalg.norm(table, axis=1).mean()
     return table.astype(np.float32)

@@ -8,14 +8,20 @@ summed over a batch, the projection's gradient norm clipped at 5). One step, on 
 
 1. P = O U^T for the batch's occurrence vectors O (plus ``window`` rows on each side for a
    student that reads its neighbours' projections): one float32 GEMM (torch, BLAS);
-2. a Numba kernel, parallel over centres, runs the student's *centre update* against the
-   step's starting table: the centre's loss, dL/du_i (row i of G) and, for every static row it
-   read, a coefficient beta with dL/dE_row = beta u_i (true of both students' losses);
-   a student may also send dL/dP_k = spread_i u_i to each window neighbour k (Context-to-Vec's
-   window mean);
-3. E_row -= lr beta u_i for every (centre, row) pair, each thread owning a slice of the
-   dimensions (no races: the same sum as the sparse gradient of the batch loss);
+2. a Numba kernel runs the student's *centre update* for every centre against the step's
+   starting table: the centre's loss, dL/du_i (row i of G) and, for every static row it read, a
+   coefficient beta with dL/dE_row = beta u_i (true of both students' losses); a student may
+   also send dL/dP_k = spread_i u_i to each window neighbour k (Context-to-Vec's window mean);
+3. E_row -= lr beta u_i for every (centre, row) pair: the sparse gradient of the summed loss;
 4. dU = G^T O (GEMM), scaled to norm ``clip`` if larger, U -= lr dU.
+
+With ``threads`` > 1, that many workers take the batches in corpus order and step side by side
+on the shared E and U without waiting for each other (Hogwild, as word2vec's threads share
+their tables): each batch's step is the one above, but E may change under a batch between its
+reads and its update, and U moves by the other workers' steps while a batch is in flight
+(asynchronous SGD, at most ``threads - 1`` steps stale; the U update itself is locked). With one
+thread the run is exactly the serial minibatch SGD. A step's rate comes from its batch's position
+in the corpus, so the schedule does not depend on the threads.
 
 A centre update is an ``@njit`` function (without ``cache=True``, see
 :func:`~ctx2static.students.jit_bind.bind_update`)
@@ -32,15 +38,16 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import numba
 import numpy as np
 import torch
-from numba import njit, prange
+from numba import njit
 from tqdm import tqdm
 
 from ctx2static.cache import Cache
@@ -48,7 +55,7 @@ from ctx2static.options import Options, Rule, opt
 from ctx2static.students.cache_input import Init, init_signals, teacher_init
 from ctx2static.students.jit_bind import bind_update, centre_update
 from ctx2static.students.sampling import draw_word, lcg, linear_alpha, logistic, negative_table, seed_state
-from ctx2static.threads import numba_threads, torch_threads
+from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -67,7 +74,7 @@ class ContextualConfig(Options):
     clip: float = opt(5.0, "Gradient norm clip of the projection.")
     epochs: int = opt(1, "Passes over the cache.")
     batch: int = opt(1000, "Centre words per step (Context-to-Vec reference: 1000 pairs).")
-    threads: int = opt(0, "CPU threads of the GEMMs (torch) and the kernels (Numba); 0 = all cores.")
+    threads: int = opt(0, "Workers stepping side by side (Hogwild), 0 = torch's default thread count.")
     seed: int = opt(1, "Random seed.")
     init: Init = opt(
         Init.AUTO, "Start of the static table: a teacher table (auto, ase, word, token) or random."
@@ -84,7 +91,7 @@ class ContextualConfig(Options):
             ("batch", self.batch >= 1, "at least 1"),
             ("lr", self.lr > 0, "positive"),
             ("min_lr", 0 <= self.min_lr <= self.lr, "between 0 and lr"),
-            ("threads", self.threads >= 0, "0 (all cores) or more"),
+            ("threads", self.threads >= 0, "0 (torch's default) or more"),
         ]
 
     def signals(self) -> tuple[str, ...]:
@@ -92,7 +99,7 @@ class ContextualConfig(Options):
         return ("occ_vec", *init_signals(self.init))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def window_occurrences(
     word_ids: np.ndarray, aligned: np.ndarray, sent_offsets: np.ndarray, window: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -125,7 +132,7 @@ def window_occurrences(
     return occ_word, ctx
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def window_words(occ_word: np.ndarray, ctx: np.ndarray) -> np.ndarray:
     """Static ids of the window occurrences of :func:`window_occurrences` (-1 where none)."""
     out = np.full(ctx.shape, -1, dtype=np.int64)
@@ -203,7 +210,9 @@ def _batch_kernel(
     off: int,
     b0: int,
     n_b: int,
-    data: tuple[np.ndarray, np.ndarray, np.ndarray],
+    occ_word: np.ndarray,
+    ctx: np.ndarray,
+    ctx_word: np.ndarray,
     cum_table: np.ndarray,
     rng: tuple[int, int, int],
     table: np.ndarray,
@@ -213,46 +222,54 @@ def _batch_kernel(
     beta: np.ndarray,
     negs: np.ndarray,
     losses: np.ndarray,
-    lr: float,
-    n_threads: int,
 ) -> None:
-    """Steps 2-3 of a batch (module docstring): centres b0..b0+n_b are rows off.. of P and G.
+    """Step 2 of a batch (module docstring): centres b0..b0+n_b are rows off.. of P and G.
 
-    ``data`` is the shard's (occ_word, ctx, ctx_word); centre o draws its negatives with the
-    generator state ``seed_state(seed, epoch, first + o)`` for ``rng = (seed, epoch, first)``, so
-    they depend neither on the threads nor on the batch. The static rows are updated by
-    ``n_threads`` workers (Numba's current count), each owning a slice of the dimensions.
+    Centre o draws its negatives with the generator state ``seed_state(seed, epoch, first + o)``
+    for ``rng = (seed, epoch, first)``, so they depend neither on the threads nor on the batch.
     """
-    occ_word, ctx, ctx_word = data
     seed, epoch, first = rng
-    window2 = ctx.shape[1]
+    G[:off] = 0.0
+    G[off + n_b :] = 0.0
     e0 = b0 - off
     spread = np.zeros(n_b, dtype=np.float32)
-    for i in prange(n_b):
+    for i in range(n_b):
         o = b0 + i
         draw_negatives(cum_table, occ_word[o], negs[i], seed_state(seed, epoch, first + o))
-        loss, s = centre_update(
+        losses[i], spread[i] = centre_update(
             P, off + i, ctx[o], e0, ctx_word[o], negs[i], table, params, G[off + i], beta[i]
         )
-        losses[i] = loss
-        spread[i] = s
     if spreads:  # dL/dP_k += spread_i u_i over the centres i whose window holds k (windows are symmetric)
-        for r in prange(P.shape[0]):
-            for j in range(window2):
+        for r in range(P.shape[0]):
+            for j in range(ctx.shape[1]):
                 c = ctx[e0 + r, j] - b0
                 if 0 <= c < n_b and spread[c] != 0.0:
                     axpy(spread[c], P[off + c], G[r])
-    dim = P.shape[1]
-    n_slots = beta.shape[1]
-    for t in prange(n_threads):  # thread t owns dimensions lo..hi of every row: no races
-        lo, hi = t * dim // n_threads, (t + 1) * dim // n_threads
-        for i in range(n_b):
-            u = P[off + i, lo:hi]
-            o = b0 + i
-            for s in range(n_slots):
-                w = ctx_word[o, s] if s < window2 else negs[i, s - window2]
-                if w >= 0:
-                    axpy(-lr * beta[i, s], u, table[w, lo:hi])
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def scatter_rows(
+    P: np.ndarray, table: np.ndarray, words: np.ndarray, negs: np.ndarray, beta: np.ndarray, lr: float
+) -> None:
+    """Step 3: ``table[w] -= lr beta u_i`` for every window word and negative w of centre i = row i of P."""
+    window2 = words.shape[1]
+    for i in range(P.shape[0]):
+        for s in range(beta.shape[1]):
+            w = words[i, s] if s < window2 else negs[i, s - window2]
+            if w >= 0:
+                axpy(-lr * beta[i, s], P[i], table[w])
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def clipped_sgd(proj: np.ndarray, grad: np.ndarray, lr: float, clip: float) -> None:
+    """Step 4: ``proj -= lr * grad``, grad scaled by clip / (norm + 1e-6) if larger (clip_grad_norm_)."""
+    norm = 0.0
+    for r in range(grad.shape[0]):
+        for d in range(grad.shape[1]):
+            norm += np.float64(grad[r, d]) ** 2
+    scale = -lr * min(1.0, clip / (np.sqrt(norm) + 1e-6))
+    for r in range(grad.shape[0]):
+        axpy(scale, grad[r], proj[r])
 
 
 @dataclass
@@ -268,15 +285,27 @@ class ShardWindows:
     @classmethod
     def read(cls, shard: Any, window: int, first: int) -> ShardWindows:
         """The windows of a cache shard whose first occurrence is the corpus' ``first``."""
-        occ_word, ctx = window_occurrences(
-            shard["word_ids"], shard["word_aligned"], shard["sent_offsets"], window
-        )
+        ids, aligned, offsets = shard["word_ids"], shard["word_aligned"], shard["sent_offsets"]
+        occ_word, ctx = window_occurrences(ids, aligned, offsets, window)
         return cls(shard["occ_vec"], occ_word, ctx, window_words(occ_word, ctx), first)
 
 
 @dataclass
+class Buffers:
+    """One worker's scratch arrays for :class:`Step` (row counts: batch plus the margins)."""
+
+    occ: np.ndarray  # the batch's occurrence vectors, float32
+    P: np.ndarray
+    G: np.ndarray
+    dU: np.ndarray
+    beta: np.ndarray
+    negs: np.ndarray
+    losses: np.ndarray
+
+
+@dataclass
 class Step:
-    """One SGD step of the module docstring, with its tables (updated in place) and buffers."""
+    """One SGD step of the module docstring on the shared tables E and U (updated in place)."""
 
     update: Any  # the student's centre update (@njit)
     params: np.ndarray  # float32 constants passed to it
@@ -290,42 +319,43 @@ class Step:
     negative: int
     seed: int
     kernel: Any = field(init=False)
-    buffers: dict[str, np.ndarray] = field(init=False)
+    lock: Any = field(init=False, default_factory=threading.Lock)  # around U's update
 
     def __post_init__(self) -> None:
-        self.kernel = bind_update(_batch_kernel, self.update)
-        rows, (dim, d) = self.batch + 2 * self.window * self.spreads, self.proj.shape
-        self.buffers = {
-            "O": np.empty((rows, d), np.float32),
-            "P": np.empty((rows, dim), np.float32),
-            "G": np.empty((rows, dim), np.float32),
-            "dU": np.empty_like(self.proj),
-            "beta": np.empty((self.batch, 2 * self.window + self.negative), np.float32),
-            "negs": np.empty((self.batch, self.negative), np.int64),
-            "losses": np.empty(self.batch, np.float32),
-        }
+        self.kernel = bind_update(_batch_kernel, self.update, nogil=True)
 
-    def __call__(self, data: ShardWindows, b0: int, b1: int, lr: float, epoch: int) -> float:
-        """Step on centres b0..b1 of ``data`` at rate ``lr``; returns their summed loss."""
+    def buffers(self) -> Buffers:
+        """Scratch arrays for one worker."""
+        rows, (dim, d) = self.batch + 2 * self.window * self.spreads, self.proj.shape
+        return Buffers(
+            np.empty((rows, d), np.float32),
+            np.empty((rows, dim), np.float32),
+            np.empty((rows, dim), np.float32),
+            np.empty_like(self.proj),
+            np.empty((self.batch, 2 * self.window + self.negative), np.float32),
+            np.empty((self.batch, self.negative), np.int64),
+            np.empty(self.batch, np.float32),
+        )
+
+    def __call__(self, data: ShardWindows, b0: int, b1: int, lr: float, epoch: int, buf: Buffers) -> float:
+        """Step on centres b0..b1 of ``data`` at rate ``lr`` with scratch ``buf``; returns their loss."""
         margin = self.window * self.spreads
-        e0, e1 = max(0, b0 - margin), min(data.ctx.shape[0], b1 + margin)
+        e0, e1 = max(0, b0 - margin), min(len(data.occ_word), b1 + margin)
         off, n_b, n_ext = b0 - e0, b1 - b0, e1 - e0
-        buf = {k: v[:n_ext] if k in "OPG" else v for k, v in self.buffers.items()}
-        occ, U = torch.from_numpy(buf["O"]), torch.from_numpy(self.proj)
+        P, G = buf.P[:n_ext], buf.G[:n_ext]
+        occ = torch.from_numpy(buf.occ[:n_ext])
         occ.copy_(torch.from_numpy(data.occ_vec[e0:e1]))  # float16 -> float32 here, warm for both GEMMs
-        torch.matmul(occ, U.T, out=torch.from_numpy(buf["P"]))
-        buf["G"][:off] = 0.0
-        buf["G"][off + n_b :] = 0.0
+        torch.matmul(occ, torch.from_numpy(self.proj).T, out=torch.from_numpy(P))
         self.kernel(
-            buf["P"], off, b0, n_b, (data.occ_word, data.ctx, data.ctx_word), self.cum_table,
-            (self.seed, epoch, data.first), self.table, self.params, self.spreads, buf["G"], buf["beta"],
-            buf["negs"], buf["losses"], lr, numba.get_num_threads(),
+            P, off, b0, n_b, data.occ_word, data.ctx, data.ctx_word, self.cum_table,
+            (self.seed, epoch, data.first), self.table, self.params, self.spreads, G, buf.beta,
+            buf.negs, buf.losses,
         )  # fmt: skip
-        dU = torch.from_numpy(buf["dU"])
-        torch.matmul(torch.from_numpy(buf["G"]).T, occ, out=dU)
-        norm = float(torch.linalg.vector_norm(dU))
-        U.sub_(dU, alpha=lr * min(1.0, self.clip / (norm + 1e-6)))  # torch's clip_grad_norm_
-        return float(buf["losses"][:n_b].sum(dtype=np.float64))
+        scatter_rows(P[off : off + n_b], self.table, data.ctx_word[b0:b1], buf.negs, buf.beta, lr)
+        torch.matmul(torch.from_numpy(G).T, occ, out=torch.from_numpy(buf.dU))
+        with self.lock:
+            clipped_sgd(self.proj, buf.dU, lr, self.clip)
+        return float(buf.losses[:n_b].sum(dtype=np.float64))
 
 
 def train(
@@ -341,8 +371,10 @@ def train(
     ``update`` is the student's centre update (module docstring), ``params`` its constants,
     ``spreads`` whether it sends gradients to its window neighbours. U starts as torch's
     ``Linear`` (seeded by ``config.seed``); E at the teacher table of ``config.init`` or random.
+    ``config.threads`` workers (0 = torch's default count) step side by side, each with
+    single-threaded GEMMs; the next shard is read while they work on one.
     """
-    with numba_threads(config.threads) as threads, torch_threads(threads):
+    with torch_threads(config.threads) as threads, torch_threads(1):
         counts = cache.vocab.counts
         start_table = teacher_init(cache, config.init, config.dim)
         table = (
@@ -351,39 +383,61 @@ def train(
             else np.ascontiguousarray(start_table, dtype=np.float32)
         )
         d = cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]
-        proj = init_projection(d, config.dim, config.seed)
         step = Step(
-            update, np.asarray(tuple(params), np.float32), spreads, table, proj,
-            negative_table(counts, config.ns_exponent), config.clip, config.batch, config.window,
-            config.negative, config.seed,
+            update, np.asarray(tuple(params), np.float32), spreads, table,
+            init_projection(d, config.dim, config.seed), negative_table(counts, config.ns_exponent),
+            config.clip, config.batch, config.window, config.negative, config.seed,
         )  # fmt: skip
         total = cache.totals("n_occurrences") * config.epochs or 1
-        done, loss_sum = 0, 0.0
+        lock = threading.Lock()
+        done, loss_sum = [0], [0.0]  # centres stepped and their loss, over all workers
         loss_per_epoch: list[float] = []
         start = time.perf_counter()
         bar = tqdm(total=total, desc=name, unit="occ", unit_scale=True, file=sys.stderr, mininterval=1.0)
-        for epoch in range(config.epochs):
-            e_loss, e_done = loss_sum, done
-            first = 0
-            for shard in cache.shards(["occ_vec"]):
-                data = ShardWindows.read(shard, config.window, first)
-                n_occ = len(data.occ_word)
-                for b0 in range(0, n_occ, config.batch):
-                    b1 = min(b0 + config.batch, n_occ)
-                    lr = linear_alpha(config.lr, config.min_lr, done, total)
-                    loss_sum += step(data, b0, b1, lr, epoch)
-                    done += b1 - b0
+
+        def work(data: ShardWindows, epoch: int, before: int, batches: Iterator[int], buf: Buffers) -> None:
+            """Take the shard's next batch until none is left; ``before``: centres of earlier epochs."""
+            while True:
+                with lock:
+                    b0 = next(batches, None)
+                if b0 is None:
+                    return
+                b1 = min(b0 + config.batch, len(data.occ_word))
+                lr = linear_alpha(config.lr, config.min_lr, before + data.first + b0, total)
+                loss = step(data, b0, b1, lr, epoch, buf)
+                with lock:
+                    done[0] += b1 - b0
+                    loss_sum[0] += loss
                     bar.update(b1 - b0)
                     if (b0 // config.batch) % 50 == 0:
-                        bar.set_postfix(loss=f"{loss_sum / max(done, 1):.4f}", lr=f"{lr:.4g}")
-                first += n_occ
-            loss_per_epoch.append((loss_sum - e_loss) / max(done - e_done, 1))
+                        bar.set_postfix(loss=f"{loss_sum[0] / done[0]:.4f}", lr=f"{lr:.4g}")
+
+        buffers = [step.buffers() for _ in range(threads)]
+        with ThreadPoolExecutor(threads) as pool:
+            for epoch in range(config.epochs):
+                e_loss, before = loss_sum[0], done[0]
+                shards = cache.shards(["occ_vec"])
+                data: ShardWindows | None = ShardWindows.read(next(shards), config.window, 0)
+                while data is not None:
+                    batches = iter(range(0, len(data.occ_word), config.batch))
+                    jobs = [pool.submit(work, data, epoch, before, batches, buf) for buf in buffers]
+                    first = data.first + len(data.occ_word)
+                    shard = next(shards, None)
+                    data = None if shard is None else ShardWindows.read(shard, config.window, first)
+                    for job in jobs:
+                        job.result()
+                loss_per_epoch.append((loss_sum[0] - e_loss) / max(done[0] - before, 1))
         bar.close()
     seconds = time.perf_counter() - start
-    mean_loss = loss_sum / max(done, 1)
+    mean_loss = loss_sum[0] / max(done[0], 1)
     log.info(
         "%s: %s centre words in %.1f s (%s words/s, %d threads), mean loss %.4f",
-        name, f"{done:,}", seconds, f"{done / max(seconds, 1e-9):,.0f}", threads, mean_loss,
+        name, f"{done[0]:,}", seconds, f"{done[0] / max(seconds, 1e-9):,.0f}", threads, mean_loss,
     )  # fmt: skip
-    meta = {"centres": done, "mean_loss": mean_loss, "loss_per_epoch": loss_per_epoch}
+    meta = {
+        "centres": done[0],
+        "mean_loss": mean_loss,
+        "loss_per_epoch": loss_per_epoch,
+        "loop_seconds": round(seconds, 2),
+    }
     return Vectors(list(cache.vocab.words), table, counts.copy(), meta)

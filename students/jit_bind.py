@@ -27,7 +27,7 @@ def centre_update(*args: Any) -> Any:
 _BOUND: dict[tuple[Callable[..., Any], Any], Callable[..., Any]] = {}
 
 
-def bind_update(template: Callable[..., Any], update: Any) -> Callable[..., Any]:
+def bind_update(template: Callable[..., Any], update: Any, **jit_options: bool) -> Callable[..., Any]:
     """``template`` (a plain function calling ``centre_update``) compiled with ``update`` bound.
 
     Numba cannot cache a function that takes another as an argument (the cache misses in every
@@ -36,7 +36,8 @@ def bind_update(template: Callable[..., Any], update: Any) -> Callable[..., Any]
     the copy is named after a hash of the student's module source and of :mod:`sampling`'s: an
     edit to either recompiles it, an edit to the template's file invalidates it by its stamp. So
     an update should call only these modules and its own; updates themselves are not cached, so
-    they never hold stale copies of these kernels. Compiled ``parallel`` and ``fastmath``.
+    they never hold stale copies of these kernels. Compiled ``cache`` and ``fastmath``, with
+    ``jit_options`` (e.g. ``parallel=True``, ``nogil=True``).
     """
     key = (template, update)
     if key not in _BOUND:
@@ -49,5 +50,5 @@ def bind_update(template: Callable[..., Any], update: Any) -> Callable[..., Any]
         tag = f"{template.__name__}_{module.__name__.rsplit('.', 1)[-1]}_{update.__name__}_{digest}"
         fn = types.FunctionType(template.__code__, {**template.__globals__, "centre_update": update}, tag)
         fn.__qualname__ = tag
-        _BOUND[key] = njit(cache=True, parallel=True, fastmath=True)(fn)
+        _BOUND[key] = njit(cache=True, fastmath=True, **jit_options)(fn)
     return _BOUND[key]

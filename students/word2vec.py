@@ -214,7 +214,7 @@ def epoch_driver(update: Any) -> Callable[..., None]:
     A centre update should call only its own module, this one and :mod:`sampling` (see
     :func:`~ctx2static.students.jit_bind.bind_update`, which explains the on-disk cache).
     """
-    return bind_update(_run_epoch, update)
+    return bind_update(_run_epoch, update, parallel=True)
 
 
 def chunk_order(n_chunks: int, threads: int) -> np.ndarray:
