@@ -157,3 +157,74 @@ def test_step_equals_autograd_sgd_on_dense_tables(module, clip):
     assert got_loss == pytest.approx(float(loss.sum().detach()), rel=1e-5)
     np.testing.assert_allclose(step.table, (E - lr * E.grad).detach().numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(step.proj, (U - lr * coef * U.grad).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_scatter_rows_by_hand():
+    P = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
+    table = np.zeros((4, 2), np.float32)
+    words = np.array([[2, -1], [2, 0]])  # word 2 in both windows: both updates land
+    negs = np.array([[3], [1]])
+    beta = np.array([[0.5, 9.0, 1.0], [2.0, 3.0, -1.0]], np.float32)  # 9.0 sits in an empty slot
+    contextual.scatter_rows(P, table, words, negs, beta, 0.1)
+    want = np.zeros((4, 2))
+    want[2] = -0.1 * (0.5 * P[0] + 2.0 * P[1])
+    want[0] = -0.1 * 3.0 * P[1]
+    want[3] = -0.1 * 1.0 * P[0]
+    want[1] = -0.1 * -1.0 * P[1]
+    np.testing.assert_allclose(table, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("clip", [100.0, 2.5])
+def test_clipped_sgd_by_hand(clip):
+    proj = np.ones((2, 2), np.float32)
+    grad = np.array([[3.0, 0.0], [0.0, 4.0]], np.float32)  # norm 5
+    contextual.clipped_sgd(proj, grad, 0.1, clip)
+    scale = min(1.0, clip / (5.0 + 1e-6))
+    np.testing.assert_allclose(proj, 1.0 - 0.1 * scale * grad, rtol=1e-6)
+
+
+@pytest.mark.parametrize("module", [bert_sg, ctx2vec])
+def test_one_thread_train_is_the_serial_loop_of_steps(tmp_path, module):
+    """threads=1: shards in order, batches in order, the rate from each batch's corpus position."""
+    from ctx2static.cache import Cache
+    from ctx2static.students.cache_input import Init
+    from ctx2static.students.sampling import linear_alpha
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from synthetic_cache import write_cache
+
+    rng = np.random.default_rng(5)
+    sents = [list(rng.integers(0, 6, size=7)) for _ in range(80)]  # 2 shards of 64 + 16 sentences
+    occ = rng.normal(size=(560, 8))
+    cache = Cache.open(
+        write_cache(tmp_path / "c", [f"w{i}" for i in range(6)], sents, 64, np.zeros((80, 8)), occ_vec=occ)
+    )
+    cfg = module.Config(dim=4, batch=100, epochs=2, threads=1, init=Init.RANDOM, lr=0.05, seed=2)
+    params, spreads = ((cfg.e1, cfg.e2, cfg.e3, cfg.mix), True) if module is ctx2vec else ((), False)
+    got = contextual.train("t", cache, cfg, module.centre_loss, params, spreads)
+
+    table = contextual.init_table(6, 4, cfg.seed).numpy()
+    step = contextual.Step(
+        module.centre_loss,
+        np.asarray(params, np.float32),
+        spreads,
+        table,
+        contextual.init_projection(8, 4, cfg.seed),
+        negative_table(cache.vocab.counts),
+        cfg.clip,
+        cfg.batch,
+        cfg.window,
+        cfg.negative,
+        cfg.seed,
+    )
+    buf, total = step.buffers(), 560 * 2
+    for epoch in range(2):
+        first = 0
+        for shard in cache.shards(["occ_vec"]):
+            data = contextual.ShardWindows.read(shard, cfg.window, first)
+            for b0 in range(0, len(data.occ_word), cfg.batch):
+                lr = linear_alpha(cfg.lr, cfg.min_lr, epoch * 560 + first + b0, total)
+                step(data, b0, min(b0 + cfg.batch, len(data.occ_word)), lr, epoch, buf)
+            first += len(data.occ_word)
+    np.testing.assert_array_equal(got.matrix, table)
+    assert got.meta["centres"] == total

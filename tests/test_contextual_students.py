@@ -95,12 +95,13 @@ def _topic_cache(tmp_path, n_sent=300, dim=12):
 
 
 @pytest.mark.parametrize("student", ["bert-sg", "ctx2vec"])
-def test_contextual_students_learn_topics(tmp_path, student):
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_contextual_students_learn_topics(tmp_path, student, threads):
     folder = _topic_cache(tmp_path)
     v = fit_cache_student(
         student,
         folder,
-        {"dim": "10", "epochs": "3", "lr": "0.002", "threads": "1", "abtt": "none", "init": "random"},
+        {"dim": "10", "epochs": "3", "lr": "0.002", "threads": threads, "abtt": "none", "init": "random"},
     )
     unit = v.unit()
     sims = unit @ unit.T
