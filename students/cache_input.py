@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import enum
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,25 +34,36 @@ def encoded_corpus(cache: Cache) -> EncodedCorpus:
     return EncodedCorpus(np.concatenate(ids), np.concatenate(starts), np.concatenate(paras))
 
 
-def occurrence_means(cache: Cache, desc: str = "ase") -> tuple[np.ndarray, np.ndarray]:
+def occurrence_means(cache: Cache, desc: str = "ase", threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Per vocabulary word: the mean of its cached contextual vectors (``occ_vec``), and how many.
 
-    Streams shard by shard (a sparse word-by-occurrence sum per shard); words never seen aligned
-    get a zero row and a count of 0.
+    Streams the shards, ``threads`` at a time (reading and the float16 cast run side by side): a
+    sparse word-by-occurrence sum over the words each shard holds, added to the totals under a
+    lock. Words never seen aligned get a zero row and a count of 0.
     """
     import torch  # its float16 cast is 3-4x numpy's; imported only by the students that read vectors
 
     n_words = len(cache.vocab)
     sums = np.zeros((n_words, cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]))
     seen = np.zeros(n_words, dtype=np.int64)
-    for shard in tqdm(cache.shards(["occ_vec"]), total=cache.n_shards, desc=desc, file=sys.stderr):
-        ids = shard["word_ids"][shard.occurrences()]
+    lock = threading.Lock()
+
+    def add(index: int) -> None:
+        shard = cache.shard(index, ["occ_vec"])
+        words, rows = np.unique(shard["word_ids"][shard.occurrences()], return_inverse=True)
         vecs = torch.from_numpy(shard["occ_vec"]).float().numpy()
         member = sp.csr_matrix(
-            (np.ones(len(ids), np.float32), (ids, np.arange(len(ids)))), (n_words, len(ids))
+            (np.ones(len(rows), np.float32), (rows, np.arange(len(rows)))), (len(words), len(rows))
         )
-        sums += member @ vecs
-        seen += np.bincount(ids, minlength=n_words)
+        part = member @ vecs
+        with lock:
+            sums[words] += part
+            seen[words] += np.bincount(rows)
+
+    with ThreadPoolExecutor(max(threads, 1)) as pool:
+        jobs = pool.map(add, range(cache.n_shards))
+        for _ in tqdm(jobs, total=cache.n_shards, desc=desc, file=sys.stderr):
+            pass
     return (sums / np.maximum(seen, 1)[:, None]).astype(np.float32), seen
 
 
@@ -69,13 +82,13 @@ def init_signals(init: Init) -> tuple[str, ...]:
     return ("occ_vec",) if Init(init) is Init.ASE else ()
 
 
-def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
+def teacher_init(cache: Cache, init: Init, dim: int, threads: int = 1) -> np.ndarray | None:
     """The cache's ``word``/``token``/``ase`` table as a start for a ``dim``-wide static table.
 
     ``auto`` (the students' default: it won on every student measured, see the README) is ``ase``
     when the cache has ``occ_vec``, else ``word``. Projected onto its top ``dim`` principal
     directions when the teacher is wider (centred first), then scaled to a mean row norm of 1.
-    ``random`` returns None (the student's own init).
+    ``random`` returns None (the student's own init). The ase pass reads ``threads`` shards at a time.
     """
     init = Init(init)
     if init is Init.AUTO:
@@ -83,7 +96,7 @@ def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
     if init is Init.RANDOM:
         return None
     if init is Init.ASE:
-        means, seen = occurrence_means(cache, "init=ase")
+        means, seen = occurrence_means(cache, "init=ase", threads)
         table = np.where(seen[:, None] > 0, means, cache.vocab_arrays()["word_emb"]).astype(np.float64)
     else:
         table = cache.vocab_arrays()[f"{init.value}_emb"].astype(np.float64)

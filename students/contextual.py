@@ -376,7 +376,7 @@ def train(
     """
     with torch_threads(config.threads) as threads, torch_threads(1):
         counts = cache.vocab.counts
-        start_table = teacher_init(cache, config.init, config.dim)
+        start_table = teacher_init(cache, config.init, config.dim, threads)
         table = (
             init_table(len(counts), config.dim, config.seed).numpy()
             if start_table is None
