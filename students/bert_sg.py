@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ctx2static.cache import Cache
-from ctx2static.students.contextual import ContextualConfig, axpy, dot, negatives_update, train
+from ctx2static.students.contextual import Array, ContextualConfig, axpy, dot, negatives_update, train
 from ctx2static.students.sampling import logistic
 from ctx2static.vectors import Vectors
 
@@ -27,16 +27,7 @@ class Config(ContextualConfig):
 
 @njit(fastmath=True)
 def centre_loss(
-    P: np.ndarray,
-    i: int,
-    ctx_occ: np.ndarray,
-    e0: int,
-    ctx_word: np.ndarray,
-    negs: np.ndarray,
-    table: np.ndarray,
-    params: np.ndarray,
-    du: np.ndarray,
-    beta: np.ndarray,
+    P: Array, i: int, near: Array, ctx: Array, negs: Array, E: Array, params: Array, du: Array, beta: Array
 ) -> tuple[float, float]:
     """Eq. 13-15 for the centre u = P[i]: loss, dL/du into ``du``, row coefficients into ``beta``.
 
@@ -48,13 +39,13 @@ def centre_loss(
     """
     u = P[i]
     du[:] = 0.0
-    window2 = ctx_word.shape[0]
+    window2 = ctx.shape[0]
     n = 0
     zmax = 0.0
     for j in range(window2):
         beta[j] = 0.0
-        if ctx_word[j] >= 0:
-            beta[j] = dot(table[ctx_word[j]], u)  # z_j, for now
+        if ctx[j] >= 0:
+            beta[j] = dot(E[ctx[j]], u)  # z_j, for now
             zmax = beta[j] if n == 0 else max(zmax, beta[j])
             n += 1
     loss = 0.0
@@ -62,7 +53,7 @@ def centre_loss(
         total = 0.0
         x = 0.0
         for j in range(window2):
-            if ctx_word[j] >= 0:
+            if ctx[j] >= 0:
                 e = np.exp(beta[j] - zmax)
                 total += e
                 x += e * beta[j]
@@ -71,11 +62,11 @@ def centre_loss(
         c = -sig
         loss += sp
         for j in range(window2):
-            if ctx_word[j] >= 0:
+            if ctx[j] >= 0:
                 z = beta[j]
                 beta[j] = c * np.exp(z - zmax) / total * (1.0 + z - x)
-                axpy(beta[j], table[ctx_word[j]], du)
-    loss += negatives_update(u, table, negs, 1.0, du, beta[window2:])
+                axpy(beta[j], E[ctx[j]], du)
+    loss += negatives_update(u, E, negs, 1.0, du, beta[window2:])
     return loss, 0.0
 
 

@@ -26,12 +26,12 @@ in the corpus, so the schedule does not depend on the threads.
 A centre update is an ``@njit`` function (without ``cache=True``, see
 :func:`~ctx2static.students.jit_bind.bind_update`)
 
-``centre_update(P, i, ctx_occ, e0, ctx_word, negs, table, params, du, beta) -> (loss, spread)``
+``centre_update(P, i, near, ctx, negs, E, params, du, beta) -> (loss, spread)``
 
-with ``P[i]`` = u_i, ``ctx_occ`` the 2 window occurrence numbers of its window (-1 = none; their
-projections are rows ``ctx_occ - e0`` of P), ``ctx_word`` their static ids (-1 = none), ``negs``
-the negatives, ``params`` the student's float32 constants; it writes dL/du_i into ``du`` and the
-coefficients into ``beta`` (window slots, then negatives).
+with ``P[i]`` = u_i, ``near`` the rows of P of the 2 window occurrences of its window (-1 =
+none, after the present ones), ``ctx`` their static ids (-1 = none), ``negs`` the negatives, ``E``
+the static table, ``params`` the student's float32 constants; it writes dL/du_i into ``du`` and
+the coefficients into ``beta`` (window slots, then negatives).
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
+
+Array = np.ndarray  # shorthand for the centre updates' signatures
 
 
 @dataclass(frozen=True)
@@ -233,11 +235,14 @@ def _batch_kernel(
     G[off + n_b :] = 0.0
     e0 = b0 - off
     spread = np.zeros(n_b, dtype=np.float32)
+    near = np.empty(ctx.shape[1], dtype=np.int64)
     for i in range(n_b):
         o = b0 + i
+        for j in range(ctx.shape[1]):
+            near[j] = ctx[o, j] - e0 if ctx[o, j] >= 0 else -1
         draw_negatives(cum_table, occ_word[o], negs[i], seed_state(seed, epoch, first + o))
         losses[i], spread[i] = centre_update(
-            P, off + i, ctx[o], e0, ctx_word[o], negs[i], table, params, G[off + i], beta[i]
+            P, off + i, near, ctx_word[o], negs[i], table, params, G[off + i], beta[i]
         )
     if spreads:  # dL/dP_k += spread_i u_i over the centres i whose window holds k (windows are symmetric)
         for r in range(P.shape[0]):

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 from numba import njit
 
 from ctx2static.cache import Cache
 from ctx2static.options import opt
-from ctx2static.students.contextual import ContextualConfig, axpy, dot, negatives_update, train
+from ctx2static.students.contextual import Array, ContextualConfig, axpy, dot, negatives_update, train
 from ctx2static.students.sampling import logistic
 from ctx2static.vectors import Vectors
 
@@ -36,21 +35,12 @@ class Config(ContextualConfig):
 
 @njit(fastmath=True)
 def centre_loss(
-    P: np.ndarray,
-    i: int,
-    ctx_occ: np.ndarray,
-    e0: int,
-    ctx_word: np.ndarray,
-    negs: np.ndarray,
-    table: np.ndarray,
-    params: np.ndarray,
-    du: np.ndarray,
-    beta: np.ndarray,
+    P: Array, i: int, near: Array, ctx: Array, negs: Array, E: Array, params: Array, du: Array, beta: Array
 ) -> tuple[float, float]:
     """Eq. 5-8 for the centre u = P[i], ``params`` = (e1, e2, e3, mix): returns (loss, spread).
 
     The projection is linear, so V_context = W (l o_i + l mean_k o_k) = l u + l mean_k P_k over the
-    n window occurrences k (their rows ``ctx_occ - e0`` of P; mean 0 when n = 0), l = mix, 1 - mix.
+    n window occurrences k (their rows ``near`` of P; mean 0 when n = 0), l = mix, 1 - mix.
     - L1 = softplus(-s), s = sum_j u'_j . u: dL1/du'_j = -s(-s) u, dL1/du = -s(-s) sum_j u'_j;
     - L2 = softplus(-y), y = V_context . u = mix u.u + (1 - mix) mean_k P_k . u:
       dL2/du = -s(-y) (V_context + mix u), dL2/dP_k = -s(-y) (1 - mix) / n u (the spread);
@@ -59,16 +49,16 @@ def centre_loss(
     e1, e2, e3, mix = params[0], params[1], params[2], params[3]
     u = P[i]
     du[:] = 0.0
-    window2 = ctx_word.shape[0]
+    window2 = ctx.shape[0]
     n = 0
     s = 0.0
-    near = 0.0
+    near_dot = 0.0  # mean_k P_k . u
     for j in range(window2):
         beta[j] = 0.0
-        if ctx_word[j] >= 0:
+        if ctx[j] >= 0:
             n += 1
-            s += dot(table[ctx_word[j]], u)
-            near += dot(P[ctx_occ[j] - e0], u)
+            s += dot(E[ctx[j]], u)
+            near_dot += dot(P[near[j]], u)
     loss = 0.0
     spread = 0.0
     uu = dot(u, u)
@@ -76,8 +66,8 @@ def centre_loss(
         sig, sp = logistic(-s)
         c1 = -e1 * sig
         loss += e1 * sp
-        near /= n
-    y = mix * uu + (1.0 - mix) * near
+        near_dot /= n
+    y = mix * uu + (1.0 - mix) * near_dot
     sig, sp = logistic(-y)
     c2 = -e2 * sig
     loss += e2 * sp
@@ -85,11 +75,11 @@ def centre_loss(
     if n > 0:
         spread = c2 * (1.0 - mix) / n
         for j in range(window2):
-            if ctx_word[j] >= 0:
+            if ctx[j] >= 0:
                 beta[j] = c1
-                axpy(c1, table[ctx_word[j]], du)
-                axpy(spread, P[ctx_occ[j] - e0], du)
-    loss += negatives_update(u, table, negs, e3, du, beta[window2:])
+                axpy(c1, E[ctx[j]], du)
+                axpy(spread, P[near[j]], du)
+    loss += negatives_update(u, E, negs, e3, du, beta[window2:])
     return loss, spread
 
 

@@ -29,7 +29,8 @@ def _centre_case(seed, n_ctx):
 
 def _run_kernel(module, P, table, ctx_occ, ctx_word, negs, params=PARAMS):
     du, beta = np.zeros(4), np.zeros(7)
-    loss, spread = module.centre_loss(P, 2, ctx_occ, 10, ctx_word, negs, table, params, du, beta)
+    near = np.where(ctx_occ >= 0, ctx_occ - 10, -1)  # their rows in P
+    loss, spread = module.centre_loss(P, 2, near, ctx_word, negs, table, params, du, beta)
     return loss, spread, du, beta
 
 

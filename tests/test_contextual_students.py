@@ -41,12 +41,11 @@ def _kernel_loss(module, u, ctx, mask, neg, near=None, params=()):
     ctx_word = np.where(mask[0], np.arange(W), -1)
     order = np.argsort(~mask[0], kind="stable")  # present window slots first, as window_occurrences
     P = np.concatenate([u, np.zeros((W, u.shape[1])) if near is None else near])
-    ctx_occ = np.where(mask[0], np.arange(1, W + 1), -1)
+    near = np.where(mask[0], np.arange(1, W + 1), -1)
     loss, _ = module.centre_loss(
         P,
         0,
-        ctx_occ[order],
-        0,
+        near[order],
         ctx_word[order],
         np.arange(W, W + k),
         table,

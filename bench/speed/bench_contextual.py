@@ -34,6 +34,7 @@ import sys
 import time
 from pathlib import Path
 
+import h5py
 import numpy as np
 
 import ctx2static
@@ -54,6 +55,12 @@ def run(cmd: list[str], pythonpath: str, log: Path) -> float:
     with open(log, "w") as out, open(str(log) + ".err", "w") as err:
         subprocess.run(cmd, env=env, stdout=out, stderr=err, check=True)
     return time.perf_counter() - start
+
+
+def fit_cmd(student: str, source: list[str], threads: int, out: Path, seed: int = 1) -> list[str]:
+    """``ctx2static.cli fit-student`` of ``student`` from ``source`` (--corpus F or --cache D)."""
+    return [sys.executable, "-m", "ctx2static.cli", "fit-student", "-s", student, *source,
+            "--threads", str(threads), "--seed", str(seed), "-o", str(out)]  # fmt: skip
 
 
 def one_shard_view(cache: Path, folder: Path) -> Path:
@@ -182,24 +189,8 @@ def main() -> None:
     profiles = {}
     for impl, path in impls.items():
         for student in ("bert-sg", "ctx2vec"):
-            run(
-                [
-                    sys.executable,
-                    "-m",
-                    "ctx2static.cli",
-                    "fit-student",
-                    "-s",
-                    student,
-                    "--cache",
-                    str(views["full"]),
-                    "--threads",
-                    "1",
-                    "-o",
-                    str(work / "warm.bin"),
-                ],
-                path,
-                work / "warm.log",
-            )
+            warm = fit_cmd(student, ["--cache", str(views["full"])], 1, work / "warm.bin")
+            run(warm, path, work / "warm.log")
             log = work / f"profile-{impl}-{student}.txt"
             run([sys.executable, __file__, "--profile", impl, student, str(views["full"])], path, log)
             profiles[(impl, student)] = log.read_text()
@@ -220,21 +211,7 @@ def main() -> None:
                 out = work / f"{name}.bin"
                 src = ["--corpus", args.corpus] if which is None else ["--cache", caches[which]]
                 seed = rep + 1 if impl == "new" else 1
-                cmd = [
-                    sys.executable,
-                    "-m",
-                    "ctx2static.cli",
-                    "fit-student",
-                    "-s",
-                    student,
-                    *src,
-                    "--threads",
-                    str(threads),
-                    "--seed",
-                    str(seed),
-                    "-o",
-                    str(out),
-                ]
+                cmd = fit_cmd(student, src, threads, out, seed)
                 load = os.getloadavg()[0]
                 wall = run(cmd, impls[impl], work / f"{name}.log")
                 meta = json.loads(Path(str(out) + ".meta.json").read_text())["meta"]
@@ -251,13 +228,17 @@ def main() -> None:
                     f"{name}: {tps:,.0f} tokens/s, train {meta['train_seconds']} s, load {load:.1f}",
                     flush=True,
                 )
-    scores = eval_scores([work / r["file"] for r in rows if r["threads"] == threads_list[0]], work)
+    scores = eval_scores([work / r["file"] for r in rows], work)
     for r in rows:
         r["scores"] = scores.get(r["file"])
     (work / "rows.json").write_text(json.dumps(rows, indent=1))
     run([sys.executable, __file__, "--overhead"], NEW_PATH, work / "overhead.txt")
     gil_s = float((work / "overhead.txt").read_text().split()[-1])
-    write_report(args, rows, profiles, threads_list, n_words, (old_commit, new_commit), gil_s)
+    vec_bytes = {}  # bytes of one occurrence's cached vector
+    for which, c in caches.items():
+        with h5py.File(Path(c) / "shard_00000.h5", "r") as f:
+            vec_bytes[which] = f["occ_vec"].shape[1] * f["occ_vec"].dtype.itemsize
+    write_report(args, rows, profiles, threads_list, n_words, (old_commit, new_commit), gil_s, vec_bytes)
 
 
 def overhead() -> float:
@@ -319,20 +300,19 @@ def overhead() -> float:
     return (whole - (time.process_time() - start)) / (n / 1000)
 
 
-def write_report(args, rows, profiles, threads_list, n_words, commits, gil_s) -> None:
+def md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table, the first column left-aligned, the others right-aligned."""
+    out = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    return out + ["| " + " | ".join(r) + " |" for r in rows] + [""]
+
+
+def write_report(args, rows, profiles, threads_list, n_words, commits, gil_s, vec_bytes) -> None:
     med = statistics.median
     groups: dict[tuple[str, str, int], list[dict]] = {}
     for r in rows:
         groups.setdefault((r["student"], r["impl"], r["threads"]), []).append(r)
-    order = [
-        ("sgns", "new"),
-        ("bert-sg", "old"),
-        ("bert-sg", "new"),
-        ("bert-sg", "new-pca"),
-        ("ctx2vec", "old"),
-        ("ctx2vec", "new"),
-        ("ctx2vec", "new-pca"),
-    ]
+    order = [("sgns", "new"), ("bert-sg", "old"), ("bert-sg", "new"), ("bert-sg", "new-pca"),
+             ("ctx2vec", "old"), ("ctx2vec", "new"), ("ctx2vec", "new-pca")]  # fmt: skip
     label = lambda s, i: "sgns (plain; dim 100, 5 epochs)" if s == "sgns" else f"{s} {i}"  # noqa: E731
     cmd = "PYTHONPATH=<pkg> python " + " ".join([os.path.relpath(__file__, NEW_PKG), *sys.argv[1:]])
     load = [r["load"] for r in rows]
@@ -354,12 +334,7 @@ def write_report(args, rows, profiles, threads_list, n_words, commits, gil_s) ->
     ]
     for threads in threads_list:
         sg = med([r["tps"] for r in groups[("sgns", "new", threads)]])
-        lines += [
-            f"## {threads} thread{'s' if threads > 1 else ''}",
-            "",
-            "| run | tokens/s | ratio to sgns | train s | loop s | tool's tokens/s | runs |",
-            "|---|---:|---:|---:|---:|---:|---:|",
-        ]
+        table = []
         for student, impl in order:
             g = groups.get((student, impl, threads))
             if not g:
@@ -367,62 +342,56 @@ def write_report(args, rows, profiles, threads_list, n_words, commits, gil_s) ->
             tps = med([r["tps"] for r in g])
             loop = [r["loop_s"] for r in g if r["loop_s"] is not None]
             train_s, tool = med([r["train_s"] for r in g]), med([r["tool_tps"] for r in g])
-            loop_s = f"{med(loop):.1f}" if loop else "-"
-            lines.append(
-                f"| {label(student, impl)} | {tps:,.0f} | {tps / sg:.3f}x | {train_s:.1f} | {loop_s} | "
-                f"{tool:,.0f} | {len(g)} |"
-            )
-        lines.append("")
-    t0 = threads_list[0]
-    lines += [
-        f"## Scores ({t0} threads; Spearman x100 on the similarity sets, avg5 = mean of {', '.join(AVG5)})",
-        "",
-    ]
-    scored = [(label(s, i), r) for s, i in order for r in groups.get((s, i, t0), []) if r["scores"]]
+            table.append([
+                label(student, impl), f"{tps:,.0f}", f"{tps / sg:.3f}x", f"{train_s:.1f}",
+                f"{med(loop):.1f}" if loop else "-", f"{tool:,.0f}", str(len(g)),
+            ])  # fmt: skip
+        header = ["run", "tokens/s", "ratio to sgns", "train s", "loop s", "tool's tokens/s", "runs"]
+        lines += [f"## {threads} thread{'s' if threads > 1 else ''}", "", *md_table(header, table)]
+    lines += [f"## Scores (Spearman x100, avg5 = mean of {', '.join(AVG5)})", ""]
+    scored = [(f"{label(s, i)}, {t} thr", r) for t in threads_list for s, i in order
+              for r in groups.get((s, i, t), []) if r["scores"]]  # fmt: skip
     if scored:
         sets = [k for k in scored[0][1]["scores"] if k != "avg5"]
-        lines += [
-            "| run | seed | avg5 | " + " | ".join(sets) + " | mean loss |",
-            "|---|---:|" + "---:|" * (len(sets) + 2),
-        ]
-        for name, r in scored:
-            s = r["scores"]
-            loss = "-" if r["loss"] is None else f"{r['loss']:.4f}"
-            lines.append(
-                f"| {name} | {r['seed']} | {s.get('avg5', float('nan')):.1f} | "
-                + " | ".join(f"{s.get(k, float('nan')):.1f}" for k in sets)
-                + f" | {loss} |"
-            )
-        lines.append("")
+        table = [
+            [name, str(r["seed"]), *(f"{r['scores'].get(k, float('nan')):.1f}" for k in ("avg5", *sets)),
+             "-" if r["loss"] is None else f"{r['loss']:.4f}"]
+            for name, r in scored
+        ]  # fmt: skip
+        lines += md_table(["run", "seed", "avg5", *sets, "mean loss"], table)
     tmax = max(threads_list)
     lines += [
         "## Hours per epoch at 1.1B tokens (extrapolated)",
         "",
-        f"Per-thread loop rate = corpus words / loop seconds / threads at {tmax} threads (sgns: its tokens/s",
-        "/ threads); init = the serial init=ase pass (train s - loop s, per corpus word). Hours =",
-        "1.1e9 x init + 1.1e9 / min(cores x per-thread rate, GIL cap): workers share nothing but the tables",
-        "(no barrier), so the rate is assumed to scale with cores as word2vec's Hogwild does, up to the",
-        f"GIL cap = 1000 centres / {gil_s * 1e6:.0f} us (the part of a step that holds the GIL, measured",
-        f"with 4-d tables) = {1000 / gil_s:,.0f} centres/s.",
+        f"Per-thread rates at {tmax} threads: the loop's (corpus words / loop seconds / threads; sgns: its",
+        "tokens/s / threads) and the init=ase pass's (train s - loop s, per corpus word, times threads).",
+        "Hours = 1.1e9 x (init / cores + 1 / min(cores x loop rate, GIL cap)) / 3600. The workers share",
+        "nothing but the tables (no barrier), so both are assumed to scale with cores as word2vec's",
+        "Hogwild does, up to the GIL cap = 1000 centres / "
+        f"{gil_s * 1e6:.0f} us (the part of a step that holds the GIL, measured with 4-d tables) = "
+        f"{1000 / gil_s:,.0f} centres/s, and up to the disk: each pass reads every occurrence's vector",
+        "(the last column: the read rate 64 cores need).",
         "",
-        "| run | per-thread tokens/s | init us/token | 16 cores | 64 cores |",
-        "|---|---:|---:|---:|---:|",
     ]
+    table = []
     for student, impl in order:
         g = groups.get((student, impl, tmax))
         if not g or impl == "old":
             continue
         if student == "sgns":
-            per, init = med([r["tps"] for r in g]) / tmax, 0.0
-            cap = float("inf")
+            per, init, cap, nbytes = med([r["tps"] for r in g]) / tmax, 0.0, float("inf"), 0
         else:
             per = med([n_words / r["loop_s"] for r in g]) / tmax
-            init = med([(r["train_s"] - r["loop_s"]) / n_words for r in g])
-            cap = 1000 / gil_s
-        hours = [(TARGET_TOKENS * init + TARGET_TOKENS / min(per * c, cap)) / 3600 for c in (16, 64)]
-        cells = f"{per:,.0f} | {init * 1e6:.2f} | {hours[0]:.2f} h | {hours[1]:.2f} h"
-        lines.append(f"| {label(student, impl)} | {cells} |")
-    lines += ["", "## Profiles (cProfile, process CPU seconds, 1 thread, first shard, init=random)", ""]
+            init = med([(r["train_s"] - r["loop_s"]) / n_words for r in g]) * tmax
+            cap, nbytes = 1000 / gil_s, vec_bytes["pca" if impl.endswith("pca") else "full"]
+        hours = [TARGET_TOKENS * (init / c + 1 / min(per * c, cap)) / 3600 for c in (16, 64)]
+        read = nbytes * min(per * 64, cap) / 1e9
+        table.append([label(student, impl), f"{per:,.0f}", f"{init * 1e6:.2f}", f"{hours[0]:.2f}",
+                      f"{hours[1]:.2f}", f"{read:.1f}"])  # fmt: skip
+    header = ["run", "loop tokens/s per thread", "init us/token per thread", "h, 16 cores", "h, 64 cores",
+              "GB/s read, 64 cores"]  # fmt: skip
+    lines += md_table(header, table)
+    lines += ["## Profiles (cProfile, process CPU seconds, 1 thread, first shard, init=random)", ""]
     for (impl, student), text in profiles.items():
         lines += [f"### {student}, {impl}", "", "```", text.strip(), "```", ""]
     Path(args.out).write_text("\n".join(lines))
