@@ -31,6 +31,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -57,10 +58,42 @@ def run(cmd: list[str], pythonpath: str, log: Path) -> float:
     return time.perf_counter() - start
 
 
-def fit_cmd(student: str, source: list[str], threads: int, out: Path, seed: int = 1) -> list[str]:
-    """``ctx2static.cli fit-student`` of ``student`` from ``source`` (--corpus F or --cache D)."""
-    return [sys.executable, "-m", "ctx2static.cli", "fit-student", "-s", student, *source,
-            "--threads", str(threads), "--seed", str(seed), "-o", str(out)]  # fmt: skip
+def fit_cmd(student: str, source: str, threads: int, out: Path, seed: int = 1) -> list[str]:
+    """This script's --fit mode: ``student`` from ``source`` (a cache folder, else a corpus file)."""
+    return [sys.executable, __file__, "--fit", student, source, str(threads), str(seed), str(out)]
+
+
+def fit(student: str, source: str, threads: int, seed: int, out: str) -> None:
+    """Train as ``fit-student`` does (the registry's calls), timing the fit's wall and CPU seconds.
+
+    Cache students: ``fit_cache_student`` (its train seconds: the fit, init pass and abtt). Text
+    students: the vocabulary and encoded corpus first (not timed, as the tool), then the fit.
+    Writes the vectors and ``out.run.json`` (wall, cpu, the vectors' meta).
+    """
+    from ctx2static.students import registry
+
+    config = registry.student_config(student, {"threads": threads, "seed": seed})
+    if Path(source).is_dir():
+        wall, cpu = time.perf_counter(), time.process_time()
+        vectors = registry.fit_cache_student(student, source, config)
+    else:
+        from ctx2static.text.corpus import Corpus
+        from ctx2static.text.encoded import encode_corpus
+        from ctx2static.text.vocab import Vocab, VocabConfig
+
+        corpus = Corpus([source])
+        vocab = Vocab.build(corpus, VocabConfig())
+        work = tempfile.mkdtemp(prefix="bench-enc-")
+        encoded = encode_corpus(corpus, vocab, work)
+        wall, cpu = time.perf_counter(), time.process_time()
+        vectors = registry.load_student(student).fit(encoded, vocab, config)
+        shutil.rmtree(work)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    vectors.save(out)
+    meta = {k: v for k, v in vectors.meta.items() if isinstance(v, (int, float, str))}
+    Path(out + ".run.json").write_text(
+        json.dumps({"wall": wall, "cpu": cpu, "epochs": config.epochs, **meta})
+    )
 
 
 def one_shard_view(cache: Path, folder: Path) -> Path:
@@ -152,6 +185,7 @@ def main() -> None:
     ap.add_argument("--corpus", required=True, help="The corpus text the cache was made from (for sgns).")
     ap.add_argument("--threads", type=int, action="append", help="Thread counts (repeat; default 2 and 1).")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--old-repeats", type=int, default=1, help="Rounds with the old code (slow).")
     ap.add_argument("--old-rev", default="43b3628", help="git revision of the old implementation.")
     ap.add_argument("--workdir", default="/tmp/bench_contextual")
     ap.add_argument("--out", required=True)
@@ -189,7 +223,7 @@ def main() -> None:
     profiles = {}
     for impl, path in impls.items():
         for student in ("bert-sg", "ctx2vec"):
-            warm = fit_cmd(student, ["--cache", str(views["full"])], 1, work / "warm.bin")
+            warm = fit_cmd(student, str(views["full"]), 1, work / "warm.bin")
             run(warm, path, work / "warm.log")
             log = work / f"profile-{impl}-{student}.txt"
             run([sys.executable, __file__, "--profile", impl, student, str(views["full"])], path, log)
@@ -207,25 +241,26 @@ def main() -> None:
     for threads in threads_list:
         for rep in range(args.repeats):
             for student, impl, which in jobs:
+                if impl == "old" and rep >= args.old_repeats:
+                    continue
                 name = f"{student}-{impl}{'-pca' if which == 'pca' else ''}-t{threads}-r{rep}"
                 out = work / f"{name}.bin"
-                src = ["--corpus", args.corpus] if which is None else ["--cache", caches[which]]
+                src = args.corpus if which is None else caches[which]
                 seed = rep + 1 if impl == "new" else 1
                 cmd = fit_cmd(student, src, threads, out, seed)
                 load = os.getloadavg()[0]
-                wall = run(cmd, impls[impl], work / f"{name}.log")
-                meta = json.loads(Path(str(out) + ".meta.json").read_text())["meta"]
-                epochs = meta["config"].get("epochs", 1)
+                run(cmd, impls[impl], work / f"{name}.log")
+                got = json.loads(Path(str(out) + ".run.json").read_text())
                 rows.append({
                     "name": name, "student": student, "impl": impl + ("-pca" if which == "pca" else ""),
-                    "threads": threads, "rep": rep, "seed": seed, "file": out.name, "wall": wall,
-                    "train_s": meta["train_seconds"], "loop_s": meta.get("loop_seconds"),
-                    "tool_tps": meta["tokens_per_second"], "tps": n_words * epochs / meta["train_seconds"],
-                    "load": load, "loss": meta.get("mean_loss"),
+                    "threads": threads, "rep": rep, "seed": seed, "file": out.name, "train_s": got["wall"],
+                    "cpu_s": got["cpu"], "loop_s": got.get("loop_seconds"), "load": load,
+                    "tps": n_words * got["epochs"] / got["wall"], "loss": got.get("mean_loss"),
+                    "cpu_tps": n_words * got["epochs"] / got["cpu"],
                 })  # fmt: skip
-                tps = rows[-1]["tps"]
+                r = rows[-1]
                 print(
-                    f"{name}: {tps:,.0f} tokens/s, train {meta['train_seconds']} s, load {load:.1f}",
+                    f"{name}: {r['tps']:,.0f} tokens/s, {r['cpu_tps']:,.0f} per CPU s, load {load:.1f}",
                     flush=True,
                 )
     scores = eval_scores([work / r["file"] for r in rows], work)
@@ -323,9 +358,13 @@ def write_report(args, rows, profiles, threads_list, n_words, commits, gil_s, ve
         f"jobs (1-minute load average at the runs' starts: {min(load):.1f} to {max(load):.1f}; 0 = quiet).",
         f"Old = the trainer at `{commits[0]}` (torch autograd per batch), new = `{commits[1]}`.",
         f"Cache `{args.cache}` (MiniLM, --vectors, 384-d); pca `{args.pca_cache}`; corpus `{args.corpus}`.",
-        f"tokens/s = {n_words:,} corpus words x epochs / the tool's train seconds (fit, init pass and abtt),",
-        "median of the repeats; ratio = to sgns at the same threads in the same run; loop s = the",
-        "training loop alone (new only; the rest is the init=ase pass over the vectors and abtt).",
+        f"tokens/s = {n_words:,} corpus words x epochs / train seconds as the tool counts them (the fit,",
+        "the init=ase pass and abtt; for sgns the fit after the vocabulary and encoding), median of the",
+        "repeats; ratio = to sgns at the same threads in the same run. tokens/CPU s: the same over the",
+        "process CPU seconds of the fit (all threads): less sensitive to the other jobs' load, an",
+        "estimate of a quiet core's rate (old: torch's OpenMP threads spin while they wait, which counts",
+        "as CPU). loop s = the new training loop alone (the rest: init pass and abtt). Each run is",
+        "this script's --fit mode (the registry's calls, as fit-student) in its own process.",
         "",
         "```",
         cmd,
@@ -334,19 +373,29 @@ def write_report(args, rows, profiles, threads_list, n_words, commits, gil_s, ve
     ]
     for threads in threads_list:
         sg = med([r["tps"] for r in groups[("sgns", "new", threads)]])
+        sg_cpu = med([r["cpu_tps"] for r in groups[("sgns", "new", threads)]])
         table = []
         for student, impl in order:
             g = groups.get((student, impl, threads))
             if not g:
                 continue
-            tps = med([r["tps"] for r in g])
+            tps, cpu_tps = med([r["tps"] for r in g]), med([r["cpu_tps"] for r in g])
             loop = [r["loop_s"] for r in g if r["loop_s"] is not None]
-            train_s, tool = med([r["train_s"] for r in g]), med([r["tool_tps"] for r in g])
             table.append([
-                label(student, impl), f"{tps:,.0f}", f"{tps / sg:.3f}x", f"{train_s:.1f}",
-                f"{med(loop):.1f}" if loop else "-", f"{tool:,.0f}", str(len(g)),
+                label(student, impl), f"{tps:,.0f}", f"{tps / sg:.3f}x", f"{cpu_tps:,.0f}",
+                f"{cpu_tps / sg_cpu:.3f}x", f"{med([r['train_s'] for r in g]):.1f}",
+                f"{med(loop):.1f}" if loop else "-", str(len(g)),
             ])  # fmt: skip
-        header = ["run", "tokens/s", "ratio to sgns", "train s", "loop s", "tool's tokens/s", "runs"]
+        header = [
+            "run",
+            "tokens/s",
+            "ratio to sgns",
+            "tokens/CPU s",
+            "ratio (CPU)",
+            "train s",
+            "loop s",
+            "runs",
+        ]
         lines += [f"## {threads} thread{'s' if threads > 1 else ''}", "", *md_table(header, table)]
     lines += [f"## Scores (Spearman x100, avg5 = mean of {', '.join(AVG5)})", ""]
     scored = [(f"{label(s, i)}, {t} thr", r) for t in threads_list for s, i in order
@@ -363,14 +412,14 @@ def write_report(args, rows, profiles, threads_list, n_words, commits, gil_s, ve
     lines += [
         "## Hours per epoch at 1.1B tokens (extrapolated)",
         "",
-        f"Per-thread rates at {tmax} threads: the loop's (corpus words / loop seconds / threads; sgns: its",
-        "tokens/s / threads) and the init=ase pass's (train s - loop s, per corpus word, times threads).",
-        "Hours = 1.1e9 x (init / cores + 1 / min(cores x loop rate, GIL cap)) / 3600. The workers share",
-        "nothing but the tables (no barrier), so both are assumed to scale with cores as word2vec's",
-        "Hogwild does, up to the GIL cap = 1000 centres / "
-        f"{gil_s * 1e6:.0f} us (the part of a step that holds the GIL, measured with 4-d tables) = "
-        f"{1000 / gil_s:,.0f} centres/s, and up to the disk: each pass reads every occurrence's vector",
-        "(the last column: the read rate 64 cores need).",
+        f"Per-core rate = tokens per CPU second at {tmax} threads (the whole fit: init pass, loop and abtt).",
+        "Hours = 1.1e9 / min(cores x per-core rate, GIL cap) / 3600. The workers share nothing but the",
+        "tables (no barrier; the init pass reads shards side by side), so the rate is assumed to scale",
+        "with cores as word2vec's Hogwild does, up to the GIL cap = 1000 centres / "
+        f"{gil_s * 1e6:.0f} us (the part",
+        f"of a step that holds the GIL, measured with 4-d tables) = {1000 / gil_s:,.0f} centres/s, and up to",
+        "the disk: each pass reads every occurrence's vector, twice with init=ase (the last column: the",
+        "read rate 64 cores need).",
         "",
     ]
     table = []
@@ -378,19 +427,17 @@ def write_report(args, rows, profiles, threads_list, n_words, commits, gil_s, ve
         g = groups.get((student, impl, tmax))
         if not g or impl == "old":
             continue
-        if student == "sgns":
-            per, init, cap, nbytes = med([r["tps"] for r in g]) / tmax, 0.0, float("inf"), 0
-        else:
-            per = med([n_words / r["loop_s"] for r in g]) / tmax
-            init = med([(r["train_s"] - r["loop_s"]) / n_words for r in g]) * tmax
-            cap, nbytes = 1000 / gil_s, vec_bytes["pca" if impl.endswith("pca") else "full"]
-        hours = [TARGET_TOKENS * (init / c + 1 / min(per * c, cap)) / 3600 for c in (16, 64)]
+        per = med([r["cpu_tps"] for r in g])
+        cap = float("inf") if student == "sgns" else 1000 / gil_s
+        nbytes = 0 if student == "sgns" else 2 * vec_bytes["pca" if impl.endswith("pca") else "full"]
+        hours = [TARGET_TOKENS / min(per * c, cap) / 3600 for c in (16, 64)]
         read = nbytes * min(per * 64, cap) / 1e9
-        table.append([label(student, impl), f"{per:,.0f}", f"{init * 1e6:.2f}", f"{hours[0]:.2f}",
-                      f"{hours[1]:.2f}", f"{read:.1f}"])  # fmt: skip
-    header = ["run", "loop tokens/s per thread", "init us/token per thread", "h, 16 cores", "h, 64 cores",
-              "GB/s read, 64 cores"]  # fmt: skip
-    lines += md_table(header, table)
+        table.append(
+            [label(student, impl), f"{per:,.0f}", f"{hours[0]:.2f}", f"{hours[1]:.2f}", f"{read:.1f}"]
+        )
+    lines += md_table(
+        ["run", "per-core tokens/s", "h, 16 cores", "h, 64 cores", "GB/s read, 64 cores"], table
+    )
     lines += ["## Profiles (cProfile, process CPU seconds, 1 thread, first shard, init=random)", ""]
     for (impl, student), text in profiles.items():
         lines += [f"### {student}, {impl}", "", "```", text.strip(), "```", ""]
@@ -399,7 +446,9 @@ def write_report(args, rows, profiles, threads_list, n_words, commits, gil_s, ve
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--overhead":
+    if len(sys.argv) > 1 and sys.argv[1] == "--fit":
+        fit(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--overhead":
         import torch
 
         torch.set_num_threads(1)
