@@ -54,7 +54,8 @@ def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
 
     ``auto`` (the students' default: it won on every student measured, see the README) is ``ase``.
     Projected onto its top ``dim`` principal directions when the teacher is wider (centred
-    first), then scaled to a mean row norm of 1. ``random`` returns None (the student's own init).
+    first; directions the table does not span are 0), then scaled to a mean row norm of 1.
+    ``random`` returns None (the student's own init).
     """
     init = Init(init)
     if init is Init.AUTO:
@@ -72,8 +73,12 @@ def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
         )
     if table.shape[1] > dim:
         centred = table - table.mean(0)
-        _, _, vt = np.linalg.svd(centred, full_matrices=False)
-        projected = centred @ vt[:dim].T  # fewer words than dim: as many directions as there are
-        table = np.pad(projected, ((0, 0), (0, dim - projected.shape[1])))
+        # the top principal directions from the small (d x d) scatter matrix, not an SVD of the whole
+        # table (seconds for a large vocabulary); each direction's largest coefficient made positive
+        vals, vecs = np.linalg.eigh(centred.T @ centred)
+        top = vecs[:, ::-1][:, :dim]
+        top = top * np.sign(top[np.abs(top).argmax(0), np.arange(dim)])
+        table = centred @ top
+        table[:, vals[::-1][:dim] <= 1e-9 * vals.max()] = 0  # fewer words than dim: unspanned directions
     table /= np.linalg.norm(table, axis=1).mean()
     return table.astype(np.float32)
