@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig, evaluate_analogy
 from ctx2static.eval.benchmarks import (
     AnalogySet,
@@ -40,19 +41,43 @@ def evaluate(
     vectors: Vectors,
     benchmarks: Sequence[Benchmark] | None = None,
     analogy: AnalogyConfig | None = None,
+    compose: bool = False,
 ) -> list[Score]:
-    """Scores of ``vectors`` on ``benchmarks`` (default: all bundled ones), plus the avg5 summary."""
+    """Scores of ``vectors`` on ``benchmarks`` (default: all bundled ones), plus the avg5 summary.
+
+    The protocol scores the items whose words the table holds. With ``compose``, similarity and
+    categorization items cover every word: a word the table lacks gets its composed vector
+    (:meth:`Vectors.query`); analogy keeps the protocol (answers are searched among the table).
+    """
     analogy = analogy or AnalogyConfig()
+    benchmarks = load_benchmarks() if benchmarks is None else benchmarks
+    covered = vectors
+    if compose:
+        if vectors.composer is None:
+            raise UserError(
+                "these vectors have no composer for words outside the table; fit one with "
+                "'ctx2static compose VECTORS --cache DIR' or evaluate without --compose"
+            )
+        covered = vectors.covering([w for b in benchmarks for w in _words(b)])
     scores: list[Score] = []
-    for bench in load_benchmarks() if benchmarks is None else benchmarks:
+    for bench in benchmarks:
         if isinstance(bench, SimilaritySet):
-            scores.append(evaluate_similarity(vectors, bench))
+            scores.append(evaluate_similarity(covered, bench))
         elif isinstance(bench, AnalogySet):
             scores += evaluate_analogy(vectors, bench, analogy)
         elif isinstance(bench, CategorizationSet):
-            scores.append(evaluate_categorization(vectors, bench))
+            scores.append(evaluate_categorization(covered, bench))
     summary = avg5(scores)
     return scores if summary is None else [*scores, summary]
+
+
+def _words(bench: Benchmark) -> list[str]:
+    """The words of a similarity or categorization set (multi-word items split), none of an analogy set."""
+    if isinstance(bench, SimilaritySet):
+        return [w for pair in bench.pairs for w in pair]
+    if isinstance(bench, CategorizationSet):
+        return [w for item in bench.items for w in item.split()]  # a phrase: the mean of its words
+    return []
 
 
 def notes(analogy: AnalogyConfig) -> list[str]:
