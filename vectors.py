@@ -135,7 +135,7 @@ class Vectors:
         """A gensim ``KeyedVectors`` with these words, vectors and counts (needs gensim)."""
         from gensim.models import KeyedVectors
 
-        kv = KeyedVectors(self.dim, count=len(self.words))
+        kv = KeyedVectors(self.dim)
         kv.add_vectors(list(self.words), np.asarray(self.matrix))
         if self.counts is not None:
             kv.allocate_vecattrs(attrs=["count"], types=[np.int64])
