@@ -177,9 +177,12 @@ def fit_cache_student(
     if not cache.complete:
         log.warning("%s is incomplete (%d shards); training on what is there", cache_dir, cache.n_shards)
     vectors = _timed(name, config, cache.totals("n_words"), began, load_student(name).fit, cache)
-    vectors.meta.update(
-        cache=str(cache_dir), teacher=cache.manifest["identity"].get("teacher", {}).get("name")
-    )
+    identity = cache.manifest["identity"]
+    vectors.meta.update(cache=str(cache_dir), teacher=identity.get("teacher", {}).get("name"))
+    if "corpus" in identity:  # provenance for model cards
+        vectors.meta.update(
+            corpus=[c["path"] for c in identity["corpus"]], corpus_config=identity["corpus_config"]
+        )
     if compose and composable(cache):
         vectors.composer = fit_composer(cache, vectors)
     elif compose:

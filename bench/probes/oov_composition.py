@@ -2,9 +2,10 @@
 
     python bench/probes/oov_composition.py --cache CACHE VECTORS... [--seed 0] [--holdout 0.1]
 
-1. Coverage: each similarity set scored on the in-vocabulary pairs only (the protocol) and on all
-   pairs, the missing words composed (the composer fitted on the whole table, as ``fit-student``
-   stores it; the same numbers as ``cli.py eval --compose``).
+1. Coverage: each similarity set scored on the in-vocabulary pairs only (the protocol), and on all
+   pairs with the missing words as zero vectors (cosine 0: what a word-level export's ``[UNK]``
+   row gives) or composed (the composer fitted on the whole table, as ``fit-student`` stores it;
+   the same numbers as ``cli.py eval --compose``).
 2. Held-out words: a random ``--holdout`` share of the table's words (seeded) is removed, the
    composer is fitted on the rest, and the held-out words are composed. Scored: the cosine of
    each composed vector with the word's true (trained) vector, whether the true word is the
@@ -36,12 +37,11 @@ def unit(m: np.ndarray) -> np.ndarray:
 
 def coverage_rows(v: Vectors, benches) -> list[str]:
     full = v.covering([w for b in benches for p in b.pairs for w in p])
+    zero = Vectors(full.words, np.concatenate([v.matrix, np.zeros((len(full) - len(v), v.dim))]))
     rows = []
     for b in benches:
-        a, c = evaluate_similarity(v, b), evaluate_similarity(full, b)
-        rows.append(
-            f"| {b.name} | {a.score:.1f} ({a.covered}/{a.total}) | {c.score:.1f} ({c.covered}/{c.total}) |"
-        )
+        a, z, c = (evaluate_similarity(x, b) for x in (v, zero, full))
+        rows.append(f"| {b.name} | {a.score:.1f} ({a.covered}/{a.total}) | {z.score:.1f} | {c.score:.1f} |")
     return rows
 
 
@@ -144,8 +144,8 @@ def main() -> None:
         if v.composer is None:
             v.composer = fit_composer(cache, v)
         print(f"## {path}: {len(v):,} words x {v.dim}\n")
-        print("| set | in-vocabulary pairs (protocol) | all pairs, missing words composed |")
-        print("|---|---|---|")
+        print("| set | in-vocabulary pairs (protocol) | all pairs, missing words zero | all, composed |")
+        print("|---|---|---|---|")
         print("\n".join(coverage_rows(v, benches)), "\n")
         for variant in args.variant:
             print(f"### held-out words, {variant}\n")
