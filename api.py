@@ -146,7 +146,10 @@ def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2stati
 def _signals(extract_options: Mapping[str, Any]) -> list[str]:
     from ctx2static.cache.layout import shard_signals
 
-    return shard_signals(dataclasses.asdict(ExtractConfig(**extract_options)))
+    fields = field_names(ExtractConfig)
+    return shard_signals(
+        dataclasses.asdict(ExtractConfig(**{k: v for k, v in extract_options.items() if k in fields}))
+    )
 
 
 def retrofit(vectors: Vectors | str | os.PathLike, lexicons: str | Sequence[str] = "wordnet",
@@ -155,7 +158,7 @@ def retrofit(vectors: Vectors | str | os.PathLike, lexicons: str | Sequence[str]
     from ctx2static.retrofit.solver import retrofit_vectors
 
     lexicons = [lexicons] if isinstance(lexicons, str) else list(lexicons)
-    (config,) = (RetrofitConfig(**part) for part in _split(options, (RetrofitConfig,), False))
+    config = RetrofitConfig(**_split(options, (RetrofitConfig,), False)[0])
     return retrofit_vectors(_vectors(vectors), lexicons, config)[0]
 
 

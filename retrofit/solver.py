@@ -200,8 +200,9 @@ def retrofit_vectors(
 ) -> tuple[Vectors, list[float]]:
     """Retrofit ``vectors`` to the merged ``lexicons``; returns the new vectors and Psi per iteration.
 
-    The output keeps the words and counts, and its meta is the input's plus a ``retrofit`` list
-    entry (method, lexicons, config, graph size, objective trace).
+    The output keeps the words, counts and composer (an unknown word's composed vector does not
+    move, as a word without lexicon neighbours), and its meta is the input's plus a ``retrofit``
+    list entry (method, lexicons, config, graph size, objective trace).
     """
     graph = build_graph(vectors.words, lexicons)
     q0 = vectors.unit().astype(np.float32) if config.normalize else np.array(vectors.matrix, np.float32)
@@ -219,4 +220,4 @@ def retrofit_vectors(
         "objective": trace,
     }
     meta = {**vectors.meta, "retrofit": [*vectors.meta.get("retrofit", []), entry]}
-    return Vectors(list(vectors.words), q, vectors.counts, meta), trace
+    return Vectors(list(vectors.words), q, vectors.counts, meta, vectors.composer), trace

@@ -143,3 +143,14 @@ def test_fit_student_stores_a_composer_unless_told_not_to(tiny_caches, tmp_path,
     assert isinstance(a.composer, Composer) and b.composer is None
     assert (tmp_path / "a" / "subwords.npy").is_file() and not (tmp_path / "b" / "subwords.npy").exists()
     assert a.query(["zebras"]).shape == (1, a.dim)
+
+
+def test_retrofitting_keeps_the_composer(tiny_caches, tmp_path):
+    from ctx2static.retrofit.config import RetrofitConfig
+    from ctx2static.retrofit.solver import retrofit_vectors
+
+    v = fit_cache_student("ase", tiny_caches["bert"])
+    (tmp_path / "lex.txt").write_text("cat dog mouse\nriver tree\n")
+    r, _ = retrofit_vectors(v, [tmp_path / "lex.txt"], RetrofitConfig())
+    assert r.composer is v.composer and not np.allclose(r["cat"], v.unit()[v.index["cat"]])
+    np.testing.assert_array_equal(r.query(["catsed"]), v.query(["catsed"]))
