@@ -1,9 +1,14 @@
 """Any word gets a vector: the composer (teacher subwords mapped into the vectors' space)."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from transformers import AutoTokenizer
 
+import ctx2static
 from ctx2static.cache import Cache
 from ctx2static.cache.compose import fit_composer
 from ctx2static.composer import Composer, build_composer, fit_ridge, mean_rows
@@ -154,3 +159,15 @@ def test_retrofitting_keeps_the_composer(tiny_caches, tmp_path):
     r, _ = retrofit_vectors(v, [tmp_path / "lex.txt"], RetrofitConfig())
     assert r.composer is v.composer and not np.allclose(r["cat"], v.unit()[v.index["cat"]])
     np.testing.assert_array_equal(r.query(["catsed"]), v.query(["catsed"]))
+
+
+def test_querying_unknown_words_needs_no_torch(tiny_caches, tmp_path):
+    path = fit_cache_student("ase", tiny_caches["bert"]).save(tmp_path / "v")
+    code = (
+        "import sys; from ctx2static.vectors import Vectors; v = Vectors.load(sys.argv[1]); "
+        "q = v.query(['catsed', 'cat']); assert q.shape == (2, v.dim) and 'tokenizers' in sys.modules; "
+        "assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
+    )
+    env = {"PYTHONPATH": str(Path(ctx2static.__file__).parent.parent), "PATH": "/usr/bin:/bin"}
+    res = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
