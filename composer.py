@@ -33,7 +33,7 @@ RIDGE_GRID = tuple(10.0 ** np.arange(-6, 1))
 class Composer:
     """Teacher-token rows in the vectors' space and the tokenizer that splits a word into those tokens."""
 
-    rows: np.ndarray  # [n_teacher_tokens, dim]
+    rows: np.ndarray  # [n_teacher_tokens, dim], float16
     tokenizer_json: str
     lowercase: bool
     info: dict[str, Any] = field(default_factory=dict)
@@ -155,6 +155,6 @@ def build_composer(
 ) -> Composer:
     """Fit the map from words' subword-mean input embeddings to their vectors; map every teacher token."""
     w, b, info = fit_ridge(token_emb, targets, ridge)
-    rows = (np.asarray(teacher_token_emb, dtype=np.float64) @ w + b).astype(np.float32)
+    rows = (np.asarray(teacher_token_emb, dtype=np.float64) @ w + b).astype(np.float16)  # as saved
     json.loads(tokenizer_json)  # a broken tokenizer fails here, not at the first unknown word
     return Composer(rows, tokenizer_json, lowercase, {"words": len(token_emb), **info})

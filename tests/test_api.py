@@ -41,9 +41,7 @@ def check_example_output(vectors):
     assert isinstance(vectors, Vectors) and vectors.composer is not None
     back = Vectors.load("x2static")
     assert back.words == vectors.words and back.composer is not None
-    np.testing.assert_allclose(
-        back.query(["unbelievableness"]), vectors.query(["unbelievableness"]), atol=1e-2
-    )
+    np.testing.assert_array_equal(back.query(["unbelievableness"]), vectors.query(["unbelievableness"]))
 
 
 def test_readme_example_with_a_tiny_teacher(tmp_path, monkeypatch, mini_corpus, tiny_models):
@@ -110,7 +108,7 @@ def test_unknown_options_and_text_students_are_one_line_errors(tiny_models, mini
 
 def test_the_package_root_stays_light():
     """`import ctx2static` loads nothing else; the API comes on first use."""
-    code = "import sys, ctx2static; assert [m for m in sys.modules if 'ctx2static' in m] == ['ctx2static']"
+    code = "import sys, ctx2static; assert not [m for m in sys.modules if m.startswith('ctx2static.')]"
     env_path = str(Path(ctx2static.__file__).parent.parent)
     res = subprocess.run(
         [sys.executable, "-c", code], env={"PYTHONPATH": env_path}, capture_output=True, text=True

@@ -86,7 +86,8 @@ def test_the_map_is_fitted_on_the_table(tiny_caches):
     rows = [cache.vocab.index[w] for w in v.words]
     w, b, _ = fit_ridge(arrays["token_emb"][rows], v.matrix, ridge=1e-3)
     want = arrays["teacher_token_emb"].astype(np.float64) @ w + b
-    np.testing.assert_allclose(composer.rows, want, rtol=1e-4, atol=1e-5)
+    assert composer.rows.dtype == np.float16
+    np.testing.assert_allclose(composer.rows, want, rtol=1e-3, atol=1e-3)
     assert composer.info["words"] == len(v) and composer.info["teacher"]
 
 
@@ -96,7 +97,7 @@ def test_the_composer_is_saved_beside_the_vectors(tiny_caches, tmp_path, name):
     path = v.save(tmp_path / name)
     back = Vectors.load(path)
     assert back.composer is not None and back.composer.lowercase
-    np.testing.assert_allclose(back.query(["catsed"]), v.query(["catsed"]), rtol=1e-3, atol=1e-3)
+    np.testing.assert_array_equal(back.query(["catsed"]), v.query(["catsed"]))
     # saved again without a composer: its files go, and loading does not pick up a stale one
     Vectors(back.words, back.matrix, back.counts, back.meta).save(path)
     again = Vectors.load(path)
