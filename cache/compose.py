@@ -33,10 +33,10 @@ def fit_composer(cache: Cache, vectors: Vectors, ridge: float | None = None) -> 
     cache_row = np.array([cache.vocab.index.get(w, -1) for w in vectors.words], dtype=np.int64)
     keep = cache_row >= 0
     keep[keep] = arrays["word_complete"][cache_row[keep]]
-    if keep.sum() < 2 * arrays["token_emb"].shape[1]:
+    if keep.sum() < max(2, len(vectors) // 2):  # the ridge copes with few words, not with another cache
         raise UserError(
-            f"{cache.folder}: only {int(keep.sum())} of the vectors' words are in this cache's vocabulary; "
-            "fit the composer from the cache the vectors were trained on"
+            f"{cache.folder}: only {int(keep.sum())} of the vectors' {len(vectors)} words are in this "
+            "cache's vocabulary; fit the composer from the cache the vectors were trained on"
         )
     composer = build_composer(
         arrays["token_emb"][cache_row[keep]],

@@ -172,3 +172,9 @@ def test_querying_unknown_words_needs_no_torch(tiny_caches, tmp_path):
     env = {"PYTHONPATH": str(Path(ctx2static.__file__).parent.parent), "PATH": "/usr/bin:/bin"}
     res = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_a_composer_from_another_cache_is_refused(tiny_caches):
+    v = Vectors(["zebra", "okapi", "cat"], np.ones((3, 4)))
+    with pytest.raises(UserError, match="only 1 of the vectors' 3 words are in this cache's vocabulary"):
+        fit_composer(Cache.open(tiny_caches["bert"]), v)
