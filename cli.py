@@ -165,12 +165,19 @@ _SHORTCUTS = ("dim", "epochs", "window", "threads", "seed")
 @click.option("--window", type=int, help="Shortcut for --set window=N.")
 @click.option("--threads", type=int, help="Shortcut for --set threads=N.")
 @click.option("--seed", type=int, help="Shortcut for --set seed=N.")
+@click.option(
+    "--compose/--no-compose",
+    default=True,
+    show_default=True,
+    help="Cache students: store a composer that gives words outside the table a vector.",
+)
 def fit_student(
     student: str,
     corpus_paths: tuple[str, ...],
     cache_dir: str | None,
     out: str,
     settings: tuple[str, ...],
+    compose: bool,
     **options: Any,
 ) -> None:
     """Train static vectors: plain baselines from text, distilled students from a cache.
@@ -193,7 +200,7 @@ def fit_student(
     if cache_dir and corpus_paths:
         raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
     if cache_dir:
-        vectors = fit_cache_student(student, cache_dir, config)
+        vectors = fit_cache_student(student, cache_dir, config, compose)
     elif corpus_paths:
         corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
         vectors = fit_text_student(student, corpus, pop_options(VocabConfig, options), config)
@@ -278,6 +285,11 @@ def retrofit(vectors: str, lexicons: tuple[str, ...], out: str, nonfinite: str, 
     show_default=True,
     help="Several files: score each on the items all of them cover (common) or on its own.",
 )
+@click.option(
+    "--compose",
+    is_flag=True,
+    help="Full coverage: words outside the table get composed vectors (similarity, categorization).",
+)
 @click_options(AnalogyConfig)
 @click.option("--json", "json_path", type=click.Path(), help="Also write the results as JSON.")
 @click.option("--markdown", type=click.Path(), help="Also write the table as Markdown.")
@@ -291,6 +303,7 @@ def evaluate_command(
     categorization: tuple[str, ...],
     no_bundled: bool,
     items: str,
+    compose: bool,
     json_path: str | None,
     markdown: str | None,
     nonfinite: str,
@@ -307,7 +320,7 @@ def evaluate_command(
 
     from ctx2static.eval import evaluate, load_benchmarks
     from ctx2static.eval.results import format_text, write_markdown, write_results_json
-    from ctx2static.eval.suite import common_items, config_dict, notes, with_downstream
+    from ctx2static.eval.suite import common_items, composed, config_dict, notes, with_downstream
     from ctx2static.vectors import Vectors
 
     config = pop_options(AnalogyConfig, options)
@@ -333,20 +346,22 @@ def evaluate_command(
     own = {}
     for path, vecs in loaded.items():
         start = time.perf_counter()
-        own[path] = evaluate(vecs, benchmarks, config)
+        own[path] = evaluate(vecs, benchmarks, config, compose=compose)
         log.info(
             "%s: %d words x %d, evaluated in %.1f s", path, len(vecs), vecs.dim, time.perf_counter() - start
         )
     common = items == "common" and len(loaded) > 1
     if common:
-        masks = common_items(loaded.values(), benchmarks, config)
+        ground = [composed(v, benchmarks) if compose else v for v in loaded.values()]
+        masks = common_items(ground, benchmarks, config)
         results = {
-            path: with_downstream(evaluate(vecs, benchmarks, config, masks), own[path])
+            path: with_downstream(evaluate(vecs, benchmarks, config, masks, compose), own[path])
             for path, vecs in loaded.items()
         }
     else:
         results = own
     lines = notes(config, common=common, downstream=downstream)
+    lines += ["--compose: words outside a table get vectors composed from subwords"] * compose
     click.echo(format_text(results, lines, own if common else None), nl=False)
     if json_path is not None:
         write_results_json(
@@ -394,21 +409,96 @@ def run(study: str | None, out: str | None) -> None:
     "fmt",
     type=click.Choice([f.value for f in Format]),
     required=True,
-    help="word2vec text, word2vec binary (gensim), or a Model2Vec folder (StaticModel.from_pretrained).",
+    help="word2vec text or binary (gensim); a Model2Vec or sentence-transformers folder (with a model card).",
 )
 @click.option(
     "--out", "-o", required=True, type=click.Path(), help="Output file (.txt/.vec, .bin) or folder."
 )
+@click.option("--no-eval", is_flag=True, help="Folders: leave the evaluation table out of the model card.")
 @nonfinite_option
-def export(vectors: str, fmt: str, out: str, nonfinite: str) -> None:
+def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str) -> None:
     """Write VECTORS (any readable format) for other tools."""
-    from ctx2static.export import export_vectors
+    from ctx2static.api import export as run_export
     from ctx2static.vectors import Vectors
 
     check_writable(out)
     v = Vectors.load(vectors, nonfinite=nonfinite)
-    path = export_vectors(v, Format(fmt), out)
+    path = run_export(v, fmt, out, evaluate=not no_eval)
     log.info("%s: %s words x %d -> %s (%s)", vectors, f"{len(v):,}", v.dim, path, fmt)
+
+
+@cli.command()
+@click.argument("vectors", type=click.Path(exists=True))
+@click.option("--cache", "cache_dir", required=True, type=click.Path(exists=True), help="The vectors' cache.")
+@click.option("--out", "-o", type=click.Path(), help="Output vectors [VECTORS, rewritten].")
+@click.option(
+    "--ridge",
+    type=float,
+    help="The map's L2 penalty, a fraction of the largest squared singular value [picked on held-out words].",
+)
+def compose(vectors: str, cache_dir: str, out: str | None, ridge: float | None) -> None:
+    """Give VECTORS a composer: a vector for any word from the cache's teacher subwords (no teacher run).
+
+    fit-student does this for cache students itself; use it for vectors trained elsewhere on the
+    cache's vocabulary (or to refit after changing them).
+    """
+    from ctx2static.cache import Cache
+    from ctx2static.cache.compose import fit_composer
+    from ctx2static.vectors import Vectors
+
+    v = Vectors.load(vectors)
+    v.composer = fit_composer(Cache.open(cache_dir), v, ridge)
+    path = v.save(out or vectors)
+    info = v.composer.info
+    click.echo(
+        f"{path}: composer of {len(v.composer.rows):,} teacher tokens fitted on {info['words']:,} words "
+        f"(held-out cosine {info.get('validation_cosine', '-')}, ridge {info['ridge']:g})"
+    )
+
+
+@cli.command()
+@click.argument("vectors", type=click.Path(exists=True))
+@click.argument("words", nargs=-1)
+@click.option("--analogy", nargs=3, multiple=True, metavar="A B C", help="a : b :: c : ? (3CosAdd); repeat.")
+@click.option("--topn", "-n", default=10, show_default=True, help="Neighbours per word.")
+def neighbours(
+    vectors: str, words: tuple[str, ...], analogy: tuple[tuple[str, str, str], ...], topn: int
+) -> None:
+    """Print the nearest words of each WORD in VECTORS, and the answers of each --analogy A B C.
+
+    A word outside the table is composed from the teacher's subwords when the vectors have a
+    composer (marked *), else it is an error.
+    """
+    from ctx2static.vectors import Vectors
+
+    if not words and not analogy:
+        raise UserError("give words to look up, or --analogy A B C")
+    v = Vectors.load(vectors, mmap=True)
+    asked = [*words, *(w for triple in analogy for w in triple)]
+    unknown = [w for w in asked if v.lookup(w) is None]
+    if unknown and v.composer is None:
+        raise UserError(
+            f"{vectors}: '{unknown[0]}' is not among its {len(v):,} words and the vectors have no composer "
+            f"(fit one: ctx2static compose {vectors} --cache DIR)"
+        )
+    mark = {w: w + "*" * (w in unknown) for w in asked}
+    columns = {mark[w]: v.most_similar(w, topn) for w in words}
+    for a, b, c in analogy:
+        columns[f"{mark[a]}:{mark[b]}::{mark[c]}:?"] = v.most_similar([b, c], topn, negative=[a])
+    click.echo(_columns(columns), nl=False)
+    if unknown:
+        click.echo("* not in the table: composed from the teacher's subwords")
+
+
+def _columns(columns: dict[str, list[tuple[str, float]]]) -> str:
+    """Side-by-side columns of ``word score`` under each heading."""
+    cells = {h: [f"{w} {s:.3f}" for w, s in rows] for h, rows in columns.items()}
+    widths = {h: max(len(h), *(len(c) for c in col)) for h, col in cells.items()}
+    depth = max(len(col) for col in cells.values())
+    lines = ["  ".join(h.ljust(widths[h]) for h in cells)]
+    lines += ["  ".join((col[i] if i < len(col) else "").ljust(widths[h]) for h, col in cells.items())
+              for i in range(depth)]  # fmt: skip
+    return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 _INTERRUPTED = {

@@ -8,6 +8,10 @@ Formats, chosen by the path:
   metadata and counts go to a sidecar ``<file>.meta.json``.
 Reading needs numpy only (no torch). Vectors holding NaN or infinity are refused when loaded
 (or left out, ``nonfinite="drop"``) and never written.
+Vectors fitted from a teacher cache may carry a
+:class:`~ctx2static.composer.Composer` (``subwords.npy`` + ``tokenizer.json`` in the folder, or
+``<file>.subwords.npy`` + ``<file>.tokenizer.json`` beside a word2vec file) that gives any word a
+vector (:meth:`Vectors.query`).
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ import enum
 import json
 import logging
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ctx2static.composer import Composer
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_dir, atomic_write, read_json, read_lines
 
@@ -63,6 +69,7 @@ class Vectors:
     matrix: np.ndarray
     counts: np.ndarray | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    composer: Composer | None = field(default=None, repr=False)
     index: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -99,16 +106,74 @@ class Vectors:
         norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
         return self.matrix / np.maximum(norms, 1e-12)
 
-    def most_similar(self, word: str, topn: int = 10) -> list[tuple[str, float]]:
-        """The ``topn`` nearest words by cosine, excluding ``word`` itself."""
-        i = self.lookup(word)
-        if i is None:
-            raise KeyError(word)
-        unit = self.unit()
-        sims = unit @ unit[i]
-        sims[i] = -np.inf
-        top = np.argsort(-sims)[:topn]
-        return [(self.words[j], float(sims[j])) for j in top]
+    def query(self, words: Sequence[str]) -> np.ndarray:
+        """float32 ``[len(words), dim]``: each word's row (found as :meth:`lookup` does) or its composition.
+
+        A word the table lacks is composed from the teacher's subwords when the vectors carry a
+        composer; without one it is a ``KeyError``.
+        """
+        rows = [self.lookup(w) for w in words]
+        out = np.empty((len(rows), self.dim), dtype=np.float32)
+        known = [k for k, r in enumerate(rows) if r is not None]
+        missing = [k for k, r in enumerate(rows) if r is None]
+        out[known] = self.matrix[[rows[k] for k in known]]
+        if missing:
+            if self.composer is None:
+                raise KeyError(f"{words[missing[0]]!r} is not in the vectors, which have no composer")
+            out[missing] = self.composer.compose([words[k] for k in missing])
+        return out
+
+    def similarity(self, a: str, b: str) -> float:
+        """Cosine of the vectors of ``a`` and ``b`` (composed where the table lacks them)."""
+        x, y = self.query([a, b]).astype(np.float64)
+        return float(x @ y / max(np.linalg.norm(x) * np.linalg.norm(y), 1e-24))
+
+    def most_similar(self, positive: Query, topn: int = 10, negative: Query = ()) -> list[tuple[str, float]]:
+        """The ``topn`` words nearest by cosine to the sum of unit ``positive`` minus ``negative`` vectors.
+
+        Each of ``positive``/``negative`` is a word, a vector or a list of them; words the table lacks
+        are composed (:meth:`query`). With ``positive=[b, c], negative=[a]`` this is the 3CosAdd
+        analogy a : b :: c : ? (Mikolov et al. 2013, as gensim's ``most_similar``). Words given are
+        never answers.
+        """
+        pos, neg = _items(positive), _items(negative)
+        target = np.zeros(self.dim, dtype=np.float64)
+        given = set()
+        for items, sign in ((pos, 1.0), (neg, -1.0)):
+            for item in items:
+                if isinstance(item, str):
+                    given.add(self.lookup(item))
+                    vec = self.query([item])[0]
+                else:
+                    vec = np.asarray(item, dtype=np.float64)
+                    if vec.shape != (self.dim,):
+                        raise ValueError(f"a query vector must have shape ({self.dim},), not {vec.shape}")
+                target += sign * vec / max(np.linalg.norm(vec), 1e-12)
+        sims = self.unit() @ (target / max(np.linalg.norm(target), 1e-12))
+        for i in given - {None}:
+            sims[i] = -np.inf
+        top = np.argsort(-sims, kind="stable")[:topn]
+        return [(self.words[j], float(sims[j])) for j in top if np.isfinite(sims[j])]
+
+    def covering(self, words: Sequence[str]) -> Vectors:
+        """These vectors plus, after the last row, a composed row for each of ``words`` the table lacks."""
+        new = list(dict.fromkeys(w for w in words if self.lookup(w) is None))
+        if not new:
+            return self
+        matrix = np.concatenate([np.asarray(self.matrix), self.query(new)])
+        counts = None if self.counts is None else np.concatenate([self.counts, np.zeros(len(new), np.int64)])
+        return Vectors([*self.words, *new], matrix, counts, dict(self.meta), self.composer)
+
+    def to_gensim(self) -> Any:
+        """A gensim ``KeyedVectors`` with these words, vectors and counts (needs gensim)."""
+        from gensim.models import KeyedVectors
+
+        kv = KeyedVectors(self.dim)
+        kv.add_vectors(list(self.words), np.asarray(self.matrix))
+        if self.counts is not None:
+            kv.allocate_vecattrs(attrs=["count"], types=[np.int64])
+            kv.expandos["count"][:] = self.counts
+        return kv
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write atomically in the format the path implies (see module docstring); never NaN or infinity."""
@@ -127,10 +192,20 @@ class Vectors:
                     fh.write(w.encode() + b" " + row.astype("<f4").tobytes() + b"\n")
                 else:
                     fh.write((w + " " + " ".join(f"{x:.6g}" for x in row) + "\n").encode())
+        meta = self._meta_with_composer(path.parent, path.name + ".")
         with atomic_write(_sidecar(path), "w", encoding="utf-8") as fh:
             counts = None if self.counts is None else self.counts.tolist()
-            json.dump({"meta": self.meta, "counts": counts}, fh)
+            json.dump({"meta": meta, "counts": counts}, fh)
         return path
+
+    def _meta_with_composer(self, folder: Path, prefix: str) -> dict[str, Any]:
+        """The meta to write: the composer's settings under "composer" once its files are written."""
+        meta = {k: v for k, v in self.meta.items() if k != "composer"}
+        if self.composer is not None:
+            meta["composer"] = self.composer.save(folder, prefix)
+        else:
+            Composer.remove(folder, prefix)  # a composer saved there before belongs to other vectors
+        return meta
 
     def _save_native(self, path: Path) -> None:
         with atomic_dir(path) as tmp:
@@ -139,8 +214,9 @@ class Vectors:
                 counts = self.counts if self.counts is not None else np.zeros(len(self.words), int)
                 for w, c in zip(self.words, counts.tolist(), strict=True):
                     fh.write(f"{w}\t{c}\n")
+            meta = self._meta_with_composer(tmp, "")
             with open(tmp / "meta.json", "w", encoding="utf-8") as fh:
-                json.dump(self.meta, fh, indent=1)
+                json.dump(meta, fh, indent=1)
 
     @classmethod
     def load(
@@ -194,7 +270,8 @@ class Vectors:
             meta = data.get("meta") or {}
             if data.get("counts") is not None and len(data["counts"]) == n:
                 counts = np.array(data["counts"], dtype=np.int64)
-        return cls(words, matrix, counts, meta)
+        composer = Composer.load(path.parent, path.name + ".", meta.get("composer") or {})
+        return cls(words, matrix, counts, meta, composer)
 
     @classmethod
     def _load_native(cls, path: Path, mmap: bool) -> Vectors:
@@ -220,12 +297,23 @@ class Vectors:
         v = cls.__new__(cls)
         v.words, v.matrix, v.counts, v.meta = words, matrix, np.array(counts, np.int64), meta
         v.index = {w: i for i, w in enumerate(words)}
+        v.composer = Composer.load(path, "", meta.get("composer") or {})
         return v
 
 
 def _is_count(text: str) -> bool:
     """Whether ``text`` is a count: ASCII digits that fit an int64."""
     return text.isascii() and text.isdigit() and len(text) <= 18
+
+
+Query = str | np.ndarray | Sequence[str | np.ndarray]
+"""A word, a vector, or a list of words and vectors (:meth:`Vectors.most_similar`)."""
+
+
+def _items(query: Query) -> list[str | np.ndarray]:
+    if isinstance(query, str) or (isinstance(query, np.ndarray) and query.ndim == 1):
+        return [query]
+    return list(query)
 
 
 def _sidecar(path: Path) -> Path:

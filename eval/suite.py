@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig, analogy_coverage, evaluate_analogy
 from ctx2static.eval.benchmarks import (
     AnalogySet,
@@ -47,27 +48,33 @@ def evaluate(
     benchmarks: Sequence[Benchmark] | None = None,
     analogy: AnalogyConfig | None = None,
     only: ItemMasks | None = None,
+    compose: bool = False,
 ) -> list[Score]:
     """Scores of ``vectors`` on ``benchmarks`` (default: all bundled ones), plus the avg5 summary.
 
-    With ``only`` (e.g. :func:`common_items`), each benchmark is scored on the items of its mask
-    that ``vectors`` covers. Downstream tasks run only without ``only``: their probes score every
-    token, known or not, so one run serves both tables (:func:`with_downstream`).
+    The protocol scores the items whose words the table holds. With ``only`` (e.g.
+    :func:`common_items`), each benchmark is scored on the items of its mask that ``vectors``
+    covers. Downstream tasks run only without ``only``: their probes score every token, known or
+    not, so one run serves both tables (:func:`with_downstream`). With ``compose``, similarity and
+    categorization items cover every word: a word the table lacks gets its composed vector
+    (:meth:`Vectors.query`); analogy keeps the protocol (answers are searched among the table).
     """
     require_finite(vectors, "eval input", "load them with --nonfinite drop to leave those words out")
     analogy = analogy or AnalogyConfig()
+    benchmarks = load_benchmarks() if benchmarks is None else benchmarks
+    covered = composed(vectors, benchmarks) if compose else vectors
     scores: list[Score] = []
-    for bench in load_benchmarks() if benchmarks is None else benchmarks:
+    for bench in benchmarks:
         if isinstance(bench, DownstreamTask):
             scores += evaluate_downstream(vectors, bench) if only is None else []
             continue
         mask = None if only is None else only[bench.name]
         if isinstance(bench, SimilaritySet):
-            scores.append(evaluate_similarity(vectors, bench, mask))
+            scores.append(evaluate_similarity(covered, bench, mask))
         elif isinstance(bench, AnalogySet):
             scores += evaluate_analogy(vectors, bench, analogy, mask)
         elif isinstance(bench, CategorizationSet):
-            scores.append(evaluate_categorization(vectors, bench, mask))
+            scores.append(evaluate_categorization(covered, bench, mask))
     summary = avg5(scores)
     return scores if summary is None else [*scores, summary]
 
@@ -100,6 +107,25 @@ def common_items(
             mask = coverage(v, bench, analogy)
             masks[bench.name] = mask if bench.name not in masks else masks[bench.name] & mask
     return masks
+
+
+def composed(vectors: Vectors, benchmarks: Sequence[Benchmark]) -> Vectors:
+    """``vectors`` plus composed vectors for the similarity and categorization words it lacks."""
+    if vectors.composer is None:
+        raise UserError(
+            "these vectors have no composer for words outside the table; fit one with "
+            "'ctx2static compose VECTORS --cache DIR' or evaluate without --compose"
+        )
+    return vectors.covering([w for b in benchmarks for w in _words(b)])
+
+
+def _words(bench: Benchmark) -> list[str]:
+    """The words of a similarity or categorization set (multi-word items split), none of an analogy set."""
+    if isinstance(bench, SimilaritySet):
+        return [w for pair in bench.pairs for w in pair]
+    if isinstance(bench, CategorizationSet):
+        return [w for item in bench.items for w in item.split()]  # a phrase: the mean of its words
+    return []
 
 
 def notes(analogy: AnalogyConfig, common: bool = False, downstream: bool = False) -> list[str]:

@@ -200,9 +200,10 @@ def retrofit_vectors(
 ) -> tuple[Vectors, list[float]]:
     """Retrofit ``vectors`` to the merged ``lexicons``; returns the new vectors and Psi per iteration.
 
-    The output keeps the words and counts, and its meta is the input's plus a ``retrofit`` list
-    entry (method, lexicons, config, graph size, objective trace). Input vectors holding NaN or
-    infinity are refused: every update averages neighbours, so one such row would spread.
+    The output keeps the words, counts and composer (an unknown word's composed vector does not
+    move, as a word without lexicon neighbours), and its meta is the input's plus a ``retrofit``
+    list entry (method, lexicons, config, graph size, objective trace). Input vectors holding NaN
+    or infinity are refused: every update averages neighbours, so one such row would spread.
     """
     require_finite(vectors, "retrofit input", "load them with --nonfinite drop to leave those words out")
     graph = build_graph(vectors.words, lexicons)
@@ -221,4 +222,4 @@ def retrofit_vectors(
         "objective": trace,
     }
     meta = {**vectors.meta, "retrofit": [*vectors.meta.get("retrofit", []), entry]}
-    return Vectors(list(vectors.words), q, vectors.counts, meta), trace
+    return Vectors(list(vectors.words), q, vectors.counts, meta, vectors.composer), trace

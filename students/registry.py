@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctx2static.cache import Cache
+from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
 from ctx2static.errors import UserError
 from ctx2static.options import Options, configure
@@ -159,8 +160,14 @@ def _config(name: str, config: StudentOptions) -> Options:
     return config if isinstance(config, Options) else student_config(name, config)
 
 
-def fit_cache_student(name: str, cache_dir: str | os.PathLike, config: StudentOptions = None) -> Vectors:
-    """Teacher cache -> student ``name`` -> vectors (with metadata); no teacher is loaded."""
+def fit_cache_student(
+    name: str, cache_dir: str | os.PathLike, config: StudentOptions = None, compose: bool = True
+) -> Vectors:
+    """Teacher cache -> student ``name`` -> vectors (with metadata); no teacher is loaded.
+
+    With ``compose`` (and a finished cache) the vectors carry a composer for words outside the
+    table (:func:`ctx2static.cache.compose.fit_composer`).
+    """
     if spec(name).source is not Source.CACHE:
         raise UserError(f"student '{name}' trains from the corpus text; pass --corpus FILE")
     config = _config(name, config)
@@ -176,9 +183,16 @@ def fit_cache_student(name: str, cache_dir: str | os.PathLike, config: StudentOp
     seconds = time.perf_counter() - start
     log.info("%s: checksums of %.0f MB verified in %.1f s", cache_dir, size / 1e6, seconds)
     vectors = _timed(name, config, cache.totals("n_words"), began, load_student(name).fit, cache)
-    vectors.meta.update(
-        cache=str(cache_dir), teacher=cache.manifest["identity"].get("teacher", {}).get("name")
-    )
+    identity = cache.manifest["identity"]
+    vectors.meta.update(cache=str(cache_dir), teacher=identity.get("teacher", {}).get("name"))
+    if "corpus" in identity:  # provenance for model cards
+        vectors.meta.update(
+            corpus=[c["path"] for c in identity["corpus"]], corpus_config=identity["corpus_config"]
+        )
+    if compose and composable(cache):
+        vectors.composer = fit_composer(cache, vectors)
+    elif compose:
+        log.warning("%s: no composer for unknown words (unfinished cache, or no tokenizer)", cache_dir)
     return vectors
 
 

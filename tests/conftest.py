@@ -34,6 +34,31 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
+@pytest.fixture(scope="session")
+def tiny_caches(tmp_path_factory: pytest.TempPathFactory, tiny_models: dict[str, Path]) -> dict[str, Path]:
+    """Finished caches (with --vectors) of the tiny BERT (WordPiece) and GPT-2 (byte-level BPE) teachers
+    over ``tiny_models.SENTENCES`` four times, every word in the vocabulary (min_count 1)."""
+    from ctx2static.pipeline.config import ExtractConfig
+    from ctx2static.pipeline.extract import extract
+    from ctx2static.pipeline.teacher import Teacher
+    from ctx2static.text.corpus import Corpus
+    from ctx2static.text.vocab import Vocab, VocabConfig
+
+    from . import tiny_models as tm
+
+    root = tmp_path_factory.mktemp("tiny_caches")
+    corpus_file = root / "corpus.txt"
+    corpus_file.write_text("\n".join(tm.SENTENCES * 4) + "\n")
+    corpus = Corpus([corpus_file])
+    out = {}
+    for name in ("bert", "gpt2"):
+        teacher = Teacher.load(str(tiny_models[name]))
+        vocab = Vocab.build(corpus, VocabConfig(min_count=1))
+        extract(corpus, vocab, teacher, root / name, ExtractConfig(vectors=True))
+        out[name] = root / name
+    return out
+
+
 @pytest.fixture
 def cli_main(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
     """Run the console entry point in-process: returns (exit code, stdout, stderr)."""
