@@ -1,3 +1,20 @@
-"""ctx2static: distil contextual language models into static word vectors."""
+"""ctx2static: distil contextual language models into static word vectors.
+
+    from ctx2static import distill
+    vectors = distill(["corpus.txt"], teacher="minilm", student="x2static")
+
+The API (:mod:`ctx2static.api`) loads on first use, so ``import ctx2static`` stays light.
+"""
+
+from typing import Any
 
 __version__ = "0.1.0"
+__all__ = ["Vectors", "distill", "evaluate", "export", "extract", "fit", "retrofit"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from importlib import import_module
+
+        return getattr(import_module("ctx2static.api"), name)
+    raise AttributeError(f"module 'ctx2static' has no attribute {name!r}")

@@ -7,6 +7,7 @@ study key and an API argument share one name and one default. Library code logs 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from pathlib import Path
@@ -16,15 +17,42 @@ import click
 
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import Family
+from ctx2static.eval.benchmarks import INTRINSIC, Family
+from ctx2static.eval.downstream.data import Task
 from ctx2static.export import Format
+from ctx2static.fileio import check_writable, environment_error
 from ctx2static.options import click_options, pop_options
-from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
+from ctx2static.vectors import NonFinite
 
 log = logging.getLogger("ctx2static")
+
+nonfinite_option = click.option(
+    "--nonfinite",
+    type=click.Choice([m.value for m in NonFinite]),
+    default=NonFinite.ERROR.value,
+    show_default=True,
+    help="Words whose vectors hold NaN or infinity: refuse the file, or drop those words.",
+)
+
+
+class _Stderr(logging.StreamHandler):
+    """Writes each record to whatever ``sys.stderr`` is when it is emitted (one line, the message)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -32,7 +60,9 @@ log = logging.getLogger("ctx2static")
 @click.option("--quiet", "-q", is_flag=True, help="Print warnings and errors only.")
 def cli(quiet: bool) -> None:
     """Distil contextual language models into static word vectors."""
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, format="%(message)s", force=True)
+    log.setLevel(logging.WARNING if quiet else logging.INFO)
+    if not any(isinstance(h, _Stderr) for h in log.handlers):
+        log.addHandler(_Stderr())
 
 
 @cli.command()
@@ -52,30 +82,46 @@ def cli(quiet: bool) -> None:
 @click_options(VocabConfig)
 @click_options(TeacherConfig)
 @click_options(ExtractConfig)
+@click_options(EngineConfig)
 def extract(
     corpus_paths: tuple[str, ...], teacher: str, out: str, vocab_path: str | None, **options: Any
 ) -> None:
-    """Run a teacher once over a corpus and write the sharded cache."""
-    from ctx2static.pipeline.extract import extract as run_extract
-    from ctx2static.pipeline.teacher import Teacher
+    """Run a teacher once over a corpus and write the sharded cache (here, or on Ray workers)."""
+    from ctx2static.pipeline.extract import run_extract
     from ctx2static.text.corpus import Corpus
     from ctx2static.text.vocab import Vocab
-    from ctx2static.threads import torch_threads
 
+    check_writable(out, inside=True)
     corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
     vocab_config = pop_options(VocabConfig, options)
     teacher_config = pop_options(TeacherConfig, options)
     cfg = pop_options(ExtractConfig, options)
-    with torch_threads(teacher_config.threads):
-        # the teacher first: a missing model fails before the corpus is read
-        t = Teacher.load(teacher, teacher_config)
-        vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, vocab_config)
+    engine_config = pop_options(EngineConfig, options)
+    with contextlib.ExitStack() as stack:
+        if engine_config.engine is Engine.RAY:
+            from ctx2static.pipeline.ray_engine import RayEngine
+
+            vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, vocab_config)
+            engine: Any = stack.enter_context(
+                RayEngine.start(teacher, teacher_config, vocab, cfg, corpus.config.lowercase, engine_config)
+            )
+        else:
+            from ctx2static.pipeline.shard import ShardMaker
+            from ctx2static.pipeline.teacher import Teacher
+            from ctx2static.threads import torch_threads
+
+            stack.enter_context(torch_threads(teacher_config.threads))
+            # the teacher first: a missing model fails before the corpus is read
+            t = Teacher.load(teacher, teacher_config)
+            vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, vocab_config)
+            engine = ShardMaker(t, vocab, cfg, corpus.config.lowercase)
+        ident = engine.identity()
         log.info(
-            "teacher %s: %s (%s, %s), %s; vocab %d words", teacher, t.kind.value, t.decoder, t.precision,
-            t.source, len(vocab),
+            "teacher %s: %s (%s, %s), %s; vocab %d words", teacher, ident["family"],
+            ident["substitutes_from"], ident["precision"], ident["source"], len(vocab),
         )  # fmt: skip
         log.info("config: %s", cfg)
-        m = run_extract(corpus, vocab, t, out, cfg)
+        m = run_extract(corpus, vocab, engine, out, cfg)
     tot = m["totals"]
     rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
     click.echo(
@@ -119,12 +165,19 @@ _SHORTCUTS = ("dim", "epochs", "window", "threads", "seed")
 @click.option("--window", type=int, help="Shortcut for --set window=N.")
 @click.option("--threads", type=int, help="Shortcut for --set threads=N.")
 @click.option("--seed", type=int, help="Shortcut for --set seed=N.")
+@click.option(
+    "--compose/--no-compose",
+    default=True,
+    show_default=True,
+    help="Cache students: store a composer that gives words outside the table a vector.",
+)
 def fit_student(
     student: str,
     corpus_paths: tuple[str, ...],
     cache_dir: str | None,
     out: str,
     settings: tuple[str, ...],
+    compose: bool,
     **options: Any,
 ) -> None:
     """Train static vectors: plain baselines from text, distilled students from a cache.
@@ -143,10 +196,11 @@ def fit_student(
             raise UserError(f"--set {item!r}: write KEY=VALUE, e.g. --set negative=10")
         overrides[key.strip()] = value.strip()
     config = student_config(student, overrides)
+    check_writable(out)  # before the training, not after it
     if cache_dir and corpus_paths:
         raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
     if cache_dir:
-        vectors = fit_cache_student(student, cache_dir, config)
+        vectors = fit_cache_student(student, cache_dir, config, compose)
     elif corpus_paths:
         corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
         vectors = fit_text_student(student, corpus, pop_options(VocabConfig, options), config)
@@ -178,9 +232,15 @@ def fit_student(
     help="attract-repel: antonym lexicon, same format, or 'wordnet-antonyms' (bundled); repeat to merge.",
 )
 @click.option("--out", "-o", required=True, type=click.Path(), help="Output vectors (folder, .bin or .txt).")
+@nonfinite_option
 @click_options(RetrofitConfig)
 def retrofit(
-    vectors: str, lexicons: tuple[str, ...], antonyms: tuple[str, ...], out: str, **options: Any
+    vectors: str,
+    lexicons: tuple[str, ...],
+    antonyms: tuple[str, ...],
+    out: str,
+    nonfinite: str,
+    **options: Any,
 ) -> None:
     """Retrofit vectors to lexicons (Faruqui et al. 2015, Context-to-Vec graph, Attract-Repel)."""
     import time
@@ -190,9 +250,10 @@ def retrofit(
 
     config = pop_options(RetrofitConfig, options)
     config.check_antonyms(antonyms)
+    check_writable(out)
     log.info("retrofit: %s", config.to_dict())
     start = time.perf_counter()
-    result, trace = retrofit_vectors(Vectors.load(vectors), lexicons, config, antonyms)
+    result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)
     result.save(out)
     info = result.meta["retrofit"][-1]
     if info["edges"] == 0:
@@ -221,7 +282,14 @@ def retrofit(
     "families",
     multiple=True,
     type=click.Choice([f.value for f in Family]),
-    help="Bundled benchmark families to run (repeat; default: all).",
+    help="Bundled benchmark families to run (repeat; default: all but downstream).",
+)
+@click.option(
+    "--downstream",
+    "tasks",
+    multiple=True,
+    type=click.Choice([t.value for t in Task]),
+    help="Downstream tasks to run (repeat; implies --family downstream; default with it: all).",
 )
 @click.option("--similarity", multiple=True, type=click.Path(), help="Extra TSV 'w1 w2 score'.")
 @click.option(
@@ -232,35 +300,63 @@ def retrofit(
 )
 @click.option("--categorization", multiple=True, type=click.Path(), help="Extra CSV ',category,word'.")
 @click.option("--no-bundled", is_flag=True, help="Run only the files given with the options above.")
+@click.option(
+    "--items",
+    type=click.Choice(["common", "own"]),
+    default="common",
+    show_default=True,
+    help="Several files: score each on the items all of them cover (common) or on its own.",
+)
+@click.option(
+    "--compose",
+    is_flag=True,
+    help="Full coverage: words outside the table get composed vectors (similarity, categorization).",
+)
 @click_options(AnalogyConfig)
 @click.option("--json", "json_path", type=click.Path(), help="Also write the results as JSON.")
 @click.option("--markdown", type=click.Path(), help="Also write the table as Markdown.")
+@nonfinite_option
 def evaluate_command(
     vectors: tuple[str, ...],
     families: tuple[str, ...],
+    tasks: tuple[str, ...],
     similarity: tuple[str, ...],
     analogy: tuple[str, ...],
     categorization: tuple[str, ...],
     no_bundled: bool,
+    items: str,
+    compose: bool,
     json_path: str | None,
     markdown: str | None,
+    nonfinite: str,
     **options: Any,
 ) -> None:
-    """Evaluate vectors: similarity, analogy, relation similarity, categorization.
+    """Evaluate vectors: similarity, analogy, categorization, downstream tasks.
 
-    Prints one table with a column per VECTORS file; cells are "score (coverage)".
+    Prints one table with a column per VECTORS file; cells are "score (coverage)", or
+    "mean ±std (coverage)" for the downstream tasks (POS, NER, sentiment; needs scikit-learn).
+    With several files, every file is scored on the items all of them cover (a "common" column
+    gives that share), unless --items own; the downstream probes always score every token.
     """
     import time
 
     from ctx2static.eval import evaluate, load_benchmarks
     from ctx2static.eval.results import format_text, write_markdown, write_results_json
-    from ctx2static.eval.suite import config_dict, notes
+    from ctx2static.eval.suite import common_items, composed, config_dict, notes, with_downstream
     from ctx2static.vectors import Vectors
 
     config = pop_options(AnalogyConfig, options)
+    for written in (json_path, markdown):
+        if written is not None:
+            check_writable(written)
     extra = {Family.SIMILARITY: similarity, Family.ANALOGY: analogy, Family.CATEGORIZATION: categorization}
-    picked = tuple(Family(f) for f in families) or tuple(Family)
-    benchmarks = load_benchmarks(picked, extra, bundled=not no_bundled)
+    picked = tuple(Family(f) for f in families) or (() if tasks else INTRINSIC)
+    if tasks and Family.DOWNSTREAM not in picked:
+        picked += (Family.DOWNSTREAM,)
+    downstream = Family.DOWNSTREAM in picked
+    benchmarks = load_benchmarks(
+        picked, extra, bundled=not no_bundled, tasks=tuple(Task(t) for t in tasks) or tuple(Task)
+    )
     if not benchmarks:
         raise UserError(
             "no benchmarks to run: give --similarity/--analogy/--categorization files with --no-bundled"
@@ -268,20 +364,33 @@ def evaluate_command(
     for path in vectors:
         if not Path(path).exists():
             raise UserError(f"{path}: no such vectors file or folder")
-    results = {}
-    for path in vectors:
+    loaded = {path: Vectors.load(path, nonfinite=nonfinite) for path in vectors}
+    own = {}
+    for path, vecs in loaded.items():
         start = time.perf_counter()
-        vecs = Vectors.load(path)
-        results[path] = evaluate(vecs, benchmarks, config)
+        own[path] = evaluate(vecs, benchmarks, config, compose=compose)
         log.info(
             "%s: %d words x %d, evaluated in %.1f s", path, len(vecs), vecs.dim, time.perf_counter() - start
         )
-    lines = notes(config)
-    click.echo(format_text(results, lines), nl=False)
+    common = items == "common" and len(loaded) > 1
+    if common:
+        ground = [composed(v, benchmarks) if compose else v for v in loaded.values()]
+        masks = common_items(ground, benchmarks, config)
+        results = {
+            path: with_downstream(evaluate(vecs, benchmarks, config, masks, compose), own[path])
+            for path, vecs in loaded.items()
+        }
+    else:
+        results = own
+    lines = notes(config, common=common, downstream=downstream)
+    lines += ["--compose: words outside a table get vectors composed from subwords"] * compose
+    click.echo(format_text(results, lines, own if common else None), nl=False)
     if json_path is not None:
-        write_results_json(json_path, results, config_dict(config))
+        write_results_json(
+            json_path, results, {**config_dict(config, downstream), "items": "common" if common else "own"}
+        )
     if markdown is not None:
-        write_markdown(markdown, results, lines)
+        write_markdown(markdown, results, lines, own if common else None)
 
 
 @cli.command()
@@ -302,8 +411,17 @@ def run(study: str | None, out: str | None) -> None:
 
     path = Path(study) if study else DEFAULT_STUDY
     spec = load_study(path)
-    results = run_study(spec, Path(out) if out else Path("runs") / path.stem)
-    click.echo(format_text(results, notes(spec.eval.analogy_config)), nl=False)
+    folder = Path(out) if out else Path("runs") / path.stem
+    check_writable(folder, inside=True)
+    results = run_study(spec, folder)
+    click.echo(
+        format_text(
+            results.common,
+            notes(spec.eval.analogy_config, common=True, downstream=spec.eval.downstream),
+            results.own,
+        ),
+        nl=False,
+    )
 
 
 @cli.command()
@@ -313,30 +431,131 @@ def run(study: str | None, out: str | None) -> None:
     "fmt",
     type=click.Choice([f.value for f in Format]),
     required=True,
-    help="word2vec text, word2vec binary (gensim), or a Model2Vec folder (StaticModel.from_pretrained).",
+    help="word2vec text or binary (gensim); a Model2Vec or sentence-transformers folder (with a model card).",
 )
 @click.option(
     "--out", "-o", required=True, type=click.Path(), help="Output file (.txt/.vec, .bin) or folder."
 )
-def export(vectors: str, fmt: str, out: str) -> None:
+@click.option("--no-eval", is_flag=True, help="Folders: leave the evaluation table out of the model card.")
+@nonfinite_option
+def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str) -> None:
     """Write VECTORS (any readable format) for other tools."""
-    from ctx2static.export import export_vectors
+    from ctx2static.api import export as run_export
     from ctx2static.vectors import Vectors
 
-    v = Vectors.load(vectors)
-    path = export_vectors(v, Format(fmt), out)
+    check_writable(out)
+    v = Vectors.load(vectors, nonfinite=nonfinite)
+    path = run_export(v, fmt, out, evaluate=not no_eval)
     log.info("%s: %s words x %d -> %s (%s)", vectors, f"{len(v):,}", v.dim, path, fmt)
 
 
-def main() -> None:
-    """Console entry point: user errors print one line and exit 2, never a traceback."""
+@cli.command()
+@click.argument("vectors", type=click.Path(exists=True))
+@click.option("--cache", "cache_dir", required=True, type=click.Path(exists=True), help="The vectors' cache.")
+@click.option("--out", "-o", type=click.Path(), help="Output vectors [VECTORS, rewritten].")
+@click.option(
+    "--ridge",
+    type=float,
+    help="The map's L2 penalty, a fraction of the largest squared singular value [picked on held-out words].",
+)
+def compose(vectors: str, cache_dir: str, out: str | None, ridge: float | None) -> None:
+    """Give VECTORS a composer: a vector for any word from the cache's teacher subwords (no teacher run).
+
+    fit-student does this for cache students itself; use it for vectors trained elsewhere on the
+    cache's vocabulary (or to refit after changing them).
+    """
+    from ctx2static.cache import Cache
+    from ctx2static.cache.compose import fit_composer
+    from ctx2static.vectors import Vectors
+
+    v = Vectors.load(vectors)
+    v.composer = fit_composer(Cache.open(cache_dir), v, ridge)
+    path = v.save(out or vectors)
+    info = v.composer.info
+    click.echo(
+        f"{path}: composer of {len(v.composer.rows):,} teacher tokens fitted on {info['words']:,} words "
+        f"(held-out cosine {info.get('validation_cosine', '-')}, ridge {info['ridge']:g})"
+    )
+
+
+@cli.command()
+@click.argument("vectors", type=click.Path(exists=True))
+@click.argument("words", nargs=-1)
+@click.option("--analogy", nargs=3, multiple=True, metavar="A B C", help="a : b :: c : ? (3CosAdd); repeat.")
+@click.option("--topn", "-n", default=10, show_default=True, help="Neighbours per word.")
+def neighbours(
+    vectors: str, words: tuple[str, ...], analogy: tuple[tuple[str, str, str], ...], topn: int
+) -> None:
+    """Print the nearest words of each WORD in VECTORS, and the answers of each --analogy A B C.
+
+    A word outside the table is composed from the teacher's subwords when the vectors have a
+    composer (marked *), else it is an error.
+    """
+    from ctx2static.vectors import Vectors
+
+    if not words and not analogy:
+        raise UserError("give words to look up, or --analogy A B C")
+    v = Vectors.load(vectors, mmap=True)
+    asked = [*words, *(w for triple in analogy for w in triple)]
+    unknown = [w for w in asked if v.lookup(w) is None]
+    if unknown and v.composer is None:
+        raise UserError(
+            f"{vectors}: '{unknown[0]}' is not among its {len(v):,} words and the vectors have no composer "
+            f"(fit one: ctx2static compose {vectors} --cache DIR)"
+        )
+    mark = {w: w + "*" * (w in unknown) for w in asked}
+    columns = {mark[w]: v.most_similar(w, topn) for w in words}
+    for a, b, c in analogy:
+        columns[f"{mark[a]}:{mark[b]}::{mark[c]}:?"] = v.most_similar([b, c], topn, negative=[a])
+    click.echo(_columns(columns), nl=False)
+    if unknown:
+        click.echo("* not in the table: composed from the teacher's subwords")
+
+
+def _columns(columns: dict[str, list[tuple[str, float]]]) -> str:
+    """Side-by-side columns of ``word score`` under each heading."""
+    cells = {h: [f"{w} {s:.3f}" for w, s in rows] for h, rows in columns.items()}
+    widths = {h: max(len(h), *(len(c) for c in col)) for h, col in cells.items()}
+    depth = max(len(col) for col in cells.values())
+    lines = ["  ".join(h.ljust(widths[h]) for h in cells)]
+    lines += ["  ".join((col[i] if i < len(col) else "").ljust(widths[h]) for h, col in cells.items())
+              for i in range(depth)]  # fmt: skip
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+_INTERRUPTED = {
+    "extract": "the shards written so far are kept; re-run the same command to continue after them",
+    "run": "the finished steps are kept; re-run the same command to continue",
+    "fit-student": "no vectors were written (GloVe with --set checkpoint=PATH resumes from its last "
+    "checkpoint); re-run the command",
+}
+
+
+def _interrupted(argv: list[str]) -> str:
+    """What Ctrl-C kept, for the command in ``argv``."""
+    command = next((a for a in argv if a in cli.commands), "")
+    return "interrupted: " + _INTERRUPTED.get(command, "nothing half-written was kept; re-run the command")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: user errors print one line and exit 2, never a traceback.
+
+    So do the environment's refusals (no permission, read-only filesystem, disk full: the path and
+    what to do); Ctrl-C says what was kept and exits 130.
+    """
     try:
-        cli.main(standalone_mode=False)
+        cli.main(args=argv, standalone_mode=False)
     except UserError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except OSError as exc:
+        mapped = environment_error(exc)
+        if mapped is None:
+            raise
+        click.echo(f"error: {mapped}", err=True)
+        sys.exit(2)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        click.echo(_interrupted(sys.argv[1:] if argv is None else argv), err=True)
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()

@@ -1,21 +1,32 @@
-"""Files in and out, one way each: atomic writes, JSON, checksums, compressed text, checked lines.
+"""Files in and out, one way each: atomic writes, JSON, checksums, compressed text, checked lines, locks.
 
-Writes go to a temp name in the same folder, are fsynced and renamed over the target, so no run
-ever leaves a half-written file where a good one was. Reads of text check every line (a NUL byte
-or bad UTF-8 is a one-line :class:`UserError` naming the file and line).
+Writes go to a temp name in the same folder (``.<name>.<pid>.<random>.tmp``), are fsynced and
+renamed over the target, so no run ever leaves a half-written file where a good one was; a
+successful write removes the temps that dead processes left for the same target (the pid says
+whose a temp is, so a live writer's is never touched). A write that fails for the environment's
+sake (no permission, read-only filesystem, disk or quota full) is a one-line :class:`UserError`
+naming the path and what to do; :func:`check_writable` asks the same question before any work.
+:func:`folder_lock` keeps a second process from writing into a folder another one is writing.
+Reads of text check every line (a NUL byte or bad UTF-8 is a one-line :class:`UserError` naming
+the file and line).
 """
 
 from __future__ import annotations
 
 import bz2
 import contextlib
+import errno
+import fcntl
 import gzip
 import hashlib
 import json
 import lzma
 import os
+import re
 import shutil
+import sys
 import tempfile
+import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,23 +38,119 @@ _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 COMPRESSED = tuple(_OPENERS)
 
 
+_ENVIRONMENT = {
+    errno.EACCES: "permission denied; write somewhere you may or fix the folder's permissions",
+    errno.EPERM: "not permitted (an immutable or protected path); write somewhere else or fix the path",
+    errno.EROFS: "the filesystem is read-only; write to another folder",
+    errno.ENOSPC: "no space left on the device; free some space or write elsewhere, then re-run",
+    errno.EDQUOT: "the disk quota is exhausted; free some space or write elsewhere, then re-run",
+}
+
+
+def environment_error(exc: OSError, path: str | os.PathLike | None = None) -> UserError | None:
+    """The one-line :class:`UserError` for an OSError the user must fix (permissions, read-only, full).
+
+    It names ``path`` (else the error's file name); None for any other error (a programming error
+    stays an exception).
+    """
+    what = _ENVIRONMENT.get(exc.errno or 0)
+    if what is None:
+        return None
+    return UserError(f"{path or exc.filename or 'output'}: cannot write: {what}")
+
+
+@contextlib.contextmanager
+def user_errors_for(path: str | os.PathLike) -> Iterator[None]:
+    """Turn permission, read-only and disk-full OSErrors raised inside into one line naming ``path``."""
+    try:
+        yield
+    except OSError as exc:
+        mapped = environment_error(exc, path)
+        if mapped is None:
+            raise
+        raise mapped from None
+
+
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}.{os.getpid()}."
+
+
+_TEMP = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp")
+_LEGACY_TEMP = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")  # written before temps carried the pid
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process's temps outside an open write: left by a dead namesake
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
+def _stale(tmp: Path, name: str | None) -> bool:
+    """Whether ``tmp`` is a temp of target ``name`` (None: of any target) left by a dead process."""
+    m = _TEMP.fullmatch(tmp.name)
+    if m is not None and (name is None or m["name"] == name):
+        return not _alive(int(m["pid"]))
+    legacy = _LEGACY_TEMP.fullmatch(tmp.name)
+    return legacy is not None and (name is None or legacy["name"] == name)
+
+
+def _remove(paths: Iterator[Path], name: str | None) -> list[Path]:
+    removed = []
+    with contextlib.suppress(OSError):
+        for tmp in paths:
+            if _stale(tmp, name):
+                if tmp.is_dir():
+                    shutil.rmtree(tmp, ignore_errors=True)
+                else:
+                    tmp.unlink(missing_ok=True)
+                removed.append(tmp)
+    return removed
+
+
+def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
+    """Delete the temps of ``path`` (a file or folder target) that dead processes left; return them.
+
+    Temps of live processes (another writer of the same target) are kept.
+    """
+    path = Path(path)
+    return _remove(path.parent.glob(f".{glob_escape(path.name)}.*.tmp"), path.name)
+
+
+def remove_stale_temps_in(folder: str | os.PathLike) -> list[Path]:
+    """Delete every temp in ``folder`` that a dead process left (for a folder one writer owns)."""
+    return _remove(Path(folder).glob(".*.tmp"), None)
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob metacharacters escaped."""
+    return re.sub(r"([*?[])", r"[\1]", name)
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None = None) -> Iterator[IO]:
     """Open a temp file beside ``path``; on success fsync and rename it over ``path``."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
-        with os.fdopen(fd, mode, encoding=encoding) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with user_errors_for(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
+        try:
+            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
+            with os.fdopen(fd, mode, encoding=encoding) as fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+    remove_stale_temps(path)
 
 
 def _umask() -> int:
@@ -56,26 +163,112 @@ def _umask() -> int:
 def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temp folder beside ``path``; on success it replaces ``path`` whole."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    os.chmod(tmp, 0o777 & ~_umask())
+    with user_errors_for(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent))
+        os.chmod(tmp, 0o777 & ~_umask())
+        try:
+            yield tmp
+            for f in tmp.rglob("*"):
+                if f.is_file():
+                    with open(f, "rb") as fh:
+                        os.fsync(fh.fileno())
+            old = None
+            if path.exists():
+                old = path.with_name(f".{path.name}.old")
+                shutil.rmtree(old, ignore_errors=True)
+                os.replace(path, old)
+            os.replace(tmp, path)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    remove_stale_temps(path)
+
+
+def check_writable(path: str | os.PathLike, inside: bool = False) -> None:
+    """Fail now, in one line, when ``path`` cannot be written: before the work, not after it.
+
+    Writes and deletes a small probe file where the output will go: beside ``path`` (a file, or a
+    folder replaced whole), or in it with ``inside`` (a cache or study folder written file by
+    file); a folder not made yet is probed at its nearest existing parent.
+    """
+    path = Path(path)
+    where = path if inside else path.parent
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    if not where.is_dir():
+        raise UserError(f"{path}: {where} is a file, not a folder; choose another output path")
+    with user_errors_for(path):
+        fd, probe = tempfile.mkstemp(prefix=f".write-probe.{os.getpid()}.", suffix=".tmp", dir=where)
+        try:
+            os.write(fd, b"\0" * 4096)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+
+
+_HELD: dict[str, list[Any]] = {}  # lock file -> [file descriptor, count] (re-entrant within a process)
+LOCK_NAME = ".lock"
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike, what: str) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (``flock`` on ``folder/.lock``) while writing into it.
+
+    Another process holding it is a one-line error naming its pid, command and start time; the
+    lock is re-entrant within one process and released when the block ends or the process dies
+    (even by kill -9). ``what`` names the folder in messages ("cache", "study").
+    """
+    token = acquire_lock(folder, what)
     try:
-        yield tmp
-        for f in tmp.rglob("*"):
-            if f.is_file():
-                with open(f, "rb") as fh:
-                    os.fsync(fh.fileno())
-        old = None
-        if path.exists():
-            old = path.with_name(f".{path.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(path, old)
-        os.replace(tmp, path)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        yield
+    finally:
+        release_lock(token)
+
+
+def acquire_lock(folder: str | os.PathLike, what: str) -> str:
+    """Take the lock of :func:`folder_lock` (a token for :func:`release_lock`); see there."""
+    folder = Path(folder)
+    with user_errors_for(folder):
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / LOCK_NAME
+        key = os.path.realpath(path)
+        if key in _HELD:
+            _HELD[key][1] += 1
+            return key
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
+        os.close(fd)
+        raise UserError(
+            f"{folder}: another ctx2static process is writing this {what} ({holder}); "
+            "wait for it to end, or write elsewhere"
+        ) from None
+    except OSError:  # a filesystem without locks (some network mounts): go on unlocked
+        pass
+    note = f"pid {os.getpid()}: {' '.join(sys.argv[:3])[:200]}, since {time.strftime('%Y-%m-%d %H:%M:%S')}"
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, note.encode(), 0)
+    _HELD[key] = [fd, 1]
+    return key
+
+
+def release_lock(token: str) -> None:
+    """Release one hold of a lock taken by :func:`acquire_lock` (the last one unlocks it)."""
+    held = _HELD.get(token)
+    if held is None:
+        return
+    held[1] -= 1
+    if held[1] == 0:
+        del _HELD[token]
+        with contextlib.suppress(OSError):
+            os.ftruncate(held[0], 0)  # the holder's note goes with the lock
+        os.close(held[0])
 
 
 def write_json(path: str | os.PathLike, data: Any, indent: int | None = 1, sort_keys: bool = False) -> None:

@@ -45,6 +45,8 @@ class Options:
         for f in dataclasses.fields(self):
             kind = _enum_type(hints[f.name])
             value = getattr(self, f.name)
+            if hints[f.name] is str and isinstance(value, int) and not isinstance(value, bool):
+                object.__setattr__(self, f.name, str(value))  # a spec given as a number (layer=10)
             if kind is not None and value is not None and not isinstance(value, kind):
                 try:
                     object.__setattr__(self, f.name, kind(value))
@@ -121,6 +123,8 @@ def parse_value(key: str, value: Any, hint: Any) -> Any:
         return tuple(parse_value(f"{key}[{i}]", v, element) for i, v in enumerate(items))
     if isinstance(value, str) and target is not str:
         return _parse(key, value, target)
+    if target is str and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # a spec written as a number in TOML (layer = 10)
     if isinstance(target, type) and issubclass(target, enum.Enum):
         return value  # Options coerces (and names the choices when it fails)
     kinds = (int, float) if target is float else (target,) if isinstance(target, type) else None

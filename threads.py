@@ -41,3 +41,16 @@ def torch_threads(threads: int) -> Iterator[int]:
         yield torch.get_num_threads()
     finally:
         torch.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def blas_threads(threads: int) -> Iterator[int]:
+    """Run the block with ``threads`` BLAS threads (0 = the library's default); yields the count.
+
+    Uses threadpoolctl (a scikit-learn dependency), imported only here.
+    """
+    from threadpoolctl import threadpool_limits
+
+    _check(threads)
+    with threadpool_limits(limits=threads or None, user_api="blas"):
+        yield threads

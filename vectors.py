@@ -6,21 +6,59 @@ Formats, chosen by the path:
 - ``*.bin``: word2vec binary with header; anything else: word2vec text with header.
   Both load with gensim's ``KeyedVectors.load_word2vec_format`` (``binary=True`` for .bin);
   metadata and counts go to a sidecar ``<file>.meta.json``.
-Reading needs numpy only (no torch).
+Reading needs numpy only (no torch). Vectors holding NaN or infinity are refused when loaded
+(or left out, ``nonfinite="drop"``) and never written.
+Vectors fitted from a teacher cache may carry a
+:class:`~ctx2static.composer.Composer` (``subwords.npy`` + ``tokenizer.json`` in the folder, or
+``<file>.subwords.npy`` + ``<file>.tokenizer.json`` beside a word2vec file) that gives any word a
+vector (:meth:`Vectors.query`).
 """
 
 from __future__ import annotations
 
+import enum
 import json
+import logging
 import os
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ctx2static.composer import Composer
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_dir, atomic_write
+from ctx2static.fileio import atomic_dir, atomic_write, read_json, read_lines
+
+log = logging.getLogger(__name__)
+
+
+class NonFinite(str, enum.Enum):
+    """What loading does with words whose vectors hold NaN or infinity."""
+
+    ERROR = "error"  # a one-line error naming the first such word
+    DROP = "drop"  # leave them out, with a warning
+
+
+def nonfinite_rows(matrix: np.ndarray) -> np.ndarray:
+    """Indices of the rows of ``matrix`` holding NaN or infinity (read in blocks: no whole-matrix mask)."""
+    block = 1 << 16
+    bad = [
+        start + np.flatnonzero(~np.isfinite(matrix[start : start + block]).all(axis=1))
+        for start in range(0, len(matrix), block)
+    ]
+    return np.concatenate(bad) if bad else np.zeros(0, dtype=np.int64)
+
+
+def require_finite(vectors: Vectors, where: str, fix: str) -> None:
+    """A one-line error naming the first word whose vector holds NaN or infinity (and ``fix``), if any."""
+    bad = nonfinite_rows(vectors.matrix)
+    if len(bad):
+        raise UserError(
+            f"{where}: the vector of {vectors.words[bad[0]]!r} holds NaN or infinity "
+            f"({len(bad)} such words); {fix}"
+        )
 
 
 @dataclass
@@ -31,6 +69,7 @@ class Vectors:
     matrix: np.ndarray
     counts: np.ndarray | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    composer: Composer | None = field(default=None, repr=False)
     index: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -67,20 +106,81 @@ class Vectors:
         norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
         return self.matrix / np.maximum(norms, 1e-12)
 
-    def most_similar(self, word: str, topn: int = 10) -> list[tuple[str, float]]:
-        """The ``topn`` nearest words by cosine, excluding ``word`` itself."""
-        i = self.lookup(word)
-        if i is None:
-            raise KeyError(word)
-        unit = self.unit()
-        sims = unit @ unit[i]
-        sims[i] = -np.inf
-        top = np.argsort(-sims)[:topn]
-        return [(self.words[j], float(sims[j])) for j in top]
+    def query(self, words: Sequence[str]) -> np.ndarray:
+        """float32 ``[len(words), dim]``: each word's row (found as :meth:`lookup` does) or its composition.
+
+        A word the table lacks is composed from the teacher's subwords when the vectors carry a
+        composer; without one it is a ``KeyError``.
+        """
+        rows = [self.lookup(w) for w in words]
+        out = np.empty((len(rows), self.dim), dtype=np.float32)
+        known = [k for k, r in enumerate(rows) if r is not None]
+        missing = [k for k, r in enumerate(rows) if r is None]
+        out[known] = self.matrix[[rows[k] for k in known]]
+        if missing:
+            if self.composer is None:
+                raise KeyError(f"{words[missing[0]]!r} is not in the vectors, which have no composer")
+            out[missing] = self.composer.compose([words[k] for k in missing])
+        return out
+
+    def similarity(self, a: str, b: str) -> float:
+        """Cosine of the vectors of ``a`` and ``b`` (composed where the table lacks them)."""
+        x, y = self.query([a, b]).astype(np.float64)
+        return float(x @ y / max(np.linalg.norm(x) * np.linalg.norm(y), 1e-24))
+
+    def most_similar(self, positive: Query, topn: int = 10, negative: Query = ()) -> list[tuple[str, float]]:
+        """The ``topn`` words nearest by cosine to the sum of unit ``positive`` minus ``negative`` vectors.
+
+        Each of ``positive``/``negative`` is a word, a vector or a list of them; words the table lacks
+        are composed (:meth:`query`). With ``positive=[b, c], negative=[a]`` this is the 3CosAdd
+        analogy a : b :: c : ? (Mikolov et al. 2013, as gensim's ``most_similar``). Words given are
+        never answers.
+        """
+        pos, neg = _items(positive), _items(negative)
+        target = np.zeros(self.dim, dtype=np.float64)
+        given = set()
+        for items, sign in ((pos, 1.0), (neg, -1.0)):
+            for item in items:
+                if isinstance(item, str):
+                    given.add(self.lookup(item))
+                    vec = self.query([item])[0]
+                else:
+                    vec = np.asarray(item, dtype=np.float64)
+                    if vec.shape != (self.dim,):
+                        raise ValueError(f"a query vector must have shape ({self.dim},), not {vec.shape}")
+                target += sign * vec / max(np.linalg.norm(vec), 1e-12)
+        sims = self.unit() @ (target / max(np.linalg.norm(target), 1e-12))
+        for i in given - {None}:
+            sims[i] = -np.inf
+        top = np.argsort(-sims, kind="stable")[:topn]
+        return [(self.words[j], float(sims[j])) for j in top if np.isfinite(sims[j])]
+
+    def covering(self, words: Sequence[str]) -> Vectors:
+        """These vectors plus, after the last row, a composed row for each of ``words`` the table lacks."""
+        new = list(dict.fromkeys(w for w in words if self.lookup(w) is None))
+        if not new:
+            return self
+        matrix = np.concatenate([np.asarray(self.matrix), self.query(new)])
+        counts = None if self.counts is None else np.concatenate([self.counts, np.zeros(len(new), np.int64)])
+        return Vectors([*self.words, *new], matrix, counts, dict(self.meta), self.composer)
+
+    def to_gensim(self) -> Any:
+        """A gensim ``KeyedVectors`` with these words, vectors and counts (needs gensim)."""
+        from gensim.models import KeyedVectors
+
+        kv = KeyedVectors(self.dim)
+        kv.add_vectors(list(self.words), np.asarray(self.matrix))
+        if self.counts is not None:
+            kv.allocate_vecattrs(attrs=["count"], types=[np.int64])
+            kv.expandos["count"][:] = self.counts
+        return kv
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write atomically in the format the path implies (see module docstring)."""
+        """Write atomically in the format the path implies (see module docstring); never NaN or infinity."""
         path = Path(path)
+        require_finite(
+            self, f"{path}: not written", "the training diverged (lower its lr) or its input holds NaN"
+        )
         if str(path).endswith(os.sep) or path.is_dir() or path.suffix == "":
             self._save_native(path)
             return path
@@ -92,10 +192,20 @@ class Vectors:
                     fh.write(w.encode() + b" " + row.astype("<f4").tobytes() + b"\n")
                 else:
                     fh.write((w + " " + " ".join(f"{x:.6g}" for x in row) + "\n").encode())
+        meta = self._meta_with_composer(path.parent, path.name + ".")
         with atomic_write(_sidecar(path), "w", encoding="utf-8") as fh:
             counts = None if self.counts is None else self.counts.tolist()
-            json.dump({"meta": self.meta, "counts": counts}, fh)
+            json.dump({"meta": meta, "counts": counts}, fh)
         return path
+
+    def _meta_with_composer(self, folder: Path, prefix: str) -> dict[str, Any]:
+        """The meta to write: the composer's settings under "composer" once its files are written."""
+        meta = {k: v for k, v in self.meta.items() if k != "composer"}
+        if self.composer is not None:
+            meta["composer"] = self.composer.save(folder, prefix)
+        else:
+            Composer.remove(folder, prefix)  # a composer saved there before belongs to other vectors
+        return meta
 
     def _save_native(self, path: Path) -> None:
         with atomic_dir(path) as tmp:
@@ -104,13 +214,37 @@ class Vectors:
                 counts = self.counts if self.counts is not None else np.zeros(len(self.words), int)
                 for w, c in zip(self.words, counts.tolist(), strict=True):
                     fh.write(f"{w}\t{c}\n")
+            meta = self._meta_with_composer(tmp, "")
             with open(tmp / "meta.json", "w", encoding="utf-8") as fh:
-                json.dump(self.meta, fh, indent=1)
+                json.dump(meta, fh, indent=1)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, mmap: bool = False) -> Vectors:
-        """Read any supported format; a malformed file is a one-line :class:`UserError`."""
-        path = Path(path)
+    def load(
+        cls, path: str | os.PathLike, mmap: bool = False, nonfinite: NonFinite | str = NonFinite.ERROR
+    ) -> Vectors:
+        """Read any supported format; a malformed file is a one-line :class:`UserError`.
+
+        Words whose vectors hold NaN or infinity are an error naming the first of them, or with
+        ``nonfinite="drop"`` are left out (a warning says how many).
+        """
+        vectors = cls._load(Path(path), mmap)
+        bad = nonfinite_rows(vectors.matrix)
+        if not len(bad):
+            return vectors
+        if NonFinite(nonfinite) is NonFinite.ERROR:
+            require_finite(vectors, str(path), "pass --nonfinite drop to leave them out, or make them again")
+        log.warning(
+            "%s: left out %d words whose vectors hold NaN or infinity (first: %r)",
+            path, len(bad), vectors.words[bad[0]],
+        )  # fmt: skip
+        keep = np.setdiff1d(np.arange(len(vectors)), bad)
+        counts = None if vectors.counts is None else vectors.counts[keep]
+        return replace(
+            vectors, words=[vectors.words[i] for i in keep], matrix=vectors.matrix[keep], counts=counts
+        )
+
+    @classmethod
+    def _load(cls, path: Path, mmap: bool) -> Vectors:
         if path.is_dir():
             return cls._load_native(path, mmap)
         if not path.is_file():
@@ -132,47 +266,108 @@ class Vectors:
         counts = None
         side = _sidecar(path)
         if side.is_file():
-            data = json.loads(side.read_text(encoding="utf-8"))
+            data = _sidecar_data(side, n)
             meta = data.get("meta") or {}
             if data.get("counts") is not None and len(data["counts"]) == n:
                 counts = np.array(data["counts"], dtype=np.int64)
-        return cls(words, matrix, counts, meta)
+        composer = Composer.load(path.parent, path.name + ".", meta.get("composer") or {})
+        return cls(words, matrix, counts, meta, composer)
 
     @classmethod
     def _load_native(cls, path: Path, mmap: bool) -> Vectors:
         for name in ("vectors.npy", "vocab.tsv"):
             if not (path / name).is_file():
                 raise UserError(f"{path}: folder lacks {name}; it is not a ctx2static vectors folder")
-        matrix = np.load(path / "vectors.npy", mmap_mode="r" if mmap else None)
+        matrix = _load_npy(path / "vectors.npy", mmap)
         words, counts = [], []
-        with open(path / "vocab.tsv", encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                parts = line.rstrip("\n").split("\t")
-                if len(parts) != 2 or not parts[1].isdigit():
-                    raise UserError(
-                        f"{path / 'vocab.tsv'}: line {n} is not 'word<TAB>count'; re-save the vectors"
-                    )
-                words.append(parts[0])
-                counts.append(int(parts[1]))
+        for n, line in read_lines(path / "vocab.tsv", "a vectors folder's vocab.tsv (word<TAB>count)"):
+            parts = line.split("\t")
+            if len(parts) != 2 or not _is_count(parts[1]):
+                raise UserError(
+                    f"{path / 'vocab.tsv'}: line {n} is not 'word<TAB>count'; re-save the vectors"
+                )
+            words.append(parts[0])
+            counts.append(int(parts[1]))
         if len(words) != matrix.shape[0]:
             raise UserError(
                 f"{path}: vocab.tsv has {len(words)} words but vectors.npy {matrix.shape[0]} rows"
             )
         meta_path = path / "meta.json"
-        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        meta = _json_dict(meta_path) if meta_path.is_file() else {}
         v = cls.__new__(cls)
         v.words, v.matrix, v.counts, v.meta = words, matrix, np.array(counts, np.int64), meta
         v.index = {w: i for i, w in enumerate(words)}
+        v.composer = Composer.load(path, "", meta.get("composer") or {})
         return v
+
+
+def _is_count(text: str) -> bool:
+    """Whether ``text`` is a count: ASCII digits that fit an int64."""
+    return text.isascii() and text.isdigit() and len(text) <= 18
+
+
+Query = str | np.ndarray | Sequence[str | np.ndarray]
+"""A word, a vector, or a list of words and vectors (:meth:`Vectors.most_similar`)."""
+
+
+def _items(query: Query) -> list[str | np.ndarray]:
+    if isinstance(query, str) or (isinstance(query, np.ndarray) and query.ndim == 1):
+        return [query]
+    return list(query)
 
 
 def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".meta.json")
 
 
+def _json_dict(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path``; anything else is a one-line error."""
+    data = read_json(path, fix="delete it (metadata only) or re-save the vectors")
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: not a JSON object; delete it (metadata only) or re-save the vectors")
+    return data
+
+
+def _sidecar_data(path: Path, n: int) -> dict[str, Any]:
+    """The sidecar's ``meta`` (a dict) and ``counts`` (n integers, else None)."""
+    data = _json_dict(path)
+    counts = data.get("counts")
+    ok = (
+        isinstance(counts, list)
+        and len(counts) == n
+        and all(type(c) is int and 0 <= c < 2**63 for c in counts)
+    )
+    meta = data.get("meta")
+    return {"meta": meta if isinstance(meta, dict) else {}, "counts": counts if ok else None}
+
+
+def _load_npy(path: Path, mmap: bool) -> np.ndarray:
+    """A 2-d float matrix from a .npy file; a damaged or foreign file is a one-line error."""
+    try:
+        matrix = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise UserError(f"{path}: not a readable .npy matrix ({exc}); re-save the vectors") from None
+    if matrix.ndim != 2 or matrix.dtype.kind != "f":
+        raise UserError(
+            f"{path}: holds a {matrix.dtype} array of shape {matrix.shape}, not a 2-d float matrix"
+        )
+    return matrix
+
+
+def _empty_matrix(fh: Any, path: Path, n: int, d: int, min_bytes: int) -> np.ndarray:
+    """The [n, d] matrix to fill, once the header is plausible: a row takes at least ``min_bytes`` a value."""
+    size = os.fstat(fh.fileno()).st_size
+    if n < 0 or d < 1 or n * d * min_bytes > size:
+        raise UserError(
+            f"{path}: the header says {n} words of {d} values, which this {size}-byte file cannot hold; "
+            "fix the header line or re-export the file"
+        )
+    return np.empty((n, d), dtype=np.float32)
+
+
 def _read_text(fh: Any, path: Path, n: int, d: int) -> tuple[list[str], np.ndarray]:
     words: list[str] = []
-    matrix = np.empty((n, d), dtype=np.float32)
+    matrix = _empty_matrix(fh, path, n, d, 2)
     for lineno, raw in enumerate(fh, 2):
         if not raw.strip():
             continue
@@ -188,7 +383,8 @@ def _read_text(fh: Any, path: Path, n: int, d: int) -> tuple[list[str], np.ndarr
                 "the file is ragged or truncated, re-export it"
             )
         try:
-            matrix[len(words)] = np.array(parts[1:], dtype=np.float32)
+            with np.errstate(over="ignore"):  # a value beyond float32 is inf: load() reports its word
+                matrix[len(words)] = np.array(parts[1:], dtype=np.float32)
         except ValueError:
             raise UserError(f"{path}: line {lineno} has a value that is not a number") from None
         words.append(parts[0])
@@ -199,7 +395,7 @@ def _read_text(fh: Any, path: Path, n: int, d: int) -> tuple[list[str], np.ndarr
 
 def _read_binary(fh: Any, path: Path, n: int, d: int) -> tuple[list[str], np.ndarray]:
     words: list[str] = []
-    matrix = np.empty((n, d), dtype=np.float32)
+    matrix = _empty_matrix(fh, path, n, d, 4)
     data = fh.read()
     pos = 0
     nbytes = 4 * d

@@ -1,4 +1,9 @@
-"""`cache info`: what a cache holds, its sizes, bytes per token per signal, checksum validity."""
+"""`cache info`: what a cache holds, its sizes, bytes per corpus token per signal, checksum validity.
+
+Sizes come in two parts: what grows with the corpus (the shards' signals, per corpus token) and
+what is written once per cache (the per-vocabulary tables, the teacher's tokens and tokenizer,
+the manifest): a fixed size, whose share per token shrinks as the corpus grows.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,32 @@ from pathlib import Path
 
 import h5py
 
-from ctx2static.cache.layout import SIGNALS, VOCAB_H5
+from ctx2static.cache import layout
 from ctx2static.cache.reader import Cache
+
+ONCE = {  # what the per-cache parts hold, beyond the signals of cache.layout.SIGNALS
+    "word_complete": "whether the teacher read each word whole when encoded alone",
+    "teacher_token_emb": "the teacher's input embedding of every token (fp16)",
+    layout.VOCAB_TSV: "the static vocabulary (word, count)",
+    layout.TEACHER_TOKENS: "teacher token id -> string -> static word",
+    layout.TEACHER_TOKENIZER: "the teacher's tokenizer",
+    layout.PCA_H5: "the PCA of the occurrence vectors (--pca)",
+    layout.MANIFEST: "identity, shard records, checksums",
+}
+
+
+def _h5_storage(path: Path, sizes: dict[str, int]) -> None:
+    """Add each dataset's stored bytes in one HDF5 file to ``sizes`` (a damaged file adds nothing)."""
+    try:
+        with h5py.File(path, "r") as f:
+            for key in f:
+                sizes[key] = sizes.get(key, 0) + f[key].id.get_storage_size()
+    except (OSError, KeyError, ValueError):  # what h5py raises for a damaged file
+        pass  # verify() reports it
 
 
 def signal_bytes(cache: Cache) -> dict[str, int]:
-    """Stored bytes per signal, summed over the shards (HDF5 dataset storage, Parquet file size)."""
+    """Stored bytes per shard signal, summed over the shards (HDF5 dataset storage, Parquet file size)."""
     sizes: dict[str, int] = {}
     for s in cache.manifest["shards"]:
         for name in s["files"]:
@@ -21,14 +46,33 @@ def signal_bytes(cache: Cache) -> dict[str, int]:
                 continue  # verify() reports it
             if name.endswith(".attn.parquet"):
                 sizes["attention"] = sizes.get("attention", 0) + os.path.getsize(p)
-                continue
-            try:
-                with h5py.File(p, "r") as f:
-                    for key in f:
-                        sizes[key] = sizes.get(key, 0) + f[key].id.get_storage_size()
-            except (OSError, KeyError, ValueError):  # what h5py raises for a damaged file
-                continue  # verify() reports it
+            else:
+                _h5_storage(p, sizes)
     return sizes
+
+
+def once_bytes(cache: Cache) -> dict[str, int]:
+    """Stored bytes of what is written once per cache: ``vocab.h5``'s tables one by one, the other files.
+
+    Everything in the folder but the shards' files (and temp files of a killed writer).
+    """
+    shard_files = {name for s in cache.manifest["shards"] for name in s["files"]}
+    sizes: dict[str, int] = {}
+    for p in sorted(cache.folder.iterdir()):
+        if not p.is_file() or p.name in shard_files or p.name.startswith("."):
+            continue
+        if p.name == layout.VOCAB_H5:
+            _h5_storage(p, sizes)
+        else:
+            sizes[p.name] = p.stat().st_size
+    return sizes
+
+
+def _description(key: str) -> str:
+    if key in layout.SIGNALS:
+        return layout.SIGNALS[key].description
+    running = key.startswith("word_sums")
+    return ONCE.get(key, "the per-word sums of the shards committed so far" if running else "")
 
 
 def describe(folder: str | os.PathLike, verify: bool = True) -> tuple[str, bool]:
@@ -50,16 +94,19 @@ def describe(folder: str | os.PathLike, verify: bool = True) -> tuple[str, bool]
         f"options: {ident['options']}",
         f"shards: {len(shards)}; sentences {sum(s['n_sentences'] for s in shards)}; words {n_words}; "
         f"occurrences {n_occ}; words cut by max length {sum(s['n_truncated_words'] for s in shards)}",
-        "signal                bytes   bytes/word  description",
+        "signal                         bytes  bytes/token  description (bytes/token: per corpus token)",
     ]
-    for key, size in signal_bytes(cache).items():
-        desc = SIGNALS[key].description
-        lines.append(f"{key:<14}{size:>13,}  {size / max(n_words, 1):>10.1f}  {desc}")
-    vocab_h5 = cache.folder / VOCAB_H5
-    if vocab_h5.is_file():
-        lines.append(f"vocab signals: token_emb, word_emb ({vocab_h5.stat().st_size:,} bytes)")
-    total = sum(f.stat().st_size for f in cache.folder.iterdir() if f.is_file())
-    lines.append(f"total on disk: {total:,} bytes")
+    for title, sizes in [
+        ("per corpus token (shards)", signal_bytes(cache)),
+        ("once per cache (fixed: its share per token shrinks as the corpus grows)", once_bytes(cache)),
+    ]:
+        lines.append(f"-- {title}")
+        for key, size in sizes.items():
+            lines.append(f"{key:<24}{size:>13,}  {size / max(n_words, 1):>11.1f}  {_description(key)}")
+        total = sum(sizes.values())
+        lines.append(f"{'(sum)':<24}{total:>13,}  {total / max(n_words, 1):>11.1f}")
+    disk = sum(f.stat().st_size for f in cache.folder.iterdir() if f.is_file())
+    lines.append(f"total on disk: {disk:,} bytes, {disk / max(n_words, 1):.1f} per corpus token")
     problems = cache.verify() if verify else []
     if verify:
         lines.append(

@@ -6,9 +6,13 @@ Layout of a cache folder::
     vocab.tsv                  the static vocabulary (word<TAB>count), ids are line numbers
     shard_00000.h5             dense arrays of up to ``shard_size`` sentences (the shard signals)
     shard_00000.attn.parquet   attention context words (variable length per occurrence), optional
-    vocab.h5                   per-vocabulary-word tables: token_emb, word_emb, word_complete
+    vocab.h5                   per-vocabulary-word tables: token_emb, word_emb, word_complete, and
+                               occ_sum / occ_count (each word's contextual vectors summed over the corpus);
+                               teacher_token_emb: the teacher's input embedding of every token (fp16)
     teacher_tokens.parquet     teacher token id -> token string -> static word id (for substitutes)
+    teacher_tokenizer.json     the teacher's tokenizer (any string -> its subword token ids)
     pca.h5                     with --pca: mean, components (occ_vec = (v - mean) @ components.T)
+    word_sums.NNNNN.h5         while extracting: the per-word sums over the first NNNNN shards
 
 An *occurrence* is a word of a sentence that is in the static vocabulary and was not cut by the
 teacher's maximum length; every per-occurrence array has one row per occurrence, in corpus order.
@@ -24,8 +28,9 @@ MANIFEST = "manifest.json"
 VOCAB_TSV = "vocab.tsv"
 VOCAB_H5 = "vocab.h5"
 TEACHER_TOKENS = "teacher_tokens.parquet"
+TEACHER_TOKENIZER = "teacher_tokenizer.json"
 PCA_H5 = "pca.h5"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: per-word sums in vocab.h5, fp16 sentence/paragraph means
 ATTN_COLUMNS = ("occ", "ctx", "offset", "weight")
 
 
@@ -72,6 +77,8 @@ SIGNALS: dict[str, Signal] = {
         ),
         Signal("token_emb", None, "input-embedding mean over each word's subwords ('token')", stored="vocab"),
         Signal("word_emb", None, "each word encoded alone, subword mean ('word')", stored="vocab"),
+        Signal("occ_sum", None, "each word's subword-pooled contextual vectors summed (ASE)", stored="vocab"),
+        Signal("occ_count", None, "how many occurrences each occ_sum row holds", stored="vocab"),
     ]
 }
 
@@ -82,6 +89,11 @@ INDEX_ARRAYS = ("sent_para", "sent_offsets", "word_ids", "word_aligned")
 def shard_name(i: int) -> str:
     """Stem of shard ``i``."""
     return f"shard_{i:05d}"
+
+
+def running_sums_name(n_shards: int | None) -> str:
+    """The running per-word sums file after ``n_shards`` committed shards (None: a glob of them all)."""
+    return "word_sums.*.h5" if n_shards is None else f"word_sums.{n_shards:05d}.h5"
 
 
 def shard_signals(options: Mapping[str, Any]) -> list[str]:

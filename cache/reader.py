@@ -1,4 +1,10 @@
-"""Reading a teacher cache (numpy, h5py and pyarrow only: no torch, no teacher)."""
+"""Reading a teacher cache (numpy, h5py and pyarrow only: no torch, no teacher).
+
+Nothing read is trusted: every file is checked against the sha256 its manifest records the first
+time a process reads it (then remembered while its size and mtime stay), and every array against
+:mod:`ctx2static.cache.validate` before a student sees it. A damaged file is a one-line error
+naming it and the fix (the extract that made the cache rebuilds it).
+"""
 
 from __future__ import annotations
 
@@ -18,22 +24,52 @@ from ctx2static.cache.layout import (
     MANIFEST,
     PCA_H5,
     SIGNALS,
+    TEACHER_TOKENIZER,
     TEACHER_TOKENS,
     VOCAB_H5,
     VOCAB_TSV,
     shard_name,
 )
+from ctx2static.cache.validate import manifest_problem, nonfinite_array, shard_problem
 from ctx2static.errors import UserError
 from ctx2static.fileio import read_json, sha256_file
 from ctx2static.text.vocab import Vocab
 
+REBUILD = "re-run the extract (or the study) that made this cache"
+
+_VERIFIED: set[tuple[str, str, int, int]] = set()  # (real path, sha256, size, mtime) checked by this process
+
+
+def verify_file(path: Path, digest: str, again: bool = False) -> str | None:
+    """None when ``path`` holds bytes of sha256 ``digest``, else what is wrong ("missing", "damaged ...").
+
+    A file is hashed once per process while its size and mtime stay the same (``again``: hash it
+    anyway).
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return "missing"
+    key = (os.path.realpath(path), digest, st.st_size, st.st_mtime_ns)
+    if key in _VERIFIED and not again:
+        return None
+    if sha256_file(path) != digest:
+        return "damaged (checksum mismatch)"
+    _VERIFIED.add(key)
+    return None
+
 
 def read_manifest(folder: Path) -> dict | None:
-    """The manifest of a cache folder, or None when there is none yet."""
+    """The manifest of a cache folder, or None when there is none yet; a damaged one is a one-line error."""
     p = folder / MANIFEST
     if not p.is_file():
         return None
-    return read_json(p, fix="delete the cache folder and extract again")
+    fix = "delete the cache folder and extract again"
+    manifest = read_json(p, fix=fix)
+    problem = manifest_problem(manifest)
+    if problem:
+        raise UserError(f"{p}: {problem} (damaged); {fix}")
+    return manifest
 
 
 @dataclass
@@ -67,6 +103,7 @@ class Cache:
     folder: Path
     manifest: dict
     vocab: Vocab = field(repr=False)
+    _token_count: int | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def open(cls, folder: str | os.PathLike) -> Cache:
@@ -81,7 +118,11 @@ class Cache:
                 f"{folder}: cache format {version} (this ctx2static reads format {FORMAT_VERSION}); "
                 "re-run extract into a new folder"
             )
-        return cls(folder, manifest, Vocab.load(folder / VOCAB_TSV))
+        vocab = Vocab.load(folder / VOCAB_TSV)
+        recorded = manifest.get("vocab_digest") or manifest["identity"].get("vocab", {}).get("sha256_16")
+        if recorded is not None and vocab.digest() != recorded:
+            raise UserError(f"{folder / VOCAB_TSV}: damaged (not the vocabulary of the manifest); {REBUILD}")
+        return cls(folder, manifest, vocab)
 
     @property
     def complete(self) -> bool:
@@ -105,23 +146,70 @@ class Cache:
     def shard(self, i: int, keys: list[str] | None = None) -> Shard:
         """Load shard ``i`` (all arrays, or only ``keys``; the index arrays always come along).
 
-        Asking for a signal the cache does not hold is a one-line error naming the extract flag.
+        Asking for a signal the cache does not hold is a one-line error naming the extract flag; a
+        damaged file or an array out of range is a one-line error naming the file and the fix.
         """
         for key in keys or ():
             if key not in self.signals:
                 raise UserError(
                     f"{self.folder}: the cache has no '{key}'; extract again with {SIGNALS[key].flag}"
                 )
+        record = self.manifest["shards"][i]
+        fix = f"{REBUILD} to rebuild shard {i}"
         stem = shard_name(i)
-        with h5py.File(self.folder / f"{stem}.h5", "r") as f:
-            names = list(f.keys()) if keys is None else sorted({*keys, *INDEX_ARRAYS} & set(f.keys()))
-            arrays = {k: f[k][()] for k in names}
-        attn = None
-        ap = self.folder / f"{stem}.attn.parquet"
-        if ap.is_file() and (keys is None or "attention" in keys):
-            t = pq.read_table(ap)
-            attn = {c: t.column(c).to_numpy() for c in ATTN_COLUMNS}
+        path = self._checked(f"{stem}.h5", fix)
+        try:
+            with h5py.File(path, "r") as f:
+                names = list(f.keys()) if keys is None else sorted({*keys, *INDEX_ARRAYS} & set(f.keys()))
+                arrays = {k: f[k][()] for k in names}
+            attn = None
+            name = f"{stem}.attn.parquet"
+            if name in record["files"] and (keys is None or "attention" in keys):
+                t = pq.read_table(self._checked(name, fix))
+                attn = {c: t.column(c).to_numpy() for c in ATTN_COLUMNS if c in t.column_names}
+        except (OSError, KeyError, ValueError) as exc:  # what h5py and pyarrow raise for a bad file
+            raise UserError(f"{path}: cannot be read ({exc}); {fix}") from None
+        problem = shard_problem(arrays, attn, record, len(self.vocab), self._n_tokens(keys))
+        if problem:
+            raise UserError(f"{path}: {problem}; {fix}")
         return Shard(i, arrays, attn)
+
+    def _n_tokens(self, keys: list[str] | None) -> int | None:
+        """The teacher's token count, when the substitutes are read and the token table is written."""
+        if "topk_ids" not in (keys if keys is not None else self.signals) or not self.complete:
+            return None
+        if self._token_count is None:
+            self._token_count = len(self.teacher_tokens()["id"])
+        return self._token_count
+
+    def _checked(self, name: str, fix: str) -> Path:
+        """Path of a checksummed file of this cache after verifying it (once per process)."""
+        path = self.folder / name
+        running = self.manifest.get("word_sums") or {}
+        digest = self.files().get(name) or (running.get("sha256") if running.get("file") == name else None)
+        if digest is None:
+            raise UserError(f"{path}: the manifest records no checksum for it; {fix}")
+        problem = verify_file(path, digest)
+        if problem:
+            raise UserError(f"{path}: {problem}; {fix}")
+        return path
+
+    def verify_for(self, keys: list[str] | None) -> int:
+        """Check every file a run will open, before it starts; return their bytes.
+
+        ``keys``: the shard signals it reads (the index arrays come along; "attention" adds the
+        attention files), or None for a run that reads the per-word tables only. One line for the
+        first damaged file, so a student fails before training, not after three shards; files are
+        hashed once per process, so the reads that follow do not hash them again.
+        """
+        tables = (*self.manifest.get("aux_files", {}), *self.manifest.get("vocab_files", {}))
+        checked = [(name, f"{REBUILD} to rebuild it") for name in tables]
+        for i, record in enumerate(self.manifest["shards"] if keys is not None else ()):
+            wanted = [n for n in record["files"] if n.endswith(".h5") or "attention" in keys]
+            checked += [(name, f"{REBUILD} to rebuild shard {i}") for name in wanted]
+        if not self.complete and self.manifest.get("word_sums"):
+            checked.append((self.manifest["word_sums"]["file"], f"{REBUILD} to recompute the per-word sums"))
+        return sum(self._checked(name, why).stat().st_size for name, why in checked)
 
     def shards(self, keys: list[str] | None = None) -> Iterator[Shard]:
         """Iterate the complete shards in corpus order."""
@@ -129,31 +217,70 @@ class Cache:
             yield self.shard(i, keys)
 
     def _final_file(self, name: str) -> Path:
-        """A file extract writes after the last shard: one-line error while the cache is unfinished."""
-        path = self.folder / name
-        if not path.exists():
+        """A file extract writes after the last shard, verified: one-line error while it is missing."""
+        if name not in self.manifest.get("vocab_files", {}):
             raise UserError(
                 f"{self.folder}: no {name} yet (extract writes it after the last shard); "
                 "re-run the same extract command to finish the cache"
             )
-        return path
+        return self._checked(name, f"{REBUILD} to rebuild it")
 
     def vocab_arrays(self) -> dict[str, np.ndarray]:
-        """Per-vocabulary-word baselines: ``token_emb`` (input embeddings) and ``word_emb`` (word alone)."""
-        with h5py.File(self._final_file(VOCAB_H5), "r") as f:
-            return {k: f[k][()] for k in f}
+        """Per-vocabulary-word tables: ``token_emb`` (input embeddings), ``word_emb`` (word alone), ..."""
+        return self._vocab_h5(None)
+
+    def _vocab_h5(self, keys: list[str] | None) -> dict[str, np.ndarray]:
+        """Arrays of vocab.h5 (all, or ``keys``), verified, one row per vocabulary word, finite."""
+        path = self._final_file(VOCAB_H5)
+        with h5py.File(path, "r") as f:
+            arrays = {k: f[k][()] for k in (keys or list(f))}
+        rows = {k: a.shape[0] if a.ndim else -1 for k, a in arrays.items() if k != "teacher_token_emb"}
+        wrong = [k for k, n in rows.items() if n != len(self.vocab)]
+        where = nonfinite_array(arrays)
+        if wrong or where:
+            what = f"{wrong[0]} with {rows[wrong[0]]} rows, not one a word" if wrong else f"NaN/inf ({where})"
+            raise UserError(f"{path}: holds {what}; {REBUILD} to rebuild it")
+        return arrays
+
+    def word_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each word's contextual vectors summed over the corpus (float64 [V, d]) and their counts.
+
+        From ``vocab.h5`` once the cache is complete, else from the running sums of the shards
+        committed so far (a partial cache trains on what is there).
+        """
+        if self.complete:
+            tables = self._vocab_h5(["occ_sum", "occ_count"])
+            return tables["occ_sum"].astype(np.float64), tables["occ_count"]
+        running = self.manifest.get("word_sums")
+        if running is None:
+            raise UserError(f"{self.folder}: no shard is complete yet; re-run the same extract command")
+        path = self._checked(running["file"], f"{REBUILD} to recompute the per-word sums")
+        with h5py.File(path, "r") as f:
+            sums, counts = f["sum"][()], f["count"][()]
+        where = nonfinite_array({"sum": sums})
+        if len(sums) != len(self.vocab) or len(counts) != len(self.vocab) or where:
+            raise UserError(f"{path}: wrong shape or NaN ({where}); {REBUILD} to recompute the per-word sums")
+        return sums, counts
 
     def pca(self) -> dict[str, np.ndarray] | None:
         """``mean``, ``components`` and ``explained_variance_ratio`` when vectors were PCA-reduced."""
         if PCA_H5 not in self.manifest.get("aux_files", {}):
             return None
-        with h5py.File(self.folder / PCA_H5, "r") as f:
+        with h5py.File(self._checked(PCA_H5, f"{REBUILD} to rebuild it"), "r") as f:
             return {k: f[k][()] for k in f}
+
+    def teacher_tokenizer(self) -> str:
+        """The teacher's tokenizer as ``tokenizers`` JSON (load with ``Tokenizer.from_str``)."""
+        return self._final_file(TEACHER_TOKENIZER).read_text(encoding="utf-8")
 
     def teacher_tokens(self) -> dict[str, np.ndarray]:
         """Teacher token table: ``id``, ``token`` (string) and ``word`` (static word id or -1)."""
         t = pq.read_table(self._final_file(TEACHER_TOKENS))
-        return {c: t.column(c).to_numpy(zero_copy_only=False) for c in t.column_names}
+        tokens = {c: t.column(c).to_numpy(zero_copy_only=False) for c in t.column_names}
+        word = tokens.get("word")
+        if word is None or (len(word) and (word.min() < -1 or word.max() >= len(self.vocab))):
+            raise UserError(f"{self.folder / TEACHER_TOKENS}: word ids out of range; {REBUILD} to rebuild it")
+        return tokens
 
     def files(self) -> dict[str, str]:
         """Every checksummed file -> its recorded sha256."""
@@ -168,9 +295,7 @@ class Cache:
         """Recompute every checksum; return one line per problem (empty when the cache is valid)."""
         problems = []
         for name, digest in self.files().items():
-            p = self.folder / name
-            if not p.is_file():
-                problems.append(f"{name}: missing")
-            elif sha256_file(p) != digest:
-                problems.append(f"{name}: checksum mismatch")
+            problem = verify_file(self.folder / name, digest, again=True)
+            if problem:
+                problems.append(f"{name}: {problem.removeprefix('damaged (').rstrip(')')}")
         return problems

@@ -104,17 +104,25 @@ def _acc(correct: np.ndarray) -> float:
     return float(correct.mean()) if len(correct) else float("nan")
 
 
-def evaluate_analogy(vectors: Vectors, bench: AnalogySet, config: AnalogyConfig | None = None) -> list[Score]:
+def analogy_coverage(vectors: Vectors, bench: AnalogySet, config: AnalogyConfig) -> np.ndarray:
+    """Which questions have all four words among the ``top_n`` most frequent words of ``vectors``."""
+    return (question_rows(vectors, bench.questions, min(config.top_n, len(vectors))) >= 0).all(axis=1)
+
+
+def evaluate_analogy(
+    vectors: Vectors, bench: AnalogySet, config: AnalogyConfig | None = None, only: np.ndarray | None = None
+) -> list[Score]:
     """Accuracy x 100 on the covered questions (all 4 words in the top N), with coverage.
 
     Rows: 3CosAdd and 3CosMul overall, and per semantic / syntactic split when the sections mix
     ``gram*`` (syntactic) and other sections (Google). ``per_section`` sets (SemEval-2012) give one
-    row: 3CosAdd accuracy per section (subcategory), averaged over the covered sections.
+    row: 3CosAdd accuracy per section (subcategory), averaged over the covered sections. ``only``
+    (a mask over the questions) restricts the scored questions further.
     """
     config = config or AnalogyConfig()
     top_n = min(config.top_n, len(vectors))
     rows = question_rows(vectors, bench.questions, top_n)
-    covered = (rows >= 0).all(axis=1)
+    covered = (rows >= 0).all(axis=1) & (True if only is None else only)
     sections = np.array(bench.sections)
     total = len(bench.questions)
     top = np.asarray(vectors.matrix[:top_n], dtype=np.float32)

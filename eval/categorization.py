@@ -45,9 +45,22 @@ def item_vector(vectors: Vectors, item: str) -> np.ndarray | None:
     return np.asarray(vectors.matrix[rows], dtype=np.float64).mean(axis=0)
 
 
-def evaluate_categorization(vectors: Vectors, bench: CategorizationSet) -> Score:
-    """Purity x 100 of Ward clusters of the covered items, k = number of gold classes among them."""
-    found = [(item_vector(vectors, w), g) for w, g in zip(bench.items, bench.labels, strict=True)]
+def categorization_coverage(vectors: Vectors, bench: CategorizationSet) -> np.ndarray:
+    """Which items ``vectors`` gives a vector (a word, or a phrase whose words it all holds)."""
+    return np.array([item_vector(vectors, w) is not None for w in bench.items])
+
+
+def evaluate_categorization(
+    vectors: Vectors, bench: CategorizationSet, only: np.ndarray | None = None
+) -> Score:
+    """Purity x 100 of Ward clusters of the covered items, k = number of gold classes among them.
+
+    ``only`` (a mask over the items) restricts the clustered items further.
+    """
+    keep = np.ones(len(bench.items), dtype=bool) if only is None else only
+    found = [
+        (item_vector(vectors, w), g) for w, g, k in zip(bench.items, bench.labels, keep, strict=True) if k
+    ]
     found = [(v, g) for v, g in found if v is not None]
     gold = [g for _, g in found]
     score = float("nan")

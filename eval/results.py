@@ -13,7 +13,11 @@ from ctx2static.fileio import atomic_write, write_json
 
 @dataclass(frozen=True)
 class Score:
-    """One result: ``score`` on a 0-100 scale over ``covered`` of ``total`` items (NaN if none)."""
+    """One result: ``score`` on a 0-100 scale over ``covered`` of ``total`` items (NaN if none).
+
+    ``std`` is the standard deviation over folds or seeds when the score is their mean (the
+    downstream family); None for single-run scores.
+    """
 
     benchmark: str
     family: str
@@ -21,21 +25,25 @@ class Score:
     score: float
     covered: int
     total: int
+    std: float | None = None
 
     @property
     def coverage(self) -> float:
         """Fraction of the benchmark's items that were scored."""
         return self.covered / self.total if self.total else 0.0
 
-    def cell(self) -> str:
-        """Table cell, e.g. ``65.3 (98%)``; coverage is rounded down, so 100% means complete."""
+    def cell(self, coverage: float | None = None) -> str:
+        """Table cell, e.g. ``65.3 (98%)`` or ``65.3 ±0.4 (98%)``; coverage (this score's unless given)."""
         value = "n/a" if math.isnan(self.score) else f"{round(self.score, 1) + 0.0:.1f}"  # no "-0.0"
-        return f"{value} ({math.floor(100 * self.coverage)}%)"
+        spread = "" if self.std is None or math.isnan(self.score) else f" ±{self.std:.1f}"
+        return f"{value}{spread} ({_percent(self.coverage if coverage is None else coverage)})"
 
     def to_json(self) -> dict[str, Any]:
-        """Plain dict; NaN becomes null."""
+        """Plain dict; NaN becomes null, a missing ``std`` is left out."""
         d = asdict(self)
         d["score"] = None if math.isnan(self.score) else self.score
+        if self.std is None:
+            del d["std"]
         return d
 
     @classmethod
@@ -44,24 +52,42 @@ class Score:
         return cls(**{**d, "score": float("nan") if d["score"] is None else d["score"]})
 
 
+def _percent(fraction: float) -> str:
+    """A coverage as a percentage rounded down, so 100% means complete."""
+    return f"{math.floor(100 * fraction)}%"
+
+
 Results = Mapping[str, Sequence[Score]]
 """Scores per vectors file (column name -> its scores)."""
 
 
-def table(results: Results) -> tuple[list[str], list[list[str]]]:
-    """Header and rows with one column per vectors file; rows in first-seen (benchmark, metric) order."""
+def table(results: Results, own: Results | None = None) -> tuple[list[str], list[list[str]]]:
+    """Header and rows with one column per vectors file; rows in first-seen (benchmark, metric) order.
+
+    With ``own`` (each file scored on the items it covers), ``results`` are the scores on the items
+    every file covers: a "common" column gives that share of the items, and each cell its file's
+    own coverage.
+    """
     keys: dict[tuple[str, str], None] = {}
     for scores in results.values():
         keys.update(((s.benchmark, s.metric), None) for s in scores)
-    cells = {name: {(s.benchmark, s.metric): s.cell() for s in scores} for name, scores in results.items()}
-    header = ["benchmark", "metric", *results]
-    rows = [[b, m, *(cells[name].get((b, m), "-") for name in results)] for b, m in keys]
+    by_key = {name: {(s.benchmark, s.metric): s for s in scores} for name, scores in results.items()}
+    own_by_key = {name: {(s.benchmark, s.metric): s for s in scores} for name, scores in (own or {}).items()}
+    header = ["benchmark", "metric", *(["common"] if own is not None else []), *results]
+    rows = []
+    for key in keys:
+        cells = []
+        for name in results:
+            score, mine = by_key[name].get(key), own_by_key.get(name, {}).get(key)
+            cells.append("-" if score is None else score.cell(None if mine is None else mine.coverage))
+        common = [] if own is None else [next(_percent(s[key].coverage) for s in by_key.values() if key in s)]
+        rows.append([*key, *common, *cells])
     return header, rows
 
 
-def format_text(results: Results, notes: Sequence[str] = ()) -> str:
-    """Aligned plain-text table followed by the notes."""
-    header, rows = table(results)
+def format_text(results: Results, notes: Sequence[str] = (), own: Results | None = None) -> str:
+    """Aligned plain-text table followed by the notes (``own``: see :func:`table`)."""
+    header, rows = table(results, own)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(r: list[str]) -> str:
@@ -72,9 +98,9 @@ def format_text(results: Results, notes: Sequence[str] = ()) -> str:
     return "\n".join([*out, "", *notes]).rstrip() + "\n"
 
 
-def format_markdown(results: Results, notes: Sequence[str] = ()) -> str:
-    """GitHub Markdown table followed by the notes as a list."""
-    header, rows = table(results)
+def format_markdown(results: Results, notes: Sequence[str] = (), own: Results | None = None) -> str:
+    """GitHub Markdown table followed by the notes as a list (``own``: see :func:`table`)."""
+    header, rows = table(results, own)
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * 2 + "---:|" * (len(header) - 2)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     if notes:
@@ -82,10 +108,12 @@ def format_markdown(results: Results, notes: Sequence[str] = ()) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_markdown(path: str | os.PathLike, results: Results, notes: Sequence[str] = ()) -> None:
+def write_markdown(
+    path: str | os.PathLike, results: Results, notes: Sequence[str] = (), own: Results | None = None
+) -> None:
     """Write :func:`format_markdown` atomically."""
     with atomic_write(path, "w", encoding="utf-8") as fh:
-        fh.write(format_markdown(results, notes))
+        fh.write(format_markdown(results, notes, own))
 
 
 def write_results_json(path: str | os.PathLike, results: Results, config: Mapping[str, Any]) -> None:

@@ -47,8 +47,19 @@ def pair_cosines(vectors: Vectors, pairs: list[tuple[str, str]]) -> tuple[np.nda
     return np.einsum("ij,ij->i", a, b) / norms, covered
 
 
-def evaluate_similarity(vectors: Vectors, bench: SimilaritySet) -> Score:
-    """Spearman rho x 100 between cosine and gold scores on the covered pairs, with coverage."""
-    cos, covered = pair_cosines(vectors, bench.pairs)
-    rho = spearman(cos, bench.gold[covered])
+def similarity_coverage(vectors: Vectors, bench: SimilaritySet) -> np.ndarray:
+    """Which pairs ``vectors`` holds both words of."""
+    return np.array([vectors.lookup(a) is not None and vectors.lookup(b) is not None for a, b in bench.pairs])
+
+
+def evaluate_similarity(vectors: Vectors, bench: SimilaritySet, only: np.ndarray | None = None) -> Score:
+    """Spearman rho x 100 between cosine and gold scores on the covered pairs, with coverage.
+
+    ``only`` (a mask over the pairs) restricts the scored pairs further, e.g. to those every
+    compared output covers.
+    """
+    pairs = bench.pairs if only is None else [p for p, keep in zip(bench.pairs, only, strict=True) if keep]
+    gold = bench.gold if only is None else bench.gold[only]
+    cos, covered = pair_cosines(vectors, pairs)
+    rho = spearman(cos, gold[covered])
     return Score(bench.name, "similarity", "spearman", 100.0 * rho, int(covered.sum()), len(bench.pairs))

@@ -5,10 +5,12 @@ Torch-free, so the CLI and studies read the options without loading a model.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+from ctx2static.errors import UserError
 from ctx2static.options import Options, Rule, opt
 
 
@@ -27,7 +29,11 @@ class TeacherConfig(Options):
 
     device: str = opt("cpu", "torch device, e.g. cpu, cuda, cuda:1.")
     threads: int = opt(0, "CPU threads for torch (0 = torch's default).")
-    layer: int = opt(-1, "Hidden layer read, as hidden_states[LAYER] (-1 = last; causal LMs: a middle one).")
+    layer: str = opt(
+        "-1",
+        "Hidden layer read, as hidden_states[LAYER] (-1 = last, 0 = input embeddings; causal LMs: a middle "
+        "one); several are averaged: 2,3,4 or a slice such as -4: (Bommasani et al. 2020).",
+    )
     precision: Precision = opt(
         Precision.AUTO,
         "Forward dtype: auto = bfloat16 on GPU, float32 on CPU; bfloat16 is 1.7-3x faster on CPUs with "
@@ -35,8 +41,39 @@ class TeacherConfig(Options):
     )
 
     def rules(self) -> Iterable[Rule]:
-        """Threads are a count."""
-        return [("threads", self.threads >= 0, "0 (torch's default) or more")]
+        """Threads are a count; the layer spec parses (its range is checked against the model)."""
+        return [
+            ("threads", self.threads >= 0, "0 (torch's default) or more"),
+            (
+                "layer",
+                _LAYERS.fullmatch(self.layer.replace(" ", "")) is not None,
+                "an index, a list or a slice",
+            ),
+        ]
+
+
+_LAYERS = re.compile(r"-?\d+(,-?\d+)*|-?\d*:-?\d*")
+
+
+def parse_layers(spec: str, n_hidden: int) -> tuple[int, ...]:
+    """The hidden-state indices (0..n_hidden-1) a layer spec names: ``-1``, ``2,3,4`` or ``-4:``.
+
+    ``n_hidden`` is the number of hidden states (layers + the embeddings); negative indices count
+    from the last, as in Python. A spec naming no layer, or one out of range, is a one-line error.
+    """
+    spec = spec.replace(" ", "")
+    every = list(range(n_hidden))
+    try:
+        if ":" in spec:
+            start, stop = (int(x) if x else None for x in spec.split(":"))
+            picked = every[start:stop]
+        else:
+            picked = [every[int(x)] for x in spec.split(",")]
+    except (ValueError, IndexError):
+        picked = []
+    if not picked:
+        raise UserError(f"--layer {spec}: names no hidden state of {n_hidden} (-{n_hidden}..{n_hidden - 1})")
+    return tuple(sorted(set(picked)))
 
 
 @dataclass(frozen=True)
@@ -47,6 +84,9 @@ class ExtractConfig(Options):
     pca: int = opt(0, "Reduce --vectors to D dims by PCA fitted on the first shard (0 = off).")
     paragraph: bool = opt(False, "X2Static paragraph context (Eq. 4).")
     paragraph_max_length: int = opt(500, "Teacher tokens per paragraph input (X2Static reference code).")
+    float32_means: bool = opt(
+        False, "Store sentence/paragraph means in float32 (default float16: half the bytes)."
+    )
     topk: int = opt(0, "SemGloVe md: top-k LM substitutes per occurrence (0 = off).")
     attention: int = opt(0, "SemGloVe sd: top S context words by attention in +-S (0 = off).")
     shard_size: int = opt(
@@ -67,4 +107,36 @@ class ExtractConfig(Options):
             ("topk", self.topk >= 0, "0 (off) or more"),
             ("attention", self.attention >= 0, "0 (off) or more"),
             ("max_sentences", self.max_sentences >= 0, "0 (all) or more"),
+        ]
+
+
+class Engine(str, Enum):
+    """Where the teacher pass runs."""
+
+    LOCAL = "local"  # this process
+    RAY = "ray"  # Ray workers, one teacher each (pip install 'ctx2static[scale]')
+
+
+@dataclass(frozen=True)
+class EngineConfig(Options):
+    """Which engine runs the teacher pass; the cache does not depend on it (same identity, same arrays)."""
+
+    engine: Engine = opt(
+        Engine.LOCAL, "local: this process; ray: shards spread over Ray workers ('ctx2static[scale]')."
+    )
+    address: str = opt(
+        "", "Ray cluster: '' starts one on this machine, auto joins the running one, ray://HOST:PORT."
+    )
+    workers: int = opt(0, "Ray workers, one teacher each (0 = as many as the cluster's CPUs/GPUs hold).")
+    gpus_per_worker: float = opt(0.0, "GPUs per Ray worker (with --device cuda; 0.5: two share one).")
+
+    def rules(self) -> Iterable[Rule]:
+        """Counts are counts; cluster settings need the Ray engine."""
+        ray = self.engine is Engine.RAY
+        return [
+            ("workers", self.workers >= 0, "0 (fill the cluster) or more"),
+            ("gpus_per_worker", self.gpus_per_worker >= 0, "0 (CPU workers) or more"),
+            ("address", ray or not self.address, "empty unless --engine ray"),
+            ("workers", ray or not self.workers, "0 unless --engine ray"),
+            ("gpus_per_worker", ray or not self.gpus_per_worker, "0 unless --engine ray"),
         ]

@@ -24,7 +24,7 @@ import torch
 
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import Encoding, align
-from ctx2static.pipeline.config import Precision, TeacherConfig
+from ctx2static.pipeline.config import Precision, TeacherConfig, parse_layers
 from ctx2static.pipeline.models import TeacherKind, detect_kind, resolve
 from ctx2static.pipeline.scorer import Scorer
 
@@ -63,7 +63,8 @@ class Teacher:
     max_length: int
     bos_id: int | None
     attn_impl: str  # the model's own attention implementation, used by passes that need no weights
-    layer: int = -1  # hidden layer the vectors and means come from (-1 = last; 0 = input embeddings)
+    layers: tuple[int, ...] = ()  # hidden states averaged for the vectors and means (() = the last)
+    n_hidden: int = 0  # hidden states the model returns (layers + embeddings; 0 = not stated by its config)
     precision: str = "float32"  # dtype the forward computes in (autocast when not float32)
     substitutes: np.ndarray | None = None  # token ids top-k substitutes come from (None: all)
 
@@ -72,14 +73,15 @@ class Teacher:
         """Load by short name, folder or hub id (offline: a missing model is one clear line).
 
         ``layer`` picks the hidden layer read (as ``hidden_states[layer]``: -1 the last, 0 the input
-        embeddings); causal LMs' last layer is tuned to the next token, a middle one holds more of
-        the word (Ethayarajh 2019). ``precision``: ``auto`` is bfloat16 autocast on GPUs (float16
-        where bf16 is missing) and float32 on CPUs; ``bfloat16`` on a CPU with fast bf16 products
-        (:func:`fast_bf16`: AMX, AMD Zen 4) runs the forward 1.7-3x faster (cosines to float32
-        >= 0.999); on other CPUs it is slower than float32.
+        embeddings), or several averaged (``2,3,4``, ``-4:``; Bommasani et al. 2020 find early-middle
+        layers best for static vectors); causal LMs' last layer is tuned to the next token, a middle
+        one holds more of the word (Ethayarajh 2019). ``precision``: ``auto`` is bfloat16 autocast on
+        GPUs (float16 where bf16 is missing) and float32 on CPUs; ``bfloat16`` on a CPU with fast
+        bf16 products (:func:`fast_bf16`: AMX, AMD Zen 4) runs the forward 1.7-3x faster (cosines to
+        float32 >= 0.999); on other CPUs it is slower than float32.
         """
         config = config or TeacherConfig()
-        device, layer = config.device, config.layer
+        device = config.device
         from transformers import (
             AutoConfig,
             AutoModel,
@@ -128,17 +130,17 @@ class Teacher:
         max_len = min(max_pos, tok.model_max_length if tok.model_max_length < 1e6 else max_pos)
         impl = model.config._attn_implementation
         n_layers = int(getattr(model_config, "num_hidden_layers", 0) or getattr(model_config, "n_layer", 0))
-        if n_layers and not -n_layers - 1 <= layer <= n_layers:
-            raise UserError(
-                f"--layer {layer}: {source} has {n_layers} layers; pick -{n_layers + 1}..{n_layers}"
-            )
+        layers = parse_layers(config.layer, n_layers + 1) if n_layers else ()
         dev = torch.device(device)
         precision = Precision(config.precision)
         if precision is Precision.AUTO:
             cuda = dev.type == "cuda"
             bf16 = cuda and torch.cuda.is_bf16_supported()
             precision = Precision.BFLOAT16 if bf16 else Precision.FLOAT16 if cuda else Precision.FLOAT32
-        return cls(name, source, model, tok, kind, dev, int(max_len), bos, impl, layer, precision.value)
+        n_hidden = n_layers + 1 if n_layers else 0
+        return cls(
+            name, source, model, tok, kind, dev, int(max_len), bos, impl, layers, n_hidden, precision.value
+        )
 
     def _set_attention(self, weights: bool) -> None:
         """Eager attention (the only one that returns weights) when asked for them, else the model's own."""
@@ -161,6 +163,19 @@ class Teacher:
         return Scorer.from_weights(head.weight, head.bias, token_ids=ids)
 
     @property
+    def layer_name(self) -> str | int | list[int]:
+        """The layers read, as the manifest records them: "last", one index, or the averaged list."""
+        n_hidden = (
+            int(
+                getattr(self.model.config, "num_hidden_layers", 0) or getattr(self.model.config, "n_layer", 0)
+            )
+            + 1
+        )
+        if not self.layers or self.layers == (n_hidden - 1,):
+            return "last"
+        return self.layers[0] if len(self.layers) == 1 else list(self.layers)
+
+    @property
     def decoder(self) -> str:
         """Where the top-k substitutes come from (recorded in the manifest)."""
         return {
@@ -168,11 +183,6 @@ class Teacher:
             TeacherKind.CAUSAL: "lm-head, logits at position t-1",
             TeacherKind.ENCODER: "tied input embeddings (no MLM head)",
         }[self.kind]
-
-    @property
-    def hidden_size(self) -> int:
-        """Width of the hidden layers."""
-        return int(self.model.get_input_embeddings().weight.shape[1])
 
     def fingerprint(self) -> str:
         """The hub revision when known, else a sha256 over the local weight files."""
@@ -250,7 +260,12 @@ class Teacher:
             if head_hook is not None:
                 head_hook.remove()
         with torch.inference_mode():
-            hid = out.hidden_states[self.layer].float()
+            picked = self.layers or (len(out.hidden_states) - 1,)
+            hid = out.hidden_states[picked[0]].float()
+            for i in picked[1:]:
+                hid = hid + out.hidden_states[i].float()
+            if len(picked) > 1:
+                hid = hid / len(picked)
             m = mask.unsqueeze(-1).float()
             mean = (hid * m).sum(1) / m.sum(1)
             rows = torch.arange(n, device=dev).unsqueeze(1)

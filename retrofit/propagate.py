@@ -26,15 +26,16 @@ def fit_map(x0: np.ndarray, x: np.ndarray, ridge: float) -> np.ndarray:
 
 def propagate(
     q0: np.ndarray, q: np.ndarray, moved: np.ndarray, ridge: float
-) -> tuple[np.ndarray, dict[str, float]]:
+) -> tuple[np.ndarray, dict[str, float], np.ndarray]:
     """``q`` with the rows not ``moved`` replaced by ``q0 M``, M fitted on the moved rows (module docstring).
 
     Also returns, for the metadata, how many words the map was fitted on and the mean cosine
-    between ``q0 M`` and ``q`` on them (how well a linear map explains the specialisation).
+    between ``q0 M`` and ``q`` on them (how well a linear map explains the specialisation), and
+    M itself (the identity when no word moved).
     """
     moved = np.asarray(moved, bool)
     if not moved.any():
-        return np.array(q, np.float32), {"fitted_on": 0, "fit_cosine": float("nan")}
+        return np.array(q, np.float32), {"fitted_on": 0, "fit_cosine": float("nan")}, np.eye(q0.shape[1])
     m = fit_map(q0[moved], q[moved], ridge)
     out = np.array(q, np.float32)
     out[~moved] = np.asarray(q0[~moved], np.float64) @ m
@@ -43,4 +44,4 @@ def propagate(
     cos = np.einsum("ij,ij->i", pred, target) / np.maximum(
         np.linalg.norm(pred, axis=1) * np.linalg.norm(target, axis=1), 1e-12
     )
-    return out, {"fitted_on": int(moved.sum()), "fit_cosine": float(cos.mean())}
+    return out, {"fitted_on": int(moved.sum()), "fit_cosine": float(cos.mean())}, m

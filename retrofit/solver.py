@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numba
@@ -46,7 +47,7 @@ from ctx2static.retrofit.attract_repel import AttractRepel, build_constraints
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import build_graph
 from ctx2static.retrofit.propagate import propagate
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, require_finite
 
 
 def log_student_t_kernel(sq_dist: np.ndarray, nu: float, sigma: float) -> np.ndarray:
@@ -248,10 +249,15 @@ def retrofit_vectors(
 
     ``antonyms`` (attract-repel only) are repelled. With ``config.propagate`` the words that the
     method did not move are mapped too (:mod:`ctx2static.retrofit.propagate`). The output keeps the
-    words and counts, and its meta is the input's plus a ``retrofit`` list entry (method,
-    lexicons, config, graph or pair counts, objective trace: Psi, or the Attract-Repel cost per epoch).
+    words, counts and composer: an unknown word's composed vector does not move, as a word without
+    lexicon pairs, unless ``propagate`` maps it with them (the map is linear, so mapping the
+    composer's rows maps every composed vector). Its meta is the input's plus a ``retrofit`` list
+    entry (method, lexicons, config, graph or pair counts, objective trace: Psi, or the
+    Attract-Repel cost per epoch). Input vectors holding NaN or infinity are refused: every update
+    averages neighbours (or follows gradients through them), so one such row would spread.
     """
     config.check_antonyms(antonyms)
+    require_finite(vectors, "retrofit input", "load them with --nonfinite drop to leave those words out")
     q0 = vectors.unit().astype(np.float32) if config.normalize else np.array(vectors.matrix, np.float32)
     if config.method is Method.ATTRACT_REPEL:
         q, moved, info = _attract_repel(q0, vectors.words, lexicons, antonyms, config)
@@ -263,7 +269,10 @@ def retrofit_vectors(
         "config": config.to_dict(),
         **info,
     }
+    composer = vectors.composer
     if config.propagate:
-        q, entry["propagate"] = propagate(q0, q, moved, config.ridge)
+        q, entry["propagate"], m = propagate(q0, q, moved, config.ridge)
+        if composer is not None:
+            composer = replace(composer, rows=(composer.rows.astype(np.float64) @ m).astype(np.float16))
     meta = {**vectors.meta, "retrofit": [*vectors.meta.get("retrofit", []), entry]}
-    return Vectors(list(vectors.words), q, vectors.counts, meta), info["objective"]
+    return Vectors(list(vectors.words), q, vectors.counts, meta, composer), info["objective"]

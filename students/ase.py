@@ -1,7 +1,8 @@
 """ASE / "BERT_avg" (Bommasani et al. 2020): each word's contextual vectors averaged over the corpus.
 
-v_w = (1/|occ(w)|) sum_{occurrences of w} o_i, with o_i the teacher's subword-pooled last-layer
-vector (the cache's ``occ_vec``). Words the cache never saw aligned are left out of the output.
+v_w = (1/|occ(w)|) sum_{occurrences of w} o_i, with o_i the teacher's subword-pooled vector of the
+chosen layer. The teacher stage sums them per word as it runs (``occ_sum``/``occ_count``), so no
+per-occurrence vectors are needed. Words the cache never saw aligned are left out of the output.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ class Config(Options):
         return [("min_occurrences", self.min_occurrences >= 1, "at least 1")]
 
     def signals(self) -> tuple[str, ...]:
-        """The per-occurrence vectors it averages."""
-        return ("occ_vec",)
+        """Only the per-word sums every cache holds."""
+        return ()
 
 
 def fit(cache: Cache, config: Config) -> Vectors:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-import torch.nn.functional as F
+import numpy as np
+from numba import njit
 
 from ctx2static.cache import Cache
-from ctx2static.students.contextual import Batch, ContextualConfig, train
+from ctx2static.students.contextual import Array, ContextualConfig, axpy, dot, negatives_update, train
+from ctx2static.students.sampling import logistic
 from ctx2static.vectors import Vectors
 
 
@@ -24,21 +25,51 @@ class Config(ContextualConfig):
     """Wang et al. 2021 defaults (see :class:`ContextualConfig`)."""
 
 
-def loss(u: torch.Tensor, ctx: torch.Tensor, mask: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
-    """Eq. 13-15 per centre: u (B, d), ctx (B, W, d) window rows of V', mask (B, W), neg (B, k, d)."""
-    z = torch.bmm(ctx, u[:, :, None])[:, :, 0].masked_fill(~mask, float("-inf"))
-    a = torch.softmax(z, dim=1).nan_to_num(0.0)  # a centre without context words scores 0
-    v_ctx = torch.bmm(a[:, None, :], ctx)[:, 0]
-    pos = F.softplus(-(v_ctx * u).sum(1)) * mask.any(1)
-    return pos + F.softplus(torch.bmm(neg, u[:, :, None])[:, :, 0]).sum(1)
+@njit(fastmath=True)
+def centre_loss(
+    P: Array, i: int, near: Array, ctx: Array, negs: Array, E: Array, params: Array, du: Array, beta: Array
+) -> tuple[float, float]:
+    """Eq. 13-15 for the centre u = P[i]: loss, dL/du into ``du``, row coefficients into ``beta``.
+
+    z_j = v'_j . u, a = softmax(z) over the window words present, x = v'_ctx . u = sum_j a_j z_j;
+    loss ``softplus(-x) + sum_m softplus(v'_m . u)`` (no positive term without window words).
+    With c = dL/dx = -s(-x): dx/dz_j = a_j (1 + z_j - x), so dL/dv'_j = c a_j (1 + z_j - x) u and
+    dL/du = sum_j c a_j (1 + z_j - x) v'_j (+ the negatives'). Signature: see
+    :mod:`~ctx2static.students.contextual`; ``params`` is unused, nothing spreads.
+    """
+    u = P[i]
+    du[:] = 0.0
+    window2 = ctx.shape[0]
+    n = 0
+    zmax = 0.0
+    for j in range(window2):
+        beta[j] = 0.0
+        if ctx[j] >= 0:
+            beta[j] = dot(E[ctx[j]], u)  # z_j, for now
+            zmax = beta[j] if n == 0 else max(zmax, beta[j])
+            n += 1
+    loss = 0.0
+    if n > 0:  # (not an infinite start for zmax: fastmath assumes no infinities)
+        total = 0.0
+        x = 0.0
+        for j in range(window2):
+            if ctx[j] >= 0:
+                e = np.exp(beta[j] - zmax)
+                total += e
+                x += e * beta[j]
+        x /= total
+        sig, sp = logistic(-x)
+        c = -sig
+        loss += sp
+        for j in range(window2):
+            if ctx[j] >= 0:
+                z = beta[j]
+                beta[j] = c * np.exp(z - zmax) / total * (1.0 + z - x)
+                axpy(beta[j], E[ctx[j]], du)
+    loss += negatives_update(u, E, negs, 1.0, du, beta[window2:])
+    return loss, 0.0
 
 
 def fit(cache: Cache, config: Config) -> Vectors:
     """Train V' with the centre seen through U o_i; returns V' (Eq. 15)."""
-    d = cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]
-    proj = torch.nn.Linear(d, config.dim, bias=False)
-
-    def batch_loss(occ_vec: torch.Tensor, b: Batch, ctx: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
-        return loss(proj(occ_vec[b.centre]), ctx, b.mask, neg)
-
-    return train("bert-sg", cache, config, proj, batch_loss)
+    return train("bert-sg", cache, config, centre_loss)

@@ -6,11 +6,8 @@ Students read the cache through :class:`ctx2static.cache.Cache` only (no torch, 
 from __future__ import annotations
 
 import enum
-import sys
 
 import numpy as np
-import scipy.sparse as sp
-from tqdm import tqdm
 
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
@@ -32,24 +29,14 @@ def encoded_corpus(cache: Cache) -> EncodedCorpus:
     return EncodedCorpus(np.concatenate(ids), np.concatenate(starts), np.concatenate(paras))
 
 
-def occurrence_means(cache: Cache, desc: str = "ase") -> tuple[np.ndarray, np.ndarray]:
-    """Per vocabulary word: the mean of its cached contextual vectors (``occ_vec``), and how many.
+def occurrence_means(cache: Cache) -> tuple[np.ndarray, np.ndarray]:
+    """Per vocabulary word: the mean of its contextual vectors over the corpus (ASE), and how many.
 
-    Streams shard by shard (a sparse word-by-occurrence sum per shard); words never seen aligned
-    get a zero row and a count of 0.
+    Read from the per-word sums the teacher stage accumulates (``occ_sum``/``occ_count``); words
+    never seen aligned get a zero row and a count of 0.
     """
-    n_words = len(cache.vocab)
-    sums = np.zeros((n_words, cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]))
-    seen = np.zeros(n_words, dtype=np.int64)
-    for shard in tqdm(cache.shards(["occ_vec"]), total=cache.n_shards, desc=desc, file=sys.stderr):
-        ids = shard["word_ids"][shard.occurrences()]
-        vecs = shard["occ_vec"].astype(np.float32)
-        member = sp.csr_matrix(
-            (np.ones(len(ids), np.float32), (ids, np.arange(len(ids)))), (n_words, len(ids))
-        )
-        sums += member @ vecs
-        seen += np.bincount(ids, minlength=n_words)
-    return (sums / np.maximum(seen, 1)[:, None]).astype(np.float32), seen
+    sums, counts = cache.word_sums()
+    return (sums / np.maximum(counts, 1)[:, None]).astype(np.float32), counts
 
 
 class Init(str, enum.Enum):
@@ -59,29 +46,24 @@ class Init(str, enum.Enum):
     WORD = "word"
     TOKEN = "token"
     ASE = "ase"  # the average contextual vectors (words never seen: the ``word`` table)
-    AUTO = "auto"  # ``ase`` when the cache has per-occurrence vectors, else ``word``
-
-
-def init_signals(init: Init) -> tuple[str, ...]:
-    """The cache signals a start table needs (``ase`` reads the per-occurrence vectors)."""
-    return ("occ_vec",) if Init(init) is Init.ASE else ()
+    AUTO = "auto"  # the default: ``ase``
 
 
 def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
     """The cache's ``word``/``token``/``ase`` table as a start for a ``dim``-wide static table.
 
-    ``auto`` (the students' default: it won on every student measured, see the README) is ``ase``
-    when the cache has ``occ_vec``, else ``word``. Projected onto its top ``dim`` principal
-    directions when the teacher is wider (centred first), then scaled to a mean row norm of 1.
+    ``auto`` (the students' default: it won on every student measured, see the README) is ``ase``.
+    Projected onto its top ``dim`` principal directions when the teacher is wider (centred
+    first; directions the table does not span are 0), then scaled to a mean row norm of 1.
     ``random`` returns None (the student's own init).
     """
     init = Init(init)
     if init is Init.AUTO:
-        init = Init.ASE if "occ_vec" in cache.signals else Init.WORD
+        init = Init.ASE
     if init is Init.RANDOM:
         return None
     if init is Init.ASE:
-        means, seen = occurrence_means(cache, "init=ase")
+        means, seen = occurrence_means(cache)
         table = np.where(seen[:, None] > 0, means, cache.vocab_arrays()["word_emb"]).astype(np.float64)
     else:
         table = cache.vocab_arrays()[f"{init.value}_emb"].astype(np.float64)
@@ -91,7 +73,12 @@ def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
         )
     if table.shape[1] > dim:
         centred = table - table.mean(0)
-        _, _, vt = np.linalg.svd(centred, full_matrices=False)
-        table = centred @ vt[:dim].T
+        # the top principal directions from the small (d x d) scatter matrix, not an SVD of the whole
+        # table (seconds for a large vocabulary); each direction's largest coefficient made positive
+        vals, vecs = np.linalg.eigh(centred.T @ centred)
+        top = vecs[:, ::-1][:, :dim]
+        top = top * np.sign(top[np.abs(top).argmax(0), np.arange(dim)])
+        table = centred @ top
+        table[:, vals[::-1][:dim] <= 1e-9 * vals.max()] = 0  # fewer words than dim: unspanned directions
     table /= np.linalg.norm(table, axis=1).mean()
     return table.astype(np.float32)

@@ -1,21 +1,49 @@
-"""Shared machinery of the students with a contextual centre (BERT+Skip-gram, Context-to-Vec).
+"""Shared trainer of the students with a contextual centre (BERT+Skip-gram, Context-to-Vec).
 
 The centre word i is seen through the teacher: its cached subword-pooled vector o_i (``occ_vec``)
-is mapped to the static space by a learned linear map; the context words are rows of the static
-table E that is saved. Batches are built in Numba (windows over a sentence's occurrences,
-negatives from the shared unigram^0.75 table of :mod:`ctx2static.students.sampling`); the loss and
-its gradients are torch (a dense projection, sparse gradients for E). Training is SGD with a
-linearly decayed rate: the loss is summed over a batch, so every row of E moves as under
-per-pair SGD, and the projection's gradient norm is clipped (the papers' clip at 5).
+is mapped to the static space by a learned linear map, u_i = U o_i; the context words and the
+negatives are rows of the static table E that is saved. Training is minibatch SGD with a
+linearly decayed rate (the Context-to-Vec reference code: batches of ``batch`` centres, the loss
+summed over a batch, the projection's gradient norm clipped at 5). One step, on centres b0..b1:
+
+1. P = O U^T for the batch's occurrence vectors O (plus ``window`` rows on each side for a
+   student that reads its neighbours' projections): one float32 GEMM (torch, BLAS);
+2. a Numba kernel runs the student's *centre update* for every centre against the step's
+   starting table: the centre's loss, dL/du_i (row i of G) and, for every static row it read, a
+   coefficient beta with dL/dE_row = beta u_i (true of both students' losses); a student may
+   also send dL/dP_k = spread_i u_i to each window neighbour k (Context-to-Vec's window mean);
+3. E_row -= lr beta u_i for every (centre, row) pair: the sparse gradient of the summed loss;
+4. dU = G^T O (GEMM), scaled to norm ``clip`` if larger, U -= lr dU.
+
+With ``threads`` > 1, that many workers take the batches in corpus order and step side by side
+on the shared E and U without waiting for each other (Hogwild, as word2vec's threads share
+their tables): each batch's step is the one above, but E may change under a batch between its
+reads and its update, and U moves by the other workers' steps while a batch is in flight
+(asynchronous SGD, at most ``threads - 1`` steps stale; the U update itself is locked). With one
+thread the run is exactly the serial minibatch SGD. A step's rate comes from its batch's position
+in the corpus, so the schedule does not depend on the threads.
+
+A centre update is an ``@njit`` function (without ``cache=True``, see
+:func:`~ctx2static.students.jit_bind.bind_update`)
+
+``centre_update(P, i, near, ctx, negs, E, params, du, beta) -> (loss, spread)``
+
+with ``P[i]`` = u_i, ``near`` the rows of P of the 2 window occurrences of its window (-1 =
+none, after the present ones), ``ctx`` their static ids (-1 = none), ``negs`` the negatives, ``E``
+the static table, ``params`` the student's float32 constants; it writes dL/du_i into ``du`` and
+the coefficients into ``beta`` (window slots, then negatives).
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -24,12 +52,15 @@ from tqdm import tqdm
 
 from ctx2static.cache import Cache
 from ctx2static.options import Options, Rule, opt
-from ctx2static.students.cache_input import Init, init_signals, teacher_init
-from ctx2static.students.sampling import draw_word, lcg, linear_alpha, negative_table, seed_state
+from ctx2static.students.cache_input import Init, teacher_init
+from ctx2static.students.jit_bind import bind_update, centre_update
+from ctx2static.students.sampling import draw_word, lcg, linear_alpha, logistic, negative_table, seed_state
 from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
+
+Array = np.ndarray  # shorthand for the centre updates' signatures
 
 
 @dataclass(frozen=True)
@@ -45,7 +76,7 @@ class ContextualConfig(Options):
     clip: float = opt(5.0, "Gradient norm clip of the projection.")
     epochs: int = opt(1, "Passes over the cache.")
     batch: int = opt(1000, "Centre words per step (Context-to-Vec reference: 1000 pairs).")
-    threads: int = opt(0, "torch CPU threads (0 = torch's default).")
+    threads: int = opt(0, "Workers stepping side by side (Hogwild), 0 = torch's default thread count.")
     seed: int = opt(1, "Random seed.")
     init: Init = opt(
         Init.AUTO, "Start of the static table: a teacher table (auto, ase, word, token) or random."
@@ -67,21 +98,10 @@ class ContextualConfig(Options):
 
     def signals(self) -> tuple[str, ...]:
         """The centre is seen through the teacher: per-occurrence vectors."""
-        return ("occ_vec", *init_signals(self.init))
+        return ("occ_vec",)
 
 
-@dataclass
-class Batch:
-    """Centres of one step: their occurrence rows, window words (masked), negatives."""
-
-    centre: torch.Tensor  # (B,) rows of the shard's occ_vec
-    ctx_word: torch.Tensor  # (B, 2 window) static ids of the window words, 0 where padded
-    mask: torch.Tensor  # (B, 2 window) True where a window word exists
-    negatives: torch.Tensor  # (B, negative) static ids
-    window_mean: torch.Tensor | None = None  # (B, d) mean teacher vector of the window words
-
-
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def window_occurrences(
     word_ids: np.ndarray, aligned: np.ndarray, sent_offsets: np.ndarray, window: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -89,7 +109,7 @@ def window_occurrences(
 
     Occurrences are the in-vocabulary aligned words, numbered in corpus order as the cache's
     per-occurrence arrays; the window runs over a sentence's occurrences (other words dropped
-    first, as word2vec drops unknown words). Missing neighbours are -1.
+    first, as word2vec drops unknown words). Missing neighbours are -1, after the present ones.
     """
     n_occ = 0
     for k in range(word_ids.shape[0]):
@@ -114,39 +134,28 @@ def window_occurrences(
     return occ_word, ctx
 
 
-@njit(cache=True, fastmath=True)
-def window_mean(occ_vec: np.ndarray, ctx: np.ndarray) -> np.ndarray:
-    """Mean of the teacher vectors of each occurrence's window words (zeros when it has none)."""
-    out = np.zeros((ctx.shape[0], occ_vec.shape[1]), dtype=np.float32)
+@njit(cache=True, nogil=True)
+def window_words(occ_word: np.ndarray, ctx: np.ndarray) -> np.ndarray:
+    """Static ids of the window occurrences of :func:`window_occurrences` (-1 where none)."""
+    out = np.full(ctx.shape, -1, dtype=np.int64)
     for i in range(ctx.shape[0]):
-        n = 0
-        for c in range(ctx.shape[1]):
-            j = ctx[i, c]
-            if j >= 0:
-                n += 1
-                for d in range(occ_vec.shape[1]):
-                    out[i, d] += occ_vec[j, d]
-        if n > 1:
-            for d in range(occ_vec.shape[1]):
-                out[i, d] /= n
+        for j in range(ctx.shape[1]):
+            if ctx[i, j] >= 0:
+                out[i, j] = occ_word[ctx[i, j]]
     return out
 
 
-@njit(cache=True)
-def draw_negatives(
-    cum_table: np.ndarray, positives: np.ndarray, k: int, state: np.uint64
-) -> tuple[np.ndarray, np.uint64]:
-    """``k`` negatives per row from the unigram table, redrawn when equal to the row's positive."""
-    out = np.empty((positives.shape[0], k), dtype=np.int64)
-    for r in range(positives.shape[0]):
-        for m in range(k):
+@njit(cache=True, inline="always")
+def draw_negatives(cum_table: np.ndarray, positive: int, out: np.ndarray, state: np.uint64) -> np.uint64:
+    """Fill ``out`` with negatives from the unigram table, each redrawn while equal to ``positive``."""
+    for m in range(out.shape[0]):
+        state = lcg(state)
+        w = draw_word(cum_table, state)
+        while w == positive:
             state = lcg(state)
             w = draw_word(cum_table, state)
-            while w == positives[r]:
-                state = lcg(state)
-                w = draw_word(cum_table, state)
-            out[r, m] = w
-    return out, state
+        out[m] = w
+    return state
 
 
 def init_table(n_words: int, dim: int, seed: int) -> torch.Tensor:
@@ -155,93 +164,285 @@ def init_table(n_words: int, dim: int, seed: int) -> torch.Tensor:
     return (torch.rand(n_words, dim, generator=gen) - 0.5) / dim
 
 
-LossFn = Callable[[torch.Tensor, Batch, torch.Tensor, torch.Tensor], torch.Tensor]
+def init_projection(d: int, dim: int, seed: int) -> np.ndarray:
+    """U's start, (dim, d) float32: uniform in +-1/sqrt(d), torch's default for ``Linear(d, dim)``."""
+    bound = 1.0 / np.sqrt(d)
+    return np.random.default_rng(seed).uniform(-bound, bound, (dim, d)).astype(np.float32)
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def dot(a: np.ndarray, b: np.ndarray) -> float:
+    """The dot product of a and b, accumulated in their precision."""
+    acc = a.dtype.type(0.0)
+    for d in range(a.shape[0]):
+        acc += a[d] * b[d]
+    return acc
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def axpy(alpha: float, x: np.ndarray, y: np.ndarray) -> None:
+    """Add alpha x to y in place (alpha cast to y's precision)."""
+    a = y.dtype.type(alpha)
+    for d in range(y.shape[0]):
+        y[d] += a * x[d]
+
+
+@njit(cache=True, fastmath=True)
+def negatives_update(
+    u: np.ndarray, table: np.ndarray, negs: np.ndarray, weight: float, du: np.ndarray, beta: np.ndarray
+) -> float:
+    """Negative-sampling part of both losses: ``weight * sum_m softplus(v_m . u)`` (Wang Eq. 15, Zheng Eq. 7).
+
+    Adds its gradient ``weight * s(v_m . u) v_m`` to ``du``; ``beta[m] = weight * s(v_m . u)`` (its
+    gradient in row v_m is ``beta[m] u``). Returns the loss.
+    """
+    loss = 0.0
+    for m in range(negs.shape[0]):
+        row = table[negs[m]]
+        sig, sp = logistic(dot(row, u))
+        g = weight * sig
+        loss += weight * sp
+        beta[m] = g
+        axpy(g, row, du)
+    return loss
+
+
+def _batch_kernel(
+    P: np.ndarray,
+    off: int,
+    b0: int,
+    n_b: int,
+    occ_word: np.ndarray,
+    ctx: np.ndarray,
+    ctx_word: np.ndarray,
+    cum_table: np.ndarray,
+    rng: tuple[int, int, int],
+    table: np.ndarray,
+    params: np.ndarray,
+    spreads: bool,
+    G: np.ndarray,
+    beta: np.ndarray,
+    negs: np.ndarray,
+    losses: np.ndarray,
+) -> None:
+    """Step 2 of a batch (module docstring): centres b0..b0+n_b are rows off.. of P and G.
+
+    Centre o draws its negatives with the generator state ``seed_state(seed, epoch, first + o)``
+    for ``rng = (seed, epoch, first)``, so they depend neither on the threads nor on the batch.
+    """
+    seed, epoch, first = rng
+    G[:off] = 0.0
+    G[off + n_b :] = 0.0
+    e0 = b0 - off
+    spread = np.zeros(n_b, dtype=np.float32)
+    near = np.empty(ctx.shape[1], dtype=np.int64)
+    for i in range(n_b):
+        o = b0 + i
+        for j in range(ctx.shape[1]):
+            near[j] = ctx[o, j] - e0 if ctx[o, j] >= 0 else -1
+        draw_negatives(cum_table, occ_word[o], negs[i], seed_state(seed, epoch, first + o))
+        losses[i], spread[i] = centre_update(
+            P, off + i, near, ctx_word[o], negs[i], table, params, G[off + i], beta[i]
+        )
+    if spreads:  # dL/dP_k += spread_i u_i over the centres i whose window holds k (windows are symmetric)
+        for r in range(P.shape[0]):
+            for j in range(ctx.shape[1]):
+                c = ctx[e0 + r, j] - b0
+                if 0 <= c < n_b and spread[c] != 0.0:
+                    axpy(spread[c], P[off + c], G[r])
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def scatter_rows(
+    P: np.ndarray, table: np.ndarray, words: np.ndarray, negs: np.ndarray, beta: np.ndarray, lr: float
+) -> None:
+    """Step 3: ``table[w] -= lr beta u_i`` for every window word and negative w of centre i = row i of P."""
+    window2 = words.shape[1]
+    for i in range(P.shape[0]):
+        for s in range(beta.shape[1]):
+            w = words[i, s] if s < window2 else negs[i, s - window2]
+            if w >= 0:
+                axpy(-lr * beta[i, s], P[i], table[w])
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def clipped_sgd(proj: np.ndarray, grad: np.ndarray, lr: float, clip: float) -> None:
+    """Step 4: ``proj -= lr * grad``, grad scaled by clip / (norm + 1e-6) if larger (clip_grad_norm_)."""
+    norm = 0.0
+    for r in range(grad.shape[0]):
+        for d in range(grad.shape[1]):
+            norm += np.float64(grad[r, d]) ** 2
+    scale = -lr * min(1.0, clip / (np.sqrt(norm) + 1e-6))
+    for r in range(grad.shape[0]):
+        axpy(scale, grad[r], proj[r])
+
+
+@dataclass
+class ShardWindows:
+    """A shard's occurrence vectors (as cached), static words and windows (rows and static ids)."""
+
+    occ_vec: np.ndarray  # (n_occ, d), float16 or float32
+    occ_word: np.ndarray  # (n_occ,) static ids
+    ctx: np.ndarray  # (n_occ, 2 window) occurrence rows, -1 = none
+    ctx_word: np.ndarray  # (n_occ, 2 window) static ids, -1 = none
+    first: int  # number of the shard's first occurrence in the corpus (seeds the negatives)
+
+    @classmethod
+    def read(cls, shard: Any, window: int, first: int) -> ShardWindows:
+        """The windows of a cache shard whose first occurrence is the corpus' ``first``."""
+        ids, aligned, offsets = shard["word_ids"], shard["word_aligned"], shard["sent_offsets"]
+        occ_word, ctx = window_occurrences(ids, aligned, offsets, window)
+        return cls(shard["occ_vec"], occ_word, ctx, window_words(occ_word, ctx), first)
+
+
+@dataclass
+class Buffers:
+    """One worker's scratch arrays for :class:`Step` (row counts: batch plus the margins)."""
+
+    occ: np.ndarray  # the batch's occurrence vectors, float32
+    P: np.ndarray
+    G: np.ndarray
+    dU: np.ndarray
+    beta: np.ndarray
+    negs: np.ndarray
+    losses: np.ndarray
+
+
+@dataclass
+class Step:
+    """One SGD step of the module docstring on the shared tables E and U (updated in place)."""
+
+    update: Any  # the student's centre update (@njit)
+    params: np.ndarray  # float32 constants passed to it
+    spreads: bool  # whether it sends gradients to its window neighbours' projections
+    table: np.ndarray  # E (n_words, dim) float32
+    proj: np.ndarray  # U (dim, d) float32
+    cum_table: np.ndarray  # the negatives' unigram table (sampling.negative_table)
+    clip: float
+    batch: int
+    window: int
+    negative: int
+    seed: int
+    kernel: Any = field(init=False)
+    lock: Any = field(init=False, default_factory=threading.Lock)  # around U's update
+
+    def __post_init__(self) -> None:
+        self.kernel = bind_update(_batch_kernel, self.update, nogil=True)
+
+    def buffers(self) -> Buffers:
+        """Scratch arrays for one worker."""
+        rows, (dim, d) = self.batch + 2 * self.window * self.spreads, self.proj.shape
+        return Buffers(
+            np.empty((rows, d), np.float32),
+            np.empty((rows, dim), np.float32),
+            np.empty((rows, dim), np.float32),
+            np.empty_like(self.proj),
+            np.empty((self.batch, 2 * self.window + self.negative), np.float32),
+            np.empty((self.batch, self.negative), np.int64),
+            np.empty(self.batch, np.float32),
+        )
+
+    def __call__(self, data: ShardWindows, b0: int, b1: int, lr: float, epoch: int, buf: Buffers) -> float:
+        """Step on centres b0..b1 of ``data`` at rate ``lr`` with scratch ``buf``; returns their loss."""
+        margin = self.window * self.spreads
+        e0, e1 = max(0, b0 - margin), min(len(data.occ_word), b1 + margin)
+        off, n_b, n_ext = b0 - e0, b1 - b0, e1 - e0
+        P, G = buf.P[:n_ext], buf.G[:n_ext]
+        occ = torch.from_numpy(buf.occ[:n_ext])
+        occ.copy_(torch.from_numpy(data.occ_vec[e0:e1]))  # float16 -> float32 here, warm for both GEMMs
+        torch.matmul(occ, torch.from_numpy(self.proj).T, out=torch.from_numpy(P))
+        self.kernel(
+            P, off, b0, n_b, data.occ_word, data.ctx, data.ctx_word, self.cum_table,
+            (self.seed, epoch, data.first), self.table, self.params, self.spreads, G, buf.beta,
+            buf.negs, buf.losses,
+        )  # fmt: skip
+        scatter_rows(P[off : off + n_b], self.table, data.ctx_word[b0:b1], buf.negs, buf.beta, lr)
+        torch.matmul(torch.from_numpy(G).T, occ, out=torch.from_numpy(buf.dU))
+        with self.lock:
+            clipped_sgd(self.proj, buf.dU, lr, self.clip)
+        return float(buf.losses[:n_b].sum(dtype=np.float64))
 
 
 def train(
     name: str,
     cache: Cache,
     config: ContextualConfig,
-    projection: torch.nn.Module,
-    loss_fn: LossFn,
-    with_window_mean: bool = False,
+    update: Any,
+    params: Iterable[float] = (),
+    spreads: bool = False,
 ) -> Vectors:
-    """Stream the shards, build batches, minimise ``loss_fn`` (summed per batch) by SGD; return E.
+    """Stream the shards and take one :class:`Step` per ``config.batch`` centres; return E.
 
-    ``loss_fn(occ_vec, batch, ctx_rows, neg_rows)`` returns per-centre losses (``batch.window_mean``
-    is filled when ``with_window_mean``); ``occ_vec`` is the
-    shard's float32 occurrence matrix, ``ctx_rows`` (B, 2 window, dim) and ``neg_rows``
-    (B, negative, dim) the gathered rows of E. Their gradients are scattered back into E
-    (``index_add_``: the sparse SGD step, without building sparse tensors); ``projection`` (the
-    student's linear map) takes a plain SGD step after its gradient norm is clipped at ``config.clip``.
+    ``update`` is the student's centre update (module docstring), ``params`` its constants,
+    ``spreads`` whether it sends gradients to its window neighbours. U starts as torch's
+    ``Linear`` (seeded by ``config.seed``); E at the teacher table of ``config.init`` or random.
+    ``config.threads`` workers (0 = torch's default count) step side by side, each with
+    single-threaded GEMMs; the next shard is read while they work on one.
     """
-    with torch_threads(config.threads):
-        torch.manual_seed(config.seed)
+    with torch_threads(config.threads) as threads, torch_threads(1):
         counts = cache.vocab.counts
         start_table = teacher_init(cache, config.init, config.dim)
         table = (
-            init_table(len(counts), config.dim, config.seed)
+            init_table(len(counts), config.dim, config.seed).numpy()
             if start_table is None
-            else torch.from_numpy(start_table)
+            else np.ascontiguousarray(start_table, dtype=np.float32)
         )
-        cum_table = negative_table(counts, config.ns_exponent)
-        optimizer = torch.optim.SGD(projection.parameters(), lr=config.lr)
+        d = cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]
+        step = Step(
+            update, np.asarray(tuple(params), np.float32), spreads, table,
+            init_projection(d, config.dim, config.seed), negative_table(counts, config.ns_exponent),
+            config.clip, config.batch, config.window, config.negative, config.seed,
+        )  # fmt: skip
         total = cache.totals("n_occurrences") * config.epochs or 1
-        done, loss_sum, steps = 0, 0.0, 0
+        lock = threading.Lock()
+        done, loss_sum = [0], [0.0]  # centres stepped and their loss, over all workers
         loss_per_epoch: list[float] = []
         start = time.perf_counter()
         bar = tqdm(total=total, desc=name, unit="occ", unit_scale=True, file=sys.stderr, mininterval=1.0)
-        for epoch in range(config.epochs):
-            e_loss, e_steps = loss_sum, steps
-            for shard in cache.shards(["occ_vec"]):
-                occ_np = shard["occ_vec"].astype(np.float32)
-                occ_vec = torch.from_numpy(occ_np)
-                occ_word, ctx = window_occurrences(
-                    shard["word_ids"], shard["word_aligned"], shard["sent_offsets"], config.window
-                )
-                means = torch.from_numpy(window_mean(occ_np, ctx)) if with_window_mean else None
-                state = np.uint64(seed_state(config.seed, epoch, shard.index))
-                negs, _ = draw_negatives(cum_table, occ_word, config.negative, state)
-                occ_word_t = torch.from_numpy(occ_word)
-                for b0 in range(0, len(occ_word), config.batch):
-                    sl = slice(b0, b0 + config.batch)
-                    ctx_occ = torch.from_numpy(ctx[sl])
-                    mask = ctx_occ >= 0
-                    batch = Batch(
-                        centre=torch.arange(b0, min(b0 + config.batch, len(occ_word))),
-                        ctx_word=torch.where(mask, occ_word_t[ctx_occ.clamp(min=0)], 0),
-                        mask=mask,
-                        negatives=torch.from_numpy(negs[sl]),
-                        window_mean=None if means is None else means[sl],
-                    )
-                    lr = linear_alpha(config.lr, config.min_lr, done, total)
-                    for group in optimizer.param_groups:
-                        group["lr"] = lr
-                    optimizer.zero_grad(set_to_none=True)
-                    ctx_rows = table[batch.ctx_word].requires_grad_()
-                    neg_rows = table[batch.negatives].requires_grad_()
-                    loss = loss_fn(occ_vec, batch, ctx_rows, neg_rows).sum()
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(list(projection.parameters()), config.clip)
-                    optimizer.step()
-                    with torch.no_grad():
-                        for ids, rows in ((batch.ctx_word, ctx_rows), (batch.negatives, neg_rows)):
-                            table.index_add_(0, ids.reshape(-1), rows.grad.reshape(-1, config.dim), alpha=-lr)
-                    n = len(batch.centre)
-                    done += n
-                    loss_sum += float(loss.detach())
-                    steps += n
-                    bar.update(n)
+
+        def work(data: ShardWindows, epoch: int, before: int, batches: Iterator[int], buf: Buffers) -> None:
+            """Take the shard's next batch until none is left; ``before``: centres of earlier epochs."""
+            while True:
+                with lock:
+                    b0 = next(batches, None)
+                if b0 is None:
+                    return
+                b1 = min(b0 + config.batch, len(data.occ_word))
+                lr = linear_alpha(config.lr, config.min_lr, before + data.first + b0, total)
+                loss = step(data, b0, b1, lr, epoch, buf)
+                with lock:
+                    done[0] += b1 - b0
+                    loss_sum[0] += loss
+                    bar.update(b1 - b0)
                     if (b0 // config.batch) % 50 == 0:
-                        bar.set_postfix(loss=f"{loss_sum / max(steps, 1):.4f}", lr=f"{lr:.4g}")
-            loss_per_epoch.append((loss_sum - e_loss) / max(steps - e_steps, 1))
+                        bar.set_postfix(loss=f"{loss_sum[0] / done[0]:.4f}", lr=f"{lr:.4g}")
+
+        buffers = [step.buffers() for _ in range(threads)]
+        with ThreadPoolExecutor(threads) as pool:
+            for epoch in range(config.epochs):
+                e_loss, before = loss_sum[0], done[0]
+                shards = cache.shards(["occ_vec"])
+                data: ShardWindows | None = ShardWindows.read(next(shards), config.window, 0)
+                while data is not None:
+                    batches = iter(range(0, len(data.occ_word), config.batch))
+                    jobs = [pool.submit(work, data, epoch, before, batches, buf) for buf in buffers]
+                    first = data.first + len(data.occ_word)
+                    shard = next(shards, None)
+                    data = None if shard is None else ShardWindows.read(shard, config.window, first)
+                    for job in jobs:
+                        job.result()
+                loss_per_epoch.append((loss_sum[0] - e_loss) / max(done[0] - before, 1))
         bar.close()
     seconds = time.perf_counter() - start
-    mean_loss = loss_sum / max(steps, 1)
+    mean_loss = loss_sum[0] / max(done[0], 1)
     log.info(
-        "%s: %s centre words in %.1f s (%s words/s), mean loss %.4f",
-        name, f"{steps:,}", seconds, f"{steps / max(seconds, 1e-9):,.0f}", mean_loss,
+        "%s: %s centre words in %.1f s (%s words/s, %d threads), mean loss %.4f",
+        name, f"{done[0]:,}", seconds, f"{done[0] / max(seconds, 1e-9):,.0f}", threads, mean_loss,
     )  # fmt: skip
-    matrix = table.numpy()
-    meta = {"centres": steps, "mean_loss": mean_loss, "loss_per_epoch": loss_per_epoch}
-    return Vectors(list(cache.vocab.words), matrix, counts.copy(), meta)
+    meta = {
+        "centres": done[0],
+        "mean_loss": mean_loss,
+        "loss_per_epoch": loss_per_epoch,
+        "loop_seconds": round(seconds, 2),
+    }
+    return Vectors(list(cache.vocab.words), table, counts.copy(), meta)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import torch
-import torch.nn.functional as F
+from numba import njit
 
 from ctx2static.cache import Cache
 from ctx2static.options import opt
-from ctx2static.students.contextual import Batch, ContextualConfig, train
+from ctx2static.students.contextual import Array, ContextualConfig, axpy, dot, negatives_update, train
+from ctx2static.students.sampling import logistic
 from ctx2static.vectors import Vectors
 
 
@@ -33,34 +33,57 @@ class Config(ContextualConfig):
     mix: float = opt(0.5, "l1 = l2 of Eq. 4: the centre's share in V_context.")
 
 
-def loss(
-    u: torch.Tensor,
-    ctx: torch.Tensor,
-    mask: torch.Tensor,
-    v_context: torch.Tensor,
-    neg: torch.Tensor,
-    e: tuple[float, float, float],
-) -> torch.Tensor:
-    """Eq. 5-8 per centre: returns e1 L1 + e2 L2 + e3 L3.
+@njit(fastmath=True)
+def centre_loss(
+    P: Array, i: int, near: Array, ctx: Array, negs: Array, E: Array, params: Array, du: Array, beta: Array
+) -> tuple[float, float]:
+    """Eq. 5-8 for the centre u = P[i], ``params`` = (e1, e2, e3, mix): returns (loss, spread).
 
-    Shapes: u (B, d), ctx (B, W, d) window rows of u', mask (B, W), v_context (B, d), neg (B, k, d).
+    The projection is linear, so V_context = W (l o_i + l mean_k o_k) = l u + l mean_k P_k over the
+    n window occurrences k (their rows ``near`` of P; mean 0 when n = 0), l = mix, 1 - mix.
+    - L1 = softplus(-s), s = sum_j u'_j . u: dL1/du'_j = -s(-s) u, dL1/du = -s(-s) sum_j u'_j;
+    - L2 = softplus(-y), y = V_context . u = mix u.u + (1 - mix) mean_k P_k . u:
+      dL2/du = -s(-y) (V_context + mix u), dL2/dP_k = -s(-y) (1 - mix) / n u (the spread);
+    - L3: :func:`negatives_update`. Writes dL/du into ``du`` and row coefficients into ``beta``.
     """
-    s = (ctx * mask[..., None]).sum(1)
-    l1 = F.softplus(-(s * u).sum(1)) * mask.any(1)
-    l2 = F.softplus(-(v_context * u).sum(1))
-    l3 = F.softplus(torch.bmm(neg, u[:, :, None])[:, :, 0]).sum(1)
-    return e[0] * l1 + e[1] * l2 + e[2] * l3
+    e1, e2, e3, mix = params[0], params[1], params[2], params[3]
+    u = P[i]
+    du[:] = 0.0
+    window2 = ctx.shape[0]
+    n = 0
+    s = 0.0
+    near_dot = 0.0  # mean_k P_k . u
+    for j in range(window2):
+        beta[j] = 0.0
+        if ctx[j] >= 0:
+            n += 1
+            s += dot(E[ctx[j]], u)
+            near_dot += dot(P[near[j]], u)
+    loss = 0.0
+    spread = 0.0
+    uu = dot(u, u)
+    if n > 0:
+        sig, sp = logistic(-s)
+        c1 = -e1 * sig
+        loss += e1 * sp
+        near_dot /= n
+    y = mix * uu + (1.0 - mix) * near_dot
+    sig, sp = logistic(-y)
+    c2 = -e2 * sig
+    loss += e2 * sp
+    axpy(2.0 * mix * c2, u, du)
+    if n > 0:
+        spread = c2 * (1.0 - mix) / n
+        for j in range(window2):
+            if ctx[j] >= 0:
+                beta[j] = c1
+                axpy(c1, E[ctx[j]], du)
+                axpy(spread, P[near[j]], du)
+    loss += negatives_update(u, E, negs, e3, du, beta[window2:])
+    return loss, spread
 
 
 def fit(cache: Cache, config: Config) -> Vectors:
     """Train the static table u' with the joint loss of Eq. 8; returns u'."""
-    d = cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]
-    proj = torch.nn.Linear(d, config.dim, bias=False)
-    e = (config.e1, config.e2, config.e3)
-
-    def batch_loss(occ_vec: torch.Tensor, b: Batch, ctx: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
-        o = occ_vec[b.centre]
-        v_context = proj(config.mix * o + (1 - config.mix) * b.window_mean)
-        return loss(proj(o), ctx, b.mask, v_context, neg, e)
-
-    return train("ctx2vec", cache, config, proj, batch_loss, with_window_mean=True)
+    params = (config.e1, config.e2, config.e3, config.mix)
+    return train("ctx2vec", cache, config, centre_loss, params, spreads=True)

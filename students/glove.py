@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from tqdm import tqdm
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio import atomic_write, check_writable, remove_stale_temps
 from ctx2static.options import Options, Rule, opt
 from ctx2static.students.cooc import window_cooccurrence
 from ctx2static.text.encoded import EncodedCorpus
@@ -134,15 +134,6 @@ def init_state(n_words: int, config: Config) -> GloveState:
     return GloveState(params, np.ones_like(params))
 
 
-def weighted_cost(state: GloveState, cooc: sp.spmatrix, config: Config) -> float:
-    """The loss ``J`` of the module docstring at the current parameters (summed over nonzeros)."""
-    x = sp.coo_matrix(cooc)
-    keep = x.data > 0
-    i, j, v = x.row[keep], x.col[keep], x.data[keep]
-    diff = np.einsum("nd,nd->n", state.W[i], state.W_ctx[j]) + state.b[i] + state.b_ctx[j] - np.log(v)
-    return float(0.5 * np.sum(weighting(v, config.xmax, config.alpha) * diff**2))
-
-
 @numba.njit(parallel=True, cache=True)
 def _adagrad_epoch(
     params: np.ndarray,
@@ -200,7 +191,8 @@ def train_glove(cooc: sp.spmatrix, config: Config, progress: bool = True) -> Glo
 
     Minimises ``J`` of the module docstring over the positive entries of ``cooc``; explicit
     zeros are skipped, negative entries are an error. Returns the state after ``config.epochs``
-    epochs, resuming from ``config.checkpoint`` when that file exists.
+    epochs, resuming from ``config.checkpoint`` when that file exists (whose folder must be
+    writable before the first epoch; temps that killed runs left beside it go on success).
     """
     x = sp.csr_matrix(cooc, dtype=np.float64)
     if x.shape[0] != x.shape[1]:
@@ -211,6 +203,8 @@ def train_glove(cooc: sp.spmatrix, config: Config, progress: bool = True) -> Glo
     if x.nnz == 0:
         raise UserError("the co-occurrence matrix is empty; the corpus needs sentences of 2+ known words")
     fingerprint = _fingerprint(x)
+    if config.checkpoint:
+        check_writable(config.checkpoint)
     state = _resume(config, fingerprint, x.shape[0]) if config.checkpoint else None
     state = state or init_state(x.shape[0], config)
     rows = np.repeat(np.arange(x.shape[0], dtype=np.int32), np.diff(x.indptr))
@@ -235,6 +229,8 @@ def train_glove(cooc: sp.spmatrix, config: Config, progress: bool = True) -> Glo
             bar.set_postfix(cost=f"{state.costs[-1]:.5f}", s=f"{state.seconds[-1]:.1f}")
             if config.checkpoint and config.checkpoint_every and state.epoch % config.checkpoint_every == 0:
                 save_checkpoint(state, config, fingerprint)
+    if config.checkpoint:
+        remove_stale_temps(config.checkpoint)
     return state
 
 
@@ -293,10 +289,17 @@ def _resume(config: Config, fingerprint: str, n_words: int) -> GloveState | None
     except (OSError, KeyError, ValueError, zipfile.BadZipFile):
         raise UserError(f"{path}: not a readable GloVe checkpoint; delete it to start afresh") from None
     settings = {k: v for k, v in asdict(config).items() if k in _RESUME_KEYS}
-    if saved != settings or saved_fp != fingerprint or state.params.shape != (2, n_words, config.dim + 1):
+    if saved != settings or saved_fp != fingerprint:
         changed = [k for k in settings if saved.get(k) != settings[k]]
         what = f"options {', '.join(changed)} differ" if changed else "the co-occurrence matrix differs"
         raise UserError(f"{path}: checkpoint is from another run ({what}); delete it or pick another path")
+    shape = (2, n_words, config.dim + 1)  # the kernel indexes both tables unchecked
+    if state.params.shape != shape or state.gradsq.shape != shape:
+        raise UserError(
+            f"{path}: checkpoint tables have the wrong shape (damaged); delete it to start afresh"
+        )
+    if not (np.isfinite(state.params).all() and np.isfinite(state.gradsq).all()):
+        raise UserError(f"{path}: checkpoint holds NaN or infinity (the run diverged: lower lr); delete it")
     if state.epoch > config.epochs:
         raise UserError(
             f"{path}: checkpoint is at epoch {state.epoch} > epochs={config.epochs}; raise epochs"

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctx2static.cache import Cache
+from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
 from ctx2static.errors import UserError
 from ctx2static.options import Options, configure
@@ -53,6 +54,7 @@ class StudentSpec:
     baseline: str | None = None  # the plain student it is compared with (the report's deltas)
     loss_label: str | None = None  # what its ``loss_per_epoch`` averages (None: it records none)
     presets: tuple[tuple[str, str], ...] = ()  # config values fixed by the name (e.g. table=word)
+    reads_shards: bool = True  # False: only the per-word tables (vocab.h5), no shard is opened
 
 
 _MODULE = "ctx2static.students."
@@ -73,11 +75,12 @@ STUDENTS: dict[str, StudentSpec] = {
                     "loss per target"),
         StudentSpec("semglove", _MODULE + "semglove", Source.CACHE, "SemGloVe (window/attention/lm)",
                     "glove", "cost J per nonzero"),
-        StudentSpec("ase", _MODULE + "ase", Source.CACHE, "average contextual vectors", "sgns"),
+        StudentSpec("ase", _MODULE + "ase", Source.CACHE, "average contextual vectors", "sgns",
+                    reads_shards=False),
         StudentSpec("token", _MODULE + "teacher_tables", Source.CACHE, "teacher input embeddings", "sgns",
-                    presets=(("table", "token"),)),
+                    presets=(("table", "token"),), reads_shards=False),
         StudentSpec("word", _MODULE + "teacher_tables", Source.CACHE, "teacher on each word alone", "sgns",
-                    presets=(("table", "word"),)),
+                    presets=(("table", "word"),), reads_shards=False),
     ]
 }  # fmt: skip
 
@@ -157,8 +160,14 @@ def _config(name: str, config: StudentOptions) -> Options:
     return config if isinstance(config, Options) else student_config(name, config)
 
 
-def fit_cache_student(name: str, cache_dir: str | os.PathLike, config: StudentOptions = None) -> Vectors:
-    """Teacher cache -> student ``name`` -> vectors (with metadata); no teacher is loaded."""
+def fit_cache_student(
+    name: str, cache_dir: str | os.PathLike, config: StudentOptions = None, compose: bool = True
+) -> Vectors:
+    """Teacher cache -> student ``name`` -> vectors (with metadata); no teacher is loaded.
+
+    With ``compose`` (and a finished cache) the vectors carry a composer for words outside the
+    table (:func:`ctx2static.cache.compose.fit_composer`).
+    """
     if spec(name).source is not Source.CACHE:
         raise UserError(f"student '{name}' trains from the corpus text; pass --corpus FILE")
     config = _config(name, config)
@@ -169,10 +178,21 @@ def fit_cache_student(name: str, cache_dir: str | os.PathLike, config: StudentOp
         raise UserError(f"{cache_dir}: the cache has no complete shard; run extract (it resumes)")
     if not cache.complete:
         log.warning("%s is incomplete (%d shards); training on what is there", cache_dir, cache.n_shards)
+    start = time.perf_counter()
+    size = cache.verify_for(list(needed_signals(name, config)) if spec(name).reads_shards else None)
+    seconds = time.perf_counter() - start
+    log.info("%s: checksums of %.0f MB verified in %.1f s", cache_dir, size / 1e6, seconds)
     vectors = _timed(name, config, cache.totals("n_words"), began, load_student(name).fit, cache)
-    vectors.meta.update(
-        cache=str(cache_dir), teacher=cache.manifest["identity"].get("teacher", {}).get("name")
-    )
+    identity = cache.manifest["identity"]
+    vectors.meta.update(cache=str(cache_dir), teacher=identity.get("teacher", {}).get("name"))
+    if "corpus" in identity:  # provenance for model cards
+        vectors.meta.update(
+            corpus=[c["path"] for c in identity["corpus"]], corpus_config=identity["corpus_config"]
+        )
+    if compose and composable(cache):
+        vectors.composer = fit_composer(cache, vectors)
+    elif compose:
+        log.warning("%s: no composer for unknown words (unfinished cache, or no tokenizer)", cache_dir)
     return vectors
 
 

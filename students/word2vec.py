@@ -15,12 +15,9 @@ sentences in parallel (prange), updating the shared tables without locks.
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import logging
 import sys
 import time
-import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +28,7 @@ from tqdm import tqdm
 
 from ctx2static.options import Options, Rule, opt
 from ctx2static.students import sampling
+from ctx2static.students.jit_bind import bind_update, centre_update
 from ctx2static.students.sampling import (
     lcg,
     linear_alpha_nb,
@@ -136,11 +134,6 @@ def add_to_row(row: np.ndarray, delta: np.ndarray) -> None:
         row[d] += delta[d]
 
 
-def centre_update(*args: Any) -> tuple[float, int, np.uint64]:
-    """Placeholder for a student's centre update; :func:`epoch_driver` binds the real one."""
-    raise NotImplementedError("epoch_driver binds the student's centre update")
-
-
 def _run_epoch(
     ids: np.ndarray,
     sent_starts: np.ndarray,
@@ -215,32 +208,13 @@ def _run_epoch(
         chunk_stats[c, 2] = kept
 
 
-_DRIVERS: dict[Callable[..., Any], Callable[..., None]] = {}
-
-
 def epoch_driver(update: Any) -> Callable[..., None]:
     """The parallel epoch loop compiled with ``update`` (an ``@njit`` centre update) inlined.
 
-    Numba cannot cache a function that takes another as an argument (the cache misses in every
-    new process), so each student gets its own copy of :func:`_run_epoch` with ``centre_update``
-    bound as a global. Numba's on-disk cache only checks the stamp of the file that holds the
-    cached function, so the copy is named after a hash of the student's module source and of
-    :mod:`sampling`'s: an edit to either recompiles it, an edit to this file invalidates it by its
-    stamp. So a centre update should call only these modules and its own; centre updates
-    themselves are not cached, so they never hold stale copies of these kernels.
+    A centre update should call only its own module, this one and :mod:`sampling` (see
+    :func:`~ctx2static.students.jit_bind.bind_update`, which explains the on-disk cache).
     """
-    if update not in _DRIVERS:
-        module = sys.modules[update.py_func.__module__]
-        try:
-            source = "".join(inspect.getsource(m) for m in (module, sampling)).encode()
-        except OSError:  # installed without sources: hash the bytecode instead
-            source = update.py_func.__code__.co_code
-        digest = hashlib.sha1(source).hexdigest()[:10]
-        tag = f"_run_epoch_{module.__name__.rsplit('.', 1)[-1]}_{update.__name__}_{digest}"
-        fn = types.FunctionType(_run_epoch.__code__, {**globals(), "centre_update": update}, tag)
-        fn.__qualname__ = tag
-        _DRIVERS[update] = njit(cache=True, parallel=True, fastmath=True)(fn)
-    return _DRIVERS[update]
+    return bind_update(_run_epoch, update, parallel=True)
 
 
 def chunk_order(n_chunks: int, threads: int) -> np.ndarray:

@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from ctx2static.cache import Cache
 from ctx2static.options import Options, Rule, opt
-from ctx2static.students.cache_input import Init, init_signals, teacher_init
+from ctx2static.students.cache_input import Init, teacher_init
 from ctx2static.students.sampling import (
     draw_targets,
     keep_probabilities,
@@ -76,8 +76,8 @@ class Config(Options):
         ]
 
     def signals(self) -> tuple[str, ...]:
-        """The context vectors of Eq. 3 or 4, and what the start table needs."""
-        return (f"{Context(self.context).value}_ctx", *init_signals(self.init))
+        """The context vectors of Eq. 3 or 4."""
+        return (f"{Context(self.context).value}_ctx",)
 
 
 @njit(cache=True, fastmath=True)

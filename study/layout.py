@@ -7,7 +7,8 @@
     caches/<teacher>.json       its configuration hash, extract seconds and teacher tokens/s
     vectors/<name>/             every student and retrofit (native vectors folder; meta.json holds
                                 the step's provenance, seconds, config and loss per epoch)
-    eval/<name>.json            the scores of one vectors folder and the hash they belong to
+    eval/<name>.json            the scores of one vectors folder (on the items it covers) and their hash
+    eval/<name>.common.json     its scores on the items every output covers (the report's main table)
     results.md, report.md, pairs.png, curves.png
 """
 
@@ -44,9 +45,9 @@ class StudyLayout:
         """The JSON beside a cache: its configuration hash, extract seconds and teacher tokens/s."""
         return self.root / "caches" / f"{teacher}.json"
 
-    def scores(self, name: str) -> Path:
-        """The scores of output ``name``."""
-        return self.root / "eval" / f"{name}.json"
+    def scores(self, name: str, common: bool = False) -> Path:
+        """The scores of output ``name``: on the items it covers, or on the items every output covers."""
+        return self.root / "eval" / f"{name}{'.common' * common}.json"
 
     @property
     def results(self) -> Path:

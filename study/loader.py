@@ -2,8 +2,8 @@
 
 Keys of ``[corpus]``, ``[teachers.NAME]``, ``[students.NAME].options``, ``[[retrofit]]``,
 ``[eval]`` and ``[report]`` are the fields of the stage configs, checked by the same code as the
-CLI's options. A student whose teacher does not extract a signal it needs is refused here,
-before any teacher runs.
+CLI's options; ``[references.NAME]`` names vectors made elsewhere (``vectors = "path"``). A
+student whose teacher does not extract a signal it needs is refused here, before any teacher runs.
 """
 
 from __future__ import annotations
@@ -12,13 +12,15 @@ import contextlib
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ctx2static.cache.layout import SIGNALS, missing_signals, shard_signals
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import Family
+from ctx2static.eval.benchmarks import INTRINSIC, Family
+from ctx2static.eval.downstream import Task
 from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
@@ -27,6 +29,7 @@ from ctx2static.students.registry import Source, load_student, needed_signals, s
 from ctx2static.study.schema import (
     CorpusSpec,
     EvalSpec,
+    Reference,
     ReportSpec,
     RetrofitRun,
     StudentRun,
@@ -42,6 +45,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 C = TypeVar("C", bound=Options)
+E = TypeVar("E", bound=Enum)
 _NAME = re.compile(r"[A-Za-z0-9_+-]+")
 
 
@@ -101,7 +105,9 @@ def load_study(path: str | Path) -> Study:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not valid TOML ({exc})") from None
-    top = _table(path, data, "", ("corpus", "teachers", "students", "retrofit", "eval", "report"))
+    top = _table(
+        path, data, "", ("corpus", "teachers", "students", "references", "retrofit", "eval", "report")
+    )
     if "corpus" not in top:
         raise UserError(f"{path}: missing [corpus] table with files = [...]")
     if not top.get("students"):
@@ -115,27 +121,30 @@ def load_study(path: str | Path) -> Study:
         _student(path, name, s, teachers)
         for name, s in _typed(path, top["students"], "students", dict).items()
     )
+    references = tuple(
+        _reference(path, name, r)
+        for name, r in _typed(path, top.get("references", {}), "references", dict).items()
+    )
     names = [s.name for s in students]
     retrofits = tuple(
         _retrofit(path, i, r, names)
         for i, r in enumerate(_typed(path, top.get("retrofit", []), "retrofit", list))
     )
-    outputs = names + [r.name for r in retrofits]
+    outputs = [*names, *(r.name for r in references), *(r.name for r in retrofits)]
     for name in [*teachers, *outputs]:  # they name folders in the output
         if not _NAME.fullmatch(name):
             raise UserError(f"{path}: {name!r}: a name may hold only letters, digits, _, + and -")
     dupes = sorted({n for n in outputs if outputs.count(n) > 1})
     if dupes:
-        raise UserError(f"{path}: two outputs are named {dupes[0]!r}; give the retrofit a name = ...")
+        raise UserError(f"{path}: two outputs are named {dupes[0]!r}; rename one (a retrofit: name = ...)")
     for s in students:
         if s.baseline is not None and s.baseline not in outputs:
             raise UserError(f"{path}: students.{s.name}.baseline: no output named {s.baseline!r}")
     report = _config(
         path, ReportSpec, _table(path, top.get("report", {}), "report", field_names(ReportSpec)), "report"
     )
-    return Study(
-        path.resolve(), corpus, teachers, students, retrofits, _eval(path, top.get("eval", {})), report
-    )
+    evals = _eval(path, top.get("eval", {}))
+    return Study(path.resolve(), corpus, teachers, students, retrofits, evals, report, references)
 
 
 def _corpus(path: Path, data: Any) -> CorpusSpec:
@@ -200,6 +209,18 @@ def _check_signals(path: Path, where: str, student: str, config: Options, teache
         )
 
 
+def _reference(path: Path, name: str, data: Any) -> Reference:
+    where = f"references.{name}"
+    t = _table(path, data, where, ["vectors"])
+    if "vectors" not in t:
+        raise UserError(f'{path}: {where}.vectors: missing; vectors = "peer.bin" (relative to the study)')
+    given = _typed(path, t.get("vectors"), f"{where}.vectors", str)
+    vectors = (path.parent / given).resolve()
+    if not vectors.exists():
+        raise UserError(f"{path}: {where}.vectors: {given}: no such vectors file or folder; write it first")
+    return Reference(name, vectors)
+
+
 def _lexicons(path: Path, t: dict[str, Any], key: str, where: str, default: Sequence[str]) -> tuple[str, ...]:
     """Lexicon names of ``key``: bundled names or files relative to the study, checked to exist."""
     resolved = []
@@ -233,19 +254,26 @@ def _eval(path: Path, data: Any) -> EvalSpec:
         path,
         data,
         "eval",
-        ["families", "similarity", "analogy", "categorization", *field_names(AnalogyConfig)],
+        ["families", "downstream", "similarity", "analogy", "categorization", *field_names(AnalogyConfig)],
     )
-    families = _strings(path, t.get("families", [f.value for f in Family]), "eval.families")
+    families = _strings(path, t.get("families", [f.value for f in INTRINSIC]), "eval.families")
     with _at(path, "eval.families"):
         picked = tuple(_family(f) for f in families)
+    tasks = _strings(path, t.get("downstream", [t.value for t in Task]), "eval.downstream")
+    with _at(path, "eval.downstream"):
+        chosen = tuple(_choice(Task, name, "a downstream task") for name in tasks)
+    if "downstream" in t and Family.DOWNSTREAM not in picked:  # naming tasks asks for the family
+        picked += (Family.DOWNSTREAM,)
     extra = {k: _files(path, t.get(k, []), f"eval.{k}") for k in ("similarity", "analogy", "categorization")}
-    return EvalSpec(picked, **extra, analogy_config=_config(path, AnalogyConfig, t, "eval"))
+    return EvalSpec(picked, chosen, **extra, analogy_config=_config(path, AnalogyConfig, t, "eval"))
 
 
 def _family(name: str) -> Family:
+    return _choice(Family, name, "a benchmark family")
+
+
+def _choice(kind: type[E], name: str, what: str) -> E:
     try:
-        return Family(name)
+        return kind(name)
     except ValueError:
-        raise UserError(
-            f"{name!r} is not a benchmark family; choose from {', '.join(f.value for f in Family)}"
-        ) from None
+        raise UserError(f"{name!r} is not {what}; choose from {', '.join(m.value for m in kind)}") from None

@@ -1,9 +1,10 @@
 """The study report: ``report.md`` with its tables and two figures (``pairs.png``, ``curves.png``).
 
-Sections: the results table (every output, every benchmark, coverage), deltas against the plain
-baselines, nearest neighbours of chosen words (the seeds' Table 5: light, while, bank), a PCA
-projection of the Google set's male/female pairs per output, training curves (loss per epoch),
-timings and cache sizes. Figures use matplotlib's Agg backend (no display needed).
+Sections: the results table (every output on the items all outputs cover, with each output's own
+coverage), the same on each output's own items, deltas against the plain baselines (common items),
+nearest neighbours of chosen words (the seeds' Table 5: light, while, bank), a PCA projection of
+the Google set's male/female pairs per output, training curves (loss per epoch), timings with peak
+memory, and cache sizes. Figures use matplotlib's Agg backend (no display needed).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ctx2static.eval.suite import notes
 from ctx2static.fileio import atomic_write
 from ctx2static.study.figures import plot_curves, plot_pairs
 from ctx2static.study.layout import StudyLayout, read_record
-from ctx2static.study.schema import ReportSpec, Study
+from ctx2static.study.schema import ReportSpec, Study, StudyResults
 from ctx2static.vectors import Vectors
 
 
@@ -70,44 +71,54 @@ def neighbour_lines(spec: ReportSpec, vectors: Mapping[str, Vectors]) -> list[st
 
 
 def timing_lines(study: Study, layout: StudyLayout, vectors: Mapping[str, Vectors]) -> list[str]:
-    """Seconds of every step (as last run) and the training throughput."""
+    """Seconds and peak memory of every step (as last run) and the training throughput."""
     rows, total = [], 0.0
+
+    def row(step: str, rec: Mapping[str, object], train: object = None, rate: str = "") -> None:
+        nonlocal total
+        seconds = float(rec.get("seconds", 0.0))  # type: ignore[arg-type]
+        total += seconds
+        peak = rec.get("peak_rss_mb")
+        trained = "" if train is None else f"{float(train):,.1f}"  # type: ignore[arg-type]
+        rows.append([step, f"{seconds:,.1f}", "" if peak is None else f"{peak:,}", trained, rate])
+
     for name in study.teachers:
         rec = read_record(layout.cache_record(name))
         if "seconds" in rec:
-            total += rec["seconds"]
-            rows.append(
-                [f"extract {name}", f"{rec['seconds']:,.1f}", "", f"{rec['teacher_tokens_per_s']:,} teacher"]
-            )
+            row(f"extract {name}", rec, rate=f"{rec['teacher_tokens_per_s']:,} teacher")
     students = {s.name for s in study.students}
+    references = {r.name for r in study.references}
     for name, v in vectors.items():
-        seconds = v.meta.get("study", {}).get("seconds", 0.0)
-        total += seconds
+        rec = v.meta.get("study", {})
         if name in students:
-            rate = f"{v.meta.get('tokens_per_second', 0):,} corpus"
-            rows.append(
-                [f"student {name}", f"{seconds:,.1f}", f"{v.meta.get('train_seconds', 0):,.1f}", rate]
+            row(
+                f"student {name}",
+                rec,
+                v.meta.get("train_seconds", 0),
+                f"{v.meta.get('tokens_per_second', 0):,} corpus",
             )
+        elif name in references:  # training seconds: as its file records them, if it does
+            row(f"reference {name}", rec, v.meta.get("train_seconds"))
         else:
-            rows.append([f"retrofit {name}", f"{seconds:,.1f}", "", ""])
+            row(f"retrofit {name}", rec)
     for name in vectors:
-        seconds = read_record(layout.scores(name)).get("seconds", 0.0)
-        total += seconds
-        rows.append([f"eval {name}", f"{seconds:,.1f}", "", ""])
-    rows.append(["**total**", f"**{total:,.1f}**", "", ""])
-    header = ["step", "seconds", "training seconds", "tokens/s (x epochs)"]
+        row(f"eval {name}", read_record(layout.scores(name)))
+        row(f"eval {name} (common items)", read_record(layout.scores(name, common=True)))
+    rows.append(["**total**", f"**{total:,.1f}**", "", "", ""])
+    header = ["step", "seconds", "peak RSS (MiB)", "training seconds", "tokens/s (x epochs)"]
     return [
         *_md_table(header, rows),
         "",
-        "Seconds as last run (a skipped step keeps the time it took when it ran); a student's seconds "
+        "Seconds and peak resident memory of the process during the step, as last run (a skipped step "
+        "keeps what it measured when it ran; memory kept from earlier steps counts); a student's seconds "
         "include reading the corpus or cache, its training seconds only the fit.",
     ]
 
 
 def cache_lines(study: Study, layout: StudyLayout) -> list[str]:
-    """Bytes per signal and per corpus token of every teacher cache."""
+    """Bytes per signal and per corpus token of every teacher cache (shards, and what is stored once)."""
     from ctx2static.cache import Cache
-    from ctx2static.cache.info import signal_bytes
+    from ctx2static.cache.info import once_bytes, signal_bytes
 
     lines: list[str] = []
     for name in study.teachers:
@@ -118,45 +129,63 @@ def cache_lines(study: Study, layout: StudyLayout) -> list[str]:
         n_words = int(cache.manifest.get("totals", {}).get("n_words", 0))
         n_sent = int(cache.manifest.get("totals", {}).get("n_sentences", 0))
         rows = [
-            [key, f"{size:,}", f"{size / max(n_words, 1):,.1f}"] for key, size in signal_bytes(cache).items()
+            [key, part, f"{size:,}", f"{size / max(n_words, 1):,.1f}"]
+            for part, sizes in [("shards", signal_bytes(cache)), ("once per cache", once_bytes(cache))]
+            for key, size in sizes.items()
         ]
         disk = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
-        rows.append(["**all files**", f"**{disk:,}**", f"**{disk / max(n_words, 1):,.1f}**"])
+        rows.append(["**all files**", "", f"**{disk:,}**", f"**{disk / max(n_words, 1):,.1f}**"])
         lines += [
             f"**{name}** ({study.teachers[name].model}): {n_sent:,} sentences, {n_words:,} corpus tokens, "
             f"{cache.n_shards} shards",
             "",
-            *_md_table(["signal", "bytes", "bytes/token"], rows),
+            *_md_table(["signal", "stored", "bytes", "bytes/token"], rows),
             "",
         ]
     return lines or ["No teacher cache in this study."]
 
 
-def write_report(study: Study, layout: StudyLayout, results: Mapping[str, Sequence[Score]]) -> None:
-    """Write ``out/report.md`` and its figures from the study's outputs in ``out``; return its path."""
+def write_report(study: Study, layout: StudyLayout, results: StudyResults) -> None:
+    """Write ``report.md`` and its figures from the study's outputs and their scores."""
     vectors = {name: Vectors.load(layout.vectors(name), mmap=True) for name in study.outputs}
     spec = study.report
     corpus = ", ".join(p.name for p in study.corpus.files)
     teachers = "; ".join(
         f"{t.name} = {t.model} ({_changed(t.extract.changed())})" for t in study.teachers.values()
     )
+    references = "".join(f" Reference (not trained): {r.name} = {r.vectors}." for r in study.references)
     lines = [
         f"# Study report: {study.path.name}",
         "",
         f"Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Corpus: {corpus}. "
-        f"Teachers: {teachers or 'none'}. Outputs are in vectors/, scores in eval/, the study in study.toml.",
+        f"Teachers: {teachers or 'none'}.{references} "
+        "Outputs are in vectors/, scores in eval/, the study in study.toml.",
         "",
         "## Results",
         "",
-        format_markdown(results, notes(study.eval.analogy_config)),
+        "Every output scored on the items that all outputs cover (so the columns compare like with "
+        "like); 'common' is that share of each benchmark, each cell's percentage the output's own "
+        "coverage.",
+        "",
+        format_markdown(
+            results.common,
+            notes(study.eval.analogy_config, common=True, downstream=study.eval.downstream),
+            results.own,
+        ),
+        "### Each output on the items it covers",
+        "",
+        "The same outputs, each on every item its vocabulary covers (as `cli.py eval` scores one file "
+        "alone); scores on different items do not compare across columns.",
+        "",
+        format_markdown(results.own, notes(study.eval.analogy_config, downstream=study.eval.downstream)),
         "## Against the plain baselines",
         "",
     ]
-    header, rows = delta_table(study, results)
+    header, rows = delta_table(study, results.common)
     if len(header) > 2:
         lines += [
-            "Score of each output minus its baseline (a retrofit against its input), in points x100. "
-            "Outputs with different vocabularies are scored on different items: see the coverage above.",
+            "Score of each output minus its baseline (a retrofit against its input), in points x100, on "
+            "the items all outputs cover.",
             "",
             *_md_table(header, rows, 2),
             "",

@@ -1,33 +1,50 @@
-"""Running a study: extract -> fit-student (each) -> retrofit -> eval -> report, skipping what is done.
+"""Running a study: extract -> fit-student (each) -> references -> retrofit -> eval -> report.
 
 Each output records its *provenance*: a hash of its step's configuration and of the provenance of
 everything upstream, the seconds it took and when it was written. A rerun skips every step whose
 output records the hash it would have now, so changing one student's option redoes that student
 and what depends on it, and a rerun after a crash (or after adding a student) costs only the
-missing work. The output folder's layout is :class:`~ctx2static.study.layout.StudyLayout`.
+missing work. References (vectors made elsewhere) are copied in, keyed by their files' content,
+and evaluated like the outputs. The output folder's layout is
+:class:`~ctx2static.study.layout.StudyLayout`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ctx2static.errors import UserError
+from ctx2static.eval.benchmarks import Benchmark
 from ctx2static.eval.results import Score
-from ctx2static.fileio import atomic_write, sha256_file, write_json
+from ctx2static.fileio import atomic_write, folder_lock, sha256_file, write_json
+from ctx2static.memory import PeakRss
 from ctx2static.study.layout import StudyLayout, read_record
-from ctx2static.study.schema import RetrofitRun, StudentRun, Study, TeacherSpec
+from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, StudyResults, TeacherSpec
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def measured() -> Iterator[dict[str, float]]:
+    """Time a step and sample its peak resident memory; the dict is filled when the block ends."""
+    step: dict[str, float] = {}
+    start = time.perf_counter()
+    with PeakRss() as peak:
+        yield step
+    step.update(seconds=round(time.perf_counter() - start, 2), peak_rss_mb=round(peak.megabytes))
 
 
 def digest(obj: Any) -> str:
@@ -79,17 +96,16 @@ class StudyRunner:
             log.info("redo extract %s: its configuration changed; removing %s", name, folder)
             shutil.rmtree(folder)
         manifest = read_manifest(folder) if folder.is_dir() else None
-        if manifest is not None and manifest.get("complete"):
+        if manifest is not None and manifest.get("complete") and _intact(folder):
             log.info("skip extract %s: %s is complete", name, folder)
             return folder
         t = self.study.teachers[name]
         log.info("run extract %s: teacher %s -> %s%s", name, t.model, folder, " (resuming)" * bool(manifest))
         write_json(record, {"hash": h})
-        start = time.perf_counter()
-        m = self._extract(t, folder)
-        seconds = time.perf_counter() - start
+        with measured() as step:
+            m = self._extract(t, folder)
         rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
-        write_json(record, {"hash": h, "seconds": round(seconds, 2), "teacher_tokens_per_s": round(rate)})
+        write_json(record, {"hash": h, **step, "teacher_tokens_per_s": round(rate)})
         return folder
 
     def _extract(self, t: TeacherSpec, folder: Path) -> dict[str, Any]:
@@ -135,22 +151,36 @@ class StudyRunner:
         h = digest({"student": s.student, "config": s.config.to_dict(), "input": upstream})
         if self.is_up_to_date(s.name, h, f"student {s.name} ({s.student})"):
             return
-        if s.teacher:
-            cache = self.ensure_cache(s.teacher)  # extract has its own row in the timings
-            vectors = fit_cache_student(s.student, cache, s.config)
-        else:
-            c = self.study.corpus
-            vectors = fit_text_student(s.student, Corpus(list(c.files), c.text), c.vocab, s.config)
-        self.save(s.name, vectors, h, vectors.meta["seconds"])
+        cache = self.ensure_cache(s.teacher) if s.teacher else None  # extract has its own row
+        with measured() as step:
+            if cache is not None:
+                vectors = fit_cache_student(s.student, cache, s.config)
+            else:
+                c = self.study.corpus
+                vectors = fit_text_student(s.student, Corpus(list(c.files), c.text), c.vocab, s.config)
+        self.save(s.name, vectors, h, step)
 
-    def save(self, name: str, vectors: Vectors, h: str, seconds: float) -> None:
-        """Write output ``name`` with its provenance: the step's hash, seconds and when it was written.
+    def reference(self, r: Reference) -> None:
+        """Copy reference ``r`` into the study's vectors (its provenance: the content of its files)."""
+        if r.vectors.is_dir():
+            files = sorted(p for p in r.vectors.iterdir() if p.is_file())
+        else:  # a vectors file and its sidecar (metadata, counts)
+            files = [r.vectors, r.vectors.with_name(r.vectors.name + ".meta.json")]
+        h = digest({"reference": [[p.name, sha256_file(p)] for p in files if p.is_file()]})
+        if self.is_up_to_date(r.name, h, f"reference {r.name}"):
+            return
+        with measured() as step:
+            vectors = Vectors.load(r.vectors)
+        self.save(r.name, vectors, h, step)
+
+    def save(self, name: str, vectors: Vectors, h: str, step: dict[str, float]) -> None:
+        """Write output ``name`` with its provenance: the step's hash, seconds, peak memory, and when.
 
         Later steps hash the provenance, so a retrained input (even with the same configuration,
         after its folder was deleted) redoes its retrofits and evaluations.
         """
         written = datetime.now(timezone.utc).isoformat(timespec="microseconds")  # unique per write
-        self.provenance[name] = {"hash": h, "seconds": round(seconds, 2), "written": written}
+        self.provenance[name] = {"hash": h, **step, "written": written}
         vectors.meta["study"] = self.provenance[name]
         vectors.save(self.layout.vectors(name))
 
@@ -168,57 +198,108 @@ class StudyRunner:
         )
         if self.is_up_to_date(r.name, h, f"retrofit {r.name}"):
             return
-        start = time.perf_counter()
-        vectors = Vectors.load(self.layout.vectors(r.vectors))
-        result, _ = retrofit_vectors(vectors, r.lexicons, r.config, r.antonyms)
-        self.save(r.name, result, h, time.perf_counter() - start)
+        with measured() as step:
+            vectors = Vectors.load(self.layout.vectors(r.vectors))
+            result, _ = retrofit_vectors(vectors, r.lexicons, r.config, r.antonyms)
+        self.save(r.name, result, h, step)
 
-    def evaluate(self, name: str) -> list[Score]:
-        """Scores of output ``name``, read back when its eval file matches, else computed."""
-        from ctx2static.eval import evaluate, load_benchmarks
+    @property
+    def benchmarks(self) -> list[Benchmark]:
+        """The study's benchmarks, read once."""
+        from ctx2static.eval import load_benchmarks
+
+        if self._benchmarks is None:
+            spec = self.study.eval
+            self._benchmarks = load_benchmarks(spec.families, spec.extra(), bundled=True, tasks=spec.tasks)
+        return self._benchmarks
+
+    def common_items(self) -> dict[str, np.ndarray]:
+        """Per benchmark, the items every output of the study covers."""
+        from ctx2static.eval.suite import common_items
+
+        outputs = (Vectors.load(self.layout.vectors(n), mmap=True) for n in self.study.outputs)
+        return common_items(outputs, self.benchmarks, self.study.eval.analogy_config)
+
+    def evaluate(self, name: str, only: Mapping[str, np.ndarray] | None = None) -> list[Score]:
+        """Scores of output ``name`` (on the ``only`` items when given), read back when up to date."""
+        from ctx2static.eval import evaluate
+        from ctx2static.eval.downstream import ProbeConfig
 
         spec = self.study.eval
         key = {
             "families": [f.value for f in spec.families],
+            **(
+                {"downstream": [t.value for t in spec.tasks], "probes": ProbeConfig().to_dict()}
+                if spec.downstream
+                else {}
+            ),
             "extra": {f.value: [[str(p), sha256_file(p)] for p in ps] for f, ps in spec.extra().items()},
             "analogy": spec.analogy_config.to_dict(),
+            "only": None
+            if only is None
+            else {k: digest(np.flatnonzero(m).tolist()) for k, m in only.items()},
         }
         h = digest({"vectors": self.provenance[name], "eval": key})
-        path = self.layout.scores(name)
+        path = self.layout.scores(name, common=only is not None)
+        what = f"eval {name}" + " (common items)" * (only is not None)
         rec = read_record(path)
         if rec.get("hash") == h:
-            log.info("skip eval %s: %s is up to date", name, path)
+            log.info("skip %s: %s is up to date", what, path)
             return [Score.from_json(d) for d in rec["scores"]]
-        log.info("run eval %s", name)
-        if self._benchmarks is None:
-            self._benchmarks = load_benchmarks(spec.families, spec.extra(), bundled=True)
-        start = time.perf_counter()
-        scores = evaluate(Vectors.load(self.layout.vectors(name)), self._benchmarks, spec.analogy_config)
-        seconds = round(time.perf_counter() - start, 2)
-        write_json(path, {"hash": h, "seconds": seconds, "scores": [s.to_json() for s in scores]})
+        log.info("run %s", what)
+        with measured() as step:
+            scores = evaluate(
+                Vectors.load(self.layout.vectors(name)), self.benchmarks, spec.analogy_config, only
+            )
+        write_json(path, {"hash": h, **step, "scores": [s.to_json() for s in scores]})
         return scores
 
 
-def run_study(study: Study, out: str | Path) -> dict[str, list[Score]]:
+def _intact(folder: Path) -> bool:
+    """Whether every file of the cache in ``folder`` matches its checksum (else extract repairs it)."""
+    from ctx2static.cache import Cache
+
+    try:
+        Cache.open(folder).verify_for(["attention"])
+    except UserError as exc:
+        log.warning("repair extract: %s", exc)
+        return False
+    return True
+
+
+def run_study(study: Study, out: str | Path) -> StudyResults:
     """Run every step of ``study`` into ``out`` that is not up to date; write results.md and report.md.
 
-    Returns the scores of every output (students first, then retrofits).
+    Every output is scored twice: on the items it covers, and on the items every output covers
+    (the fair comparison, the report's main table). Outputs are in the study's order. The folder
+    is locked while the study runs: a second run into it is a one-line error naming the first.
     """
+    layout = StudyLayout(Path(out))
+    with folder_lock(layout.root, "study"):
+        return _run(study, layout)
+
+
+def _run(study: Study, layout: StudyLayout) -> StudyResults:
     from ctx2static.eval.results import write_markdown
-    from ctx2static.eval.suite import notes
+    from ctx2static.eval.suite import notes, with_downstream
     from ctx2static.study.report import write_report  # matplotlib loads only here
 
-    layout = StudyLayout(Path(out))
-    layout.root.mkdir(parents=True, exist_ok=True)
     with atomic_write(layout.study_toml, "w", encoding="utf-8") as fh:
         fh.write(study.path.read_text(encoding="utf-8"))
     runner = StudyRunner(study, layout)
     for s in study.students:
         runner.fit(s)
+    for ref in study.references:
+        runner.reference(ref)
     for r in study.retrofits:
         runner.retrofit(r)
-    results: Mapping[str, list[Score]] = {name: runner.evaluate(name) for name in study.outputs}
-    write_markdown(layout.results, results, notes(study.eval.analogy_config))
+    own = {name: runner.evaluate(name) for name in study.outputs}
+    common = runner.common_items()
+    results = StudyResults(
+        {name: with_downstream(runner.evaluate(name, common), own[name]) for name in study.outputs}, own
+    )
+    lines = notes(study.eval.analogy_config, common=True, downstream=study.eval.downstream)
+    write_markdown(layout.results, results.common, lines, own)
     write_report(study, layout, results)
     log.info("report: %s", layout.report)
-    return dict(results)
+    return results

@@ -1,4 +1,4 @@
-"""What a study is: corpus, teachers, student runs, retrofits, evaluation and report, as read from TOML.
+"""What a study is: corpus, teachers, student runs, references, retrofits, evaluation and report (TOML).
 
 Every option inside is one of the stage configs (:class:`CorpusConfig`, :class:`VocabConfig`,
 :class:`TeacherConfig`, :class:`ExtractConfig`, a student's ``Config``, :class:`RetrofitConfig`,
@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import Family
+from ctx2static.eval.benchmarks import INTRINSIC, Family
+from ctx2static.eval.downstream import Task
+from ctx2static.eval.results import Score
 from ctx2static.options import Options, Rule, opt
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
@@ -52,6 +54,14 @@ class StudentRun:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """Vectors made elsewhere (a peer's model): evaluated and reported like the outputs, never trained."""
+
+    name: str
+    vectors: Path
+
+
+@dataclass(frozen=True)
 class RetrofitRun:
     """Retrofit the vectors named ``vectors`` to ``lexicons`` (and ``antonyms``); the output is ``name``."""
 
@@ -66,11 +76,17 @@ class RetrofitRun:
 class EvalSpec:
     """Which benchmarks every vectors output is scored on (bundled families plus extra files)."""
 
-    families: tuple[Family, ...] = tuple(Family)
+    families: tuple[Family, ...] = INTRINSIC
+    tasks: tuple[Task, ...] = tuple(Task)  # the downstream tasks run when the family is listed
     similarity: tuple[Path, ...] = ()
     analogy: tuple[Path, ...] = ()
     categorization: tuple[Path, ...] = ()
     analogy_config: AnalogyConfig = field(default_factory=AnalogyConfig)
+
+    @property
+    def downstream(self) -> bool:
+        """Whether the downstream family runs."""
+        return Family.DOWNSTREAM in self.families
 
     def extra(self) -> dict[Family, tuple[Path, ...]]:
         """The extra benchmark files by family."""
@@ -109,19 +125,30 @@ class Study:
     retrofits: tuple[RetrofitRun, ...] = ()
     eval: EvalSpec = field(default_factory=EvalSpec)
     report: ReportSpec = field(default_factory=ReportSpec)
+    references: tuple[Reference, ...] = ()
 
     @property
     def outputs(self) -> list[str]:
-        """Names of every vectors output, students first, in the file's order."""
-        return [s.name for s in self.students] + [r.name for r in self.retrofits]
+        """Names of every vectors output: students, references, retrofits, each in the file's order."""
+        return [x.name for x in (*self.students, *self.references, *self.retrofits)]
 
     def baseline(self, name: str) -> str | None:
         """The vectors ``name`` is compared with: a retrofit's input, a student's plain counterpart."""
         for r in self.retrofits:
             if r.name == name:
                 return r.vectors
-        run = next(s for s in self.students if s.name == name)
+        run = next((s for s in self.students if s.name == name), None)
+        if run is None:  # a reference
+            return None
         if run.baseline is not None:
             return run.baseline
         plain = spec(run.student).baseline
         return next((s.name for s in self.students if s.student == plain), None)
+
+
+@dataclass(frozen=True)
+class StudyResults:
+    """Every output's scores on the items all outputs cover (``common``) and on its own (``own``)."""
+
+    common: dict[str, list[Score]]
+    own: dict[str, list[Score]]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ctx2static.cache.writer import CacheWriter
+from ctx2static.cache.writer import CacheWriter, WordSums
 from ctx2static.text.vocab import Vocab
 
 
@@ -26,8 +26,10 @@ def write_cache(
 ) -> Path:
     """A cache of ``sentences`` (word ids, -1 = OOV) with the given per-sentence/occurrence arrays.
 
-    Without ``vocab_tables`` the word/token tables are zeros; without ``token_words`` the teacher
-    token table is empty; ``finish=False`` leaves the cache as a killed extract would (no tables).
+    The per-word sums are those of ``occ_vec`` (without it, each occurrence counts as its
+    sentence's ``sent_ctx`` row). Without ``vocab_tables`` the word/token tables are zeros; without
+    ``token_words`` the teacher token table is empty; ``finish=False`` leaves the cache as a killed
+    extract would (no tables).
     """
     flat = np.concatenate([np.asarray(s, dtype=np.int64) for s in sentences])
     counts = np.bincount(flat[flat >= 0], minlength=len(words))
@@ -48,13 +50,17 @@ def write_cache(
             "sent_offsets": np.concatenate([[0], np.cumsum([len(s) for s in sents])]).astype(np.int64),
             "word_ids": ids,
             "word_aligned": np.ones(len(ids), dtype=bool),
-            "sent_ctx": sent_ctx[s0 : s0 + len(sents)].astype(np.float32),
+            "sent_ctx": sent_ctx[s0 : s0 + len(sents)].astype(np.float16),
         }
         if para_ctx is not None:
-            arrays["para_ctx"] = para_ctx[s0 : s0 + len(sents)].astype(np.float32)
+            arrays["para_ctx"] = para_ctx[s0 : s0 + len(sents)].astype(np.float16)
         n_occ = int((ids >= 0).sum())
         if occ_vec is not None:
             arrays["occ_vec"] = occ_vec[occ_base : occ_base + n_occ].astype(np.float16)
+            vectors = arrays["occ_vec"].astype(np.float32)
+        else:
+            sent_of = np.repeat(np.arange(len(sents)), [len(s) for s in sents])[ids >= 0]
+            vectors = arrays["sent_ctx"][sent_of].astype(np.float32)
         if topk is not None:
             arrays["topk_ids"] = topk[0][occ_base : occ_base + n_occ].astype(np.int32)
             arrays["topk_scores"] = topk[1][occ_base : occ_base + n_occ].astype(np.float32)
@@ -65,7 +71,7 @@ def write_cache(
             rows["occ"] = (rows["occ"] - occ_base).astype(np.int32)
         occ_base += n_occ
         stats = {"n_sentences": len(sents), "n_words": len(ids), "n_occurrences": n_occ}
-        writer.add_shard(arrays, rows, stats)
+        writer.add_shard(arrays, rows, stats, WordSums.of(ids[ids >= 0], vectors))
     if finish:
         dim = sent_ctx.shape[1]
         zeros = np.zeros((len(words), dim), np.float32)

@@ -2,15 +2,12 @@
 differences, a toy vocabulary where the answer is known, the CLI and study paths."""
 
 import itertools
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from click.testing import CliRunner
 
-from ctx2static.cli import cli
+from ctx2static.composer import Composer
 from ctx2static.errors import UserError
 from ctx2static.retrofit.attract_repel import (
     ATTRACT,
@@ -217,10 +214,26 @@ def test_ridge_map_recovers_a_linear_map_and_tends_to_identity():
     np.testing.assert_allclose(fit_map(x0, x0 @ a, 0.0), a, atol=1e-10)
     np.testing.assert_allclose(fit_map(x0, x0 @ a, 1e9), np.eye(5), atol=1e-5)
     # words that were not moved get q0 M; with nothing moved the vectors are returned as they were
-    q, info = propagate(x0, x0 @ a, np.arange(200) < 150, 0.0)
+    q, info, m = propagate(x0, x0 @ a, np.arange(200) < 150, 0.0)
     np.testing.assert_allclose(q[150:], x0[150:] @ a, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(m, a, atol=1e-8)
     assert info["fitted_on"] == 150 and info["fit_cosine"] == pytest.approx(1.0)
-    assert np.array_equal(propagate(x0, x0, np.zeros(200, bool), 1.0)[0], x0.astype(np.float32))
+    q, info, m = propagate(x0, x0, np.zeros(200, bool), 1.0)
+    assert np.array_equal(q, x0.astype(np.float32)) and np.array_equal(m, np.eye(5))
+
+
+def test_the_composer_stays_and_propagate_maps_it(tmp_path):
+    v, syn, ant = _toy(tmp_path)
+    rows = np.random.default_rng(2).normal(size=(7, 6)).astype(np.float16)
+    v.composer = Composer(rows, "{}", True)
+    cfg = RetrofitConfig(method=AR, batch_size=3, epochs=10)
+    plain, _ = retrofit_vectors(v, [syn], cfg, [ant])
+    assert np.array_equal(plain.composer.rows, rows)  # unknown words do not move, as the loners
+    spread, _ = retrofit_vectors(v, [syn], RetrofitConfig(**{**cfg.to_dict(), "propagate": True}), [ant])
+    m = fit_map(v.unit()[:9], plain.matrix[:9], cfg.ridge)
+    assert spread.composer.rows.dtype == np.float16 and not np.allclose(spread.composer.rows, rows)
+    np.testing.assert_allclose(spread.composer.rows, rows.astype(np.float64) @ m, rtol=2e-3, atol=2e-3)
+    assert v.composer.rows is rows  # the input's composer is left as it was
 
 
 def test_propagate_works_for_faruqui_too(tmp_path):
@@ -242,79 +255,59 @@ def test_bundled_antonyms():
     assert len(pairs) == 6161 and "bad" in pairs["good"] and "good" in pairs["bad"]
 
 
-def test_cli_end_to_end(tmp_path):
+def test_cli_end_to_end(tmp_path, cli_main):
     v, syn, ant = _toy(tmp_path)
     v.save(tmp_path / "in.txt")
     out = tmp_path / "out.txt"
-    args = ["retrofit", str(tmp_path / "in.txt"), "-l", str(syn), "--antonyms", str(ant), "-o", str(out)]
-    r = CliRunner().invoke(cli, [*args, "--method", "attract-repel", "--batch-size", "2", "--epochs", "3"])
-    assert r.exit_code == 0, r.output
-    assert "cost" in r.output and "9 of 11 words moved" in r.output
+    args = [
+        "retrofit",
+        tmp_path / "in.txt",
+        "-l",
+        syn,
+        "--antonyms",
+        ant,
+        "-o",
+        out,
+        "--method",
+        "attract-repel",
+    ]
+    code, _, err = cli_main(*args, "--batch-size", "2", "--epochs", "3")
+    assert code == 0, err
+    assert "cost" in err and "9 of 11 words moved" in err
     res = Vectors.load(out)
     entry = res.meta["retrofit"][-1]
     assert entry["antonyms"] == [str(ant)] and len(entry["objective"]) == 4
     assert entry["config"]["batch_size"] == 2 and entry["config"]["delta_att"] == 0.6
     assert np.allclose(res["table"], v.unit()[v.index["table"]], atol=1e-6)  # text format rounds
-    r = CliRunner().invoke(cli, [*args, "--method", "attract-repel", "--propagate"])
-    assert r.exit_code == 0 and "propagate: map fitted on 9 words" in r.output
+    code, _, err = cli_main(*args, "--propagate")
+    assert code == 0 and "propagate: map fitted on 9 words" in err
 
 
 @pytest.mark.parametrize(
     "content,method,expected",
     [
-        (None, "attract-repel", "no such lexicon file"),
+        (
+            None,
+            "attract-repel",
+            "nope.txt: no such lexicon file; give a path or one of: wordnet, wordnet-antonyms",
+        ),
         (b"happy sad\n\x00x y\n", "attract-repel", "line 2"),
         (b"\xff\xfe bad\n", "attract-repel", "UTF-8"),
         (b"happy sad\n", "faruqui", "attract-repel only"),
     ],
 )
-def test_bad_antonym_file_is_one_line_error(tmp_path, content, method, expected):
+def test_bad_antonym_file_is_one_line_error(tmp_path, cli_main, content, method, expected):
     v, syn, _ = _toy(tmp_path)
     v.save(tmp_path / "in.txt")
-    ant = tmp_path / "bad.txt"
+    ant = tmp_path / "nope.txt"
     if content is not None:
         ant.write_bytes(content)
-    args = [
-        "retrofit",
-        str(tmp_path / "in.txt"),
-        "-l",
-        str(syn),
-        "-a",
-        str(ant),
-        "-o",
-        str(tmp_path / "o.txt"),
-    ]
-    r = CliRunner().invoke(cli, [*args, "--method", method])
-    assert isinstance(r.exception, UserError) and expected in str(r.exception)
-    assert "\n" not in str(r.exception) and not (tmp_path / "o.txt").exists()
-
-
-def test_bad_antonym_file_prints_one_error_line(tmp_path):
-    v, _, _ = _toy(tmp_path)
-    v.save(tmp_path / "in.txt")
-    args = [
-        "retrofit",
-        "in.txt",
-        "-l",
-        "syn.txt",
-        "-a",
-        "nope.txt",
-        "-o",
-        "o.txt",
-        "--method",
-        "attract-repel",
-    ]
-    run = subprocess.run(
-        [sys.executable, "-m", "ctx2static.cli", *args],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 2
-    bundled = "wordnet, wordnet-antonyms"
-    assert run.stderr.endswith(f"error: nope.txt: no such lexicon file; give a path or one of: {bundled}\n")
-    assert "Traceback" not in run.stderr
+    code, _, err = cli_main("retrofit", tmp_path / "in.txt", "-l", syn, "-a", ant, "-o", tmp_path / "o.txt",
+                            "--method", method)  # fmt: skip
+    assert code == 2 and "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and expected in lines[0], err
+    assert not (tmp_path / "o.txt").exists()
 
 
 def test_study_reads_antonyms(tmp_path):
@@ -332,3 +325,13 @@ def test_study_reads_antonyms(tmp_path):
     study.write_text(head + 'method = "attract-repel"\nantonyms = ["missing.txt"]\n')
     with pytest.raises(UserError, match=r"retrofit\[0\].antonyms: missing.txt: no such lexicon file"):
         load_study(study)
+
+
+def test_api_passes_antonyms(tmp_path):
+    from ctx2static import api
+
+    v, syn, ant = _toy(tmp_path)
+    out = api.retrofit(v, str(syn), antonyms=str(ant), method="attract-repel", batch_size=3, epochs=10)
+    direct, _ = retrofit_vectors(v, [syn], RetrofitConfig(method=AR, batch_size=3, epochs=10), [ant])
+    assert out.meta["retrofit"][-1]["antonyms"] == [str(ant)]
+    np.testing.assert_array_equal(out.matrix, direct.matrix)

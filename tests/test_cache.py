@@ -13,12 +13,11 @@ from ctx2static.cache.writer import write_h5
 from ctx2static.cli import cli
 from ctx2static.errors import UserError
 
-sys.path.insert(0, str(Path(__file__).parent))
-import tiny_models as tm
+from . import tiny_models as tm
 
 
 @pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory):
+def cache_dir(tmp_path_factory, tiny_models):
     from ctx2static.pipeline.config import ExtractConfig
     from ctx2static.pipeline.extract import extract
     from ctx2static.pipeline.teacher import Teacher
@@ -29,7 +28,7 @@ def cache_dir(tmp_path_factory):
     corpus_file = root / "c.txt"
     corpus_file.write_text("\n".join(tm.SENTENCES) + "\n")
     corpus = Corpus([corpus_file])
-    teacher = Teacher.load(str(tm.save_tiny_bert(root / "bert")))
+    teacher = Teacher.load(str(tiny_models["bert"]))
     cfg = ExtractConfig(shard_size=4, max_length=10, vectors=True, topk=2, attention=2)
     extract(corpus, Vocab.build(corpus, VocabConfig(min_count=2)), teacher, root / "cache", cfg)
     return root / "cache"
@@ -55,6 +54,34 @@ def test_shard_arrays_are_consistent_with_the_manifest(cache_dir):
     only = cache.shard(0, keys=["sent_ctx"])
     assert set(only.arrays) == {"sent_ctx", "sent_para", "sent_offsets", "word_ids", "word_aligned"}
     assert only.attention is None
+
+
+def test_word_sums_are_the_sums_of_the_occurrence_vectors(cache_dir):
+    cache = Cache.open(cache_dir)
+    sums, counts = cache.word_sums()
+    want = np.zeros_like(sums)
+    seen = np.zeros_like(counts)
+    for shard in cache.shards(["occ_vec"]):
+        ids = shard["word_ids"][shard.occurrences()]
+        np.add.at(want, ids, shard["occ_vec"].astype(np.float64))
+        np.add.at(seen, ids, 1)
+    np.testing.assert_array_equal(counts, seen)
+    np.testing.assert_allclose(sums, want, rtol=2e-3, atol=2e-3)  # occ_vec is stored in fp16
+    assert counts.sum() == cache.totals("n_occurrences") and counts[0] > 1
+
+
+def test_the_teacher_tokenizer_and_token_table_travel_with_the_cache(cache_dir, tiny_models):
+    from tokenizers import Tokenizer
+    from transformers import AutoModel, AutoTokenizer
+
+    cache = Cache.open(cache_dir)
+    tok = Tokenizer.from_str(cache.teacher_tokenizer())
+    ref = AutoTokenizer.from_pretrained(tiny_models["bert"])
+    assert tok.encode("unbelievably the cat").ids == ref("unbelievably the cat")["input_ids"]
+    table = cache.vocab_arrays()["teacher_token_emb"]
+    emb = AutoModel.from_pretrained(tiny_models["bert"]).get_input_embeddings().weight.detach().numpy()
+    assert table.dtype == np.float16 and table.shape == emb.shape
+    np.testing.assert_allclose(table, emb, rtol=1e-3, atol=1e-3)
 
 
 def test_reader_needs_no_torch(cache_dir):
@@ -105,7 +132,7 @@ def test_open_without_manifest_is_a_user_error(tmp_path):
 
 
 def test_unfinished_cache_names_the_missing_final_file(tmp_path):
-    from synthetic_cache import write_cache
+    from .synthetic_cache import write_cache
 
     cache = Cache.open(write_cache(tmp_path / "c", ["a", "b"], [[0, 1]], 4, np.zeros((1, 2)), finish=False))
     with pytest.raises(UserError, match="no vocab.h5 yet.*re-run the same extract"):

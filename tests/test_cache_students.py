@@ -1,6 +1,3 @@
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -10,8 +7,7 @@ from ctx2static.students import x2static
 from ctx2static.students.cache_input import Init
 from ctx2static.students.registry import fit_cache_student
 
-sys.path.insert(0, str(Path(__file__).parent))
-from synthetic_cache import write_cache
+from .synthetic_cache import write_cache
 
 WORDS = ["a0", "a1", "a2", "a3", "b0", "b1", "b2", "b3", "oov-ish"]
 
@@ -52,7 +48,7 @@ def test_token_and_word_tables(tmp_path):
 def test_missing_signal_names_the_extract_flag(tmp_path):
     folder = write_cache(tmp_path / "c", ["x"], [[0]], 4, np.zeros((1, 4)))
     with pytest.raises(UserError, match="needs the cache signal 'occ_vec'.*--vectors"):
-        fit_cache_student("ase", folder)
+        fit_cache_student("bert-sg", folder)
     with pytest.raises(UserError, match="needs the cache signal 'para_ctx'.*--paragraph"):
         fit_cache_student("x2static", folder, {"context": "para"})
     with pytest.raises(UserError, match="trains from a teacher cache; pass --cache"):
@@ -143,6 +139,18 @@ def test_teacher_init_projects_and_scales(tmp_path):
         teacher_init(cache, Init.TOKEN, 9)
 
 
+def test_a_start_table_wider_than_the_vocabulary_is_zero_padded(tmp_path):
+    from ctx2static.students.cache_input import teacher_init
+
+    word = np.random.default_rng(0).normal(size=(3, 8)).astype(np.float32)
+    tables = {"word_emb": word, "token_emb": word}
+    cache = Cache.open(
+        write_cache(tmp_path / "c", WORDS[:3], [[0, 1, 2]], 4, np.zeros((1, 8)), vocab_tables=tables)
+    )
+    start = teacher_init(cache, Init.WORD, 5)  # 3 words span 2 directions once centred
+    assert start.shape == (3, 5) and np.abs(start[:, 3:]).max() == 0 and np.abs(start[:, :2]).min() > 0
+
+
 def test_ase_init_averages_occurrences_and_auto_picks_it(tmp_path):
     from ctx2static.students.cache_input import teacher_init
 
@@ -157,12 +165,14 @@ def test_ase_init_averages_occurrences_and_auto_picks_it(tmp_path):
     want /= np.linalg.norm(want, axis=1).mean()
     np.testing.assert_allclose(teacher_init(with_vec, Init.ASE, 4), want, rtol=1e-6)
     np.testing.assert_allclose(teacher_init(with_vec, Init.AUTO, 4), want, rtol=1e-6)
-    no_vec = Cache.open(
-        write_cache(tmp_path / "b", WORDS[:3], sents, 4, np.zeros((2, 4)), vocab_tables=tables)
-    )
-    np.testing.assert_array_equal(teacher_init(no_vec, Init.AUTO, 4), teacher_init(no_vec, Init.WORD, 4))
-    with pytest.raises(UserError, match="--vectors"):
-        teacher_init(no_vec, Init.ASE, 4)
+    # without per-occurrence vectors the per-word sums still give ase (here each occurrence
+    # counts as its sentence's context row): w0 = s0, w1 = (s0 + s1) / 2, w2 = its word row
+    ctx = np.array([[4, 0, 0, 0], [0, 0, 2, 0]], np.float32)
+    no_vec = Cache.open(write_cache(tmp_path / "b", WORDS[:3], sents, 4, ctx, vocab_tables=tables))
+    assert "occ_vec" not in no_vec.signals
+    want = np.array([[4, 0, 0, 0], [2, 0, 1, 0], [8, 9, 10, 11]], dtype=np.float64)
+    want /= np.linalg.norm(want, axis=1).mean()
+    np.testing.assert_allclose(teacher_init(no_vec, Init.AUTO, 4), want, rtol=1e-6)
 
 
 def test_default_abtt_is_applied_to_the_trained_table(tmp_path):

@@ -1,20 +1,11 @@
-import subprocess
-import sys
-
 import pytest
 
 
-def run(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "ctx2static.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
-    )
-
-
-def test_help_lists_every_stage():
-    out = run("--help")
-    assert out.returncode == 0
+def test_help_lists_every_stage(cli_main):
+    code, out, _ = cli_main("--help")
+    assert code == 0
     for command in ("extract", "cache", "fit-student", "retrofit", "eval", "run", "export"):
-        assert command in out.stdout
+        assert command in out
 
 
 @pytest.mark.parametrize(
@@ -54,7 +45,7 @@ def test_help_lists_every_stage():
         ),
     ],
 )
-def test_bad_input_is_one_line_without_traceback(tmp_path, setup, args, message):
+def test_bad_input_is_one_line_without_traceback(tmp_path, monkeypatch, cli_main, setup, args, message):
     if setup == "empty":
         (tmp_path / "c.txt").write_text("\n\n")
     elif setup == "binary":
@@ -63,9 +54,10 @@ def test_bad_input_is_one_line_without_traceback(tmp_path, setup, args, message)
         (tmp_path / "c.txt").write_bytes("fine line\ncaf\xe9\n".encode("latin1"))
     elif setup == "ragged":
         (tmp_path / "v.txt").write_text("2 2\na 1 2\nb 1\n")
-    out = run(*args, cwd=tmp_path)
-    assert out.returncode == 2, out.stderr
-    assert "Traceback" not in out.stderr
-    lines = [line for line in out.stderr.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1 and message in lines[0], out.stderr
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli_main(*args)
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and message in lines[0], err
     assert not (tmp_path / "v.txt").exists() or setup == "ragged"

@@ -35,13 +35,13 @@ def test_two_vectors_side_by_side_table_json_markdown(files):
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     table = [re.split(r"\s{2,}", line.strip()) for line in result.stdout.splitlines()]
-    assert table[0] == ["benchmark", "metric", str(files / "good.txt"), str(files / "bad")]
-    rows = {tuple(r[:2]): r[2:] for r in table[2:]}
-    assert rows["ana", "3CosAdd acc"] == ["100.0 (50%)", "0.0 (50%)"]
-    assert rows["ana", "3CosMul acc"] == ["100.0 (50%)", "0.0 (50%)"]
+    assert table[0] == ["benchmark", "metric", "common", str(files / "good.txt"), str(files / "bad")]
+    rows = {tuple(r[:2]): r[2:] for r in table[2:]}  # same words: the common items are each one's own
+    assert rows["ana", "3CosAdd acc"] == ["50%", "100.0 (50%)", "0.0 (50%)"]
+    assert rows["ana", "3CosMul acc"] == ["50%", "100.0 (50%)", "0.0 (50%)"]
     # good: cosines 0, .51, .63 follow gold 1, 2, 3; bad: cosines 0, 0, -.44 -> ranks 2.5, 2.5, 1 -> -0.866
-    assert rows["sim", "spearman"] == ["100.0 (75%)", "-86.6 (75%)"]
-    assert rows["cat", "purity (Ward)"] == ["100.0 (75%)", "100.0 (75%)"]
+    assert rows["sim", "spearman"] == ["75%", "100.0 (75%)", "-86.6 (75%)"]
+    assert rows["cat", "purity (Ward)"] == ["75%", "100.0 (75%)", "100.0 (75%)"]
     assert "top N=5" in result.stdout and "Ward" in result.stdout
     data = json.loads((files / "out" / "r.json").read_text())
     assert data["config"]["analogy_top_n"] == 5
@@ -55,8 +55,8 @@ def test_two_vectors_side_by_side_table_json_markdown(files):
         "total": 4,
     }
     md = (files / "out" / "r.md").read_text().splitlines()
-    assert md[0] == f"| benchmark | metric | {files / 'good.txt'} | {files / 'bad'} |"
-    assert "| ana | 3CosAdd acc | 100.0 (50%) | 0.0 (50%) |" in md
+    assert md[0] == f"| benchmark | metric | common | {files / 'good.txt'} | {files / 'bad'} |"
+    assert "| ana | 3CosAdd acc | 50% | 100.0 (50%) | 0.0 (50%) |" in md
     assert not [p for p in (files / "out").iterdir() if p.name.startswith(".")]  # no temp files left
 
 
@@ -83,7 +83,21 @@ def test_family_choices_match_the_enum():
     assert list(family.type.choices) == [f.value for f in Family]
 
 
-def test_errors_are_one_line_naming_the_file(files):
+def test_files_with_different_words_are_compared_on_the_items_both_cover(files, cli_main):
+    small = ["man", "king", "queen"]  # no woman
+    Vectors(small, np.array(GOOD, dtype=np.float32)[[0, 1, 3]]).save(files / "small.txt")
+    base = ["eval", files / "good.txt", files / "small.txt", "--no-bundled"]
+    base += ["--similarity", files / "sim.txt"]
+    code, out, _ = cli_main(*base)
+    row = next(re.split(r"\s{2,}", line.strip()) for line in out.splitlines() if line.startswith("sim"))
+    # both cover man-king and king-queen (50% of the pairs); good alone also covers woman-queen (75%)
+    assert code == 0 and row[2:] == ["50%", "100.0 (75%)", "100.0 (50%)"]
+    code, out, _ = cli_main(*base, "--items", "own")
+    row = next(re.split(r"\s{2,}", line.strip()) for line in out.splitlines() if line.startswith("sim"))
+    assert code == 0 and row[2:] == ["100.0 (75%)", "100.0 (50%)"]
+
+
+def test_errors_are_one_line_naming_the_file(files, cli_main):
     (files / "broken.txt").write_text("a b c d\na b c\n")
     result = CliRunner().invoke(
         cli, ["eval", str(files / "good.txt"), "--analogy", str(files / "broken.txt")]
@@ -93,14 +107,9 @@ def test_errors_are_one_line_naming_the_file(files):
         str(result.exception)
         == f"{files / 'broken.txt'}: line 2 has 3 words; expected 'a b c d' (a:b :: c:d)"
     )
-    run = subprocess.run(
-        [sys.executable, "-m", "ctx2static.cli", "eval", str(files / "good.txt"), str(files / "missing.txt")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 2
-    assert run.stderr == f"error: {files / 'missing.txt'}: no such vectors file or folder\n"
+    code, _, err = cli_main("eval", files / "good.txt", files / "missing.txt")
+    assert code == 2
+    assert err == f"error: {files / 'missing.txt'}: no such vectors file or folder\n"
 
 
 def test_evaluation_does_not_import_torch(files):

@@ -49,18 +49,11 @@ def test_model2vec_keeps_case_when_the_vocabulary_has_upper_case(tmp_path):
     np.testing.assert_allclose(model.encode(["paris"])[0], [0.0, 1.0])
 
 
-def test_export_command(tmp_path, vectors):
-    import subprocess
-    import sys
-
+def test_export_command(tmp_path, vectors, cli_main):
     src = vectors.save(tmp_path / "v.txt")
-    args = [sys.executable, "-m", "ctx2static.cli", "export", str(src), "--format", "word2vec-bin"]
-    ok = subprocess.run(
-        [*args, "--out", str(tmp_path / "v.bin")], capture_output=True, text=True, timeout=120
-    )
-    assert ok.returncode == 0, ok.stderr
+    args = ["export", src, "--format", "word2vec-bin"]
+    code, _, err = cli_main(*args, "--out", tmp_path / "v.bin")
+    assert code == 0, err
     assert Vectors.load(tmp_path / "v.bin").words == vectors.words
-    bad = subprocess.run(
-        [*args, "--out", str(tmp_path / "w.txt")], capture_output=True, text=True, timeout=120
-    )
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "writes a .bin file" in bad.stderr
+    code, _, err = cli_main(*args, "--out", tmp_path / "w.txt")
+    assert code == 2 and err.count("\n") == 1 and "writes a .bin file" in err

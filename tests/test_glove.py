@@ -6,11 +6,20 @@ import scipy.sparse as sp
 
 from ctx2static.errors import UserError
 from ctx2static.students.cooc import window_cooccurrence
-from ctx2static.students.glove import Config, fit, init_state, train_glove, weighted_cost, weighting
+from ctx2static.students.glove import Config, GloveState, fit, init_state, train_glove, weighting
 from ctx2static.students.registry import fit_text_student
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab, VocabConfig
+
+
+def weighted_cost(state: GloveState, cooc: sp.spmatrix, config: Config) -> float:
+    """GloVe's J (students/glove.py docstring) at the current parameters, in numpy: the reference."""
+    x = sp.coo_matrix(cooc)
+    keep = x.data > 0
+    i, j, v = x.row[keep], x.col[keep], x.data[keep]
+    diff = np.einsum("nd,nd->n", state.W[i], state.W_ctx[j]) + state.b[i] + state.b_ctx[j] - np.log(v)
+    return float(0.5 * np.sum(weighting(v, config.xmax, config.alpha) * diff**2))
 
 
 def topic_corpus(n_sentences=300, seed=0):

@@ -15,7 +15,7 @@ LAYERS = [
     {"pipeline", "students", "retrofit", "eval", "export"},
     {"cache"},
     {"text"},
-    {"vectors", "fileio", "errors", "options", "threads", "resources"},
+    {"vectors", "composer", "fileio", "errors", "options", "threads", "resources", "memory"},
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
 

@@ -1,8 +1,6 @@
 """Every student with a loss records its mean loss per epoch in ``meta["loss_per_epoch"]``."""
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +10,7 @@ from ctx2static.students.registry import fit_cache_student
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 
-sys.path.insert(0, str(Path(__file__).parent))
-from synthetic_cache import write_cache
+from .synthetic_cache import write_cache
 
 
 def _topic_ids(n_sent: int = 200, seed: int = 0) -> list[np.ndarray]:

@@ -1,6 +1,3 @@
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -9,8 +6,7 @@ from ctx2static.students import semglove
 from ctx2static.students.registry import fit_cache_student
 from ctx2static.students.semglove import Weighting, pair_weights
 
-sys.path.insert(0, str(Path(__file__).parent))
-from synthetic_cache import write_cache
+from .synthetic_cache import write_cache
 
 
 def test_pair_weights_divide_and_reciprocal_by_hand():

@@ -2,13 +2,11 @@
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from synthetic_cache import write_cache
+from .synthetic_cache import write_cache
 
 BLOCKED = (
     "transformers",
@@ -62,6 +60,7 @@ def full_cache(tmp_path_factory):
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "student,settings",
     [

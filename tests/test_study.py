@@ -1,7 +1,6 @@
 """`run`: a study file runs extract -> students -> retrofit -> eval -> report, skipping what is done."""
 
 import logging
-import sys
 from pathlib import Path
 
 import pytest
@@ -10,9 +9,6 @@ from ctx2static.errors import UserError
 from ctx2static.resources import DEFAULT_STUDY
 from ctx2static.study.loader import load_study
 from ctx2static.study.runner import run_study
-
-sys.path.insert(0, str(Path(__file__).parent))
-from tiny_models import save_tiny_bert
 
 PNG = b"\x89PNG\r\n\x1a\n"
 SENTENCES = [
@@ -26,8 +22,8 @@ SENTENCES = [
 
 
 @pytest.fixture(scope="module")
-def teacher(tmp_path_factory) -> Path:
-    return save_tiny_bert(tmp_path_factory.mktemp("bert") / "tiny-bert")
+def teacher(tiny_models) -> Path:
+    return tiny_models["bert"]
 
 
 def _write(tmp_path: Path, teacher: Path, sgns_epochs: int = 2, max_sentences: int = 0) -> Path:
@@ -79,18 +75,26 @@ def _mtimes(out: Path) -> dict[str, int]:
     return {str(p.relative_to(out)): p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher, caplog):
     study = load_study(_write(tmp_path, teacher))
     out = tmp_path / "run"
     results, log = _run(study, out, caplog)
-    assert list(results) == ["sgns", "ase", "sgns+syn"]
-    assert all(any(s.benchmark == "avg5" for s in scores) for scores in results.values())
-    for name in results:
+    assert list(results.common) == list(results.own) == ["sgns", "ase", "sgns+syn"]
+    assert all(any(s.benchmark == "avg5" for s in scores) for scores in results.common.values())
+    for name in results.own:
         assert (out / "vectors" / name / "vectors.npy").is_file()
-        assert (out / "eval" / f"{name}.json").is_file()
+        assert (out / "eval" / f"{name}.json").is_file() and (out / "eval" / f"{name}.common.json").is_file()
+    # the main table scores every output on the same items; ase covers fewer words than sgns
+    for bench in ("ws353", "men3k"):
+        counts = {n: next(s.covered for s in v if s.benchmark == bench) for n, v in results.common.items()}
+        own = {n: next(s.covered for s in v if s.benchmark == bench) for n, v in results.own.items()}
+        assert len(set(counts.values())) == 1 and counts["ase"] == own["ase"] <= own["sgns"]
     assert (out / "caches" / "tiny" / "manifest.json").is_file()
     report = (out / "report.md").read_text()
-    assert "| benchmark | metric | sgns | ase | sgns+syn |" in report
+    assert "| benchmark | metric | common | sgns | ase | sgns+syn |" in report  # common items
+    assert "| benchmark | metric | sgns | ase | sgns+syn |" in report  # each on its own items
+    assert "peak RSS (MiB)" in report
     assert "| ase − sgns | sgns+syn − sgns |" in report  # deltas against the plain baseline and the input
     assert "**king**" in report and "(not in the vocabulary)" in report  # 'while' is not in this corpus
     assert "king/queen" in report and "extract tiny" in report and "bytes/token" in report
@@ -105,12 +109,14 @@ def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher,
     assert steps and all(line.startswith("skip ") for line in steps), steps
     assert not any("extract" in line for line in log)  # every student is done: the cache is not even opened
     changed = {k for k, t in _mtimes(out).items() if before.get(k) != t}
-    assert changed <= {"report.md", "results.md", "pairs.png", "curves.png", "study.toml"}
-    assert {k: [s.cell() for s in v] for k, v in again.items()} == {
-        k: [s.cell() for s in v] for k, v in results.items()
+    rewritten = {"report.md", "results.md", "pairs.png", "curves.png", "study.toml", ".lock"}  # .lock: holder
+    assert changed <= rewritten
+    assert {k: [s.cell() for s in v] for k, v in again.common.items()} == {
+        k: [s.cell() for s in v] for k, v in results.common.items()
     }
 
 
+@pytest.mark.slow
 def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher, caplog):
     out = tmp_path / "run"
     run_study(load_study(_write(tmp_path, teacher)), out)
@@ -123,6 +129,9 @@ def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher, ca
         "run eval sgns+syn",
         "skip student ase (ase)",
         "skip eval ase",
+        "run eval sgns (common items)",  # the items all outputs cover are the same: ase's stay valid
+        "run eval sgns+syn (common items)",
+        "skip eval ase (common items)",
     }
 
     _, log = _run(load_study(_write(tmp_path, teacher, sgns_epochs=3, max_sentences=50)), out, caplog)
@@ -131,6 +140,7 @@ def test_changing_an_option_redoes_only_what_depends_on_it(tmp_path, teacher, ca
     assert any(line.startswith("skip student sgns") for line in log)
 
 
+@pytest.mark.slow
 def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teacher, caplog):
     import shutil
 
@@ -145,6 +155,53 @@ def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teache
         "redo retrofit sgns+syn",
         "run eval sgns",
         "run eval sgns+syn",
+        "run eval sgns (common items)",
+        "run eval sgns+syn (common items)",
+    }
+
+
+def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(tmp_path, caplog):
+    import numpy as np
+
+    from ctx2static.eval import evaluate, load_benchmarks
+    from ctx2static.eval.analogy import AnalogyConfig
+    from ctx2static.eval.benchmarks import Family
+    from ctx2static.vectors import Vectors
+
+    (tmp_path / "corpus.txt").write_text("\n".join(SENTENCES * 20) + "\n")
+    words = ["king", "queen", "man", "woman", "boy", "girl", "cat", "tree"]
+    peer = tmp_path / "peer" / "m2v.bin"
+    peer.parent.mkdir()
+    Vectors(words, np.random.default_rng(0).normal(size=(8, 6)), None, {"train_seconds": 12.5}).save(peer)
+    study = tmp_path / "study.toml"
+    study.write_text(
+        '[corpus]\nfiles = ["corpus.txt"]\nmin_count = 1\n'
+        "[students.sgns]\noptions = { dim = 8, epochs = 1, threads = 1 }\n"
+        '[references.m2v]\nvectors = "peer/m2v.bin"\n[eval]\nfamilies = ["similarity"]\n'
+    )
+    out = tmp_path / "run"
+    results, log = _run(load_study(study), out, caplog)
+    assert list(results.own) == ["sgns", "m2v"] and "run reference m2v" in log
+    direct = evaluate(Vectors.load(peer), load_benchmarks((Family.SIMILARITY,)), AnalogyConfig())
+    assert [s.cell() for s in results.own["m2v"]] == [s.cell() for s in direct]
+    assert any(s.coverage > 0 for s in direct)  # king/queen, man/woman ... are scored
+    report = (out / "report.md").read_text()
+    assert f"Reference (not trained): m2v = {peer}." in report
+    assert "| reference m2v | " in report and " | 12.5 | " in report
+    assert "m2v −" not in report  # a reference has no baseline: no delta column
+
+    _, log = _run(load_study(study), out, caplog)
+    assert "skip reference m2v" in " ".join(log) and not any(line.startswith("run ") for line in log)
+    Vectors(words, np.ones((8, 6)), None, {}).save(peer)
+    _, log = _run(load_study(study), out, caplog)
+    steps = {line.split(":")[0] for line in log if line.startswith(("run ", "redo ", "skip "))}
+    assert steps == {
+        "skip student sgns (sgns)",
+        "redo reference m2v",
+        "skip eval sgns",
+        "run eval m2v",
+        "skip eval sgns (common items)",  # the same words: the common items did not change
+        "run eval m2v (common items)",
     }
 
 
@@ -179,6 +236,18 @@ def test_a_deleted_output_is_rebuilt_with_everything_downstream(tmp_path, teache
             "retrofit[0].vectors: no student named 'cbow'",
         ),
         (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[references.m2v]\nvectors = "nope.bin"\n',
+            "references.m2v.vectors: nope.bin: no such vectors file or folder",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[references.m2v]\nvector = "c.txt"\n',
+            "references.m2v.vector: unknown key",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[references.sgns]\nvectors = "c.txt"\n',
+            "two outputs are named 'sgns'",
+        ),
+        (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[eval]\ntop_n = "many"\n',
             "eval: option top_n='many' is not a valid int",
         ),
@@ -198,25 +267,12 @@ def test_the_bundled_default_study_loads():
     assert {"sgns", "cbow", "ase", "x2static", "ctx2vec", "bert-sg"} <= set(study.outputs)
     assert study.baseline("x2static") == "cbow" and study.baseline("ctx2vec") == "sgns"
     assert study.corpus.files[0].is_file() and study.teachers["minilm"].extract.max_sentences > 0
+    ar = next(r for r in study.retrofits if r.name == "x2static+attract-repel")
+    assert ar.antonyms == ("wordnet-antonyms",) and ar.config.learning_rate == 0.01
 
 
-def test_run_command_reports_a_bad_study_in_one_line(tmp_path):
-    import subprocess
-
+def test_run_command_reports_a_bad_study_in_one_line(tmp_path, cli_main):
     (tmp_path / "s.toml").write_text('[corpus]\nfiles = ["nope.txt"]\n[students.sgns]\n')
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ctx2static.cli",
-            "run",
-            str(tmp_path / "s.toml"),
-            "--out",
-            str(tmp_path / "o"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 2 and out.stderr.count("\n") == 1
-    assert "s.toml: corpus.files[0]: nope.txt: no such file" in out.stderr
+    code, _, err = cli_main("run", tmp_path / "s.toml", "--out", tmp_path / "o")
+    assert code == 2 and err.count("\n") == 1
+    assert "s.toml: corpus.files[0]: nope.txt: no such file" in err

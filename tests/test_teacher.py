@@ -16,31 +16,19 @@ from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import align
 from ctx2static.pipeline.batching import run_sorted, sorted_batches
-from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
-from ctx2static.pipeline.extract import extract, token_words
+from ctx2static.pipeline.config import ExtractConfig, TeacherConfig, parse_layers
+from ctx2static.pipeline.extract import extract
 from ctx2static.pipeline.models import TeacherKind, detect_kind
 from ctx2static.pipeline.scorer import Scorer
+from ctx2static.pipeline.shard import token_words
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 
-sys.path.insert(0, str(Path(__file__).parent))
-import tiny_models as tm
+from . import tiny_models as tm
 
 K, S = 3, 2
 CFG = ExtractConfig(shard_size=4, max_length=14, paragraph=True, vectors=True, topk=K, attention=S)
-
-
-@pytest.fixture(scope="session")
-def models(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tiny")
-    return {
-        "bert": tm.save_tiny_bert(root / "bert"),
-        "roberta": tm.save_tiny_roberta(root / "roberta"),
-        "gpt2": tm.save_tiny_gpt2(root / "gpt2"),
-        "encoder": tm.save_tiny_encoder(root / "encoder"),
-        "llama": tm.save_tiny_llama(root / "llama"),
-    }
 
 
 @pytest.fixture(scope="session")
@@ -52,11 +40,11 @@ def corpus_file(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def caches(models, corpus_file, tmp_path_factory):
+def caches(tiny_models, corpus_file, tmp_path_factory):
     corpus = Corpus([corpus_file])
     vocab = Vocab.build(corpus, VocabConfig(min_count=1, max_vocab=30))  # 10 words stay out of the vocabulary
     out = {}
-    for name, path in models.items():
+    for name, path in tiny_models.items():
         teacher = Teacher.load(str(path))
         d = tmp_path_factory.mktemp("cache") / name
         extract(corpus, vocab, teacher, d, CFG)
@@ -103,8 +91,8 @@ def test_bos_is_prepended_for_causal_inputs():
     assert e.first_token()[0] == 1
 
 
-def test_causal_teachers_get_exactly_one_bos(models):
-    gpt2, llama = Teacher.load(str(models["gpt2"])), Teacher.load(str(models["llama"]))
+def test_causal_teachers_get_exactly_one_bos(tiny_models):
+    gpt2, llama = Teacher.load(str(tiny_models["gpt2"])), Teacher.load(str(tiny_models["llama"]))
     assert gpt2.bos_id is not None and llama.bos_id is None  # the Llama-style tokenizer adds <s> itself
     for t in (gpt2, llama):
         (e,) = t.encode([["the", "cat"]])
@@ -185,8 +173,8 @@ def test_scorer_small_vocabulary_is_the_float32_topk():
     assert torch.equal(ids, want_ids) and torch.equal(scores, want_scores)
 
 
-def test_family_comes_from_the_config(models):
-    fam = {n: detect_kind(transformers.AutoConfig.from_pretrained(p)) for n, p in models.items()}
+def test_family_comes_from_the_config(tiny_models):
+    fam = {n: detect_kind(transformers.AutoConfig.from_pretrained(p)) for n, p in tiny_models.items()}
     assert fam == {
         "bert": TeacherKind.MLM,
         "roberta": TeacherKind.MLM,
@@ -227,8 +215,8 @@ def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
     words = sents[j]
     e, out = _direct(teacher, words)
     hid = out.hidden_states[-1][0].numpy()
-    # X2Static sentence context: mean over ALL tokens, special ones included
-    np.testing.assert_allclose(shard["sent_ctx"][j], hid.mean(0), rtol=1e-4, atol=1e-5)
+    # X2Static sentence context: mean over ALL tokens, special ones included (stored in fp16)
+    np.testing.assert_allclose(shard["sent_ctx"][j], hid.mean(0), rtol=2e-3, atol=2e-3)
     # word ids and occurrences
     off = shard["sent_offsets"]
     wid = shard["word_ids"][off[j] : off[j + 1]]
@@ -286,15 +274,15 @@ def test_paragraph_context_is_the_sentence_mean_within_the_paragraph(caches, cor
     hid = hid.hidden_states[-1][0].numpy()
     in_s1 = e.tok_group >= len(sents[0])
     shard = cache.shard(0)
-    np.testing.assert_allclose(shard["para_ctx"][1], hid[in_s1].mean(0), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(shard["para_ctx"][1], hid[in_s1].mean(0), rtol=2e-3, atol=2e-3)  # fp16
     np.testing.assert_allclose(
-        shard["para_ctx"][0], hid[(e.tok_group >= 0) & ~in_s1].mean(0), rtol=1e-4, atol=1e-5
+        shard["para_ctx"][0], hid[(e.tok_group >= 0) & ~in_s1].mean(0), rtol=2e-3, atol=2e-3
     )
     assert shard["sent_para"].tolist() == [0, 0, 1, 1]
 
 
-def test_layer_picks_the_hidden_state_read(models, corpus_file, tmp_path):
-    teacher = Teacher.load(str(models["gpt2"]), TeacherConfig(layer=1))
+def test_layer_picks_the_hidden_state_read(tiny_models, corpus_file, tmp_path):
+    teacher = Teacher.load(str(tiny_models["gpt2"]), TeacherConfig(layer=1))
     words = sentences(corpus_file)[0]
     (e,) = teacher.encode([words])
     (o,) = teacher.forward([e], Request(vectors=True))
@@ -308,13 +296,39 @@ def test_layer_picks_the_hidden_state_read(models, corpus_file, tmp_path):
     m = extract(corpus, Vocab.build(corpus, VocabConfig(min_count=2)), teacher, tmp_path / "c", CFG)
     assert m["identity"]["teacher"]["layer"] == 1
     with pytest.raises(UserError, match="--layer 9"):
-        Teacher.load(str(models["gpt2"]), TeacherConfig(layer=9))
+        Teacher.load(str(tiny_models["gpt2"]), TeacherConfig(layer=9))
+    # several layers are averaged (Bommasani et al. 2020): here hidden states 1 and 2
+    both = Teacher.load(str(tiny_models["gpt2"]), TeacherConfig(layer="1:3"))
+    (o,) = both.forward([e], Request(vectors=True))
+    h2 = hid.hidden_states[2][0].numpy()
+    want = np.stack([((h1 + h2) / 2)[e.tok_group == g].mean(0) for g in range(e.n_groups)])
+    np.testing.assert_allclose(o.vectors, want, rtol=1e-4, atol=1e-5)
+    assert both.layer_name == [1, 2] and Teacher.load(str(tiny_models["gpt2"])).layer_name == "last"
 
 
-def test_substitutes_are_the_tokens_that_spell_a_vocabulary_word(models, corpus_file, tmp_path):
+@pytest.mark.parametrize(
+    "spec,want",
+    [("-1", (4,)), ("0", (0,)), ("2,3,4", (2, 3, 4)), ("-3:", (2, 3, 4)), ("1:3", (1, 2)), (":2", (0, 1))],
+)
+def test_layer_specs_name_hidden_states(spec, want):
+    assert parse_layers(spec, 5) == want  # 4 layers + the embeddings
+
+
+@pytest.mark.parametrize("spec", ["5", "-6", "3:1", "2,9"])
+def test_a_layer_spec_out_of_range_is_one_line(spec):
+    with pytest.raises(UserError, match=f"--layer {spec}: names no hidden state of 5"):
+        parse_layers(spec, 5)
+
+
+def test_a_malformed_layer_spec_is_refused_with_the_config():
+    with pytest.raises(UserError, match="layer='two' must be an index, a list or a slice"):
+        TeacherConfig(layer="two")
+
+
+def test_substitutes_are_the_tokens_that_spell_a_vocabulary_word(tiny_models, corpus_file, tmp_path):
     corpus = Corpus([corpus_file])
     vocab = Vocab.build(corpus, VocabConfig(min_count=2))  # the . cat river
-    teacher = Teacher.load(str(models["gpt2"]))
+    teacher = Teacher.load(str(tiny_models["gpt2"]))
     words = token_words(teacher, vocab, corpus.config.lowercase)
     spelled = {teacher.tokenizer.decode([i]).strip() for i in np.flatnonzero(words >= 0)}
     assert spelled == set(vocab.words)
@@ -326,10 +340,10 @@ def test_substitutes_are_the_tokens_that_spell_a_vocabulary_word(models, corpus_
     assert set(shard["topk_ids"].ravel().tolist()) <= set(np.flatnonzero(words >= 0).tolist())
 
 
-def test_precision_bfloat16_runs_the_forward_under_autocast(models, corpus_file, tmp_path):
+def test_precision_bfloat16_runs_the_forward_under_autocast(tiny_models, corpus_file, tmp_path):
     words = sentences(corpus_file)[:3]
-    exact = Teacher.load(str(models["bert"]))
-    fast = Teacher.load(str(models["bert"]), TeacherConfig(precision="bfloat16"))
+    exact = Teacher.load(str(tiny_models["bert"]))
+    fast = Teacher.load(str(tiny_models["bert"]), TeacherConfig(precision="bfloat16"))
     assert (exact.precision, fast.precision) == ("float32", "bfloat16")  # auto on a CPU: float32
     encs = exact.encode(words)
     a, b = exact.forward(encs, Request(vectors=True)), fast.forward(encs, Request(vectors=True))
@@ -348,7 +362,7 @@ def test_precision_bfloat16_runs_the_forward_under_autocast(models, corpus_file,
     with pytest.raises(UserError, match=r"differs in .*precision"):
         extract(corpus, vocab, exact, tmp_path / "c", cfg)
     with pytest.raises(UserError, match="precision=.half.: choose one of"):
-        Teacher.load(str(models["bert"]), TeacherConfig(precision="half"))
+        Teacher.load(str(tiny_models["bert"]), TeacherConfig(precision="half"))
 
 
 def test_vocab_baselines_and_token_table(caches):
@@ -380,24 +394,24 @@ def test_manifest_records_teacher_corpus_and_checksums(caches, corpus_file):
     assert ident["corpus"][0]["sha256"] and ident["vocab"]["size"] == len(cache.vocab)
     assert ident["options"]["topk"] == K and ident["code_version"] == ctx2static.__version__
     assert cache.complete and cache.verify() == []
-    assert len(cache.files()) == 2 * 2 + 2  # per shard .h5 + .attn.parquet, plus the vocabulary files
+    assert len(cache.files()) == 2 * 2 + 3  # per shard .h5 + .attn.parquet; vocab.h5, token table, tokenizer
 
 
 # ------------------------------------------------------------------ resume
 
 
-def test_mismatched_rerun_refuses(models, corpus_file, tmp_path):
+def test_mismatched_rerun_refuses(tiny_models, corpus_file, tmp_path):
     corpus = Corpus([corpus_file])
     vocab = Vocab.build(corpus, VocabConfig(min_count=1))
     cfg = ExtractConfig(shard_size=4)
-    extract(corpus, vocab, Teacher.load(str(models["bert"])), tmp_path / "c", cfg)
+    extract(corpus, vocab, Teacher.load(str(tiny_models["bert"])), tmp_path / "c", cfg)
     with pytest.raises(UserError, match=r"different run \(differs in .*teacher") as exc:
-        extract(corpus, vocab, Teacher.load(str(models["gpt2"])), tmp_path / "c", cfg)
+        extract(corpus, vocab, Teacher.load(str(tiny_models["gpt2"])), tmp_path / "c", cfg)
     assert "\n" not in str(exc.value)
     other = tmp_path / "other.txt"
     other.write_text(corpus_file.read_text() + "one more line .\n")
     with pytest.raises(UserError, match=r"differs in corpus"):
-        extract(Corpus([other]), vocab, Teacher.load(str(models["bert"])), tmp_path / "c", cfg)
+        extract(Corpus([other]), vocab, Teacher.load(str(tiny_models["bert"])), tmp_path / "c", cfg)
 
 
 def _extract_cmd(model, corpus, out):
@@ -409,14 +423,17 @@ def _extract_cmd(model, corpus, out):
     ]  # fmt: skip
 
 
-def test_kill_9_then_rerun_equals_an_uninterrupted_run(models, tmp_path):
+@pytest.mark.slow
+def test_kill_9_then_rerun_equals_an_uninterrupted_run(tiny_models, tmp_path):
     corpus = tmp_path / "big.txt"
     rng = np.random.default_rng(0)
     lines = [" ".join(rng.choice(tm.WORDS, size=rng.integers(3, 12))) for _ in range(300)]
     corpus.write_text("\n".join(lines) + "\n")
     env = {**os.environ, "PYTHONPATH": str(Path(ctx2static.__file__).parent.parent)}
     killed = tmp_path / "killed"
-    proc = subprocess.Popen(_extract_cmd(models["bert"], corpus, killed), env=env, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        _extract_cmd(tiny_models["bert"], corpus, killed), env=env, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 300
     while not (killed / "shard_00000.h5").exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.005)
@@ -425,14 +442,18 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(models, tmp_path):
     assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
     partial = Cache.open(killed)
     assert not partial.complete and partial.n_shards < 60
-    subprocess.run(_extract_cmd(models["bert"], corpus, killed), env=env, check=True, capture_output=True)
+    subprocess.run(
+        _extract_cmd(tiny_models["bert"], corpus, killed), env=env, check=True, capture_output=True
+    )
     whole = tmp_path / "whole"  # the same job uninterrupted, in this process with the same thread count
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         c = Corpus([corpus])
         cfg = ExtractConfig(shard_size=5, vectors=True, topk=2, attention=2, paragraph=True)
-        extract(c, Vocab.build(c, VocabConfig(min_count=1)), Teacher.load(str(models["bert"])), whole, cfg)
+        extract(
+            c, Vocab.build(c, VocabConfig(min_count=1)), Teacher.load(str(tiny_models["bert"])), whole, cfg
+        )
     finally:
         torch.set_num_threads(threads)
     a, b = Cache.open(killed), Cache.open(whole)
@@ -469,10 +490,10 @@ def test_minilm_sentence_context_equals_sentence_transformers(tmp_path, mini_cor
     assert not any(t in row for t, row in zip(first_ids, shard["topk_ids"][:50].tolist(), strict=True))
 
 
-def test_pca_reduces_occurrence_vectors_with_the_stored_projection(models, corpus_file, tmp_path):
+def test_pca_reduces_occurrence_vectors_with_the_stored_projection(tiny_models, corpus_file, tmp_path):
     corpus = Corpus([corpus_file])
     vocab = Vocab.build(corpus, VocabConfig(min_count=1))
-    teacher = Teacher.load(str(models["bert"]))
+    teacher = Teacher.load(str(tiny_models["bert"]))
     full = ExtractConfig(shard_size=4, vectors=True)
     extract(corpus, vocab, teacher, tmp_path / "full", full)
     extract(corpus, vocab, teacher, tmp_path / "pca", ExtractConfig(shard_size=4, vectors=True, pca=4))
@@ -490,9 +511,9 @@ def test_pca_reduces_occurrence_vectors_with_the_stored_projection(models, corpu
         extract(corpus, vocab, teacher, tmp_path / "big", ExtractConfig(shard_size=4, vectors=True, pca=99))
 
 
-def test_sentence_cut_by_the_paragraph_limit_keeps_its_sentence_context(models, corpus_file, tmp_path):
+def test_sentence_cut_by_the_paragraph_limit_keeps_its_sentence_context(tiny_models, corpus_file, tmp_path):
     corpus = Corpus([corpus_file])
-    teacher = Teacher.load(str(models["bert"]))
+    teacher = Teacher.load(str(tiny_models["bert"]))
     cfg = ExtractConfig(shard_size=4, paragraph=True, paragraph_max_length=10)
     extract(corpus, Vocab.build(corpus, VocabConfig(min_count=1)), teacher, tmp_path / "c", cfg)
     shard = Cache.open(tmp_path / "c").shard(0)
@@ -503,4 +524,4 @@ def test_sentence_cut_by_the_paragraph_limit_keeps_its_sentence_context(models, 
     with torch.no_grad():
         hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)
     want = hid.hidden_states[-1][0].numpy()[e.tok_group >= 0].mean(0)
-    np.testing.assert_allclose(shard["para_ctx"][0], want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(shard["para_ctx"][0], want, rtol=2e-3, atol=2e-3)  # fp16

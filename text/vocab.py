@@ -96,10 +96,14 @@ class Vocab:
             with open(path, encoding="utf-8") as fh:
                 for n, line in enumerate(fh, 1):
                     parts = line.rstrip("\n").split("\t")
-                    if len(parts) != 2 or not parts[1].isdigit():
+                    if len(parts) != 2 or not (
+                        parts[1].isascii() and parts[1].isdigit() and len(parts[1]) <= 18
+                    ):
                         raise UserError(f"{path}: line {n} is not 'word<TAB>count'; rebuild the vocabulary")
                     words.append(parts[0])
                     counts.append(int(parts[1]))
         except FileNotFoundError:
             raise UserError(f"{path}: no such vocabulary file") from None
+        except UnicodeDecodeError:
+            raise UserError(f"{path}: not UTF-8 text; rebuild the vocabulary") from None
         return cls(words, np.array(counts, dtype=np.int64))

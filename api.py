@@ -1,0 +1,201 @@
+"""The Python API: one call from a corpus and a teacher to trained vectors, and each stage as a function.
+
+    from ctx2static import distill
+    vectors = distill(["corpus.txt.xz"], teacher="minilm", student="x2static")
+    vectors.most_similar("bank")
+
+Every keyword option is a field of a config dataclass, with the defaults the command line shows
+(``ctx2static extract --help``, ``fit-student --set``): corpus reading (``lowercase``...),
+vocabulary (``min_count``...), teacher (``device``, ``threads``...), extract (``vectors``,
+``paragraph``, ``max_sentences``...) and the student's own options (``epochs``, ``dim``...).
+``threads`` sets the teacher's and the student's. An unknown option is a one-line ``UserError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ctx2static.errors import UserError
+from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
+from ctx2static.fileio import atomic_write
+from ctx2static.options import Options, field_names
+from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.retrofit.config import RetrofitConfig
+from ctx2static.text.corpus import Corpus, CorpusConfig
+from ctx2static.text.vocab import VocabConfig
+from ctx2static.vectors import Vectors
+
+__all__ = ["Vectors", "distill", "evaluate", "export", "extract", "fit", "retrofit"]
+
+CorpusLike = str | os.PathLike | Iterable[str | os.PathLike]
+"""A corpus file, a list of files, or an iterable of sentences (one string each; "" ends a paragraph)."""
+
+CORPUS_FILE = "corpus.txt"
+"""Where sentences given as strings are written: inside the cache folder, so a rerun resumes."""
+
+_EXTRACT_CONFIGS: tuple[type[Options], ...] = (CorpusConfig, VocabConfig, TeacherConfig, ExtractConfig)
+
+
+def _split(options: Mapping[str, Any], configs: Sequence[type[Options]], rest: bool) -> list[dict[str, Any]]:
+    """The options of each config (a name several share goes to each), then, with ``rest``, the others."""
+    parts: list[dict[str, Any]] = [{k: v for k, v in options.items() if k in field_names(c)} for c in configs]
+    claimed = {k for part in parts for k in part}
+    others = {k: v for k, v in options.items() if k not in claimed}
+    if others and not rest:
+        known = sorted({n for c in configs for n in field_names(c)})
+        raise UserError(f"unknown option '{next(iter(others))}'; the options are: {', '.join(known)}")
+    return [*parts, others] if rest else parts
+
+
+def _corpus(corpus: CorpusLike, folder: Path, config: CorpusConfig) -> Corpus:
+    """A :class:`Corpus` of the files given, or of the sentences written to ``folder/corpus.txt``."""
+    if isinstance(corpus, (str, os.PathLike)):
+        return Corpus([corpus], config)
+    items = iter(corpus)
+    first = next(items, None)
+    if first is None:
+        raise UserError("the corpus is empty: pass corpus files or an iterable of sentences")
+    items = itertools.chain([first], items)
+    if isinstance(first, os.PathLike) or Path(str(first)).is_file():
+        return Corpus(list(items), config)
+    path = folder / CORPUS_FILE
+    with atomic_write(path, "w", encoding="utf-8") as fh:
+        for sentence in items:
+            fh.write(str(sentence).rstrip("\n") + "\n")
+    return Corpus([path], config)
+
+
+def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike | None = None,
+            **options: Any) -> Path:  # fmt: skip
+    """Run ``teacher`` over ``corpus`` into a cache folder (as ``ctx2static extract``); return the folder.
+
+    ``out`` defaults to a new temporary folder (yours to delete); a folder given resumes an
+    interrupted run. Options: corpus, vocabulary, teacher and extract fields.
+    """
+    from ctx2static.pipeline.extract import extract as run_extract
+    from ctx2static.pipeline.teacher import Teacher
+    from ctx2static.text.vocab import Vocab
+    from ctx2static.threads import torch_threads
+
+    text, vocab_cfg, teacher_cfg, cfg = (
+        c(**part) for c, part in zip(_EXTRACT_CONFIGS, _split(options, _EXTRACT_CONFIGS, False), strict=True)
+    )
+    folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="ctx2static-cache-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    with torch_threads(teacher_cfg.threads):
+        model = Teacher.load(teacher, teacher_cfg)  # a missing model fails before the corpus is read
+        source = _corpus(corpus, folder, text)
+        run_extract(source, Vocab.build(source, vocab_cfg), model, folder, cfg)
+    return folder
+
+
+def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compose: bool = True,
+        **options: Any) -> Vectors:  # fmt: skip
+    """Train ``student`` (as ``ctx2static fit-student``) from a cache folder, or a corpus (sgns/cbow/glove).
+
+    Options are the student's (``epochs``, ``dim``...; a text student also takes corpus and
+    vocabulary fields). With ``compose``, cache students' vectors carry a composer for unknown words.
+    """
+    from ctx2static.students.registry import Source, fit_cache_student, fit_text_student, spec
+
+    if spec(student).source is Source.CACHE:
+        return fit_cache_student(student, source, options, compose)  # type: ignore[arg-type]
+    text, vocab_cfg, student_options = _split(options, (CorpusConfig, VocabConfig), True)
+    with tempfile.TemporaryDirectory(prefix="ctx2static-corpus-") as tmp:
+        corpus = _corpus(source, Path(tmp), CorpusConfig(**text))
+        return fit_text_student(student, corpus, VocabConfig(**vocab_cfg), student_options)
+
+
+def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2static",
+            out: str | os.PathLike | None = None, **options: Any) -> Vectors:  # fmt: skip
+    """Corpus -> ``teacher`` -> cache -> ``student`` -> vectors, with the command line's defaults.
+
+    ``out`` is the cache folder (kept, and a rerun resumes); without it the cache lives in a
+    temporary folder removed at the end. The signals the student needs (``vectors``,
+    ``paragraph``) are extracted unless an option turns them off. The vectors carry a composer,
+    so :meth:`Vectors.query` gives any word a vector.
+    """
+    from ctx2static.cache.layout import SIGNALS
+    from ctx2static.students import registry as reg
+
+    if reg.spec(student).source is not reg.Source.CACHE:
+        raise UserError(f"student '{student}' trains from text, not a teacher: call fit(corpus, '{student}')")
+    *extract_parts, student_options = _split(options, _EXTRACT_CONFIGS, True)
+    extract_options = {k: v for part in extract_parts for k, v in part.items()}
+    if "threads" in options and "threads" in field_names(reg.load_student(student).Config):
+        student_options["threads"] = options["threads"]
+    config = reg.student_config(student, student_options)
+    for signal in reg.needed_signals(student, config):
+        if SIGNALS[signal].option in ("vectors", "paragraph"):
+            extract_options.setdefault(SIGNALS[signal].option, True)
+    reg.check_signals(student, config, _signals(extract_options), f"distill(student='{student}')")
+    if out is not None:
+        return reg.fit_cache_student(student, extract(corpus, teacher, out, **extract_options), config)
+    with tempfile.TemporaryDirectory(prefix="ctx2static-cache-") as tmp:
+        vectors = reg.fit_cache_student(student, extract(corpus, teacher, tmp, **extract_options), config)
+    vectors.meta.pop("cache", None)
+    return vectors
+
+
+def _signals(extract_options: Mapping[str, Any]) -> list[str]:
+    from ctx2static.cache.layout import shard_signals
+
+    fields = field_names(ExtractConfig)
+    return shard_signals(
+        dataclasses.asdict(ExtractConfig(**{k: v for k, v in extract_options.items() if k in fields}))
+    )
+
+
+def retrofit(vectors: Vectors | str | os.PathLike, lexicons: str | Sequence[str] = "wordnet",
+             antonyms: str | Sequence[str] = (), **options: Any) -> Vectors:  # fmt: skip
+    """Retrofit ``vectors`` to synonym lexicons (as ``ctx2static retrofit``; ``wordnet`` is bundled).
+
+    ``antonyms`` (``method="attract-repel"`` only; ``wordnet-antonyms`` is bundled) are pushed apart.
+    """
+    from ctx2static.retrofit.solver import retrofit_vectors
+
+    lexicons = [lexicons] if isinstance(lexicons, str) else list(lexicons)
+    antonyms = [antonyms] if isinstance(antonyms, str) else list(antonyms)
+    config = RetrofitConfig(**_split(options, (RetrofitConfig,), False)[0])
+    return retrofit_vectors(_vectors(vectors), lexicons, config, antonyms)[0]
+
+
+def evaluate(vectors: Vectors | str | os.PathLike, compose: bool = False) -> list[Score]:
+    """Every bundled benchmark (as ``ctx2static eval``); ``compose``: unknown words get composed vectors."""
+    from ctx2static.eval import evaluate as run
+
+    return run(_vectors(vectors), compose=compose)
+
+
+def export(vectors: Vectors | str | os.PathLike, format: str, out: str | os.PathLike,
+           evaluate: bool = True) -> Path:  # fmt: skip
+    """Write ``vectors`` as ``format`` (word2vec, word2vec-bin, model2vec, sentence-transformers).
+
+    The folder formats get a model card; with ``evaluate`` it holds the bundled benchmarks' table
+    (a second column scores every word, unknown ones composed, when the vectors have a composer).
+    """
+    from ctx2static.eval import evaluate as run
+    from ctx2static.eval.benchmarks import Family
+    from ctx2static.eval.results import format_markdown
+    from ctx2static.eval.suite import notes
+    from ctx2static.export import Card, Format, export_vectors
+
+    vectors, fmt = _vectors(vectors), Format(format)
+    evaluation = None
+    if evaluate and fmt.folder:
+        results = {"words in the table": run(vectors)}
+        if vectors.composer is not None:
+            word_level = load_benchmarks((Family.SIMILARITY, Family.CATEGORIZATION))
+            results["every word (unknown: composed)"] = run(vectors, word_level, compose=True)
+        evaluation = format_markdown(results, notes(AnalogyConfig()))
+    return export_vectors(vectors, fmt, out, Card.of(vectors, evaluation))
+
+
+def _vectors(vectors: Vectors | str | os.PathLike) -> Vectors:
+    return vectors if isinstance(vectors, Vectors) else Vectors.load(vectors)

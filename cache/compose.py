@@ -1,0 +1,55 @@
+"""Fit a :class:`~ctx2static.composer.Composer` for any vectors over a cache's vocabulary (no teacher needed).
+
+The cache holds everything the composer needs: the teacher's tokenizer, its input-embedding table
+and, per vocabulary word, the subword mean of those embeddings (``token_emb``, the map's inputs).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ctx2static.cache.layout import TEACHER_TOKENIZER
+from ctx2static.cache.reader import Cache
+from ctx2static.composer import Composer, build_composer
+from ctx2static.errors import UserError
+from ctx2static.vectors import Vectors
+
+log = logging.getLogger(__name__)
+
+
+def composable(cache: Cache) -> bool:
+    """Whether the cache holds what a composer needs (a finished cache with the teacher's tokenizer)."""
+    return cache.complete and TEACHER_TOKENIZER in cache.manifest.get("vocab_files", {})
+
+
+def fit_composer(cache: Cache, vectors: Vectors, ridge: float | None = None) -> Composer:
+    """The composer of ``cache``'s teacher mapped into ``vectors``' space, fitted on the words both hold.
+
+    Words the teacher's maximum length cut (``word_complete`` false) are left out of the fit.
+    """
+    arrays = cache.vocab_arrays()
+    cache_row = np.array([cache.vocab.index.get(w, -1) for w in vectors.words], dtype=np.int64)
+    keep = cache_row >= 0
+    keep[keep] = arrays["word_complete"][cache_row[keep]]
+    if keep.sum() < max(2, len(vectors) // 2):  # the ridge copes with few words, not with another cache
+        raise UserError(
+            f"{cache.folder}: only {int(keep.sum())} of the vectors' {len(vectors)} words are in this "
+            "cache's vocabulary; fit the composer from the cache the vectors were trained on"
+        )
+    composer = build_composer(
+        arrays["token_emb"][cache_row[keep]],
+        np.asarray(vectors.matrix)[keep],
+        arrays["teacher_token_emb"],
+        cache.teacher_tokenizer(),
+        bool(cache.manifest["identity"]["corpus_config"]["lowercase"]),
+        ridge,
+    )
+    composer.info["teacher"] = cache.manifest["identity"]["teacher"].get("name")
+    log.info(
+        "composer: %s teacher tokens -> %d dims, map fitted on %s words (ridge %g, held-out cosine %s)",
+        f"{len(composer.rows):,}", composer.dim, f"{int(keep.sum()):,}", composer.info["ridge"],
+        composer.info.get("validation_cosine"),
+    )  # fmt: skip
+    return composer

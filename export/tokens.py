@@ -1,0 +1,120 @@
+"""The token table of the token-bag formats (Model2Vec, sentence-transformers): a tokenizer, a row per id.
+
+Both libraries split a text with ``tokenizer.json`` (no special tokens) and average the rows of
+its token ids. Two tables:
+
+- **subword** (vectors with a composer from a WordPiece teacher, e.g. BERT, MiniLM): the teacher's
+  WordPiece model whose vocabulary also holds every word of the table. Text is split into words as
+  the corpus reader does (punctuation apart, inner hyphens and apostrophes kept), through the
+  teacher's normalizer (lower-cased first when the vectors are). A word of the table is matched
+  whole (WordPiece takes the longest piece first) and gets its own row; any other word is split
+  greedily into the longest pieces of that vocabulary, a piece that is a word of the table taking
+  the word's row and a teacher piece its composer row (the teacher's input embedding mapped into
+  the vectors' space). So a word outside the table gets the mean of its pieces, as
+  :meth:`Vectors.query` composes it, exactly when its pieces are the teacher's and none is a word
+  of the table; otherwise a close variant (e.g. ``thermos`` as ``therm + ##os`` when ``therm`` is a
+  word of the table).
+- **word** (all other vectors, including a composer from a byte-level BPE or SentencePiece teacher,
+  whose pieces carry no continuation mark a word-level vocabulary could share): a WordLevel model
+  over the table, ``[PAD]`` (id 0) and ``[UNK]`` (id 1) zero rows. A word outside the table is
+  ``[UNK]``: Model2Vec drops it, sentence-transformers averages its zero row in.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ctx2static.errors import UserError
+from ctx2static.vectors import Vectors
+
+PAD, UNK = "[PAD]", "[UNK]"
+
+
+@dataclass
+class TokenTable:
+    """A ``tokenizers.Tokenizer``, the row of each of its token ids, what it does with unknown words."""
+
+    tokenizer: Any
+    matrix: np.ndarray
+    kind: str  # "subword" or "word"
+    unknown_words: str  # one sentence for the model card
+
+
+def token_table(vectors: Vectors) -> TokenTable:
+    """The subword table when the vectors' composer comes from a WordPiece teacher, else the word table."""
+    composer = vectors.composer
+    if composer is not None and json.loads(composer.tokenizer_json)["model"]["type"] == "WordPiece":
+        return _subword_table(vectors)
+    lowercase = all(w == w.lower() for w in vectors.words)
+    matrix = np.zeros((len(vectors) + 2, vectors.dim), dtype=np.float32)
+    matrix[2:] = vectors.matrix
+    why = (
+        "" if composer is None else " (the teacher's byte-level pieces cannot share a word-level vocabulary)"
+    )
+    return TokenTable(
+        word_tokenizer(list(vectors.words), lowercase),
+        matrix,
+        "word",
+        f"A word outside the table is `[UNK]`, a zero row{why}; `Vectors.query` in ctx2static composes it.",
+    )
+
+
+def _corpus_split() -> Any:
+    """Whitespace, then the corpus reader's word pattern (pipeline: text/corpus.py ``TOKEN``)."""
+    from tokenizers import Regex, pre_tokenizers
+
+    from ctx2static.text.corpus import TOKEN
+
+    words_and_punctuation = pre_tokenizers.Split(Regex(TOKEN.pattern), behavior="isolated")
+    return pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), words_and_punctuation])
+
+
+def word_tokenizer(words: list[str], lowercase: bool) -> Any:
+    """A WordLevel ``tokenizers.Tokenizer``: [PAD]=0, [UNK]=1, then ``words`` in order."""
+    from tokenizers import Tokenizer, models, normalizers
+
+    vocab = {PAD: 0, UNK: 1}
+    for w in words:
+        vocab.setdefault(w, len(vocab))
+    if len(vocab) != len(words) + 2:
+        raise UserError(f"the vocabulary holds {PAD!r}, {UNK!r} or a word twice; it cannot be exported")
+    tok = Tokenizer(models.WordLevel(vocab, unk_token=UNK))
+    tok.pre_tokenizer = _corpus_split()
+    if lowercase:
+        tok.normalizer = normalizers.Lowercase()
+    return tok
+
+
+def _subword_table(vectors: Vectors) -> TokenTable:
+    from tokenizers import Tokenizer, normalizers
+
+    composer = vectors.composer
+    assert composer is not None
+    spec = json.loads(composer.tokenizer_json)
+    vocab: dict[str, int] = dict(spec["model"]["vocab"])
+    n_teacher, n_teacher_pieces = max(vocab.values()) + 1, len(vocab)
+    for w in vectors.words:  # a word that is also a teacher piece takes that piece's id
+        vocab.setdefault(w, n_teacher + len(vocab) - n_teacher_pieces)
+    spec["model"]["vocab"] = vocab
+    spec.update(truncation=None, padding=None, post_processor=None)
+    tok = Tokenizer.from_str(json.dumps(spec))
+    if composer.lowercase and tok.normalizer is not None:
+        tok.normalizer = normalizers.Sequence([normalizers.Lowercase(), tok.normalizer])
+    elif composer.lowercase:
+        tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = _corpus_split()
+    matrix = np.zeros((tok.get_vocab_size(), vectors.dim), dtype=np.float32)
+    n = min(n_teacher, len(composer.rows))
+    matrix[:n] = composer.rows[:n]
+    matrix[[vocab[w] for w in vectors.words]] = vectors.matrix
+    return TokenTable(
+        tok,
+        matrix,
+        "subword",
+        "A word outside the table is split into the teacher's WordPiece pieces (or words of the table) "
+        "and gets the mean of their rows: the teacher's input embeddings mapped into this space.",
+    )

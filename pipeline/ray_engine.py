@@ -1,0 +1,229 @@
+"""The teacher pass on Ray: one teacher per worker, one shard per task, the cache owned by the driver.
+
+Ray Core actors, not Ray Data: the unit of work is a whole cache shard with a side effect (its
+files, written by the worker into the output folder, which every worker must see), the teacher
+loads once per worker and serves shard after shard, and the driver commits shards in index
+order. An actor per worker does that as it stands; Ray Data would cut the corpus into its own
+row blocks, which would then have to be mapped back to shards, and adds a streaming executor
+between the corpus and the writer for nothing. Faults are Ray's: a worker process that dies is
+restarted (``max_restarts``) and its queued shards rerun on it (``max_task_retries``); a shard
+rewritten by a rerun has the same bytes. A killed driver is resumed by running the same command.
+
+The driver streams the corpus: at most ``DEPTH`` shards per worker are out at once, counted from
+the oldest one not yet recorded, so its memory does not grow with the corpus (the per-word sums
+of finished shards wait in Ray's object store until their turn).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from types import ModuleType, TracebackType
+from typing import Any
+
+import numpy as np
+
+from ctx2static.errors import UserError
+from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
+from ctx2static.pipeline.models import resolve
+from ctx2static.pipeline.shard import ShardDone, ShardMaker
+from ctx2static.text.vocab import Vocab
+
+log = logging.getLogger(__name__)
+
+RETRIES = 3  # restarts of a worker process that dies, and reruns of each of its shards
+DEPTH = 2  # shards queued per worker: the next one is waiting when the current one ends
+
+
+def _ray() -> ModuleType:
+    """Ray, imported only when the Ray engine is asked for."""
+    try:
+        import ray
+    except ImportError:
+        raise UserError("--engine ray: Ray is not installed; pip install 'ctx2static[scale]'") from None
+    return ray
+
+
+class ShardWorker:
+    """One Ray worker: the teacher (from its resolved source) loaded by the first call, then shard by shard.
+
+    Set up by its first call, not by its constructor: a restarted worker sets itself up again from
+    the call it reruns, and a teacher that fails to load is that call's error (a plain one-line
+    :class:`UserError`). Every call carries ``vocab``, ``[ref]`` of the :class:`Vocab` in Ray's
+    object store, nested so that Ray does not deserialise it for calls that do not need it.
+    """
+
+    def __init__(
+        self, name: str, source: str, config: TeacherConfig, cfg: ExtractConfig, lowercase: bool
+    ) -> None:
+        self.args = (name, source, config, cfg, lowercase)
+        self.maker: ShardMaker | None = None
+
+    def _setup(self, vocab: list[Any]) -> ShardMaker:
+        if self.maker is None:
+            import ray
+            import torch
+
+            from ctx2static.pipeline.teacher import Teacher
+
+            name, source, config, cfg, lowercase = self.args
+            torch.set_num_threads(max(config.threads, 1))
+            teacher = Teacher.load(source, config)
+            teacher.name = name  # the name the user gave, as the local engine records it
+            self.maker = ShardMaker(teacher, ray.get(vocab[0]), cfg, lowercase)
+        return self.maker
+
+    def pid(self) -> int:
+        """The process id of this worker."""
+        return os.getpid()
+
+    def identity(self, vocab: list[Any]) -> dict:
+        """The teacher's part of the cache identity, as this worker computes it."""
+        return self._setup(vocab).identity()
+
+    def make(
+        self,
+        vocab: list[Any],
+        folder: str,
+        index: int,
+        sents: list[tuple[int, list[str]]],
+        pca: dict[str, np.ndarray] | None,
+    ) -> ShardDone:
+        """Compute and write one shard (:meth:`ShardMaker.make`)."""
+        return self._setup(vocab).make(Path(folder), index, sents, pca)
+
+    def tables(self, vocab: list[Any]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], str]:
+        """The per-vocabulary tables (:meth:`ShardMaker.tables`)."""
+        return self._setup(vocab).tables()
+
+
+def _n_workers(resources: dict[str, float], cpus: int, gpus: float) -> int:
+    """As many workers as the cluster's GPUs (GPU workers) or CPUs hold."""
+    if gpus:
+        if not resources.get("GPU"):
+            raise UserError("--gpus-per-worker: the Ray cluster has no GPUs; use 0 for CPU workers")
+        return max(int(resources["GPU"] / gpus), 1)
+    return max(int(resources.get("CPU", 1) / cpus), 1)
+
+
+class RayEngine:
+    """Shards spread over Ray workers, yielded in index order (see the module docstring)."""
+
+    def __init__(self, ray: ModuleType, actors: list[Any], vocab: Vocab, started: bool) -> None:
+        self.ray, self.actors, self.started = ray, actors, started
+        self.vocab = [ray.put(vocab)]  # held for the whole run: workers fetch it, restarted ones again
+        idents = self._get([a.identity.remote(self.vocab) for a in actors])
+        if any(i != idents[0] for i in idents):
+            diff = sorted(k for k in idents[0] if any(i.get(k) != idents[0][k] for i in idents))
+            raise UserError(
+                f"the Ray workers load different teachers (differ in {', '.join(diff)}); "
+                "give every node the same model files and software"
+            )
+        self._identity = idents[0]
+
+    @classmethod
+    def start(
+        cls,
+        teacher: str,
+        config: TeacherConfig,
+        vocab: Vocab,
+        cfg: ExtractConfig,
+        lowercase: bool,
+        engine: EngineConfig,
+    ) -> RayEngine:
+        """Join or start a Ray cluster and load the teacher on each worker (``--workers``, 0: fill it)."""
+        gpu = config.device.startswith("cuda")
+        if gpu != bool(engine.gpus_per_worker):
+            raise UserError(
+                f"--device {config.device} with --gpus-per-worker {engine.gpus_per_worker}: "
+                "Ray workers on GPUs need both --device cuda and --gpus-per-worker > 0, on CPUs neither"
+            )
+        source = resolve(teacher)  # every worker loads the same files (a path all nodes see, or a hub id)
+        ray = _ray()
+        started = not ray.is_initialized()
+        if started:
+            try:
+                address = engine.address or None
+                ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
+            except ConnectionError as exc:
+                raise UserError(
+                    f"--address {engine.address}: no Ray cluster there ({str(exc).splitlines()[0]}); "
+                    "start one with 'ray start --head' or leave --address empty for a local one"
+                ) from None
+        cpus = max(config.threads, 1)
+        n = engine.workers or _n_workers(ray.cluster_resources(), cpus, engine.gpus_per_worker)
+        worker = ray.remote(ShardWorker).options(
+            num_cpus=cpus,
+            num_gpus=engine.gpus_per_worker,
+            max_restarts=RETRIES,
+            max_task_retries=RETRIES,
+        )
+        actors = [worker.remote(teacher, source, config, cfg, lowercase) for _ in range(n)]
+        log.info(
+            "ray: %d workers x %d CPU%s, teacher %s", n, cpus,
+            f" + {engine.gpus_per_worker:g} GPU" if engine.gpus_per_worker else "", source,
+        )  # fmt: skip
+        return cls(ray, actors, vocab, started)
+
+    def __enter__(self) -> RayEngine:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        """Stop the workers (and the Ray instance this engine started)."""
+        for actor in self.actors:
+            self.ray.kill(actor)
+        if self.started:
+            self.ray.shutdown()
+
+    def _get(self, refs: Any) -> Any:
+        """``ray.get``, a worker's user error raised as itself (one line, not Ray's traceback)."""
+        try:
+            return self.ray.get(refs)
+        except self.ray.exceptions.RayTaskError as exc:
+            if isinstance(exc.cause, UserError):
+                raise exc.cause from None
+            raise
+
+    def identity(self) -> dict:
+        """The teacher's part of the cache identity (every worker's alike)."""
+        return self._identity
+
+    def pids(self) -> list[int]:
+        """The workers' process ids (ask before :meth:`map`: calls to a worker run one at a time)."""
+        return self._get([a.pid.remote() for a in self.actors])
+
+    def map(
+        self, folder: Path, jobs: Iterable[tuple[int, list]], pca: dict[str, np.ndarray] | None
+    ) -> Iterator[ShardDone]:
+        """Write each job's shard on the least busy worker; yield them in job order."""
+        ray = self.ray
+        pca_ref = ray.put(pca)
+        load = [0] * len(self.actors)
+        order: deque[Any] = deque()  # calls in job order, not yet yielded
+        running: dict[Any, int] = {}  # calls not yet seen finished -> their worker
+        jobs = iter(jobs)
+        while True:
+            while len(order) < DEPTH * len(self.actors) and (job := next(jobs, None)) is not None:
+                w = load.index(min(load))
+                ref = self.actors[w].make.remote(self.vocab, str(folder), job[0], job[1], pca_ref)
+                order.append(ref)
+                running[ref] = w
+                load[w] += 1
+            if not order:
+                break
+            ready, _ = ray.wait(list(running), num_returns=1, fetch_local=False)
+            for ref in ready:
+                load[running.pop(ref)] -= 1
+            while order and order[0] not in running:
+                yield self._get(order.popleft())
+        for tmp in folder.glob(".shard_*.tmp"):  # left by a worker killed while writing
+            tmp.unlink(missing_ok=True)
+
+    def tables(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], str]:
+        """The per-vocabulary tables, computed by one worker."""
+        return self._get(self.actors[0].tables.remote(self.vocab))

@@ -1,0 +1,292 @@
+"""A shard's sentences in, its cache files out, and the per-vocabulary tables: every engine's work."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ctx2static.cache.writer import WordSums, write_shard_files
+from ctx2static.errors import UserError
+from ctx2static.pipeline.config import ExtractConfig
+from ctx2static.text.vocab import Vocab
+
+if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
+    from ctx2static.pipeline.align import Encoding
+    from ctx2static.pipeline.teacher import Teacher, TeacherOutput
+
+
+def teacher_identity(teacher: Teacher) -> dict:
+    """The teacher's part of the cache identity: what it is and how it computes (from where it runs)."""
+    tok = teacher.tokenizer
+    return {
+        "name": teacher.name,
+        "source": teacher.source,
+        "revision": teacher.fingerprint(),
+        "family": teacher.kind.value,
+        "substitutes_from": teacher.decoder,
+        "layer": teacher.layer_name,
+        "precision": teacher.precision,
+        "pooling": "mean over subword tokens",
+        "max_length": teacher.max_length,
+        "tokenizer": f"{type(tok).__name__} ({len(tok)} tokens)",
+        "bos_prepended": teacher.bos_id is not None,
+        "substitute_tokens": "all" if teacher.substitutes is None else len(teacher.substitutes),
+    }
+
+
+def paragraph_inputs(
+    teacher: Teacher, paras: np.ndarray, encs: list[Encoding], words: list[list[str]], max_length: int
+) -> tuple[list[Encoding], list[np.ndarray]]:
+    """X2Static Eq. 4 inputs: a paragraph's consecutive sentences packed into inputs, grouped by sentence.
+
+    Each input holds at most ``max_length`` teacher tokens; also returns each input's sentence indices.
+    """
+    limit = max_length - 3  # room for the special tokens
+    texts, word_sent, members = [], [], []
+    i = 0
+    while i < len(encs):
+        j, used = i, 0
+        while j < len(encs) and paras[j] == paras[i]:
+            n = int((encs[j].tok_group >= 0).sum())
+            if j > i and used + n > limit:
+                break
+            used += n
+            j += 1
+        texts.append([w for s in range(i, j) for w in words[s]])
+        word_sent.append(np.repeat(np.arange(j - i), [len(words[s]) for s in range(i, j)]))
+        members.append(np.arange(i, j))
+        i = j
+    p_encs = [e.regroup(g) for e, g in zip(teacher.encode(texts, max_length), word_sent, strict=True)]
+    return p_encs, members
+
+
+def word_ids(vocab: Vocab, words: list[list[str]]) -> list[np.ndarray]:
+    """Static vocabulary ids of each sentence's words (-1 outside the vocabulary)."""
+    index = vocab.index
+    return [np.fromiter((index.get(w, -1) for w in ws), dtype=np.int32, count=len(ws)) for ws in words]
+
+
+def mark_occurrences(encs: list[Encoding], wids: list[np.ndarray]) -> list[np.ndarray]:
+    """Occurrences: vocabulary words the teacher saw whole; set as each encoding's ``wanted`` groups.
+
+    Per-occurrence signals are kept for them only, so no top-k is computed for the rest.
+    """
+    occ = [(w >= 0) & e.complete for e, w in zip(encs, wids, strict=True)]
+    for e, m in zip(encs, occ, strict=True):
+        e.wanted = m
+    return occ
+
+
+def shard_arrays(
+    teacher: Teacher, cfg: ExtractConfig, vocab: Vocab, sents: list[tuple[int, list[str]]]
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None, dict, WordSums]:
+    """Run the teacher over one shard's sentences.
+
+    Returns its dense arrays (sentence and paragraph means in fp16 unless ``float32_means``; the
+    per-occurrence vectors in
+    float32 when asked for, before any PCA), attention rows, stats and per-word sums of the
+    occurrence vectors (always: they make ``ase`` and the students' start table).
+    """
+    from ctx2static.pipeline.batching import run_sorted
+    from ctx2static.pipeline.teacher import Request
+
+    words = [toks for _, toks in sents]
+    paras = np.asarray([pid for pid, _ in sents], dtype=np.int64)
+    means_dtype = np.float32 if cfg.float32_means else np.float16
+    wids = word_ids(vocab, words)
+    encs = teacher.encode(words, cfg.max_length)
+    aligned = [e.complete for e in encs]
+    occ = mark_occurrences(encs, wids)
+    request = Request(vectors=True, topk=cfg.topk, attention=cfg.attention)
+    outs: list[TeacherOutput] = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, request))
+    arrays: dict[str, np.ndarray] = {
+        "sent_para": paras,
+        "sent_offsets": np.concatenate([[0], np.cumsum([len(w) for w in wids])]).astype(np.int64),
+        "word_ids": np.concatenate(wids),
+        "word_aligned": np.concatenate(aligned),
+        "sent_ctx": np.stack([o.mean for o in outs]).astype(means_dtype),
+    }
+    occ_vec = np.concatenate([o.vectors[m] for o, m in zip(outs, occ, strict=True)])
+    sums = WordSums.of(arrays["word_ids"][np.concatenate(occ)], occ_vec)
+    if cfg.vectors:
+        arrays["occ_vec"] = occ_vec
+    if cfg.topk:
+        arrays["topk_ids"] = np.concatenate([o.topk_ids[m] for o, m in zip(outs, occ, strict=True)])
+        arrays["topk_scores"] = np.concatenate([o.topk_scores[m] for o, m in zip(outs, occ, strict=True)])
+    attn = None
+    if cfg.attention:
+        rows: dict[str, list[np.ndarray]] = {"occ": [], "ctx": [], "offset": [], "weight": []}
+        base = 0
+        for o, w, m in zip(outs, wids, occ, strict=True):
+            pos = np.flatnonzero(m)
+            ctx, wt = o.attn_ctx[pos], o.attn_weight[pos]
+            occ_ix = np.broadcast_to((base + np.arange(len(pos)))[:, None], ctx.shape)
+            keep = ctx >= 0
+            rows["occ"].append(occ_ix[keep])
+            rows["ctx"].append(w[ctx[keep]])
+            rows["offset"].append((ctx - pos[:, None])[keep])
+            rows["weight"].append(wt[keep])
+            base += len(pos)
+        dtypes = {"occ": np.int32, "ctx": np.int32, "offset": np.int16, "weight": np.float32}
+        attn = {
+            k: np.concatenate(v).astype(dtypes[k]) if v else np.zeros(0, dtypes[k]) for k, v in rows.items()
+        }
+    if cfg.paragraph:
+        limit = min(cfg.paragraph_max_length, teacher.max_length)
+        p_encs, members = paragraph_inputs(teacher, paras, encs, words, limit)
+        p_outs = run_sorted(p_encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
+        # a sentence cut by the paragraph limit keeps its own sentence context instead
+        para_ctx = np.stack([o.mean for o in outs])
+        for o, e, mem in zip(p_outs, p_encs, members, strict=True):
+            para_ctx[mem[e.complete]] = o.vectors[e.complete]
+        arrays["para_ctx"] = para_ctx.astype(means_dtype)
+    stats = {
+        "n_sentences": len(sents),
+        "n_words": len(arrays["word_ids"]),
+        "n_occurrences": int(sum(int(m.sum()) for m in occ)),
+        "n_truncated_words": int(sum(int((~a).sum()) for a in aligned)),
+        "n_teacher_tokens": int(sum(len(e.ids) for e in encs)),
+    }
+    return arrays, attn, stats, sums
+
+
+def fit_pca(vectors: np.ndarray, dim: int) -> dict[str, np.ndarray]:
+    """The cache's PCA of the occurrence vectors (SVD of the centred first shard, signs fixed)."""
+    if len(vectors) < dim or vectors.shape[1] < dim:
+        raise UserError(
+            f"--pca {dim}: the first shard has {len(vectors)} vectors of width {vectors.shape[1]}; "
+            "use a smaller --pca or a larger --shard-size"
+        )
+    x = vectors.astype(np.float64)
+    mean = x.mean(0)
+    _, sv, vt = np.linalg.svd(x - mean, full_matrices=False)
+    comps = vt[:dim] * np.sign(vt[:dim, [0]] + (vt[:dim, [0]] == 0))
+    return {
+        "mean": mean.astype(np.float32),
+        "components": comps.astype(np.float32),
+        "explained_variance_ratio": (sv[:dim] ** 2 / (sv**2).sum()).astype(np.float32),
+    }
+
+
+def token_words(teacher: Teacher, vocab: Vocab, lowercase: bool) -> np.ndarray:
+    """The static word each teacher token spells (its decoded text, stripped), -1 for none."""
+    tok, index = teacher.tokenizer, vocab.index
+    surface = (tok.decode([i]).strip() for i in range(len(tok)))
+    return np.fromiter(
+        (index.get(s.lower() if lowercase else s, -1) for s in surface), dtype=np.int32, count=len(tok)
+    )
+
+
+def word_substitutes(teacher: Teacher, words: np.ndarray, k: int) -> None:
+    """Restrict top-k substitutes to the teacher tokens that spell a vocabulary word.
+
+    The students map substitutes to static words and drop the rest (SemGloVe md, ``X = M B``), so the
+    other tokens (subword pieces, unused slots, words outside the vocabulary) would only displace
+    usable ones; leaving them out also spares their rows of the decoder product.
+    """
+    ids = np.flatnonzero(words >= 0)
+    if len(ids) <= k:
+        raise UserError(
+            f"--topk {k}: only {len(ids)} of the teacher's tokens spell a vocabulary word; "
+            "use a smaller --topk or a larger vocabulary (--min-count)"
+        )
+    teacher.restrict_substitutes(ids)
+
+
+def vocab_tables(
+    teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, words: np.ndarray
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The per-vocabulary tables and the teacher token table, written once at the end of extract.
+
+    Tables: "token" (input-embedding subword mean), "word" (the word encoded alone), and the
+    teacher's whole input-embedding matrix ("teacher_token_emb", fp16: with the tokenizer it lets
+    any string be composed from its subwords); the token table maps each teacher token id to its
+    string and the static word it spells (-1 for none).
+    """
+    from ctx2static.pipeline.batching import run_sorted
+    from ctx2static.pipeline.teacher import Request
+
+    encs = teacher.encode([[w] for w in vocab.words], cfg.max_length)
+    outs = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
+    emb = teacher.model.get_input_embeddings().weight.detach().float().cpu().numpy()
+    token_emb = np.stack(
+        [emb[e.ids[e.tok_group == 0]].mean(0) if (e.tok_group == 0).any() else emb[0] * 0 for e in encs]
+    )
+    arrays = {
+        "token_emb": token_emb.astype(np.float32),
+        "word_emb": np.stack([o.vectors[0] for o in outs]).astype(np.float32),
+        "word_complete": np.asarray([bool(e.complete[0]) for e in encs]),
+        "teacher_token_emb": emb.astype(np.float16),
+    }
+    n_tok = len(teacher.tokenizer)
+    strings = teacher.tokenizer.convert_ids_to_tokens(list(range(n_tok)))
+    tokens = {
+        "id": np.arange(n_tok, dtype=np.int32),
+        "token": np.asarray([s if s is not None else "" for s in strings], dtype=object),
+        "word": words,
+    }
+    return arrays, tokens
+
+
+@dataclass
+class ShardDone:
+    """A shard whose files are written: what the process owning the manifest records."""
+
+    index: int
+    files: dict[str, str]  # file name -> sha256
+    stats: dict[str, int]
+    sums: WordSums
+    pca: dict[str, np.ndarray] | None = None  # fitted on this shard (the first) when the cache had none
+
+
+class ShardMaker:
+    """A loaded teacher set up for one cache: a shard's sentences in, its written files out.
+
+    The one way sentences become a shard, for every engine: the local engine runs one in this
+    process, the Ray engine one per worker.
+    """
+
+    def __init__(self, teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, lowercase: bool) -> None:
+        self.teacher, self.vocab, self.cfg = teacher, vocab, cfg
+        self.words = token_words(teacher, vocab, lowercase)
+        if cfg.topk:
+            word_substitutes(teacher, self.words, cfg.topk)
+
+    def identity(self) -> dict:
+        """The teacher's part of the cache identity."""
+        return teacher_identity(self.teacher)
+
+    def make(
+        self, folder: Path, index: int, sents: list[tuple[int, list[str]]], pca: dict[str, np.ndarray] | None
+    ) -> ShardDone:
+        """Compute shard ``index`` and write its files into ``folder`` (occ_vec PCA-reduced, fp16).
+
+        ``pca`` is the cache's projection; None with ``--pca`` fits it on this shard's vectors.
+        """
+        cfg = self.cfg
+        arrays, attn, stats, sums = shard_arrays(self.teacher, cfg, self.vocab, sents)
+        fitted = None
+        if cfg.vectors:
+            vec = arrays["occ_vec"]
+            if cfg.pca:
+                if pca is None:
+                    pca = fitted = fit_pca(vec, cfg.pca)
+                vec = (vec - pca["mean"]) @ pca["components"].T
+            arrays["occ_vec"] = vec.astype(np.float16)
+        return ShardDone(index, write_shard_files(folder, index, arrays, attn), stats, sums, fitted)
+
+    def map(
+        self, folder: Path, jobs: Iterable[tuple[int, list]], pca: dict[str, np.ndarray] | None
+    ) -> Iterator[ShardDone]:
+        """The local engine: each ``(index, sentences)`` job in turn, in this process."""
+        for index, sents in jobs:
+            yield self.make(folder, index, sents, pca)
+
+    def tables(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], str]:
+        """The per-vocabulary tables, the teacher token table and the tokenizer (JSON), once per cache."""
+        arrays, tokens = vocab_tables(self.teacher, self.vocab, self.cfg, self.words)
+        return arrays, tokens, self.teacher.tokenizer.backend_tokenizer.to_str()

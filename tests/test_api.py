@@ -1,0 +1,119 @@
+"""The Python API: `distill` in one call, the stages as functions, the README's example."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ctx2static
+from ctx2static import api
+from ctx2static.cache import Cache
+from ctx2static.errors import UserError
+from ctx2static.vectors import Vectors
+
+from . import tiny_models as tm
+
+EXAMPLE = """\
+from ctx2static import distill
+
+vectors = distill("corpus.txt.xz", teacher="minilm", student="x2static", max_sentences=20000)
+vectors.most_similar("king", topn=5)  # nearest words
+vectors.most_similar(["king", "woman"], negative=["man"], topn=1)  # analogy (3CosAdd)
+vectors.similarity("cat", "dog")
+vectors.query(["cat", "unbelievableness"])  # any word: one outside the table is composed
+vectors.save("x2static/")  # a native folder, composer included
+"""
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def run_example(corpus, teacher, max_sentences):
+    code = EXAMPLE.replace('"corpus.txt.xz"', repr(str(corpus))).replace('"minilm"', repr(str(teacher)))
+    code = code.replace("max_sentences=20000", f"max_sentences={max_sentences}")
+    scope: dict = {}
+    exec(compile(code, "README example", "exec"), scope)
+    return scope["vectors"]
+
+
+def check_example_output(vectors):
+    assert isinstance(vectors, Vectors) and vectors.composer is not None
+    back = Vectors.load("x2static")
+    assert back.words == vectors.words and back.composer is not None
+    np.testing.assert_array_equal(back.query(["unbelievableness"]), vectors.query(["unbelievableness"]))
+
+
+def test_readme_example_with_a_tiny_teacher(tmp_path, monkeypatch, mini_corpus, tiny_models):
+    monkeypatch.chdir(tmp_path)
+    check_example_output(run_example(mini_corpus, tiny_models["bert"], 300))
+
+
+@pytest.mark.slow
+def test_readme_example_with_minilm(tmp_path, monkeypatch, mini_corpus):
+    monkeypatch.chdir(tmp_path)
+    vectors = run_example(mini_corpus, "minilm", 200)
+    check_example_output(vectors)
+    assert vectors.meta["teacher"] == "minilm" and "cache" not in vectors.meta  # the temporary cache is gone
+
+
+def test_the_readme_shows_the_tested_example():
+    blocks = re.findall(r"```python\n(from ctx2static import distill\n.*?)```", README.read_text(), re.S)
+    if not blocks:
+        pytest.skip("README.md has no API example yet")
+    assert blocks[0] == EXAMPLE
+
+
+def test_distill_from_sentences_into_a_folder_resumes_and_matches_the_stages(tmp_path, tiny_models):
+    sentences = [*tm.SENTENCES, "", *tm.SENTENCES]  # "" ends a paragraph
+    teacher = str(tiny_models["bert"])
+    v = api.distill(sentences, teacher, "ase", out=tmp_path / "cache", min_count=1)
+    assert Cache.open(tmp_path / "cache").complete
+    assert (tmp_path / "cache" / api.CORPUS_FILE).read_text().splitlines()[len(tm.SENTENCES)] == ""
+    again = api.distill(sentences, teacher, "ase", out=tmp_path / "cache", min_count=1)  # resumes: done
+    np.testing.assert_array_equal(again.matrix, v.matrix)
+    staged = api.fit(api.extract(sentences, teacher, tmp_path / "c2", min_count=1, vectors=True), "ase")
+    assert staged.words == v.words
+    np.testing.assert_allclose(staged.matrix, v.matrix, rtol=1e-6)
+    scores = {s.benchmark: s for s in api.evaluate(v, compose=True)}
+    assert scores["ws353"].covered == scores["ws353"].total
+
+
+def test_distill_turns_on_the_signals_the_student_needs(tmp_path, tiny_models):
+    v = api.distill(
+        tm.SENTENCES, str(tiny_models["bert"]), "x2static", tmp_path / "c", min_count=1, context="para"
+    )
+    assert "para_ctx" in Cache.open(tmp_path / "c").signals and v.meta["config"]["context"] == "para"
+
+
+def test_text_students_fit_and_retrofit(tmp_path, mini_corpus):
+    v = api.fit(mini_corpus, "sgns", epochs=1, dim=8, min_count=3, threads=1)
+    assert v.dim == 8 and v.meta["student"] == "sgns" and v.meta["vocab_config"]["min_count"] == 3
+    r = api.retrofit(v, "wordnet", iterations=2)
+    assert r.meta["retrofit"][-1]["config"]["iterations"] == 2 and r.words == v.words
+    path = api.export(r, "word2vec", tmp_path / "r.txt")
+    assert Vectors.load(path).words == v.words
+
+
+def test_unknown_options_and_text_students_are_one_line_errors(tiny_models, mini_corpus):
+    with pytest.raises(UserError, match="unknown option 'epoch'; the options are: .*max_sentences"):
+        api.extract(mini_corpus, str(tiny_models["bert"]), epoch=3)
+    with pytest.raises(UserError, match=r"trains from text, not a teacher: call fit\(corpus, 'sgns'\)"):
+        api.distill(mini_corpus, str(tiny_models["bert"]), "sgns")
+    with pytest.raises(UserError, match="x2static has no option 'colour'"):
+        api.distill(mini_corpus, str(tiny_models["bert"]), colour=1)
+    with pytest.raises(UserError, match="needs the cache signal 'topk_ids'.*--topk K"):
+        api.distill(mini_corpus, str(tiny_models["bert"]), "semglove", cooc="lm")
+
+
+def test_the_package_root_stays_light():
+    """`import ctx2static` loads nothing else; the API comes on first use."""
+    code = "import sys, ctx2static; assert not [m for m in sys.modules if m.startswith('ctx2static.')]"
+    env_path = str(Path(ctx2static.__file__).parent.parent)
+    res = subprocess.run(
+        [sys.executable, "-c", code], env={"PYTHONPATH": env_path}, capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stderr
+    assert ctx2static.distill is api.distill and ctx2static.Vectors is Vectors
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        ctx2static.nope  # noqa: B018

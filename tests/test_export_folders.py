@@ -1,0 +1,105 @@
+"""Model2Vec and sentence-transformers folders: they load in those libraries and encode our vectors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from ctx2static.export import Card, Format, export_vectors
+from ctx2static.students.registry import fit_cache_student
+from ctx2static.vectors import Vectors
+
+FOLDERS = [Format.MODEL2VEC, Format.SENTENCE_TRANSFORMERS]
+
+
+def load_and_encode(fmt, path, texts):
+    if fmt is Format.MODEL2VEC:
+        model2vec = pytest.importorskip("model2vec")
+        return model2vec.StaticModel.from_pretrained(path).encode(texts)
+    st = pytest.importorskip("sentence_transformers")
+    return st.SentenceTransformer(str(path), device="cpu").encode(texts)
+
+
+@pytest.fixture(scope="module")
+def bert_vectors(tiny_caches) -> Vectors:
+    return fit_cache_student("ase", tiny_caches["bert"])
+
+
+@pytest.mark.parametrize("fmt", FOLDERS)
+def test_word_table_encodes_words_and_sentences(tmp_path, fmt):
+    v = Vectors(["the", "cat", "don't", ","], np.arange(12, dtype=np.float32).reshape(4, 3) + 1)
+    out = export_vectors(v, fmt, tmp_path / "m")
+    got = load_and_encode(fmt, out, ["cat", "The cat, don't zebra"])
+    np.testing.assert_allclose(got[0], v["cat"], rtol=1e-6)
+    known = np.mean([v[w] for w in ["the", "cat", ",", "don't"]], axis=0)
+    # Model2Vec drops the unknown word; sentence-transformers averages its zero row in
+    want = known if fmt is Format.MODEL2VEC else known * 4 / 5
+    np.testing.assert_allclose(got[1], want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fmt", FOLDERS)
+def test_subword_table_gives_table_rows_and_composes_unknown_words(tmp_path, fmt, bert_vectors):
+    v = bert_vectors
+    out = export_vectors(v, fmt, tmp_path / "m")
+    tok = json.loads((out / "tokenizer.json").read_text())
+    assert tok["model"]["type"] == "WordPiece" and "cat" in tok["model"]["vocab"]
+    words = ["cat", "unbelievably", "river", "mat"]  # "cat" is also a teacher piece: the table's row wins
+    got = load_and_encode(fmt, out, [*words, "unsed", "catsed", "The Cat"])
+    np.testing.assert_allclose(got[:4], v.query(words), rtol=1e-5, atol=1e-6)
+    # unknown, its pieces (un ##s ##ed) are not table words: exactly the composed vector
+    np.testing.assert_allclose(got[4], v.query(["unsed"])[0], rtol=1e-5, atol=1e-6)
+    # unknown, its first piece is a table word: that piece takes the word's row
+    rows = v.composer.rows.astype(np.float32)
+    ids = [tok["model"]["vocab"][p] for p in ("##s", "##ed")]
+    np.testing.assert_allclose(got[5], (v["cat"] + rows[ids].sum(0)) / 3, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[6], (v["the"] + v["cat"]) / 2, rtol=1e-5, atol=1e-6)
+    card = (out / "README.md").read_text()
+    assert "subword tokens" in card and "teacher's WordPiece pieces" in card
+
+
+def test_a_byte_level_bpe_composer_exports_the_word_table(tmp_path, tiny_caches):
+    v = fit_cache_student("ase", tiny_caches["gpt2"])
+    assert v.composer is not None
+    out = export_vectors(v, Format.MODEL2VEC, tmp_path / "m")
+    assert json.loads((out / "tokenizer.json").read_text())["model"]["type"] == "WordLevel"
+    assert "byte-level pieces cannot share a word-level vocabulary" in (out / "README.md").read_text()
+    np.testing.assert_allclose(load_and_encode(Format.MODEL2VEC, out, ["cat"])[0], v["cat"], rtol=1e-6)
+
+
+def test_card_header_provenance_and_evaluation():
+    meta = {
+        "teacher": "minilm",
+        "student": "x2static",
+        "config": {"epochs": 1},
+        "corpus": ["/data/brown.txt.xz"],
+        "corpus_config": {"lowercase": True},
+        "retrofit": [{"method": "faruqui", "lexicons": ["/x/wordnet.txt"]}],
+    }
+    v = Vectors(["a", "b"], np.eye(2), meta=meta)
+    card = Card.of(v, "| benchmark | metric | v |\n|---|---|---:|\n| ws353 | spearman | 70.0 (100%) |\n")
+    head = card.header("model2vec").splitlines()
+    assert head[0] == head[-1] == "---"
+    assert 'base_model: "sentence-transformers/all-MiniLM-L6-v2"' in head and "license: apache-2.0" in head
+    assert "library_name: model2vec" in head and "- static-embeddings" in head
+    rows = dict(card.provenance())
+    assert rows["corpus"] == "brown.txt.xz (lower-cased)" and rows["student"] == "`x2static`"
+    assert rows["options"] == '`{"epochs": 1}`' and rows["retrofitted"] == "faruqui to wordnet.txt"
+    assert rows["vocabulary"] == "2 words, 2 dimensions"
+    unknown = Card.of(Vectors(["a"], np.eye(1), meta={"teacher": "/local/model"}))
+    assert unknown.base_model() is None and unknown.license() is None
+    assert "base_model" not in unknown.header("model2vec")
+    assert Card.of(Vectors(["a"], np.eye(1), meta={"teacher": "org/model"})).base_model() == "org/model"
+
+
+@pytest.mark.parametrize("fmt", ["model2vec", "sentence-transformers"])
+def test_export_command_writes_the_card_with_the_evaluation_table(tmp_path, cli_main, bert_vectors, fmt):
+    src = bert_vectors.save(tmp_path / "v")
+    code, _, err = cli_main("export", src, "--format", fmt, "--out", tmp_path / "m")
+    assert code == 0, err
+    card = (tmp_path / "m" / "README.md").read_text()
+    assert card.startswith(f"---\nlibrary_name: {fmt}\n")
+    assert "| ws353 | spearman |" in card and "every word (unknown: composed)" in card
+    assert "| student | `ase` |" in card and "| teacher | `" in card
+    code, _, err = cli_main("export", src, "--format", fmt, "--out", tmp_path / "n", "--no-eval")
+    assert code == 0, err
+    assert "Not evaluated at export" in (tmp_path / "n" / "README.md").read_text()
