@@ -29,11 +29,20 @@ def sorted_batches(lengths: Sequence[int], token_budget: int) -> Iterator[np.nda
 
 
 def run_sorted(
-    items: Sequence[Encoding], token_budget: int, fn: Callable[[list[Encoding]], list[T]]
+    items: Sequence[Encoding],
+    token_budget: int,
+    fn: Callable[[list[Encoding]], list[T]],
+    done: Callable[[list[int]], None] | None = None,
 ) -> list[T]:
-    """Run ``fn`` over length-sorted batches and return its per-item results in the input order."""
+    """Run ``fn`` over length-sorted batches and return its per-item results in the input order.
+
+    ``done`` is called with each batch's item indices once the batch has run (progress).
+    """
     out: list[Any] = [None] * len(items)
     for idx in sorted_batches([len(e.ids) for e in items], token_budget):
-        for i, res in zip(idx.tolist(), fn([items[i] for i in idx.tolist()]), strict=True):
+        batch = idx.tolist()
+        for i, res in zip(batch, fn([items[i] for i in batch]), strict=True):
             out[i] = res
+        if done is not None:
+            done(batch)
     return out

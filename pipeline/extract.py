@@ -23,7 +23,7 @@ from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
 from ctx2static.fileio import sha256_file
 from ctx2static.pipeline.config import ExtractConfig
-from ctx2static.pipeline.shard import ShardDone, ShardMaker
+from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab
 
@@ -67,6 +67,35 @@ class Engine(Protocol):
     def tables(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], str]:
         """What :meth:`ShardMaker.tables` returns."""
 
+    def watch(self, progress: Progress) -> bool:
+        """Report each teacher batch to ``progress`` if this engine can (True), else False."""
+
+
+class Bar:
+    """The extract progress bar: occurrences (in-vocabulary words) with an ETA, teacher tokens/s.
+
+    Updated after every teacher batch by an engine that can report them, else per recorded shard.
+    """
+
+    def __init__(self, total: int | None, initial: int) -> None:
+        self.per_batch = False  # set by :meth:`Engine.watch`
+        self.tqdm = tqdm(
+            unit="word", unit_scale=True, desc="extract", total=total, initial=initial, mininterval=1.0
+        )
+        self.start, self.tokens = time.perf_counter(), 0
+
+    def batch(self, occurrences: int, tokens: int) -> None:
+        """Count a batch (or a whole shard) of teacher work."""
+        self.tokens += tokens
+        rate = self.tokens / max(time.perf_counter() - self.start, 1e-9)
+        self.tqdm.set_postfix_str(f"{rate:,.0f} teacher tok/s", refresh=False)
+        self.tqdm.update(occurrences)
+
+    def shard(self, stats: dict[str, int]) -> None:
+        """A shard was recorded: counted here unless its batches were."""
+        if not self.per_batch:
+            self.batch(stats["n_occurrences"], stats["n_teacher_tokens"])
+
 
 def shard_jobs(corpus: Corpus, cfg: ExtractConfig, start: int) -> Iterator[tuple[int, list]]:
     """``(index, sentences)`` of every shard from ``start`` on, streamed from the corpus."""
@@ -78,10 +107,10 @@ def shard_jobs(corpus: Corpus, cfg: ExtractConfig, start: int) -> Iterator[tuple
             yield i, sents
 
 
-def _record(writer: CacheWriter, done: ShardDone, bar: tqdm) -> int:
+def _record(writer: CacheWriter, done: ShardDone, bar: Bar) -> int:
     """Record a written shard; return its teacher tokens."""
     writer.record_shard(done.index, done.files, done.stats, done.sums)
-    bar.update(done.stats["n_sentences"])
+    bar.shard(done.stats)
     return done.stats["n_teacher_tokens"]
 
 
@@ -96,18 +125,22 @@ def run_extract(corpus: Corpus, vocab: Vocab, engine: Engine, out: str | Path, c
     """
     writer = CacheWriter.open(out, _identity(engine.identity(), corpus, vocab, cfg), vocab)
     try:
-        return _write(corpus, engine, writer, cfg)
+        return _write(corpus, vocab, engine, writer, cfg)
     finally:
         writer.close()
 
 
-def _write(corpus: Corpus, engine: Engine, writer: CacheWriter, cfg: ExtractConfig) -> dict:
+def _write(corpus: Corpus, vocab: Vocab, engine: Engine, writer: CacheWriter, cfg: ExtractConfig) -> dict:
     """Damaged shards, then missing ones, then the vocabulary tables (see :func:`run_extract`)."""
     if writer.complete and not writer.damaged:
         return writer.manifest
     pca = writer.aux(PCA_H5) if cfg.vectors and cfg.pca else None
     t0, n_tok = time.perf_counter(), 0
-    with tqdm(unit="sent", desc="extract", initial=writer.n_shards * cfg.shard_size, mininterval=1.0) as bar:
+    done_occ = sum(shard["n_occurrences"] for shard in writer.manifest["shards"])
+    total = None if cfg.max_sentences else vocab.total  # words the teacher cuts off make it an upper bound
+    bar = Bar(total, done_occ)
+    bar.per_batch = engine.watch(bar.batch)
+    with bar.tqdm:
         if writer.damaged:
             damaged, last = set(writer.damaged), max(writer.damaged)
             jobs = itertools.takewhile(lambda job: job[0] <= last, shard_jobs(corpus, cfg, 0))

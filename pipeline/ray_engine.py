@@ -29,7 +29,7 @@ import numpy as np
 from ctx2static.errors import UserError
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.models import resolve
-from ctx2static.pipeline.shard import ShardDone, ShardMaker
+from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
 from ctx2static.text.vocab import Vocab
 
 log = logging.getLogger(__name__)
@@ -192,6 +192,10 @@ class RayEngine:
     def identity(self) -> dict:
         """The teacher's part of the cache identity (every worker's alike)."""
         return self._identity
+
+    def watch(self, progress: Progress) -> bool:
+        """Workers run elsewhere: False, the driver reports whole shards."""
+        return False
 
     def pids(self) -> list[int]:
         """The workers' process ids (ask before :meth:`map`: calls to a worker run one at a time)."""

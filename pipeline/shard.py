@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -81,10 +81,18 @@ def mark_occurrences(encs: list[Encoding], wids: list[np.ndarray]) -> list[np.nd
     return occ
 
 
+Progress = Callable[[int, int], None]
+"""Called after each teacher batch with its occurrences and teacher tokens (the extract bar)."""
+
+
 def shard_arrays(
-    teacher: Teacher, cfg: ExtractConfig, vocab: Vocab, sents: list[tuple[int, list[str]]]
+    teacher: Teacher,
+    cfg: ExtractConfig,
+    vocab: Vocab,
+    sents: list[tuple[int, list[str]]],
+    progress: Progress | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None, dict, WordSums]:
-    """Run the teacher over one shard's sentences.
+    """Run the teacher over one shard's sentences (``progress`` hears of each batch).
 
     Returns its dense arrays (sentence and paragraph means in fp16 unless ``float32_means``; the
     per-occurrence vectors in
@@ -102,7 +110,14 @@ def shard_arrays(
     aligned = [e.complete for e in encs]
     occ = mark_occurrences(encs, wids)
     request = Request(vectors=True, topk=cfg.topk, attention=cfg.attention)
-    outs: list[TeacherOutput] = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, request))
+
+    def batch_done(idx: list[int]) -> None:
+        if progress is not None:
+            progress(sum(int(occ[i].sum()) for i in idx), sum(len(encs[i].ids) for i in idx))
+
+    outs: list[TeacherOutput] = run_sorted(
+        encs, cfg.token_budget, lambda b: teacher.forward(b, request), batch_done
+    )
     arrays: dict[str, np.ndarray] = {
         "sent_para": paras,
         "sent_offsets": np.concatenate([[0], np.cumsum([len(w) for w in wids])]).astype(np.int64),
@@ -255,6 +270,12 @@ class ShardMaker:
         self.words = token_words(teacher, vocab, lowercase)
         if cfg.topk:
             word_substitutes(teacher, self.words, cfg.topk)
+        self.progress: Progress | None = None
+
+    def watch(self, progress: Progress) -> bool:
+        """Report each teacher batch to ``progress``; True: this engine reports batches."""
+        self.progress = progress
+        return True
 
     def identity(self) -> dict:
         """The teacher's part of the cache identity."""
@@ -268,7 +289,7 @@ class ShardMaker:
         ``pca`` is the cache's projection; None with ``--pca`` fits it on this shard's vectors.
         """
         cfg = self.cfg
-        arrays, attn, stats, sums = shard_arrays(self.teacher, cfg, self.vocab, sents)
+        arrays, attn, stats, sums = shard_arrays(self.teacher, cfg, self.vocab, sents, self.progress)
         fitted = None
         if cfg.vectors:
             vec = arrays["occ_vec"]

@@ -31,3 +31,16 @@ def test_configure_rejects_unknown_and_bad_values():
 def test_unknown_student():
     with pytest.raises(UserError, match="unknown student 'nope'"):
         load_student("nope")
+
+
+def test_fit_student_help_lists_exactly_the_registered_students():
+    import re
+
+    from ctx2static.cli import fit_student
+    from ctx2static.students.registry import STUDENTS, Source
+
+    doc = " ".join(fit_student.help.split())
+    text, cache = re.search(r"Students: (.*?) \(from --corpus\); (.*?) \(from --cache", doc).groups()
+    listed = {Source.TEXT: text.split(", "), Source.CACHE: cache.split(", ")}
+    for source, names in listed.items():
+        assert sorted(names) == sorted(n for n, s in STUDENTS.items() if s.source is source)

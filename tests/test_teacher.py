@@ -17,10 +17,10 @@ from ctx2static.errors import UserError
 from ctx2static.pipeline.align import align
 from ctx2static.pipeline.batching import run_sorted, sorted_batches
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig, parse_layers
-from ctx2static.pipeline.extract import extract
+from ctx2static.pipeline.extract import extract, run_extract
 from ctx2static.pipeline.models import TeacherKind, detect_kind
 from ctx2static.pipeline.scorer import Scorer
-from ctx2static.pipeline.shard import token_words
+from ctx2static.pipeline.shard import ShardMaker, token_words
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
@@ -118,8 +118,25 @@ def test_sorted_batches_respect_budget_and_order_is_restored():
             self.ids = np.zeros(n)
 
     items = [E(n) for n in lengths]
-    res = run_sorted(items, 40, lambda b: [len(e.ids) for e in b])
+    batches = []
+    res = run_sorted(items, 40, lambda b: [len(e.ids) for e in b], batches.append)
     assert res == lengths
+    assert sorted(i for b in batches for i in b) == list(range(50)) and len(batches) > 1
+
+
+def test_extract_reports_every_batch_and_the_bar_reaches_the_occurrences(tiny_models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1))
+    cfg = ExtractConfig(shard_size=4, token_budget=16)  # a sentence a batch
+    maker = ShardMaker(Teacher.load(str(tiny_models["bert"])), vocab, cfg, True)
+    heard = []
+    real_watch = maker.watch
+    maker.watch = lambda bar: real_watch(lambda occ, tok: heard.append((occ, tok)) or bar(occ, tok))
+    m = run_extract(corpus, vocab, maker, tmp_path / "c", cfg)
+    stats = m["shards"]
+    assert len(heard) > len(stats)  # several batches a shard, each reported
+    assert sum(o for o, _ in heard) == sum(st["n_occurrences"] for st in stats)
+    assert sum(t for _, t in heard) == sum(st["n_teacher_tokens"] for st in stats)
 
 
 # ------------------------------------------------------------------ teachers
