@@ -323,6 +323,18 @@ def test_layer_picks_the_hidden_state_read(tiny_models, corpus_file, tmp_path):
     assert both.layer_name == [1, 2] and Teacher.load(str(tiny_models["gpt2"])).layer_name == "last"
 
 
+def test_hidden_states_are_every_layer_pooled_in_one_pass(tiny_models, corpus_file):
+    teacher = Teacher.load(str(tiny_models["bert"]))
+    encs = teacher.encode(sentences(corpus_file)[:3])  # unequal lengths: padding in the batch
+    outs = teacher.forward(encs, Request(hidden_states=True))
+    assert outs[0].vectors is None and outs[0].hidden.shape == (encs[0].n_groups, 3, 16)  # 2 layers + emb.
+    for spec in [(0,), (1,), (2,), (1, 2), (0, 1, 2)]:
+        teacher.layers = spec
+        for o, want in zip(outs, teacher.forward(encs, Request(vectors=True)), strict=True):
+            np.testing.assert_allclose(o.hidden[:, list(spec)].mean(1), want.vectors, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(outs[0].hidden[:, 1], outs[0].hidden[:, 2], atol=1e-3)
+
+
 @pytest.mark.parametrize(
     "spec,want",
     [("-1", (4,)), ("0", (0,)), ("2,3,4", (2, 3, 4)), ("-3:", (2, 3, 4)), ("1:3", (1, 2)), (":2", (0, 1))],
