@@ -64,6 +64,34 @@ def test_the_readme_shows_the_tested_example():
     assert blocks[0] == EXAMPLE
 
 
+def readme_block(first_line):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    found = [b for b in blocks if b.startswith(first_line)]
+    assert found, f"README.md has no Python block starting with {first_line!r}"
+    return found[0]
+
+
+def test_readme_stage_and_vectors_blocks_run(tmp_path, monkeypatch, mini_corpus, tiny_models):
+    """The README's stage-by-stage and `Vectors` blocks, as written (corpus, teacher and size made tiny)."""
+    monkeypatch.chdir(tmp_path)
+    run_example(mini_corpus, tiny_models["bert"], 300)  # writes x2static/, which the Vectors block loads
+    stages = readme_block("from ctx2static.api import").replace('"corpus.txt.xz"', repr(str(mini_corpus)))
+    stages = stages.replace('"minilm"', repr(str(tiny_models["bert"]))).replace("=20000", "=300")
+    stages = stages.replace('"bert-sg", epochs=1', '"bert-sg", epochs=1, dim=8')  # the tiny teacher is 16-d
+    scope: dict = {}
+    exec(compile(stages, "README stages", "exec"), scope)
+    assert scope["bert_sg"].meta["student"] == "bert-sg" and scope["sgns"].meta["student"] == "sgns"
+    ws353 = next(s for s in scope["scores"] if s.benchmark == "ws353")
+    assert ws353.covered == ws353.total  # compose=True: every pair scored
+    assert (tmp_path / "bert-sg-m2v" / "README.md").read_text().startswith("---\nlibrary_name: model2vec")
+    scope = {}
+    exec(compile(readme_block("from ctx2static.vectors import Vectors"), "README Vectors", "exec"), scope)
+    v = scope["v"]
+    [(answer, _)] = v.most_similar(["king", "woman"], negative=["man"], topn=1)
+    assert answer not in ("king", "woman", "man") and v.most_similar(v["bank"], topn=1)[0][0] == "bank"
+    assert "riverbank" not in v and v.covering(["riverbank"]).words[-1] == "riverbank"
+
+
 def test_distill_from_sentences_into_a_folder_resumes_and_matches_the_stages(tmp_path, tiny_models):
     sentences = [*tm.SENTENCES, "", *tm.SENTENCES]  # "" ends a paragraph
     teacher = str(tiny_models["bert"])
