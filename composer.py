@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio import atomic_write, write_npy
 
 ROWS = "subwords.npy"
 TOKENIZER = "tokenizer.json"
@@ -62,7 +62,7 @@ class Composer:
     def save(self, folder: Path, prefix: str = "") -> dict[str, Any]:
         """Write ``folder/<prefix>subwords.npy`` (fp16), ``<prefix>tokenizer.json``; return the settings."""
         with atomic_write(folder / f"{prefix}{ROWS}") as fh:
-            np.save(fh, self.rows.astype(np.float16))
+            write_npy(fh, self.rows.astype(np.float16))
         with atomic_write(folder / f"{prefix}{TOKENIZER}", "w", encoding="utf-8") as fh:
             fh.write(self.tokenizer_json)
         return {"lowercase": self.lowercase, **self.info}

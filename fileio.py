@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
+import numpy as np
+
 from ctx2static.errors import UserError
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
@@ -269,6 +271,17 @@ def release_lock(token: str) -> None:
         with contextlib.suppress(OSError):
             os.ftruncate(held[0], 0)  # the holder's note goes with the lock
         os.close(held[0])
+
+
+def write_npy(fh: BinaryIO, array: np.ndarray) -> None:
+    """Write ``array`` to ``fh`` in the .npy format through ``fh.write``.
+
+    ``np.save`` writes through ``ndarray.tofile``, whose full-disk error carries no errno, so it
+    could not become the one-line message of :func:`user_errors_for`.
+    """
+    array = np.ascontiguousarray(array)
+    np.lib.format.write_array_header_1_0(fh, np.lib.format.header_data_from_array_1_0(array))
+    fh.write(memoryview(array).cast("B"))
 
 
 def write_json(path: str | os.PathLike, data: Any, indent: int | None = 1, sort_keys: bool = False) -> None:

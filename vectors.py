@@ -29,7 +29,7 @@ import numpy as np
 
 from ctx2static.composer import Composer
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_dir, atomic_write, read_json, read_lines
+from ctx2static.fileio import atomic_dir, atomic_write, read_json, read_lines, write_npy
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +185,10 @@ class Vectors:
             self._save_native(path)
             return path
         binary = path.suffix == ".bin"
+        meta = self._meta_with_composer(path.parent, path.name + ".")  # the small files first: a
+        with atomic_write(_sidecar(path), "w", encoding="utf-8") as fh:  # failure leaves no new table
+            counts = None if self.counts is None else self.counts.tolist()
+            json.dump({"meta": meta, "counts": counts}, fh)
         with atomic_write(path, "wb") as fh:
             fh.write(f"{len(self.words)} {self.dim}\n".encode())
             for w, row in zip(self.words, self.matrix, strict=True):
@@ -192,10 +196,6 @@ class Vectors:
                     fh.write(w.encode() + b" " + row.astype("<f4").tobytes() + b"\n")
                 else:
                     fh.write((w + " " + " ".join(f"{x:.6g}" for x in row) + "\n").encode())
-        meta = self._meta_with_composer(path.parent, path.name + ".")
-        with atomic_write(_sidecar(path), "w", encoding="utf-8") as fh:
-            counts = None if self.counts is None else self.counts.tolist()
-            json.dump({"meta": meta, "counts": counts}, fh)
         return path
 
     def _meta_with_composer(self, folder: Path, prefix: str) -> dict[str, Any]:
@@ -209,7 +209,8 @@ class Vectors:
 
     def _save_native(self, path: Path) -> None:
         with atomic_dir(path) as tmp:
-            np.save(tmp / "vectors.npy", self.matrix)
+            with open(tmp / "vectors.npy", "wb") as fh:
+                write_npy(fh, self.matrix)
             with open(tmp / "vocab.tsv", "w", encoding="utf-8") as fh:
                 counts = self.counts if self.counts is not None else np.zeros(len(self.words), int)
                 for w, c in zip(self.words, counts.tolist(), strict=True):

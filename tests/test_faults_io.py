@@ -434,3 +434,30 @@ def test_a_damaged_glove_checkpoint_is_one_line_not_a_crash(tmp_path):
         fh.write(b"\xff\xff")
     with pytest.raises(UserError, match="not a readable GloVe checkpoint"):
         train_glove(x, dataclasses.replace(cfg, epochs=3), progress=False)
+
+
+@pytest.mark.parametrize("how", ["tmpfs", "simulated"])
+@pytest.mark.parametrize("name", ["v.bin", "v.txt", "native/"])
+def test_a_full_disk_while_saving_a_composer_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, how, name):
+    from ctx2static.composer import Composer
+
+    rng = np.random.default_rng(0)
+    v = Vectors([f"w{i}" for i in range(100)], rng.random((100, 8), np.float32))
+    v.composer = Composer(rng.random((30000, 8)).astype(np.float16), "{}", True)  # 480 kB of rows
+    with contextlib.ExitStack() as stack:
+        if how == "tmpfs":
+            folder = stack.enter_context(tmpfs(tmp_path / "full", "size=200k"))
+            if folder is None:
+                pytest.skip("mounting a tmpfs is not allowed here (the simulated variant runs)")
+        else:
+            folder = tmp_path / "full"
+            folder.mkdir()
+
+            def fsync(fd):
+                if os.fstat(fd).st_size > 200_000:
+                    raise OSError(errno.ENOSPC, "No space left on device")
+
+            monkeypatch.setattr(fileio.os, "fsync", fsync)
+        with pytest.raises(UserError, match="cannot write: no space left on the device"):
+            v.save(f"{folder / name}")
+        assert list(folder.iterdir()) == []
