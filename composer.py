@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write, write_npy
+from ctx2static.fileio import Renames, atomic_write, write_npy
 
 ROWS = "subwords.npy"
 TOKENIZER = "tokenizer.json"
@@ -59,11 +59,14 @@ class Composer:
         """float32 ``[len(words), dim]``: each word's mean token row (zeros for a word with no token)."""
         return mean_rows(self.rows, self.token_ids(words))
 
-    def save(self, folder: Path, prefix: str = "") -> dict[str, Any]:
-        """Write ``folder/<prefix>subwords.npy`` (fp16), ``<prefix>tokenizer.json``; return the settings."""
-        with atomic_write(folder / f"{prefix}{ROWS}") as fh:
+    def save(self, folder: Path, prefix: str = "", group: Renames | None = None) -> dict[str, Any]:
+        """Write ``folder/<prefix>subwords.npy`` (fp16), ``<prefix>tokenizer.json``; return the settings.
+
+        ``group``: renamed with the other files of an :func:`~ctx2static.fileio.atomic_files` block.
+        """
+        with atomic_write(folder / f"{prefix}{ROWS}", group=group) as fh:
             write_npy(fh, self.rows.astype(np.float16))
-        with atomic_write(folder / f"{prefix}{TOKENIZER}", "w", encoding="utf-8") as fh:
+        with atomic_write(folder / f"{prefix}{TOKENIZER}", "w", encoding="utf-8", group=group) as fh:
             fh.write(self.tokenizer_json)
         return {"lowercase": self.lowercase, **self.info}
 

@@ -134,9 +134,18 @@ def glob_escape(name: str) -> str:
     return re.sub(r"([*?[])", r"[\1]", name)
 
 
+Renames = list[tuple[str, Path]]
+"""Written temps and their targets, renamed together by :func:`atomic_files`."""
+
+
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None = None) -> Iterator[IO]:
-    """Open a temp file beside ``path``; on success fsync and rename it over ``path``."""
+def atomic_write(
+    path: str | os.PathLike, mode: str = "wb", encoding: str | None = None, group: Renames | None = None
+) -> Iterator[IO]:
+    """Open a temp file beside ``path``; on success fsync and rename it over ``path``.
+
+    With ``group`` (from :func:`atomic_files`) the rename waits for the group's other files.
+    """
     path = Path(path)
     with user_errors_for(path):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,12 +156,39 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", encoding: str | None
                 yield fh
                 fh.flush()
                 os.fsync(fh.fileno())
+            if group is not None:
+                group.append((tmp, path))
+                return
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
     remove_stale_temps(path)
+
+
+@contextlib.contextmanager
+def atomic_files() -> Iterator[Renames]:
+    """Files that appear together or not at all (an error in any leaves none of them).
+
+    Each ``atomic_write(..., group=g)`` inside is written and fsynced under a temp name; all are
+    renamed once the block ends well.
+    """
+    group: Renames = []
+    done = 0
+    try:
+        yield group
+        for tmp, path in group:
+            with user_errors_for(path):
+                os.replace(tmp, path)
+            done += 1
+    except BaseException:
+        for tmp, _ in group[done:]:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        raise
+    for _, path in group:
+        remove_stale_temps(path)
 
 
 def _umask() -> int:

@@ -29,7 +29,15 @@ import numpy as np
 
 from ctx2static.composer import Composer
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_dir, atomic_write, read_json, read_lines, write_npy
+from ctx2static.fileio import (
+    Renames,
+    atomic_dir,
+    atomic_files,
+    atomic_write,
+    read_json,
+    read_lines,
+    write_npy,
+)
 
 log = logging.getLogger(__name__)
 
@@ -185,24 +193,25 @@ class Vectors:
             self._save_native(path)
             return path
         binary = path.suffix == ".bin"
-        meta = self._meta_with_composer(path.parent, path.name + ".")  # the small files first: a
-        with atomic_write(_sidecar(path), "w", encoding="utf-8") as fh:  # failure leaves no new table
-            counts = None if self.counts is None else self.counts.tolist()
-            json.dump({"meta": meta, "counts": counts}, fh)
-        with atomic_write(path, "wb") as fh:
-            fh.write(f"{len(self.words)} {self.dim}\n".encode())
-            for w, row in zip(self.words, self.matrix, strict=True):
-                if binary:
-                    fh.write(w.encode() + b" " + row.astype("<f4").tobytes() + b"\n")
-                else:
-                    fh.write((w + " " + " ".join(f"{x:.6g}" for x in row) + "\n").encode())
+        with atomic_files() as group:  # the table, its sidecar and composer appear together or not at all
+            with atomic_write(path, "wb", group=group) as fh:
+                fh.write(f"{len(self.words)} {self.dim}\n".encode())
+                for w, row in zip(self.words, self.matrix, strict=True):
+                    if binary:
+                        fh.write(w.encode() + b" " + row.astype("<f4").tobytes() + b"\n")
+                    else:
+                        fh.write((w + " " + " ".join(f"{x:.6g}" for x in row) + "\n").encode())
+            meta = self._meta_with_composer(path.parent, path.name + ".", group)
+            with atomic_write(_sidecar(path), "w", encoding="utf-8", group=group) as fh:
+                counts = None if self.counts is None else self.counts.tolist()
+                json.dump({"meta": meta, "counts": counts}, fh)
         return path
 
-    def _meta_with_composer(self, folder: Path, prefix: str) -> dict[str, Any]:
+    def _meta_with_composer(self, folder: Path, prefix: str, group: Renames | None = None) -> dict[str, Any]:
         """The meta to write: the composer's settings under "composer" once its files are written."""
         meta = {k: v for k, v in self.meta.items() if k != "composer"}
         if self.composer is not None:
-            meta["composer"] = self.composer.save(folder, prefix)
+            meta["composer"] = self.composer.save(folder, prefix, group)
         else:
             Composer.remove(folder, prefix)  # a composer saved there before belongs to other vectors
         return meta
