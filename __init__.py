@@ -3,13 +3,15 @@
     from ctx2static import distill
     vectors = distill(["corpus.txt"], teacher="minilm", student="x2static")
 
-The API (:mod:`ctx2static.api`) loads on first use, so ``import ctx2static`` stays light.
+The API (:mod:`ctx2static.api`) loads on first use, so ``import ctx2static`` stays light. Its
+``retrofit`` and ``export`` are imported from :mod:`ctx2static.api`: at the root those names are
+the subpackages ``ctx2static.retrofit`` and ``ctx2static.export``.
 """
 
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["Vectors", "distill", "evaluate", "export", "extract", "fit", "retrofit"]
+__all__ = ["Vectors", "distill", "evaluate", "extract", "fit"]
 
 
 def __getattr__(name: str) -> Any:

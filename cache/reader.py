@@ -170,8 +170,10 @@ class Cache:
         except (OSError, KeyError, ValueError) as exc:  # what h5py and pyarrow raise for a bad file
             raise UserError(f"{path}: cannot be read ({exc}); {fix}") from None
         problem = shard_problem(arrays, attn, record, len(self.vocab), self._n_tokens(keys))
-        if problem:
-            raise UserError(f"{path}: {problem}; {fix}")
+        if problem:  # written so by extract (its checksum matches): the rerun must not trust it
+            raise UserError(
+                f"{path}: {problem}; delete its files ({stem}.*) and {REBUILD} to rebuild shard {i}"
+            )
         return Shard(i, arrays, attn)
 
     def _n_tokens(self, keys: list[str] | None) -> int | None:

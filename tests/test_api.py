@@ -145,3 +145,15 @@ def test_the_package_root_stays_light():
     assert ctx2static.distill is api.distill and ctx2static.Vectors is Vectors
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         ctx2static.nope  # noqa: B018
+
+
+def test_the_root_names_are_the_api_functions_after_every_subpackage_is_imported():
+    import importlib
+
+    import ctx2static
+    from ctx2static import api
+
+    for sub in ("retrofit", "export", "eval", "pipeline", "students", "cache", "study"):
+        importlib.import_module(f"ctx2static.{sub}")
+    for name in ctx2static.__all__:
+        assert getattr(ctx2static, name) is getattr(api, name)

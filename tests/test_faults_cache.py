@@ -228,7 +228,7 @@ def test_an_id_far_out_of_range_is_one_line_not_a_segfault(cache_dir, tmp_path):
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines()[-1].endswith("to rebuild shard 1")
-    assert "word ids outside -1..29" in done.stderr
+    assert "word ids outside -1..29" in done.stderr and "delete its files (shard_00001.*)" in done.stderr
 
 
 def test_the_array_checks_accept_every_shard_the_writer_wrote(pristine):
