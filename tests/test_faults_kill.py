@@ -44,10 +44,16 @@ def _complete(args):
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-def _uninterrupted(cli_main, args):
-    """The same job in this process (every thread count is fixed by the job's options)."""
+def _uninterrupted(cli_main, args) -> list[float]:
+    """The same job in this process (every thread count is fixed by the job's options).
+
+    Returns the kill delays: fractions of its duration drawn from the fixed seed, so that every kill
+    lands inside the work however fast the machine.
+    """
+    start = time.perf_counter()
     code, _, err = cli_main(*args)
     assert code == 0, err
+    return list(RNG.uniform(0.05, 0.5, 3) * (time.perf_counter() - start))
 
 
 def _no_temps(folder: Path):
@@ -73,8 +79,8 @@ def test_extract_killed_at_random_points_resumes_to_the_uninterrupted_cache(tiny
         ]  # fmt: skip
 
     whole, killed = tmp_path / "whole", tmp_path / "killed"
-    _uninterrupted(cli_main, args(whole))
-    kills = [_kill_during(args(killed), (killed / "manifest.json").exists, d) for d in RNG.uniform(0, 2, 3)]
+    delays = _uninterrupted(cli_main, args(whole))
+    kills = [_kill_during(args(killed), (killed / "manifest.json").exists, d) for d in delays]
     assert kills[0], "the first run finished before it could be killed"
     partial = Cache.open(killed)
     assert partial.verify() == []
@@ -97,9 +103,9 @@ def test_glove_killed_at_random_points_resumes_from_its_checkpoint_exactly(tmp_p
             "--set", f"checkpoint={ckpt}", "--set", "checkpoint_every=1",
         ]  # fmt: skip
 
-    _uninterrupted(cli_main, args(tmp_path / "whole.txt", tmp_path / "whole.ckpt"))
+    delays = _uninterrupted(cli_main, args(tmp_path / "whole.txt", tmp_path / "whole.ckpt"))
     ckpt = tmp_path / "killed.ckpt"
-    kills = [_kill_during(args(tmp_path / "killed.txt", ckpt), ckpt.exists, d) for d in RNG.uniform(0, 1, 3)]
+    kills = [_kill_during(args(tmp_path / "killed.txt", ckpt), ckpt.exists, d) for d in delays]
     assert kills[0], "the first run finished before it could be killed"
     assert not (tmp_path / "killed.txt").exists()
     _complete(args(tmp_path / "killed.txt", ckpt))
@@ -143,9 +149,9 @@ def test_run_killed_at_random_points_resumes_to_the_uninterrupted_outputs(tiny_m
     (tmp_path / "syn.txt").write_text("king queen\nman woman\n")
     (tmp_path / "study.toml").write_text(STUDY.format(teacher=tiny_models["bert"]))
     whole, killed = tmp_path / "whole", tmp_path / "killed"
-    _uninterrupted(cli_main, ["-q", "run", tmp_path / "study.toml", "--out", whole])
+    delays = _uninterrupted(cli_main, ["-q", "run", tmp_path / "study.toml", "--out", whole])
     args = ["-q", "run", tmp_path / "study.toml", "--out", killed]
-    kills = [_kill_during(args, (killed / "caches").exists, d) for d in RNG.uniform(0, 4, 3)]
+    kills = [_kill_during(args, (killed / "caches").exists, d) for d in delays]
     assert kills[0], "the first run finished before it could be killed"
     _complete(args)
     names = sorted(p.name for p in (whole / "vectors").iterdir())
