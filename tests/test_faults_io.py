@@ -378,6 +378,26 @@ def test_time_of_a_lock_note_is_recent(tmp_path):
     assert abs(time.time() - stamp) < 60
 
 
+@contextlib.contextmanager
+def full_folder(tmp_path, monkeypatch, how):
+    """A folder with 200 kB of room: a real tmpfs, or a patched fsync that fails past that size."""
+    if how == "tmpfs":
+        with tmpfs(tmp_path / "full", "size=200k") as folder:
+            if folder is None:
+                pytest.skip("mounting a tmpfs is not allowed here (the simulated variant runs)")
+            yield folder
+        return
+    folder = tmp_path / "full"
+    folder.mkdir()
+
+    def fsync(fd):
+        if os.fstat(fd).st_size > 200_000:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fileio.os, "fsync", fsync)
+    yield folder
+
+
 @pytest.mark.parametrize("how", ["tmpfs", "simulated"])
 @pytest.mark.parametrize(
     "fmt, name", [("model2vec", "m2v"), ("word2vec-bin", "v.bin"), ("word2vec", "v.txt")]
@@ -387,20 +407,7 @@ def test_a_full_disk_during_export_is_one_line_and_leaves_nothing(
 ):
     rng = np.random.default_rng(0)
     Vectors([f"w{i}" for i in range(3000)], rng.random((3000, 50), np.float32)).save(tmp_path / "big.txt")
-    with contextlib.ExitStack() as stack:
-        if how == "tmpfs":
-            folder = stack.enter_context(tmpfs(tmp_path / "full", "size=200k"))
-            if folder is None:
-                pytest.skip("mounting a tmpfs is not allowed here (the simulated variant runs)")
-        else:
-            folder = tmp_path / "full"
-            folder.mkdir()
-
-            def fsync(fd):
-                if os.fstat(fd).st_size > 200_000:
-                    raise OSError(errno.ENOSPC, "No space left on device")
-
-            monkeypatch.setattr(fileio.os, "fsync", fsync)
+    with full_folder(tmp_path, monkeypatch, how) as folder:
         code, _, err = cli_main("export", tmp_path / "big.txt", "--format", fmt, "-o", folder / name)
         assert code == 2 and err.strip() == (
             f"error: {folder / name}: cannot write: no space left on the device; "
@@ -444,20 +451,7 @@ def test_a_full_disk_while_saving_a_composer_is_one_line_and_leaves_nothing(tmp_
     rng = np.random.default_rng(0)
     v = Vectors([f"w{i}" for i in range(100)], rng.random((100, 8), np.float32))
     v.composer = Composer(rng.random((30000, 8)).astype(np.float16), "{}", True)  # 480 kB of rows
-    with contextlib.ExitStack() as stack:
-        if how == "tmpfs":
-            folder = stack.enter_context(tmpfs(tmp_path / "full", "size=200k"))
-            if folder is None:
-                pytest.skip("mounting a tmpfs is not allowed here (the simulated variant runs)")
-        else:
-            folder = tmp_path / "full"
-            folder.mkdir()
-
-            def fsync(fd):
-                if os.fstat(fd).st_size > 200_000:
-                    raise OSError(errno.ENOSPC, "No space left on device")
-
-            monkeypatch.setattr(fileio.os, "fsync", fsync)
+    with full_folder(tmp_path, monkeypatch, how) as folder:
         with pytest.raises(UserError, match="cannot write: no space left on the device"):
             v.save(f"{folder / name}")
         assert list(folder.iterdir()) == []
