@@ -11,15 +11,12 @@ import json
 from pathlib import Path
 
 from ctx2static.export.card import Card
-from ctx2static.export.tokens import token_table
-from ctx2static.fileio import atomic_dir
+from ctx2static.export.tokens import token_table, write_token_bag
 from ctx2static.vectors import Vectors
 
 
 def save_model2vec(vectors: Vectors, out: Path, card: Card) -> Path:
     """Write the Model2Vec folder atomically."""
-    from safetensors.numpy import save
-
     table = token_table(vectors)
     config = {
         "model_type": "model2vec",
@@ -32,10 +29,8 @@ def save_model2vec(vectors: Vectors, out: Path, card: Card) -> Path:
         "embedding_dtype": "float32",
         "ctx2static": {k: vectors.meta[k] for k in ("student", "teacher", "config") if k in vectors.meta},
     }
-    with atomic_dir(out) as tmp:
-        # bytes written by Python, so a full disk is an OSError (one line), not a Rust library's error
-        (tmp / "model.safetensors").write_bytes(save({"embeddings": table.matrix}))
-        (tmp / "tokenizer.json").write_text(table.tokenizer.to_str(pretty=True), encoding="utf-8")
-        (tmp / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
-        (tmp / "README.md").write_text(card.render("model2vec", table, out.name), encoding="utf-8")
-    return out
+    files = {
+        "config.json": json.dumps(config, indent=1),
+        "README.md": card.render("model2vec", table, out.name),
+    }
+    return write_token_bag(out, table, "embeddings", files)

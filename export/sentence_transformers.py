@@ -14,8 +14,7 @@ import json
 from pathlib import Path
 
 from ctx2static.export.card import Card
-from ctx2static.export.tokens import token_table
-from ctx2static.fileio import atomic_dir
+from ctx2static.export.tokens import token_table, write_token_bag
 from ctx2static.vectors import Vectors
 
 MODULES = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.StaticEmbedding"}]
@@ -24,16 +23,10 @@ CONFIG = {"prompts": {}, "default_prompt_name": None, "similarity_fn_name": "cos
 
 def save_sentence_transformers(vectors: Vectors, out: Path, card: Card) -> Path:
     """Write the sentence-transformers folder atomically."""
-    from safetensors.numpy import save
-
     table = token_table(vectors)
-    with atomic_dir(out) as tmp:
-        # bytes written by Python, so a full disk is an OSError (one line), not a Rust library's error
-        (tmp / "model.safetensors").write_bytes(save({"embedding.weight": table.matrix}))
-        (tmp / "tokenizer.json").write_text(table.tokenizer.to_str(pretty=True), encoding="utf-8")
-        (tmp / "modules.json").write_text(json.dumps(MODULES, indent=1), encoding="utf-8")
-        (tmp / "config_sentence_transformers.json").write_text(json.dumps(CONFIG, indent=1), encoding="utf-8")
-        (tmp / "README.md").write_text(
-            card.render("sentence-transformers", table, out.name), encoding="utf-8"
-        )
-    return out
+    files = {
+        "modules.json": json.dumps(MODULES, indent=1),
+        "config_sentence_transformers.json": json.dumps(CONFIG, indent=1),
+        "README.md": card.render("sentence-transformers", table, out.name),
+    }
+    return write_token_bag(out, table, "embedding.weight", files)

@@ -23,12 +23,15 @@ its token ids. Two tables:
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ctx2static.errors import UserError
+from ctx2static.fileio import atomic_dir
 from ctx2static.vectors import Vectors
 
 PAD, UNK = "[PAD]", "[UNK]"
@@ -42,6 +45,23 @@ class TokenTable:
     matrix: np.ndarray
     kind: str  # "subword" or "word"
     unknown_words: str  # one sentence for the model card
+
+
+def write_token_bag(out: Path, table: TokenTable, tensor: str, files: Mapping[str, str]) -> Path:
+    """Write a token-bag folder atomically: the rows, the tokenizer and ``files`` (name -> text).
+
+    The rows go to ``model.safetensors`` as ``tensor``, the tokenizer to ``tokenizer.json``. Every
+    byte goes through Python's writes, so a full disk is an OSError with its errno (one line), not
+    a Rust library's error.
+    """
+    from safetensors.numpy import save
+
+    with atomic_dir(out) as tmp:
+        (tmp / "model.safetensors").write_bytes(save({tensor: table.matrix}))
+        (tmp / "tokenizer.json").write_text(table.tokenizer.to_str(pretty=True), encoding="utf-8")
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
+    return out
 
 
 def token_table(vectors: Vectors) -> TokenTable:
