@@ -77,12 +77,12 @@ class Bar:
     Updated after every teacher batch by an engine that can report them, else per recorded shard.
     """
 
-    def __init__(self, total: int | None, initial: int) -> None:
-        self.per_batch = False  # set by :meth:`Engine.watch`
+    def __init__(self, total: int | None, initial: int, engine: Engine) -> None:
         self.tqdm = tqdm(
             unit="word", unit_scale=True, desc="extract", total=total, initial=initial, mininterval=1.0
         )
         self.start, self.tokens = time.perf_counter(), 0
+        self.per_batch = engine.watch(self.batch)
 
     def batch(self, occurrences: int, tokens: int) -> None:
         """Count a batch (or a whole shard) of teacher work."""
@@ -92,7 +92,7 @@ class Bar:
         self.tqdm.update(occurrences)
 
     def shard(self, stats: dict[str, int]) -> None:
-        """A shard was recorded: counted here unless its batches were."""
+        """A shard was written: counted here unless its batches were."""
         if not self.per_batch:
             self.batch(stats["n_occurrences"], stats["n_teacher_tokens"])
 
@@ -107,11 +107,10 @@ def shard_jobs(corpus: Corpus, cfg: ExtractConfig, start: int) -> Iterator[tuple
             yield i, sents
 
 
-def _record(writer: CacheWriter, done: ShardDone, bar: Bar) -> int:
-    """Record a written shard; return its teacher tokens."""
+def _record(writer: CacheWriter, done: ShardDone, bar: Bar) -> None:
+    """Record a written shard."""
     writer.record_shard(done.index, done.files, done.stats, done.sums)
     bar.shard(done.stats)
-    return done.stats["n_teacher_tokens"]
 
 
 def run_extract(corpus: Corpus, vocab: Vocab, engine: Engine, out: str | Path, cfg: ExtractConfig) -> dict:
@@ -135,17 +134,16 @@ def _write(corpus: Corpus, vocab: Vocab, engine: Engine, writer: CacheWriter, cf
     if writer.complete and not writer.damaged:
         return writer.manifest
     pca = writer.aux(PCA_H5) if cfg.vectors and cfg.pca else None
-    t0, n_tok = time.perf_counter(), 0
-    done_occ = sum(shard["n_occurrences"] for shard in writer.manifest["shards"])
+    kept = sum(r["n_occurrences"] for r in writer.manifest["shards"] if r["index"] not in writer.damaged)
     total = None if cfg.max_sentences else vocab.total  # words the teacher cuts off make it an upper bound
-    bar = Bar(total, done_occ)
-    bar.per_batch = engine.watch(bar.batch)
+    bar = Bar(total, kept, engine)
     with bar.tqdm:
         if writer.damaged:
             damaged, last = set(writer.damaged), max(writer.damaged)
             jobs = itertools.takewhile(lambda job: job[0] <= last, shard_jobs(corpus, cfg, 0))
             for done in engine.map(writer.folder, (job for job in jobs if job[0] in damaged), pca):
                 writer.rebuilt_shard(done.index, done.files)
+                bar.shard(done.stats)
                 log.info("shard %d rebuilt", done.index)
         if not writer.complete:
             jobs = shard_jobs(corpus, cfg, writer.n_shards)
@@ -153,11 +151,11 @@ def _write(corpus: Corpus, vocab: Vocab, engine: Engine, writer: CacheWriter, cf
                 for done in engine.map(writer.folder, itertools.islice(jobs, 1), None):
                     writer.add_aux(PCA_H5, done.pca)
                     pca = done.pca
-                    n_tok += _record(writer, done, bar)
+                    _record(writer, done, bar)
             for done in engine.map(writer.folder, jobs, pca):
-                n_tok += _record(writer, done, bar)
-    secs = time.perf_counter() - t0
-    run = {"seconds": secs, "teacher_tokens_per_s": n_tok / secs if secs else 0.0}
+                _record(writer, done, bar)
+    secs = time.perf_counter() - bar.start
+    run = {"seconds": secs, "teacher_tokens_per_s": bar.tokens / secs if secs else 0.0}
     if not writer.n_shards:
         raise UserError(f"{', '.join(map(str, corpus.paths))}: no sentences to extract")
     if not writer.complete:
