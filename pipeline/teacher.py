@@ -34,7 +34,7 @@ class Request:
     """Which per-group signals one forward pass returns (the group mean of all tokens is always there)."""
 
     vectors: bool = False
-    hidden_states: bool = False  # every hidden state's group means, not only the chosen layers' average
+    hidden_states: bool = False  # every hidden state's group and all-token means, not only the chosen layers'
     topk: int = 0
     attention: int = 0  # S: window +-S, keep the top S context words
 
@@ -43,12 +43,14 @@ class Request:
 class TeacherOutput:
     """Per-input results: all-token mean [d]; per group: vectors [G, d], top-k ids/logits, attention top S.
 
-    ``hidden`` [G, n_hidden, d]: each hidden state's group means (layer probes: one pass, every layer).
+    ``hidden`` [G, n_hidden, d]: each hidden state's group means, and ``hidden_mean`` [n_hidden, d] its
+    all-token means (layer probes: one pass, every layer).
     """
 
     mean: np.ndarray
     vectors: np.ndarray | None = None
     hidden: np.ndarray | None = None
+    hidden_mean: np.ndarray | None = None
     topk_ids: np.ndarray | None = None
     topk_scores: np.ndarray | None = None
     attn_ctx: np.ndarray | None = None  # [G, S] positions of context groups, -1 where none
@@ -279,6 +281,8 @@ class Teacher:
                 res["vectors"] = torch.bmm(pool, hid)
             if request.hidden_states:  # pooling is linear: a layer average's vectors average these
                 res["hidden"] = torch.stack([torch.bmm(pool, h.float()) for h in out.hidden_states], 2)
+                sums = torch.stack([(h.float() * m).sum(1) for h in out.hidden_states], 1)
+                res["hidden_mean"] = sums / m.sum(1, keepdim=True)
             if request.topk:
                 x = hid[rows, gather][has_target] if self.kind is TeacherKind.ENCODER else head_in[0].float()
                 res.update(self._topk(x, ids, first, has_target, request.topk))
@@ -289,6 +293,8 @@ class Teacher:
         for i, e in enumerate(batch):
             g = e.n_groups
             o = TeacherOutput(mean=arrays["mean"][i])
+            if "hidden_mean" in arrays:
+                o.hidden_mean = arrays["hidden_mean"][i]
             for key in ("vectors", "hidden", "topk_ids", "topk_scores", "attn_ctx", "attn_weight"):
                 if key in arrays:
                     setattr(o, key, arrays[key][i, :g])

@@ -328,10 +328,12 @@ def test_hidden_states_are_every_layer_pooled_in_one_pass(tiny_models, corpus_fi
     encs = teacher.encode(sentences(corpus_file)[:3])  # unequal lengths: padding in the batch
     outs = teacher.forward(encs, Request(hidden_states=True))
     assert outs[0].vectors is None and outs[0].hidden.shape == (encs[0].n_groups, 3, 16)  # 2 layers + emb.
+    assert outs[0].hidden_mean.shape == (3, 16)
     for spec in [(0,), (1,), (2,), (1, 2), (0, 1, 2)]:
         teacher.layers = spec
         for o, want in zip(outs, teacher.forward(encs, Request(vectors=True)), strict=True):
             np.testing.assert_allclose(o.hidden[:, list(spec)].mean(1), want.vectors, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(o.hidden_mean[list(spec)].mean(0), want.mean, rtol=1e-5, atol=1e-6)
     assert not np.allclose(outs[0].hidden[:, 1], outs[0].hidden[:, 2], atol=1e-3)
 
 

@@ -5,6 +5,10 @@ the occurrences extract keeps (``mark_occurrences``) are summed per word and hid
 (the cache's ``occ_sum``, per layer). Pooling and averaging are linear, so a spec's ``ase`` is the mean
 of its hidden states' ``ase`` and its ``word`` table (each vocabulary word encoded alone) likewise.
 Every spec's two tables are scored on the bundled similarity, analogy and categorization sets.
+``--save DIR`` also keeps what a cache at any spec would hold that depends on the layer: every
+hidden state's sentence means (all tokens, as ``sent_ctx``; sent_means.npy, corpus order), per-word
+sums and counts (occ_sum.npy, occ_count.npy) and the ``word`` table (word_emb.npy), each
+[rows, n_hidden, d]; ``bench/probes/layer_cache.py`` turns them into a cache for the students.
 
     python bench/probes/layer_ase_sweep.py --corpus ../shared/corpus/brown.txt.xz \
         --threads 1 --out bench/results/layers_minilm.md
@@ -18,6 +22,7 @@ import itertools
 import platform
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
@@ -39,17 +44,30 @@ SPECS = ["0", "1", "2", "3", "4", "5", "6", "-4:", "2,3,4", "1:", "-2:"]
 ALL = Request(hidden_states=True)
 
 
-def corpus_sums(teacher: Teacher, corpus: Corpus, vocab: Vocab, chunk: int, budget: int) -> WordSums:
-    """Per word: its occurrence vectors summed per hidden state ([V, n_hidden * d]) and counted."""
+def corpus_sums(
+    teacher: Teacher, corpus: Corpus, vocab: Vocab, chunk: int, budget: int, save: Path | None
+) -> WordSums:
+    """Per word: its occurrence vectors summed per hidden state ([V, n_hidden * d]) and counted.
+
+    With ``save``, every sentence's per-hidden-state means go to ``save/sent_means.npy`` on the way.
+    """
     n_sents = sum(1 for _ in corpus.sentences())
     acc = WordSums(np.arange(len(vocab)), None, np.zeros(len(vocab), np.int64))
     sents = corpus.sentences()
+    means, done = None, 0
     with tqdm(total=n_sents, unit="sent", file=sys.stderr, mininterval=10) as bar:
         while block := [toks for _, toks in itertools.islice(sents, chunk)]:
             wids = word_ids(vocab, block)
             encs = teacher.encode(block)
             occ = mark_occurrences(encs, wids)
             outs = run_sorted(encs, budget, lambda b: teacher.forward(b, ALL))
+            if save is not None:
+                block_means = np.stack([o.hidden_mean for o in outs])
+                if means is None:
+                    shape = (n_sents, *block_means.shape[1:])
+                    means = np.lib.format.open_memmap(save / "sent_means.npy", "w+", np.float32, shape)
+                means[done : done + len(block)] = block_means
+                done += len(block)
             vec = np.concatenate([o.hidden[m] for o, m in zip(outs, occ, strict=True)])
             vec = vec.reshape(len(vec), -1)  # [occurrences, n_hidden * d]
             part = WordSums.of(np.concatenate([w[m] for w, m in zip(wids, occ, strict=True)]), vec)
@@ -58,6 +76,8 @@ def corpus_sums(teacher: Teacher, corpus: Corpus, vocab: Vocab, chunk: int, budg
             acc.sums[part.ids] += part.sums
             acc.counts[part.ids] += part.counts
             bar.update(len(block))
+    if means is not None:
+        means.flush()
     return acc
 
 
@@ -92,18 +112,25 @@ def main() -> None:
     ap.add_argument("--token-budget", type=int, default=4096)
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--out", required=True, help="markdown results file")
+    ap.add_argument("--save", type=Path, help="folder for the per-layer arrays (module docstring)")
     args = ap.parse_args()
+    if args.save is not None:
+        args.save.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     corpus = Corpus(args.corpus)
     vocab = Vocab.build(corpus, VocabConfig(min_count=args.min_count))
     teacher = Teacher.load(args.teacher)
     with torch_threads(args.threads):
-        acc = corpus_sums(teacher, corpus, vocab, args.chunk, args.token_budget)
+        acc = corpus_sums(teacher, corpus, vocab, args.chunk, args.token_budget, args.save)
         t_corpus = time.perf_counter() - t0
         outs = run_sorted(
             teacher.encode([[w] for w in vocab.words]), args.token_budget, lambda b: teacher.forward(b, ALL)
         )
     word = np.stack([o.hidden[0] for o in outs])  # [V, n_hidden, d]
+    if args.save is not None:
+        np.save(args.save / "occ_sum.npy", acc.sums.reshape(word.shape))
+        np.save(args.save / "occ_count.npy", acc.counts)
+        np.save(args.save / "word_emb.npy", word)
     seen = np.flatnonzero(acc.counts > 0)
     ase = (acc.sums[seen] / acc.counts[seen, None]).reshape(len(seen), *word.shape[1:])
     benchmarks = load_benchmarks((Family.SIMILARITY, Family.ANALOGY, Family.CATEGORIZATION))
