@@ -30,9 +30,10 @@ class TeacherConfig(Options):
     device: str = opt("cpu", "torch device, e.g. cpu, cuda, cuda:1.")
     threads: int = opt(0, "CPU threads for torch (0 = torch's default).")
     layer: str = opt(
-        "-1",
-        "Hidden layer read, as hidden_states[LAYER] (-1 = last, 0 = input embeddings; causal LMs: a middle "
-        "one); several are averaged: 2,3,4 or a slice such as -4: (Bommasani et al. 2020).",
+        "1:",
+        "Hidden layers read and averaged: 1: = every layer but the input embeddings (the default: best "
+        "average of similarity and analogy for word, ase and x2static, bench/results/layers_minilm.md), "
+        "-1 = the last, 0 = the embeddings, 2,3,4 or a slice such as -4: (Bommasani et al. 2020).",
     )
     precision: Precision = opt(
         Precision.AUTO,

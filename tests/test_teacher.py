@@ -209,6 +209,11 @@ def test_hub_name_offline_is_one_clear_line(monkeypatch, tmp_path):
     assert "\n" not in str(exc.value) and "bert-base-uncased" in str(exc.value)
 
 
+def read_layers(teacher, hidden_states) -> np.ndarray:
+    """The hidden state extract reads for the first input: the teacher's layers averaged (default 1:)."""
+    return np.mean([hidden_states[i][0].numpy() for i in teacher.layers or (-1,)], 0)
+
+
 def _direct(teacher, words):
     """A plain forward pass on one sentence, independent of the batching code."""
     (e,) = teacher.encode([words], CFG.max_length)
@@ -231,7 +236,7 @@ def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
     j = 1  # second sentence of shard 0
     words = sents[j]
     e, out = _direct(teacher, words)
-    hid = out.hidden_states[-1][0].numpy()
+    hid = read_layers(teacher, out.hidden_states)
     # X2Static sentence context: mean over ALL tokens, special ones included (stored in fp16)
     np.testing.assert_allclose(shard["sent_ctx"][j], hid.mean(0), rtol=2e-3, atol=2e-3)
     # word ids and occurrences
@@ -288,7 +293,7 @@ def test_paragraph_context_is_the_sentence_mean_within_the_paragraph(caches, cor
     (e,) = teacher.encode([para])
     with torch.no_grad():
         hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)
-    hid = hid.hidden_states[-1][0].numpy()
+    hid = read_layers(teacher, hid.hidden_states)
     in_s1 = e.tok_group >= len(sents[0])
     shard = cache.shard(0)
     np.testing.assert_allclose(shard["para_ctx"][1], hid[in_s1].mean(0), rtol=2e-3, atol=2e-3)  # fp16
@@ -320,7 +325,8 @@ def test_layer_picks_the_hidden_state_read(tiny_models, corpus_file, tmp_path):
     h2 = hid.hidden_states[2][0].numpy()
     want = np.stack([((h1 + h2) / 2)[e.tok_group == g].mean(0) for g in range(e.n_groups)])
     np.testing.assert_allclose(o.vectors, want, rtol=1e-4, atol=1e-5)
-    assert both.layer_name == [1, 2] and Teacher.load(str(tiny_models["gpt2"])).layer_name == "last"
+    assert both.layer_name == [1, 2] and Teacher.load(str(tiny_models["gpt2"])).layer_name == [1, 2]  # 1:
+    assert Teacher.load(str(tiny_models["gpt2"]), TeacherConfig(layer="-1")).layer_name == "last"
 
 
 def test_hidden_states_are_every_layer_pooled_in_one_pass(tiny_models, corpus_file):
@@ -405,11 +411,9 @@ def test_vocab_baselines_and_token_table(caches):
     (e,) = teacher.encode([["cat"]])
     np.testing.assert_allclose(arrays["token_emb"][w], emb[e.ids[e.tok_group == 0]].mean(0), rtol=1e-5)
     with torch.no_grad():
-        hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True).hidden_states[
-            -1
-        ]
+        hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True).hidden_states
     np.testing.assert_allclose(
-        arrays["word_emb"][w], hid[0].numpy()[e.tok_group == 0].mean(0), rtol=1e-4, atol=1e-5
+        arrays["word_emb"][w], read_layers(teacher, hid)[e.tok_group == 0].mean(0), rtol=1e-4, atol=1e-5
     )
     table = cache.teacher_tokens()
     cat_tok = teacher.tokenizer.convert_tokens_to_ids("Ġcat")
@@ -554,5 +558,5 @@ def test_sentence_cut_by_the_paragraph_limit_keeps_its_sentence_context(tiny_mod
     (e,) = teacher.encode([sents[0]])
     with torch.no_grad():
         hid = teacher.model(input_ids=torch.from_numpy(e.ids)[None], output_hidden_states=True)
-    want = hid.hidden_states[-1][0].numpy()[e.tok_group >= 0].mean(0)
+    want = read_layers(teacher, hid.hidden_states)[e.tok_group >= 0].mean(0)
     np.testing.assert_allclose(shard["para_ctx"][0], want, rtol=2e-3, atol=2e-3)  # fp16
