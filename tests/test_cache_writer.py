@@ -149,3 +149,40 @@ def test_large_running_sums_are_checkpointed_at_most_once_per_ten_checkpoint_dur
     _add(resumed, 3)
     _finish(resumed)
     assert _files(tmp_path / "whole") == _files(tmp_path / "killed")
+
+
+def test_a_derived_cache_rewrites_what_it_is_told_links_the_rest_and_verifies(tmp_path):
+    from ctx2static.cache.derive import derive_cache
+
+    from .synthetic_cache import write_cache
+
+    rng = np.random.default_rng(0)
+    sents = [list(rng.integers(0, 6, size=rng.integers(2, 6))) for _ in range(9)]
+    n_occ = sum(len(s) for s in sents)
+    attention = {
+        "occ": np.arange(n_occ, dtype=np.int32),
+        "ctx": rng.integers(0, 6, n_occ).astype(np.int32),
+        "offset": np.ones(n_occ, np.int16),
+        "weight": rng.random(n_occ).astype(np.float32),
+    }
+    src = write_cache(
+        tmp_path / "src", [f"w{i}" for i in range(6)], sents, 4, rng.normal(size=(9, 3)),
+        occ_vec=rng.normal(size=(n_occ, 3)), attention=attention,
+    )  # fmt: skip
+    before = Cache.open(src)
+    out = tmp_path / "out"
+    derive_cache(
+        src, out, lambda a: a | {"sent_ctx": 2 * a["sent_ctx"]},
+        vocab=lambda v: v | {"word_emb": v["word_emb"] + 1}, drop=("occ_vec", "attention"),
+        aux=lambda: {"extra.h5": {"x": np.arange(3)}}, identity=lambda i: i["options"].update(vectors=False),
+    )  # fmt: skip
+    after = Cache.open(out)
+    assert after.verify() == [] and before.verify() == []
+    assert after.n_shards == before.n_shards == 3 and "attention" not in after.manifest["signals"]
+    for i in range(3):
+        np.testing.assert_array_equal(after.shard(i)["sent_ctx"], 2 * before.shard(i)["sent_ctx"])
+        assert "occ_vec" not in after.shard(i).arrays and not list(out.glob("*.attn.parquet"))
+    np.testing.assert_array_equal(after.vocab_arrays()["word_emb"], before.vocab_arrays()["word_emb"] + 1)
+    np.testing.assert_array_equal(after.word_sums()[0], before.word_sums()[0])  # the arrays not mapped stay
+    assert (out / "vocab.tsv").stat().st_ino == (src / "vocab.tsv").stat().st_ino
+    assert not after.manifest["identity"]["options"]["vectors"] and "extra.h5" in after.manifest["aux_files"]

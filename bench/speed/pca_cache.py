@@ -1,10 +1,10 @@
 """A --pca D copy of a --vectors cache, without running the teacher again (for benchmarks).
 
-Every file but the shards' HDF5 is hard-linked; each shard is rewritten with ``occ_vec`` reduced
-by extract's own PCA (``pipeline.shard.fit_pca``, fitted on the first shard's vectors, stored in
-pca.h5; occ_vec = (v - mean) @ components.T in float16), and the manifest records the new digests,
-``pca = D`` and pca.h5. It differs from ``extract --vectors --pca D`` only in that the PCA sees the
-vectors after their float16 rounding; it takes a minute where a second extract takes hours.
+Through ``cache.derive``: each shard is rewritten with ``occ_vec`` reduced by extract's own PCA
+(``pipeline.shard.fit_pca``, fitted on the first shard's vectors, stored in pca.h5; occ_vec =
+(v - mean) @ components.T in float16), every other file hard-linked, and the manifest records
+``pca = D``. It differs from ``extract --vectors --pca D`` only in that the PCA sees the vectors
+after their float16 rounding; it takes a minute where a second extract takes hours.
 
     PYTHONPATH=<pkg> python bench/speed/pca_cache.py CACHE OUT --pca 128
 """
@@ -12,15 +12,13 @@ vectors after their float16 rounding; it takes a minute where a second extract t
 from __future__ import annotations
 
 import argparse
-import json
-import os
 from pathlib import Path
 
 import numpy as np
 
-from ctx2static.cache.layout import MANIFEST, PCA_H5
-from ctx2static.cache.writer import read_h5, write_h5
-from ctx2static.fileio import write_json
+from ctx2static.cache.derive import Arrays, derive_cache
+from ctx2static.cache.layout import PCA_H5
+from ctx2static.cache.reader import Cache
 from ctx2static.pipeline.shard import fit_pca
 
 
@@ -30,25 +28,20 @@ def main() -> None:
     ap.add_argument("out", type=Path)
     ap.add_argument("--pca", type=int, required=True)
     args = ap.parse_args()
-    manifest = json.loads((args.cache / MANIFEST).read_text())
-    if not manifest["complete"] or not manifest["identity"]["options"]["vectors"]:
-        raise SystemExit(f"{args.cache}: not a complete cache with per-occurrence vectors")
-    args.out.mkdir(parents=True, exist_ok=False)
-    for path in args.cache.iterdir():
-        if path.name != MANIFEST and not (path.name.startswith("shard_") and path.suffix == ".h5"):
-            os.link(path, args.out / path.name)
-    pca = None
-    for shard in manifest["shards"]:
-        name = f"{shard['name']}.h5"
-        arrays = read_h5(args.cache / name)
+    if not Cache.open(args.cache).manifest["identity"]["options"]["vectors"]:
+        raise SystemExit(f"{args.cache}: not a cache with per-occurrence vectors (extract --vectors)")
+    pca: Arrays = {}
+
+    def reduce(arrays: Arrays) -> Arrays:
         vec = arrays["occ_vec"].astype(np.float32)
-        pca = pca or fit_pca(vec, args.pca)
-        arrays["occ_vec"] = ((vec - pca["mean"]) @ pca["components"].T).astype(np.float16)
-        shard["files"][name] = write_h5(args.out / name, arrays)
-        print(f"{name}: {len(vec):,} vectors", flush=True)
-    manifest.setdefault("aux_files", {})[PCA_H5] = write_h5(args.out / PCA_H5, pca)
-    manifest["identity"]["options"]["pca"] = args.pca
-    write_json(args.out / MANIFEST, manifest, sort_keys=True)
+        pca.update(pca or fit_pca(vec, args.pca))
+        print(f"{len(vec):,} vectors", flush=True)
+        return arrays | {"occ_vec": ((vec - pca["mean"]) @ pca["components"].T).astype(np.float16)}
+
+    derive_cache(
+        args.cache, args.out, reduce, aux=lambda: {PCA_H5: pca},
+        identity=lambda ident: ident["options"].update(pca=args.pca),
+    )  # fmt: skip
     print(f"wrote {args.out}")
 
 
