@@ -54,11 +54,22 @@ from ctx2static.cache import Cache
 from ctx2static.options import Options, Rule, opt
 from ctx2static.students.cache_input import Init, teacher_init
 from ctx2static.students.jit_bind import bind_update, centre_update
-from ctx2static.students.sampling import draw_word, lcg, linear_alpha, logistic, negative_table, seed_state
+from ctx2static.students.sampling import (
+    draw_word,
+    keep_probabilities,
+    lcg,
+    linear_alpha,
+    logistic,
+    negative_table,
+    seed_state,
+    unit_float,
+)
 from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
+
+_SUBSAMPLE_STREAM = 1 << 62  # offsets the subsampling draws' generator states from the negatives'
 
 Array = np.ndarray  # shorthand for the centre updates' signatures
 
@@ -82,6 +93,9 @@ class ContextualConfig(Options):
         Init.AUTO, "Start of the static table: a teacher table (auto, ase, word, token) or random."
     )
     abtt: int | None = opt(1, "All-but-the-top on the result (students/postprocess.py; none = off).")
+    sample: float = opt(
+        0.0, "Frequent-word subsampling of the occurrences, as word2vec's (0 = off, the papers' choice)."
+    )
 
     def rules(self) -> Iterable[Rule]:
         """Sizes and rates positive."""
@@ -94,6 +108,7 @@ class ContextualConfig(Options):
             ("lr", self.lr > 0, "positive"),
             ("min_lr", 0 <= self.min_lr <= self.lr, "between 0 and lr"),
             ("threads", self.threads >= 0, "0 (torch's default) or more"),
+            ("sample", self.sample >= 0, "0 (off) or positive"),
         ]
 
     def signals(self) -> tuple[str, ...]:
@@ -132,6 +147,34 @@ def window_occurrences(
                     c += 1
         base += n
     return occ_word, ctx
+
+
+@njit(cache=True, nogil=True)
+def subsample_occurrences(
+    word_ids: np.ndarray, aligned: np.ndarray, keep_prob: np.ndarray, rng: tuple[int, int, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Frequent-word subsampling of a shard's occurrences (word2vec Sec. 2.3, as SGNS does it).
+
+    Occurrence r of word w stays with probability ``keep_prob[w]``, drawn from the generator state
+    ``seed_state(seed, epoch, 2^62 + first + r)`` for ``rng = (seed, epoch, first)``: a stream apart
+    from the negatives', fixed per occurrence and epoch whatever the threads. Returns the token
+    mask of the kept occurrences (for :func:`window_occurrences`, so windows close over the dropped
+    words as word2vec's do) and their occurrence rows in the shard.
+    """
+    seed, epoch, first = rng
+    kept = np.zeros(word_ids.shape[0], dtype=np.bool_)
+    rows = np.empty(word_ids.shape[0], dtype=np.int64)
+    r = 0
+    n = 0
+    for k in range(word_ids.shape[0]):
+        if word_ids[k] >= 0 and aligned[k]:
+            p = keep_prob[word_ids[k]]
+            if p >= 1.0 or unit_float(lcg(seed_state(seed, epoch, _SUBSAMPLE_STREAM + first + r))) < p:
+                kept[k] = True
+                rows[n] = r
+                n += 1
+            r += 1
+    return kept, rows[:n]
 
 
 @njit(cache=True, nogil=True)
@@ -279,20 +322,43 @@ def clipped_sgd(proj: np.ndarray, grad: np.ndarray, lr: float, clip: float) -> N
 
 @dataclass
 class ShardWindows:
-    """A shard's occurrence vectors (as cached), static words and windows (rows and static ids)."""
+    """A shard's centres (its occurrences, or those kept by subsampling): vectors, words, windows."""
 
-    occ_vec: np.ndarray  # (n_occ, d), float16 or float32
-    occ_word: np.ndarray  # (n_occ,) static ids
-    ctx: np.ndarray  # (n_occ, 2 window) occurrence rows, -1 = none
-    ctx_word: np.ndarray  # (n_occ, 2 window) static ids, -1 = none
+    occ_vec: np.ndarray  # (n_centres, d), float16 or float32
+    occ_word: np.ndarray  # (n_centres,) static ids
+    ctx: np.ndarray  # (n_centres, 2 window) centre rows, -1 = none
+    ctx_word: np.ndarray  # (n_centres, 2 window) static ids, -1 = none
     first: int  # number of the shard's first occurrence in the corpus (seeds the negatives)
+    rows: np.ndarray  # (n_centres,) each centre's occurrence row in the shard
+    n_occ: int  # the shard's occurrences, kept or not
 
     @classmethod
-    def read(cls, shard: Any, window: int, first: int) -> ShardWindows:
-        """The windows of a cache shard whose first occurrence is the corpus' ``first``."""
+    def read(
+        cls,
+        shard: Any,
+        window: int,
+        first: int,
+        keep_prob: np.ndarray | None = None,
+        seed_epoch: tuple[int, int] = (0, 0),
+    ) -> ShardWindows:
+        """The windows of a cache shard whose first occurrence is the corpus' ``first``.
+
+        With ``keep_prob`` (per word), the occurrences are subsampled first
+        (:func:`subsample_occurrences`, seeded by ``seed_epoch`` = (seed, epoch)).
+        """
         ids, aligned, offsets = shard["word_ids"], shard["word_aligned"], shard["sent_offsets"]
-        occ_word, ctx = window_occurrences(ids, aligned, offsets, window)
-        return cls(shard["occ_vec"], occ_word, ctx, window_words(occ_word, ctx), first)
+        occ_vec = shard["occ_vec"]
+        if keep_prob is None:
+            kept, rows = aligned, np.arange(len(occ_vec))
+        else:
+            kept, rows = subsample_occurrences(ids, aligned, keep_prob, (*seed_epoch, first))
+            occ_vec = occ_vec[rows]
+        occ_word, ctx = window_occurrences(ids, kept, offsets, window)
+        return cls(occ_vec, occ_word, ctx, window_words(occ_word, ctx), first, rows, len(shard["occ_vec"]))
+
+    def position(self, b: int) -> int:
+        """Occurrences of the shard before centre b (0 for the first, all of them past the last)."""
+        return 0 if b == 0 else int(self.rows[b]) if b < len(self.rows) else self.n_occ
 
 
 @dataclass
@@ -393,7 +459,14 @@ def train(
             init_projection(d, config.dim, config.seed), negative_table(counts, config.ns_exponent),
             config.clip, config.batch, config.window, config.negative, config.seed,
         )  # fmt: skip
-        total = cache.totals("n_occurrences") * config.epochs or 1
+        n_occ = cache.totals("n_occurrences")
+        total = n_occ * config.epochs or 1
+        keep_prob = keep_probabilities(counts, config.sample) if config.sample > 0 else None
+
+        def read(shard: Any, first: int, epoch: int) -> ShardWindows:
+            """The shard's windows in ``epoch`` (subsampled when ``config.sample`` is set)."""
+            return ShardWindows.read(shard, config.window, first, keep_prob, (config.seed, epoch))
+
         lock = threading.Lock()
         done, loss_sum = [0], [0.0]  # centres stepped and their loss, over all workers
         loss_per_epoch: list[float] = []
@@ -401,37 +474,37 @@ def train(
         bar = tqdm(total=total, desc=name, unit="occ", unit_scale=True, file=sys.stderr, mininterval=1.0)
 
         def work(data: ShardWindows, epoch: int, before: int, batches: Iterator[int], buf: Buffers) -> None:
-            """Take the shard's next batch until none is left; ``before``: centres of earlier epochs."""
+            """Take the shard's next batch until none is left; ``before``: occurrences of earlier epochs."""
             while True:
                 with lock:
                     b0 = next(batches, None)
                 if b0 is None:
                     return
                 b1 = min(b0 + config.batch, len(data.occ_word))
-                lr = linear_alpha(config.lr, config.min_lr, before + data.first + b0, total)
+                lr = linear_alpha(config.lr, config.min_lr, before + data.first + data.position(b0), total)
                 loss = step(data, b0, b1, lr, epoch, buf)
                 with lock:
                     done[0] += b1 - b0
                     loss_sum[0] += loss
-                    bar.update(b1 - b0)
+                    bar.update(data.position(b1) - data.position(b0))
                     if (b0 // config.batch) % 50 == 0:
                         bar.set_postfix(loss=f"{loss_sum[0] / done[0]:.4f}", lr=f"{lr:.4g}")
 
         buffers = [step.buffers() for _ in range(threads)]
         with ThreadPoolExecutor(threads) as pool:
             for epoch in range(config.epochs):
-                e_loss, before = loss_sum[0], done[0]
+                e_loss, e_done, before = loss_sum[0], done[0], epoch * n_occ
                 shards = cache.shards(["occ_vec"])
-                data: ShardWindows | None = ShardWindows.read(next(shards), config.window, 0)
+                data: ShardWindows | None = read(next(shards), 0, epoch)
                 while data is not None:
                     batches = iter(range(0, len(data.occ_word), config.batch))
                     jobs = [pool.submit(work, data, epoch, before, batches, buf) for buf in buffers]
-                    first = data.first + len(data.occ_word)
+                    first = data.first + data.n_occ
                     shard = next(shards, None)
-                    data = None if shard is None else ShardWindows.read(shard, config.window, first)
+                    data = None if shard is None else read(shard, first, epoch)
                     for job in jobs:
                         job.result()
-                loss_per_epoch.append((loss_sum[0] - e_loss) / max(done[0] - before, 1))
+                loss_per_epoch.append((loss_sum[0] - e_loss) / max(done[0] - e_done, 1))
         bar.close()
     seconds = time.perf_counter() - start
     mean_loss = loss_sum[0] / max(done[0], 1)

@@ -108,7 +108,9 @@ def _shard(rng, d=6):
     word_ids = rng.integers(0, 5, size=18)
     occ_word, ctx = contextual.window_occurrences(word_ids, np.ones(18, bool), np.array([0, 6, 12, 18]), 2)
     occ = rng.normal(size=(18, d)).astype(np.float16)
-    return contextual.ShardWindows(occ, occ_word, ctx, contextual.window_words(occ_word, ctx), first=100)
+    return contextual.ShardWindows(
+        occ, occ_word, ctx, contextual.window_words(occ_word, ctx), 100, np.arange(18), 18
+    )
 
 
 def test_window_words():

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ctx2static.cache import Cache
-from ctx2static.cache.validate import shard_problem
+from ctx2static.cache.validate import first_nonfinite, shard_problem
 from ctx2static.cache.writer import write_shard_files
 from ctx2static.errors import UserError
 from ctx2static.pipeline.config import ExtractConfig
@@ -237,6 +237,18 @@ def test_the_array_checks_accept_every_shard_the_writer_wrote(pristine):
     for i, record in enumerate(cache.manifest["shards"]):
         shard = cache.shard(i)
         assert shard_problem(shard.arrays, shard.attention, record, V, n_tokens) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_the_finite_check_finds_the_first_bad_row_in_every_float_type(dtype, value):
+    a = np.full((300, 7), np.finfo(np.float16).max, dtype)  # large but finite everywhere
+    assert first_nonfinite(a) is None
+    a[211, 6] = a[250, 0] = value
+    assert first_nonfinite(a) == 211
+    assert first_nonfinite(np.asfortranarray(a)) == 211
+    assert first_nonfinite(a[:, 6]) == 211
+    assert first_nonfinite(np.arange(5)) is None  # integers are finite by construction
 
 
 def test_the_writer_refuses_a_shard_holding_nan(tmp_path):

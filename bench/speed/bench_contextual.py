@@ -289,7 +289,13 @@ def overhead() -> float:
         rng.integers(0, 50, n), np.ones(n, bool), np.arange(0, n + 1, 20), 5
     )
     data = contextual.ShardWindows(
-        rng.normal(size=(n, 4)).astype(np.float16), occ_word, ctx, contextual.window_words(occ_word, ctx), 0
+        rng.normal(size=(n, 4)).astype(np.float16),
+        occ_word,
+        ctx,
+        contextual.window_words(occ_word, ctx),
+        0,
+        np.arange(n),
+        n,
     )
     step = contextual.Step(
         bert_sg.centre_loss,

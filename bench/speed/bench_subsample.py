@@ -1,0 +1,136 @@
+"""bert-sg and ctx2vec with frequent-word subsampling against plain SGNS: speed and scores, one run.
+
+Every row is ``python -m ctx2static.cli fit-student`` in its own process at the same ``--threads``,
+run one after the other in rounds (sgns, then each student at each ``sample``), so the machine's
+state is shared alike; tokens/s is the tool's own figure (corpus tokens x epochs over the fit,
+``<out>.meta.json``), CPU seconds are the child's user + system time. The vectors of the first
+round are then scored with ``cli.py eval --family similarity --family analogy`` (common items).
+
+    python bench/speed/bench_subsample.py --cache CACHE --corpus CORPUS --threads 2 \
+        --sample 0 --sample 1e-4 --sample 3e-5 --sample 1e-5 --work DIR --out RESULT.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import cpu_name
+
+BENCHES = [
+    ("avg5", "mean spearman"),
+    ("simlex999", "spearman"),
+    ("men3k", "spearman"),
+    ("ws353", "spearman"),
+    ("rw", "spearman"),
+    ("rg65", "spearman"),
+    ("google", "3CosAdd acc"),
+    ("msr", "3CosAdd acc"),
+]
+
+
+def cli(args: list[str], log: Path) -> tuple[float, float]:
+    """Run ``python -m ctx2static.cli ARGS``; returns (wall seconds, child CPU seconds)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with open(log, "w") as out:
+        subprocess.run(
+            [sys.executable, "-m", "ctx2static.cli", *args], env=env, stdout=out, stderr=out, check=True
+        )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return time.perf_counter() - start, cpu
+
+
+def fit(name: str, student: str, source: list[str], threads: int, work: Path, sets: list[str]) -> dict:
+    """One fit-student run; its meta (tokens/s, train seconds) plus wall and CPU seconds."""
+    out = work / f"{name}.bin"
+    extra = [a for s in sets for a in ("--set", s)]
+    wall, cpu = cli(["fit-student", "-s", student, *source, "--threads", str(threads), "--no-compose",
+                     *extra, "-o", str(out)], work / f"{name}.log")  # fmt: skip
+    meta = json.loads(Path(f"{out}.meta.json").read_text())["meta"]
+    return {"name": name, "file": out, "wall": wall, "cpu": cpu, **meta}
+
+
+def scores(files: list[Path], work: Path) -> dict[str, dict[tuple[str, str], float]]:
+    """Scores x100 of each file on the items all of them cover, by (benchmark, metric)."""
+    out = work / "eval.json"
+    cli(["eval", "--family", "similarity", "--family", "analogy", "--json", str(out), *map(str, files)],
+        work / "eval.log")  # fmt: skip
+    results = json.loads(out.read_text())["results"]
+    return {
+        Path(key).stem: {(r["benchmark"], r["metric"]): r["score"] for r in rows}
+        for key, rows in results.items()
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cache", required=True, help="Teacher cache with --vectors.")
+    ap.add_argument("--corpus", required=True, help="The corpus the cache was made from (for sgns).")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--sample", type=float, action="append", help="Subsampling thresholds (repeat).")
+    ap.add_argument("--student", action="append", help="Students (repeat; default bert-sg and ctx2vec).")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    samples, students = args.sample or [0.0, 1e-4], args.student or ["bert-sg", "ctx2vec"]
+    runs: list[dict] = []
+    for r in range(args.rounds):
+        runs.append(fit(f"sgns-r{r}", "sgns", ["--corpus", args.corpus], args.threads, work, []))
+        for student in students:
+            for s in samples:
+                name = f"{student}-{s:g}-r{r}"
+                runs.append(
+                    fit(name, student, ["--cache", args.cache], args.threads, work, [f"sample={s:g}"])
+                )
+                print(f"{name}: {runs[-1]['tokens_per_second']:,} tokens/s", flush=True)
+    scored = scores([x["file"] for x in runs if x["name"].endswith("-r0")], work)
+    write(args, runs, scored)
+
+
+def write(args: argparse.Namespace, runs: list[dict], scored: dict) -> None:
+    """The Markdown table: per row the median tokens/s over rounds, its ratio to sgns, scores."""
+    by: dict[str, list[dict]] = {}
+    for x in runs:
+        by.setdefault(x["name"].rsplit("-r", 1)[0], []).append(x)
+
+    def median(xs: list[float]) -> float:
+        return sorted(xs)[len(xs) // 2]
+
+    sgns = median([x["tokens_per_second"] for x in by["sgns"]])
+    head = ["run", "centres", "tokens/s", "vs sgns", "CPU s", *[f"{b} {m.split()[0]}" for b, m in BENCHES]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, xs in by.items():
+        tps = median([x["tokens_per_second"] for x in xs])
+        cells = [
+            name,
+            f"{xs[0].get('centres', '')}",
+            f"{tps:,}",
+            f"{tps / sgns:.2f}",
+            f"{median([x['cpu'] for x in xs]):.1f}",
+        ]
+        got = scored.get(f"{name}-r0", {})
+        cells += [f"{got[k]:.1f}" if got.get(k) is not None else "" for k in BENCHES]
+        lines.append("| " + " | ".join(cells) + " |")
+    cmd = " ".join(["python", "bench/speed/bench_subsample.py", *sys.argv[1:]])
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    text = "\n".join([f"Machine: {cpu_name()}, {os.cpu_count()} cores; after the run: {load}", "",
+                      "```", cmd, "```", "", *lines, ""])  # fmt: skip
+    Path(args.out).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
