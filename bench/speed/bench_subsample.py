@@ -75,7 +75,7 @@ def scores(files: list[Path], work: Path) -> dict[str, dict[tuple[str, str], flo
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", required=True, help="Teacher cache with --vectors.")
-    ap.add_argument("--corpus", required=True, help="The corpus the cache was made from (for sgns).")
+    ap.add_argument("--corpus", action="append", required=True, help="The cache's corpus files (for sgns).")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sample", type=float, action="append", help="Subsampling thresholds (repeat).")
     ap.add_argument("--student", action="append", help="Students (repeat; default bert-sg and ctx2vec).")
@@ -88,7 +88,8 @@ def main() -> None:
     samples, students = args.sample or [0.0, 1e-4], args.student or ["bert-sg", "ctx2vec"]
     runs: list[dict] = []
     for r in range(args.rounds):
-        runs.append(fit(f"sgns-r{r}", "sgns", ["--corpus", args.corpus], args.threads, work, []))
+        corpus = [a for c in args.corpus for a in ("--corpus", c)]
+        runs.append(fit(f"sgns-r{r}", "sgns", corpus, args.threads, work, []))
         for student in students:
             for s in samples:
                 name = f"{student}-{s:g}-r{r}"
