@@ -51,23 +51,24 @@ def centre_loss(
     du[:] = 0.0
     window2 = ctx.shape[0]
     n = 0
-    s = 0.0
     near_dot = 0.0  # mean_k P_k . u
     for j in range(window2):
         beta[j] = 0.0
         if ctx[j] >= 0:
             n += 1
-            s += dot(E[ctx[j]], u)
+            axpy(1.0, E[ctx[j]], du)  # du = sum_j u'_j for now: each row read once
             near_dot += dot(P[near[j]], u)
     loss = 0.0
     spread = 0.0
-    uu = dot(u, u)
+    c1 = 0.0
     if n > 0:
-        sig, sp = logistic(-s)
+        sig, sp = logistic(-dot(du, u))  # L1 of s = (sum_j u'_j) . u
         c1 = -e1 * sig
         loss += e1 * sp
         near_dot /= n
-    y = mix * uu + (1.0 - mix) * near_dot
+    for d in range(du.shape[0]):
+        du[d] *= c1  # dL1/du
+    y = mix * dot(u, u) + (1.0 - mix) * near_dot
     sig, sp = logistic(-y)
     c2 = -e2 * sig
     loss += e2 * sp
@@ -77,7 +78,6 @@ def centre_loss(
         for j in range(window2):
             if ctx[j] >= 0:
                 beta[j] = c1
-                axpy(c1, E[ctx[j]], du)
                 axpy(spread, P[near[j]], du)
     loss += negatives_update(u, E, negs, e3, du, beta[window2:])
     return loss, spread
