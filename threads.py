@@ -47,7 +47,7 @@ def torch_threads(threads: int) -> Iterator[int]:
 def blas_threads(threads: int) -> Iterator[int]:
     """Run the block with ``threads`` BLAS threads (0 = the library's default); yields the count.
 
-    Uses threadpoolctl (a scikit-learn dependency), imported only here.
+    Uses threadpoolctl, imported only here.
     """
     from threadpoolctl import threadpool_limits
 

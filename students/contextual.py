@@ -7,7 +7,7 @@ linearly decayed rate (the Context-to-Vec reference code: batches of ``batch`` c
 summed over a batch, the projection's gradient norm clipped at 5). One step, on centres b0..b1:
 
 1. P = O U^T for the batch's occurrence vectors O (plus ``window`` rows on each side for a
-   student that reads its neighbours' projections): one float32 GEMM (torch, BLAS);
+   student that reads its neighbours' projections): one float32 GEMM (numpy's BLAS);
 2. a Numba kernel runs the student's *centre update* for every centre against the step's
    starting table: the centre's loss, dL/du_i (row i of G) and, for every static row it read, a
    coefficient beta with dL/dE_row = beta u_i (true of both students' losses); a student may
@@ -64,7 +64,7 @@ from ctx2static.students.sampling import (
     seed_state,
     unit_float,
 )
-from ctx2static.threads import torch_threads
+from ctx2static.threads import blas_threads, torch_threads
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -414,16 +414,16 @@ class Step:
         e0, e1 = max(0, b0 - margin), min(len(data.occ_word), b1 + margin)
         off, n_b, n_ext = b0 - e0, b1 - b0, e1 - e0
         P, G = buf.P[:n_ext], buf.G[:n_ext]
-        occ = torch.from_numpy(buf.occ[:n_ext])
-        occ.copy_(torch.from_numpy(data.occ_vec[e0:e1]))  # float16 -> float32 here, warm for both GEMMs
-        torch.matmul(occ, torch.from_numpy(self.proj).T, out=torch.from_numpy(P))
+        occ = buf.occ[:n_ext]  # float16 -> float32 by torch (vectorised; numpy's cast is 7x slower)
+        torch.from_numpy(occ).copy_(torch.from_numpy(data.occ_vec[e0:e1]))
+        np.matmul(occ, self.proj.T, out=P)  # numpy's BLAS: 1.3x torch's MKL on AMD CPUs (bench/results)
         self.kernel(
             P, off, b0, n_b, data.occ_word, data.ctx, data.ctx_word, self.cum_table,
             (self.seed, epoch, data.first), self.table, self.params, self.spreads, G, buf.beta,
             buf.negs, buf.losses,
         )  # fmt: skip
         scatter_rows(P[off : off + n_b], self.table, data.ctx_word[b0:b1], buf.negs, buf.beta, lr)
-        torch.matmul(torch.from_numpy(G).T, occ, out=torch.from_numpy(buf.dU))
+        np.matmul(G.T, occ, out=buf.dU)
         with self.lock:
             clipped_sgd(self.proj, buf.dU, lr, self.clip)
         return float(buf.losses[:n_b].sum(dtype=np.float64))
@@ -445,7 +445,7 @@ def train(
     ``config.threads`` workers (0 = torch's default count) step side by side, each with
     single-threaded GEMMs; the next shard is read while they work on one.
     """
-    with torch_threads(config.threads) as threads, torch_threads(1):
+    with torch_threads(config.threads) as threads, torch_threads(1), blas_threads(1):
         counts = cache.vocab.counts
         start_table = teacher_init(cache, config.init, config.dim)
         table = (
