@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from ctx2static.students import bert_sg, contextual, ctx2vec
-from ctx2static.students.sampling import negative_table, seed_state
+from ctx2static.students.sampling import keep_probabilities, negative_table, seed_state
 
 sys.path.insert(0, str(Path(__file__).parent))
 from contextual_reference import bert_sg_loss, ctx2vec_loss, window_mean
@@ -186,8 +186,9 @@ def test_clipped_sgd_by_hand(clip):
     np.testing.assert_allclose(proj, 1.0 - 0.1 * scale * grad, rtol=1e-6)
 
 
+@pytest.mark.parametrize("sample", [0.0, 0.05])
 @pytest.mark.parametrize("module", [bert_sg, ctx2vec])
-def test_one_thread_train_is_the_serial_loop_of_steps(tmp_path, module):
+def test_one_thread_train_is_the_serial_loop_of_steps(tmp_path, module, sample):
     """threads=1: shards in order, batches in order, the rate from each batch's corpus position."""
     from ctx2static.cache import Cache
     from ctx2static.students.cache_input import Init
@@ -202,9 +203,12 @@ def test_one_thread_train_is_the_serial_loop_of_steps(tmp_path, module):
     cache = Cache.open(
         write_cache(tmp_path / "c", [f"w{i}" for i in range(6)], sents, 64, np.zeros((80, 8)), occ_vec=occ)
     )
-    cfg = module.Config(dim=4, batch=100, epochs=2, threads=1, init=Init.RANDOM, lr=0.05, seed=2)
+    cfg = module.Config(
+        dim=4, batch=100, epochs=2, threads=1, init=Init.RANDOM, lr=0.05, seed=2, sample=sample
+    )
     params, spreads = ((cfg.e1, cfg.e2, cfg.e3, cfg.mix), True) if module is ctx2vec else ((), False)
     got = contextual.train("t", cache, cfg, module.centre_loss, params, spreads)
+    keep = keep_probabilities(cache.vocab.counts, sample) if sample else None
 
     table = contextual.init_table(6, 4, cfg.seed).numpy()
     step = contextual.Step(
@@ -220,14 +224,45 @@ def test_one_thread_train_is_the_serial_loop_of_steps(tmp_path, module):
         cfg.negative,
         cfg.seed,
     )
-    buf, total = step.buffers(), 560 * 2
+    buf, total, centres = step.buffers(), 560 * 2, 0
     for epoch in range(2):
         first = 0
         for shard in cache.shards(["occ_vec"]):
-            data = contextual.ShardWindows.read(shard, cfg.window, first)
+            data = contextual.ShardWindows.read(shard, cfg.window, first, keep, (cfg.seed, epoch))
             for b0 in range(0, len(data.occ_word), cfg.batch):
-                lr = linear_alpha(cfg.lr, cfg.min_lr, epoch * 560 + first + b0, total)
+                done = int(data.rows[b0]) if b0 else 0  # the rate decays by corpus occurrences, kept or not
+                lr = linear_alpha(cfg.lr, cfg.min_lr, epoch * 560 + first + done, total)
                 step(data, b0, min(b0 + cfg.batch, len(data.occ_word)), lr, epoch, buf)
-            first += len(data.occ_word)
+            first += len(shard["occ_vec"])
+            centres += len(data.occ_word)
     np.testing.assert_array_equal(got.matrix, table)
-    assert got.meta["centres"] == total
+    assert got.meta["centres"] == centres
+    assert (centres == total) == (sample == 0)
+
+
+def test_subsampling_keeps_each_word_at_its_rate_and_windows_close_over_the_dropped():
+    rng = np.random.default_rng(0)
+    n = 60_000
+    ids = rng.integers(0, 3, n)
+    ids[::7] = -1  # unknown words: never occurrences
+    aligned = np.ones(n, bool)
+    aligned[3::11] = False  # cut by the teacher: never occurrences
+    keep_prob = np.array([1.0, 0.5, 0.1], np.float32)
+    occ = (ids >= 0) & aligned
+    kept, rows = contextual.subsample_occurrences(ids, aligned, keep_prob, (1, 0, 0))
+    assert not kept[~occ].any()
+    assert (np.flatnonzero(occ)[rows] == np.flatnonzero(kept)).all()  # rows number the occurrences
+    for w, p in enumerate(keep_prob):
+        share = kept[ids == w].sum() / occ[ids == w].sum()
+        assert abs(share - p) < 4 * np.sqrt(p * (1 - p) / occ[ids == w].sum()) + 1e-9
+    again, _ = contextual.subsample_occurrences(ids, aligned, keep_prob, (1, 0, 0))
+    other, _ = contextual.subsample_occurrences(ids, aligned, keep_prob, (1, 1, 0))
+    assert (again == kept).all() and (other != kept).any()  # fixed per (seed, epoch), redrawn per epoch
+    shifted, _ = contextual.subsample_occurrences(ids[7:], aligned[7:], keep_prob, (1, 0, occ[:7].sum()))
+    assert (shifted == kept[7:]).all()  # a draw belongs to the occurrence, not to where a shard starts
+
+    # windows run over the kept occurrences only (word2vec drops subsampled words before windowing)
+    occ_word, ctx = contextual.window_occurrences(ids[:40], kept[:40], np.array([0, 40]), 2)
+    assert occ_word.tolist() == ids[:40][kept[:40]].tolist()
+    m = len(occ_word)
+    assert ctx[1].tolist() == [0, 2, 3, -1] and ctx[m - 1].tolist() == [m - 3, m - 2, -1, -1]
