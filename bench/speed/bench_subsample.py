@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -67,7 +68,7 @@ def scores(files: list[Path], work: Path) -> dict[str, dict[tuple[str, str], flo
         work / "eval.log")  # fmt: skip
     results = json.loads(out.read_text())["results"]
     return {
-        Path(key).stem: {(r["benchmark"], r["metric"]): r["score"] for r in rows}
+        Path(key).stem: {(r["benchmark"], r["metric"].split(" (")[0]): r["score"] for r in rows}
         for key, rows in results.items()
     }
 
@@ -80,12 +81,19 @@ def main() -> None:
     ap.add_argument("--sample", type=float, action="append", help="Subsampling thresholds (repeat).")
     ap.add_argument("--student", action="append", help="Students (repeat; default bert-sg and ctx2vec).")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--set", action="append", default=[], help="KEY=VALUE for the cache students (repeat).")
     ap.add_argument("--work", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--report-only", action="store_true", help="Rewrite the table from the work folder.")
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     samples, students = args.sample or [0.0, 1e-4], args.student or ["bert-sg", "ctx2vec"]
+    record = work / "runs.json"
+    if args.report_only:
+        runs = json.loads(record.read_text())
+        write(args, runs, scores([Path(x["file"]) for x in runs if x["name"].endswith("-r0")], work))
+        return
     runs: list[dict] = []
     for r in range(args.rounds):
         corpus = [a for c in args.corpus for a in ("--corpus", c)]
@@ -94,36 +102,41 @@ def main() -> None:
             for s in samples:
                 name = f"{student}-{s:g}-r{r}"
                 runs.append(
-                    fit(name, student, ["--cache", args.cache], args.threads, work, [f"sample={s:g}"])
+                    fit(
+                        name,
+                        student,
+                        ["--cache", args.cache],
+                        args.threads,
+                        work,
+                        [*args.set, f"sample={s:g}"],
+                    )
                 )
                 print(f"{name}: {runs[-1]['tokens_per_second']:,} tokens/s", flush=True)
+                record.write_text(json.dumps(runs, default=str))
     scored = scores([x["file"] for x in runs if x["name"].endswith("-r0")], work)
     write(args, runs, scored)
 
 
 def write(args: argparse.Namespace, runs: list[dict], scored: dict) -> None:
-    """The Markdown table: per row the median tokens/s over rounds, its ratio to sgns, scores."""
+    """The Markdown table: median tokens/s over rounds, its ratio to sgns's and each round's, scores."""
     by: dict[str, list[dict]] = {}
     for x in runs:
         by.setdefault(x["name"].rsplit("-r", 1)[0], []).append(x)
-
-    def median(xs: list[float]) -> float:
-        return sorted(xs)[len(xs) // 2]
-
-    sgns = median([x["tokens_per_second"] for x in by["sgns"]])
-    head = ["run", "centres", "tokens/s", "vs sgns", "CPU s", *[f"{b} {m.split()[0]}" for b, m in BENCHES]]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    sgns = [x["tokens_per_second"] for x in by["sgns"]]  # one per round
+    head = ["run", "centres", "tokens/s", "vs sgns", "per round", "CPU s", *[b for b, _ in BENCHES]]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for name, xs in by.items():
-        tps = median([x["tokens_per_second"] for x in xs])
+        tps = [x["tokens_per_second"] for x in xs]
+        got = scored.get(f"{name}-r0", {})
         cells = [
             name,
-            f"{xs[0].get('centres', '')}",
-            f"{tps:,}",
-            f"{tps / sgns:.2f}",
-            f"{median([x['cpu'] for x in xs]):.1f}",
+            f"{xs[0].get('centres', ''):,}" if "centres" in xs[0] else "",
+            f"{statistics.median(tps):,.0f}",
+            f"{statistics.median(tps) / statistics.median(sgns):.2f}",
+            " / ".join(f"{t / s:.2f}" for t, s in zip(tps, sgns, strict=True)),
+            f"{statistics.median([x['cpu'] for x in xs]):.1f}",
+            *[f"{got[k]:.1f}" if got.get(k) is not None else "" for k in BENCHES],
         ]
-        got = scored.get(f"{name}-r0", {})
-        cells += [f"{got[k]:.1f}" if got.get(k) is not None else "" for k in BENCHES]
         lines.append("| " + " | ".join(cells) + " |")
     cmd = " ".join(["python", "bench/speed/bench_subsample.py", *sys.argv[1:]])
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
