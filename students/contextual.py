@@ -124,9 +124,10 @@ def window_occurrences(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per occurrence: its static word and the occurrence rows of its +-window neighbours.
 
-    Occurrences are the in-vocabulary aligned words, numbered in corpus order as the cache's
-    per-occurrence arrays; the window runs over a sentence's occurrences (other words dropped
-    first, as word2vec drops unknown words). Missing neighbours are -1, after the present ones.
+    Occurrences are the in-vocabulary words where ``aligned`` is set (the teacher's alignment,
+    or the subsampled occurrences of :func:`subsample_occurrences`), numbered in corpus order;
+    the window runs over a sentence's occurrences (other words dropped first, as word2vec drops
+    unknown and subsampled words). Missing neighbours are -1, after the present ones.
     """
     n_occ = 0
     for k in range(word_ids.shape[0]):
