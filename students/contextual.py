@@ -351,13 +351,14 @@ class ShardWindows:
         """
         ids, aligned, offsets = shard["word_ids"], shard["word_aligned"], shard["sent_offsets"]
         occ_vec = shard["occ_vec"]
+        n_occ = len(occ_vec)
         if keep_prob is None:
-            kept, rows = aligned, np.arange(len(occ_vec))
+            kept, rows = aligned, np.arange(n_occ)
         else:
             kept, rows = subsample_occurrences(ids, aligned, keep_prob, (*seed_epoch, first))
             occ_vec = occ_vec[rows]
         occ_word, ctx = window_occurrences(ids, kept, offsets, window)
-        return cls(occ_vec, occ_word, ctx, window_words(occ_word, ctx), first, rows, len(shard["occ_vec"]))
+        return cls(occ_vec, occ_word, ctx, window_words(occ_word, ctx), first, rows, n_occ)
 
     def position(self, b: int) -> int:
         """Occurrences of the shard before centre b (0 for the first, all of them past the last)."""
