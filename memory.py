@@ -1,22 +1,45 @@
-"""Peak resident memory of this process over a block of code, sampled by a background thread.
+"""Resident memory of this process: its peak over a block of code, and freed heap given back.
 
 ``ru_maxrss`` only grows over a process's life, so a step that follows a larger one would report
 the larger one's peak; sampling the current RSS (``/proc/self/statm`` on Linux) while the block
 runs gives the block's own peak, as the process sees it (memory kept from earlier steps counts).
 Elsewhere the process's lifetime peak (``ru_maxrss``) is the fallback.
+
+glibc keeps freed memory in its heap when a live block above it pins the heap's top, and its
+mmap threshold rises to the largest block freed, so after the first large free every
+activation below 32 MB comes from that heap. A teacher pass on CPU frees and allocates
+activations of a new shape at every batch (length-sorted batches) while oneDNN caches a small
+kernel per shape in between: the heap keeps growing with memory that is free but resident
+(MiniLM on Brown: +660 MiB over 2,000 sentences, bench/results/memory_extract_2.md).
+:class:`HeapTrim` hands that memory back (``malloc_trim``) once it exceeds a slack; fixing the
+mmap threshold instead made every batch fault its activations in again (about 10% more CPU time).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
 _STATM = Path("/proc/self/statm")
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+TRIM_SLACK = 128 << 20  # heap growth tolerated between two trims
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """The C library's ``malloc_trim`` (glibc), or None where it has none (macOS, musl, Windows)."""
+    try:
+        return ctypes.CDLL(None).malloc_trim  # the C library this process already runs on
+    except (OSError, AttributeError, TypeError):
+        return None
+
+
+_TRIM = _malloc_trim()
 
 
 def current_rss() -> int:
@@ -59,3 +82,35 @@ class PeakRss:
     def megabytes(self) -> float:
         """The peak in MiB."""
         return self.bytes / 2**20
+
+
+def release_freed() -> bool:
+    """Give the heap's free pages back to the OS (glibc ``malloc_trim``); False where it cannot."""
+    if _TRIM is None:
+        return False
+    _TRIM(0)
+    return True
+
+
+class HeapTrim:
+    """Call after each step of a loop: trims the heap once RSS grew ``slack`` bytes since the last trim.
+
+    A trim of memory still in use frees nothing and costs a walk of the free lists (well under a
+    millisecond); one that frees memory costs faulting it in again if it is reused. Tied to
+    growth, trims are rare once the loop's working set is reached, so the loop keeps its speed
+    and its memory stays within ``slack`` of what it really holds.
+    """
+
+    def __init__(self, slack: int = TRIM_SLACK) -> None:
+        self.slack = slack
+        release_freed()  # what an earlier loop left free is not counted as this one's
+        self.base = current_rss()
+
+    def __call__(self) -> None:
+        """One step done: trim if the heap grew the slack since the last trim."""
+        rss = current_rss()
+        if rss > self.base + self.slack:
+            release_freed()
+            self.base = current_rss()  # what is left is in use: the next trim waits for more growth
+        else:
+            self.base = min(self.base, rss)

@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ctx2static.memory import HeapTrim
 from ctx2static.pipeline.align import Encoding
 
 T = TypeVar("T")
@@ -36,13 +37,17 @@ def run_sorted(
 ) -> list[T]:
     """Run ``fn`` over length-sorted batches and return its per-item results in the input order.
 
-    ``done`` is called with each batch's item indices once the batch has run (progress).
+    ``done`` is called with each batch's item indices once the batch has run (progress). Every
+    batch has a new shape, which leaves freed activations resident in the C heap: they are handed
+    back as they pile up (:class:`~ctx2static.memory.HeapTrim`).
     """
     out: list[Any] = [None] * len(items)
+    trim = HeapTrim()
     for idx in sorted_batches([len(e.ids) for e in items], token_budget):
         batch = idx.tolist()
         for i, res in zip(batch, fn([items[i] for i in batch]), strict=True):
             out[i] = res
+        trim()
         if done is not None:
             done(batch)
     return out

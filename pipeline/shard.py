@@ -125,10 +125,13 @@ def shard_arrays(
         "word_aligned": np.concatenate(aligned),
         "sent_ctx": np.stack([o.mean for o in outs]).astype(means_dtype),
     }
-    occ_vec = np.concatenate([o.vectors[m] for o, m in zip(outs, occ, strict=True)])
-    sums = WordSums.of(arrays["word_ids"][np.concatenate(occ)], occ_vec)
+    occ_ids = arrays["word_ids"][np.concatenate(occ)]
     if cfg.vectors:
-        arrays["occ_vec"] = occ_vec
+        arrays["occ_vec"] = np.concatenate([o.vectors[m] for o, m in zip(outs, occ, strict=True)])
+        sums = WordSums.of(occ_ids, arrays["occ_vec"])
+    else:  # summed sentence by sentence: no copy of the shard's vectors
+        blocks = (o.vectors[m] for o, m in zip(outs, occ, strict=True))
+        sums = WordSums.of_blocks(occ_ids, blocks, outs[0].vectors.shape[1])
     if cfg.topk:
         arrays["topk_ids"] = np.concatenate([o.topk_ids[m] for o, m in zip(outs, occ, strict=True)])
         arrays["topk_scores"] = np.concatenate([o.topk_scores[m] for o, m in zip(outs, occ, strict=True)])

@@ -20,7 +20,7 @@ from ctx2static.pipeline.config import ExtractConfig, TeacherConfig, parse_layer
 from ctx2static.pipeline.extract import extract, run_extract
 from ctx2static.pipeline.models import TeacherKind, detect_kind
 from ctx2static.pipeline.scorer import Scorer
-from ctx2static.pipeline.shard import ShardMaker, token_words
+from ctx2static.pipeline.shard import ShardMaker, shard_arrays, token_words
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
@@ -400,6 +400,23 @@ def test_precision_bfloat16_runs_the_forward_under_autocast(tiny_models, corpus_
         extract(corpus, vocab, exact, tmp_path / "c", cfg)
     with pytest.raises(UserError, match="precision=.half.: choose one of"):
         Teacher.load(str(tiny_models["bert"]), TeacherConfig(precision="half"))
+
+
+def test_word_sums_without_cached_vectors_are_those_of_the_cached_vectors_bit_for_bit(caches, corpus_file):
+    cache, teacher = caches["bert"]
+    sents = list(Corpus([corpus_file]).sentences())
+    with_vectors = ExtractConfig(max_length=14, vectors=True)
+    kept, _, _, kept_sums = shard_arrays(teacher, with_vectors, cache.vocab, sents)
+    arrays, _, _, sums = shard_arrays(teacher, ExtractConfig(max_length=14), cache.vocab, sents)
+    assert "occ_vec" not in arrays
+    wids = kept["word_ids"][(kept["word_ids"] >= 0) & kept["word_aligned"]]
+    assert len(wids) == len(kept["occ_vec"]) > 10 and len(np.unique(wids)) < len(wids)
+    ids, inverse = np.unique(wids, return_inverse=True)
+    reference = np.zeros((len(ids), kept["occ_vec"].shape[1]))
+    np.add.at(reference, inverse, kept["occ_vec"].astype(np.float64))  # in float64, in occurrence order
+    for got in (sums, kept_sums):
+        assert got.ids.tolist() == ids.tolist() and got.counts.tolist() == np.bincount(inverse).tolist()
+        assert np.array_equal(got.sums, reference)
 
 
 def test_vocab_baselines_and_token_table(caches):
