@@ -31,7 +31,7 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,26 +129,16 @@ class WordSums:
 
     @classmethod
     def of(cls, word_ids: np.ndarray, vectors: np.ndarray) -> WordSums:
-        """Sum the rows of ``vectors`` (one per occurrence) by their word in ``word_ids``, in order."""
-        rows = range(0, len(vectors), SUM_BLOCK)
-        return cls.of_blocks(word_ids, (vectors[i : i + SUM_BLOCK] for i in rows), vectors.shape[1])
+        """Sum the rows of ``vectors`` (one per occurrence) by their word in ``word_ids``, in order.
 
-    @classmethod
-    def of_blocks(cls, word_ids: np.ndarray, blocks: Iterable[np.ndarray], dim: int) -> WordSums:
-        """:meth:`of` with the occurrence vectors given as consecutive row blocks of width ``dim``.
-
-        Each block is added in float64 in occurrence order, so the sums are bit for bit those of
-        one float64 copy of all the rows, which is never made (a shard's rows in float64 are
-        twice its float32 vectors: 0.9 GB for 8,192 Brown sentences of a 768-d teacher).
+        The rows are added in float64 a block at a time, in occurrence order: the sums are bit for
+        bit those of one float64 copy of all the rows, which is never made (a shard's rows in
+        float64 are twice its float32 vectors: 0.9 GB for 8,192 Brown sentences of a 768-d teacher).
         """
         ids, inverse, counts = np.unique(word_ids, return_inverse=True, return_counts=True)
-        sums = np.zeros((len(ids), dim), dtype=np.float64)
-        start = 0
-        for block in blocks:
-            np.add.at(sums, inverse[start : start + len(block)], block.astype(np.float64))
-            start += len(block)
-        if start != len(inverse):
-            raise ValueError(f"{start} vectors for {len(inverse)} word ids")
+        sums = np.zeros((len(ids), vectors.shape[1]), dtype=np.float64)
+        for i in range(0, len(vectors), SUM_BLOCK):
+            np.add.at(sums, inverse[i : i + SUM_BLOCK], vectors[i : i + SUM_BLOCK].astype(np.float64))
         return cls(ids.astype(np.int64), sums, counts.astype(np.int64))
 
 

@@ -95,9 +95,10 @@ def shard_arrays(
     """Run the teacher over one shard's sentences (``progress`` hears of each batch).
 
     Returns its dense arrays (sentence and paragraph means in fp16 unless ``float32_means``; the
-    per-occurrence vectors in
-    float32 when asked for, before any PCA), attention rows, stats and per-word sums of the
-    occurrence vectors (always: they make ``ase`` and the students' start table).
+    per-occurrence vectors in float32 when asked for, before any PCA), attention rows, stats and
+    per-word sums of the occurrence vectors (always: they make ``ase`` and the students' start
+    table). The occurrence vectors are the one copy of the shard's vectors held: each batch's
+    are copied into place as it finishes, and its padded output is let go.
     """
     from ctx2static.pipeline.batching import run_sorted
     from ctx2static.pipeline.teacher import Request
@@ -110,14 +111,28 @@ def shard_arrays(
     aligned = [e.complete for e in encs]
     occ = mark_occurrences(encs, wids)
     request = Request(vectors=True, topk=cfg.topk, attention=cfg.attention)
+    n_occ = [int(m.sum()) for m in occ]
+    # a batch holds encodings in length order: each finds its first occurrence row by identity
+    first_row = dict(zip(map(id, encs), (np.cumsum(n_occ) - n_occ).tolist(), strict=True))
+    occ_vec = np.zeros((0, 0), np.float32)  # [occurrences, d], filled batch by batch
+
+    def forward(batch: list[Encoding]) -> list[TeacherOutput]:
+        """The batch's occurrence vectors go to their rows of ``occ_vec``; its padded vectors are let go."""
+        nonlocal occ_vec
+        res = teacher.forward(batch, request)
+        for e, o in zip(batch, res, strict=True):
+            if not occ_vec.shape[1]:
+                occ_vec = np.empty((sum(n_occ), o.vectors.shape[1]), np.float32)
+            rows = o.vectors[e.wanted]
+            occ_vec[first_row[id(e)] : first_row[id(e)] + len(rows)] = rows
+            o.vectors = None
+        return res
 
     def batch_done(idx: list[int]) -> None:
         if progress is not None:
-            progress(sum(int(occ[i].sum()) for i in idx), sum(len(encs[i].ids) for i in idx))
+            progress(sum(n_occ[i] for i in idx), sum(len(encs[i].ids) for i in idx))
 
-    outs: list[TeacherOutput] = run_sorted(
-        encs, cfg.token_budget, lambda b: teacher.forward(b, request), batch_done
-    )
+    outs: list[TeacherOutput] = run_sorted(encs, cfg.token_budget, forward, batch_done)
     arrays: dict[str, np.ndarray] = {
         "sent_para": paras,
         "sent_offsets": np.concatenate([[0], np.cumsum([len(w) for w in wids])]).astype(np.int64),
@@ -125,13 +140,9 @@ def shard_arrays(
         "word_aligned": np.concatenate(aligned),
         "sent_ctx": np.stack([o.mean for o in outs]).astype(means_dtype),
     }
-    occ_ids = arrays["word_ids"][np.concatenate(occ)]
+    sums = WordSums.of(arrays["word_ids"][np.concatenate(occ)], occ_vec)
     if cfg.vectors:
-        arrays["occ_vec"] = np.concatenate([o.vectors[m] for o, m in zip(outs, occ, strict=True)])
-        sums = WordSums.of(occ_ids, arrays["occ_vec"])
-    else:  # summed sentence by sentence: no copy of the shard's vectors
-        blocks = (o.vectors[m] for o, m in zip(outs, occ, strict=True))
-        sums = WordSums.of_blocks(occ_ids, blocks, outs[0].vectors.shape[1])
+        arrays["occ_vec"] = occ_vec
     if cfg.topk:
         arrays["topk_ids"] = np.concatenate([o.topk_ids[m] for o, m in zip(outs, occ, strict=True)])
         arrays["topk_scores"] = np.concatenate([o.topk_scores[m] for o, m in zip(outs, occ, strict=True)])
@@ -165,7 +176,7 @@ def shard_arrays(
     stats = {
         "n_sentences": len(sents),
         "n_words": len(arrays["word_ids"]),
-        "n_occurrences": int(sum(int(m.sum()) for m in occ)),
+        "n_occurrences": sum(n_occ),
         "n_truncated_words": int(sum(int((~a).sum()) for a in aligned)),
         "n_teacher_tokens": int(sum(len(e.ids) for e in encs)),
     }

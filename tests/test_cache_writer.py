@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ctx2static.cache import Cache
+from ctx2static.cache import writer as writer_module
 from ctx2static.cache.writer import CacheWriter, WordSums, write_shard_files
 from ctx2static.errors import UserError
 from ctx2static.text.vocab import Vocab
@@ -188,21 +189,15 @@ def test_a_derived_cache_rewrites_what_it_is_told_links_the_rest_and_verifies(tm
     assert not after.manifest["identity"]["options"]["vectors"] and "extra.h5" in after.manifest["aux_files"]
 
 
-@pytest.mark.parametrize("sizes", [[1] * 40, [7, 0, 13, 20], [40]])
-def test_word_sums_added_in_blocks_are_one_float64_sum_bit_for_bit(sizes):
+@pytest.mark.parametrize("block", [1, 7, 40])
+def test_word_sums_added_block_by_block_are_one_float64_sum_bit_for_bit(block, monkeypatch):
+    monkeypatch.setattr(writer_module, "SUM_BLOCK", block)
     rng = np.random.default_rng(3)
     ids = rng.integers(0, 6, size=40)
     vectors = (rng.normal(size=(40, 5)) * 10.0 ** rng.integers(-4, 4, size=(40, 1))).astype(np.float32)
     _, inverse = np.unique(ids, return_inverse=True)
     want = np.zeros((len(np.unique(ids)), 5))
     np.add.at(want, inverse, vectors.astype(np.float64))  # every row in float64, in occurrence order
-    blocks = np.split(vectors, np.cumsum(sizes)[:-1])
-    got = WordSums.of_blocks(ids, iter(blocks), 5)
+    got = WordSums.of(ids, vectors)
     assert np.array_equal(got.sums, want)
-    assert np.array_equal(WordSums.of(ids, vectors).sums, want)
     assert got.counts.tolist() == np.bincount(ids).tolist()
-
-
-def test_word_sums_refuse_blocks_that_miss_occurrences():
-    with pytest.raises(ValueError, match="9 vectors for 10 word ids"):
-        WordSums.of_blocks(np.arange(10), [np.ones((9, 2), np.float32)], 2)

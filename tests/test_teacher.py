@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ from ctx2static.pipeline.config import ExtractConfig, TeacherConfig, parse_layer
 from ctx2static.pipeline.extract import extract, run_extract
 from ctx2static.pipeline.models import TeacherKind, detect_kind
 from ctx2static.pipeline.scorer import Scorer
-from ctx2static.pipeline.shard import ShardMaker, shard_arrays, token_words
+from ctx2static.pipeline.shard import ShardMaker, mark_occurrences, shard_arrays, token_words, word_ids
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
@@ -402,18 +403,24 @@ def test_precision_bfloat16_runs_the_forward_under_autocast(tiny_models, corpus_
         Teacher.load(str(tiny_models["bert"]), TeacherConfig(precision="half"))
 
 
-def test_word_sums_without_cached_vectors_are_those_of_the_cached_vectors_bit_for_bit(caches, corpus_file):
+def test_occurrence_vectors_and_word_sums_are_those_of_the_teacher_outputs_bit_for_bit(caches, corpus_file):
     cache, teacher = caches["bert"]
     sents = list(Corpus([corpus_file]).sentences())
-    with_vectors = ExtractConfig(max_length=14, vectors=True)
-    kept, _, _, kept_sums = shard_arrays(teacher, with_vectors, cache.vocab, sents)
-    arrays, _, _, sums = shard_arrays(teacher, ExtractConfig(max_length=14), cache.vocab, sents)
-    assert "occ_vec" not in arrays
-    wids = kept["word_ids"][(kept["word_ids"] >= 0) & kept["word_aligned"]]
-    assert len(wids) == len(kept["occ_vec"]) > 10 and len(np.unique(wids)) < len(wids)
+    words = [w for _, w in sents]
+    cfg = ExtractConfig(max_length=14, token_budget=30)  # several batches, out of sentence order
+    encs = teacher.encode(words, cfg.max_length)
+    assert len(list(sorted_batches([len(e.ids) for e in encs], cfg.token_budget))) > 2
+    mark_occurrences(encs, word_ids(cache.vocab, words))
+    outs = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
+    want = np.concatenate([o.vectors[e.wanted] for o, e in zip(outs, encs, strict=True)])
+    wids = np.concatenate([w[e.wanted] for w, e in zip(word_ids(cache.vocab, words), encs, strict=True)])
     ids, inverse = np.unique(wids, return_inverse=True)
-    reference = np.zeros((len(ids), kept["occ_vec"].shape[1]))
-    np.add.at(reference, inverse, kept["occ_vec"].astype(np.float64))  # in float64, in occurrence order
+    reference = np.zeros((len(ids), want.shape[1]))
+    np.add.at(reference, inverse, want.astype(np.float64))  # in float64, in occurrence order
+    kept, _, _, kept_sums = shard_arrays(teacher, replace(cfg, vectors=True), cache.vocab, sents)
+    arrays, _, _, sums = shard_arrays(teacher, cfg, cache.vocab, sents)
+    assert "occ_vec" not in arrays and len(want) > 10 and len(ids) < len(wids)
+    assert np.array_equal(kept["occ_vec"], want)
     for got in (sums, kept_sums):
         assert got.ids.tolist() == ids.tolist() and got.counts.tolist() == np.bincount(inverse).tolist()
         assert np.array_equal(got.sums, reference)
