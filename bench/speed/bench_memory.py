@@ -13,7 +13,13 @@ the filesystem allows, else copies), then runs ``cli.py fit-student`` for ase, x
 bert-sg on both under ``/usr/bin/time -v``. ``extract``: ``cli.py extract`` on the first
 ``--sentences`` Brown sentences and on that text 4 times over (one vocabulary for both), with the
 local engine and with the Ray engine's driver (joining a Ray started by this script, so that
-``/usr/bin/time`` measures the driver alone). Peak RSS is ``Maximum resident set size``.
+``/usr/bin/time`` measures the driver alone). ``peak``: one ``cli.py`` command (everything after
+``--``) under ``/usr/bin/time -v`` with the package at ``--pkg`` first on PYTHONPATH (a checkout
+before a change, one after), its row appended to ``--out`` (peak RSS, wall, user and system CPU
+seconds). Peak RSS is ``Maximum resident set size``.
+
+    PYTHONPATH=<pkg> python bench/speed/bench_memory.py peak --label "extract minilm, Brown" \
+        --pkg /tmp/before --out /tmp/rows.md -- extract --corpus brown.txt.xz --teacher minilm ...
 """
 
 from __future__ import annotations
@@ -82,16 +88,26 @@ def _link_or_write(cache: Cache, record: dict, dst: Path, index: int) -> dict[st
         return write_shard_files(dst, index, shard.arrays, shard.attention)
 
 
-def timed(cmd: list[str]) -> tuple[float, float, str]:
-    """Peak RSS (MiB) and wall seconds of ``cmd`` under /usr/bin/time -v; and its stdout."""
-    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
+def time_v(cmd: list[str], env: dict[str, str] | None = None) -> tuple[dict[str, float], str]:
+    """``cmd`` under /usr/bin/time -v: peak RSS (MiB), wall, user and system seconds; and its stdout."""
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", **(env or {})}
     res = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env)
     if res.returncode:
         raise SystemExit(f"{' '.join(cmd)}\n{res.stderr[-3000:]}")
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", res.stderr).group(1)) / 1024
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", res.stderr).group(1)
+    cpu = {
+        k: float(re.search(rf"{k} time \(seconds\): ([\d.]+)", res.stderr).group(1))
+        for k in ("User", "System")
+    }
     secs = sum(float(x) * 60**i for i, x in enumerate(reversed(wall.split(":"))))
-    return rss, secs, res.stdout
+    return {"rss": rss, "wall": secs, "user": cpu["User"], "sys": cpu["System"]}, res.stdout
+
+
+def timed(cmd: list[str]) -> tuple[float, float, str]:
+    """Peak RSS (MiB) and wall seconds of ``cmd`` under /usr/bin/time -v; and its stdout."""
+    got, out = time_v(cmd)
+    return got["rss"], got["wall"], out
 
 
 def load() -> str:
@@ -191,6 +207,27 @@ def extract(args: argparse.Namespace) -> list[str]:
     ]
 
 
+def peak(args: argparse.Namespace) -> None:
+    """One cli.py command with the package at ``--pkg``: its row appended to ``--out``."""
+    pkg = Path(args.pkg).resolve()
+    cmd = [sys.executable, str(pkg / "ctx2static" / "cli.py"), *args.cli]
+    before = load()
+    got, _ = time_v(cmd, {"PYTHONPATH": str(pkg)})
+    out = Path(args.out)
+    if not out.exists():
+        out.write_text(
+            "| run | package | peak RSS (MiB) | wall (s) | user (s) | sys (s) | load before |\n"
+            "|---|---|---:|---:|---:|---:|---|\n"
+        )
+    row = (
+        f"| {args.label} | {args.pkg} | {got['rss']:,.0f} | {got['wall']:,.0f} | {got['user']:,.0f} "
+        f"| {got['sys']:,.1f} | {before.split('load average: ')[-1]} |"
+    )
+    with out.open("a") as fh:
+        fh.write(row + "\n")
+    print(row, "\n  cli.py", " ".join(args.cli), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -207,7 +244,15 @@ def main() -> None:
     for p in (s, e):
         p.add_argument("--work", required=True)
         p.add_argument("--out", required=True)
+    k = sub.add_parser("peak")
+    k.add_argument("--label", required=True)
+    k.add_argument("--pkg", required=True, help="a folder holding the package as ctx2static/")
+    k.add_argument("--out", required=True)
+    k.add_argument("cli", nargs="+", help="cli.py's arguments, after --")
     args = ap.parse_args()
+    if args.what == "peak":
+        peak(args)
+        return
     body = students(args) if args.what == "students" else extract(args)
     cmd = "PYTHONPATH=<pkg> python bench/speed/bench_memory.py " + " ".join(sys.argv[1:])
     title = {"students": "fit-student", "extract": "extract's driver"}[args.what]
