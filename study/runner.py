@@ -29,7 +29,7 @@ from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import Benchmark
 from ctx2static.eval.results import Score
 from ctx2static.fileio import atomic_write, folder_lock, sha256_file, write_json
-from ctx2static.memory import PeakRss
+from ctx2static.memory import PeakRss, release_freed
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, StudyResults, TeacherSpec
 from ctx2static.vectors import Vectors
@@ -39,8 +39,13 @@ log = logging.getLogger(__name__)
 
 @contextlib.contextmanager
 def measured() -> Iterator[dict[str, float]]:
-    """Time a step and sample its peak resident memory; the dict is filled when the block ends."""
+    """Time a step and sample its peak resident memory; the dict is filled when the block ends.
+
+    The heap's free pages are handed back first: what an earlier step freed (a teacher pass leaves
+    hundreds of MB free but resident) is neither this step's memory nor counted in its peak.
+    """
     step: dict[str, float] = {}
+    release_freed()
     start = time.perf_counter()
     with PeakRss() as peak:
         yield step

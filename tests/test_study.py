@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 
 from ctx2static.errors import UserError
+from ctx2static.memory import PeakRss
 from ctx2static.resources import DEFAULT_STUDY
+from ctx2static.study import runner
 from ctx2static.study.loader import load_study
 from ctx2static.study.runner import run_study
 
@@ -276,3 +278,12 @@ def test_run_command_reports_a_bad_study_in_one_line(tmp_path, cli_main):
     code, _, err = cli_main("run", tmp_path / "s.toml", "--out", tmp_path / "o")
     assert code == 2 and err.count("\n") == 1
     assert "s.toml: corpus.files[0]: nope.txt: no such file" in err
+
+
+def test_each_step_hands_back_what_earlier_steps_freed_before_its_peak_is_sampled(monkeypatch):
+    events = []
+    monkeypatch.setattr(runner, "release_freed", lambda: events.append("trim") or True)
+    monkeypatch.setattr(runner, "PeakRss", lambda: events.append("sample") or PeakRss())
+    with runner.measured() as step:
+        pass
+    assert events == ["trim", "sample"] and step["peak_rss_mb"] > 0
