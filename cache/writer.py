@@ -68,7 +68,6 @@ from ctx2static.text.vocab import Vocab
 log = logging.getLogger(__name__)
 SMALL_SUMS = 64 << 20  # running sums up to this size are checkpointed at every commit
 CHECKPOINT_RATIO = 10  # larger ones: at most once per this many times the last checkpoint's duration
-SUM_BLOCK = 4096  # occurrence vectors converted to float64 at a time by WordSums.of
 
 
 def write_h5(path: Path, arrays: Mapping[str, np.ndarray]) -> str:
@@ -113,6 +112,9 @@ def write_shard_files(
         name = f"{stem}.attn.parquet"
         files[name] = write_parquet(folder / name, attention)
     return files
+
+
+SUM_BLOCK = 4096  # occurrence vectors converted to float64 at a time by WordSums.of
 
 
 @dataclass
