@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -246,11 +246,14 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_dir(path: str | os.PathLike, may_hold: Collection[str] = ()) -> Iterator[Path]:
     """Yield a temp folder beside ``path``; on success it replaces ``path`` whole.
 
     Only a real folder is replaced (see :func:`check_target`): a file, or a link to a folder, in
-    ``path``'s place is a one-line error before any work, never moved away or deleted.
+    ``path``'s place is a one-line error before any work, never moved away or deleted. So is a
+    folder holding anything the new one does not hold, save the names in ``may_hold`` (what an
+    earlier output of the same kind may hold): ``--out`` naming a folder of other files must not
+    delete them.
     """
     path = Path(path)
     check_target(path, folder=True)
@@ -265,6 +268,7 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
                     with open(f, "rb") as fh:
                         os.fsync(fh.fileno())
             check_target(path, folder=True)  # what appeared there while the folder was written
+            _check_replaceable(path, {*os.listdir(tmp), *may_hold})
             # the old folder moves to a temp name of this process, so a crash before it is deleted
             # leaves a temp that the next write of ``path`` removes, never a name that blocks it
             old = path.with_name(f"{_temp_prefix(path)}old.tmp")
@@ -286,6 +290,20 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     remove_stale_temps(path)
+
+
+def _check_replaceable(path: Path, names: set[str]) -> None:
+    """A one-line error when folder ``path`` holds an entry not in ``names`` (it would be lost)."""
+    try:
+        foreign = sorted(set(os.listdir(path)) - names)
+    except FileNotFoundError:
+        return
+    if foreign:
+        more = f" and {len(foreign) - 1} more" * (len(foreign) > 1)
+        raise UserError(
+            f"{path}: holds {foreign[0]}{more}, which this output does not write; it replaces the folder "
+            "whole, so move them away or choose another output path"
+        )
 
 
 def check_writable(

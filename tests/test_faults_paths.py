@@ -223,6 +223,31 @@ def test_a_link_to_a_folder_as_a_folder_output_is_refused_and_both_kept(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "link", "real"]
 
 
+@pytest.mark.parametrize("how", ["export", "save"])
+def test_a_folder_output_never_replaces_a_folder_of_other_files(tmp_path, inputs, cli_main, how):
+    out = tmp_path / "mine"
+    (out / "sub").mkdir(parents=True)
+    (out / "thesis.tex").write_text(PRECIOUS)
+    (out / "sub" / "data.csv").write_text(PRECIOUS)
+    if how == "export":
+        code, _, err = cli_main("export", inputs / "v.txt", "--format", "model2vec", "-o", out)
+        _one_line(code, err, f"{out}: holds sub and 1 more, which this output does not write")
+    else:
+        with pytest.raises(UserError, match=f"{out}: holds sub and 1 more"):
+            Vectors.load(inputs / "v.txt").save(out)
+    assert _snapshot(out) == {"thesis.tex": PRECIOUS.encode(), "sub/data.csv": PRECIOUS.encode()}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "mine"]
+
+
+def test_a_native_folder_is_saved_again_with_and_without_its_composer(tmp_path, inputs):
+    v = Vectors.load(inputs / "v.txt")
+    (tmp_path / "v").mkdir()  # an empty folder made for it
+    v.save(tmp_path / "v")
+    (tmp_path / "v" / "subwords.npy").write_bytes(b"")  # as if a composer had been saved there
+    v.save(tmp_path / "v")
+    assert sorted(p.name for p in (tmp_path / "v").iterdir()) == ["meta.json", "vectors.npy", "vocab.tsv"]
+
+
 def test_a_folder_output_replaces_a_folder_and_leaves_no_old_copy(tmp_path):
     out = tmp_path / "d"
     for text in ("first", "second"):
