@@ -349,7 +349,7 @@ def evaluate_command(
     config = pop_options(AnalogyConfig, options)
     for written in (json_path, markdown):
         if written is not None:
-            check_writable(written, inputs=[*vectors, *similarity, *analogy, *categorization])
+            check_writable(written, inputs=[*vectors, *similarity, *analogy, *categorization], folder=False)
     extra = {Family.SIMILARITY: similarity, Family.ANALOGY: analogy, Family.CATEGORIZATION: categorization}
     picked = tuple(Family(f) for f in families) or (() if tasks else INTRINSIC)
     if tasks and Family.DOWNSTREAM not in picked:

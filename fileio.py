@@ -307,20 +307,23 @@ def _check_replaceable(path: Path, names: set[str]) -> None:
 
 
 def check_writable(
-    path: str | os.PathLike, inside: bool = False, inputs: Iterable[str | os.PathLike | None] = ()
+    path: str | os.PathLike,
+    inside: bool = False,
+    inputs: Iterable[str | os.PathLike | None] = (),
+    folder: bool | None = None,
 ) -> None:
     """Fail now, in one line, when ``path`` cannot or must not be written: before the work, not after it.
 
     Writes and deletes a small probe file where the output will go: beside ``path`` (a file, or a
     folder replaced whole), or in it with ``inside`` (a cache or study folder written file by
     file, which may be a link to a folder); a folder not made yet is probed at its nearest
-    existing parent. What is in ``path``'s place must be replaceable (:func:`check_target`), and
-    ``path`` must not be, nor hold, any of ``inputs`` (the command's input files and folders;
-    None and paths that do not exist are skipped).
+    existing parent. What is in ``path``'s place must be replaceable by the output (``folder``:
+    see :func:`check_target`), and ``path`` must not be, nor hold, any of ``inputs`` (the
+    command's input files and folders; None and paths that do not exist are skipped).
     """
     path = Path(path)
     if not inside or (path.is_symlink() and not path.is_dir()):
-        check_target(path, folder=True if inside else None)
+        check_target(path, folder=True if inside else folder)
     refuse_inputs(path, inputs)
     where = path if inside else path.parent
     while not where.exists() and where != where.parent:

@@ -166,14 +166,31 @@ def test_an_output_that_is_not_a_file_is_refused_not_replaced(tmp_path, inputs, 
     before = os.lstat(out)
     code, stdout, err = cli_main(*_writers(inputs, out)[command])
     what = {"device": "a character device", "fifo": "a named pipe", "socket": "a socket"}
+    want = "a file" if command.startswith("eval") else "a file or a folder"
     if kind == "symlink":
         _one_line(code, err, f"{out}: is a symbolic link (to {precious}); an output never replaces a link")
     else:
-        _one_line(code, err, f"{out}: is {what[kind]}, not a file or a folder; remove it")
+        _one_line(code, err, f"{out}: is {what[kind]}, not {want}; remove it")
     assert stdout == ""  # refused before the work
     after = os.lstat(out)
     assert (after.st_mode, after.st_ino, after.st_rdev) == (before.st_mode, before.st_ino, before.st_rdev)
     assert precious.read_text() == PRECIOUS
+
+
+def test_eval_refuses_a_folder_as_its_json_before_evaluating(tmp_path, inputs, cli_main):
+    (tmp_path / "j").mkdir()
+    args = [
+        "eval",
+        inputs / "v.txt",
+        "--no-bundled",
+        "--similarity",
+        inputs / "sim.txt",
+        "--json",
+        tmp_path / "j",
+    ]
+    code, out, err = cli_main(*args)
+    _one_line(code, err, f"{tmp_path / 'j'}: is a folder, not a file")
+    assert out == "" and list((tmp_path / "j").iterdir()) == []
 
 
 @pytest.mark.parametrize("kind", ["fifo", "symlink", "folder"])
