@@ -197,8 +197,10 @@ def export(vectors: Vectors | str | os.PathLike, format: str, out: str | os.Path
     from ctx2static.eval.suite import notes
     from ctx2static.export import Card, Format, export_vectors
 
-    check_writable(out, inputs=[vectors] if isinstance(vectors, (str, os.PathLike)) else [])
-    vectors, fmt = _vectors(vectors), Format(format)
+    fmt = Format(format)
+    named = [vectors] if isinstance(vectors, (str, os.PathLike)) else []
+    check_writable(out, inputs=named, folder=fmt.folder)
+    vectors = _vectors(vectors)
     evaluation = None
     if evaluate and fmt.folder:
         results = {"words in the table": run(vectors)}

@@ -444,7 +444,7 @@ def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str) -> N
     from ctx2static.api import export as run_export
     from ctx2static.vectors import Vectors
 
-    check_writable(out, inputs=[vectors])
+    check_writable(out, inputs=[vectors], folder=Format(fmt).folder)
     v = Vectors.load(vectors, nonfinite=nonfinite)
     path = run_export(v, fmt, out, evaluate=not no_eval)
     log.info("%s: %s words x %d -> %s (%s)", vectors, f"{len(v):,}", v.dim, path, fmt)

@@ -212,12 +212,15 @@ def test_atomic_write_replaces_only_a_regular_file(tmp_path, kind):
 # ------------------------------------------------------------------ folder outputs (atomic_dir)
 
 
-@pytest.mark.parametrize("how", ["cli", "save"])
+@pytest.mark.parametrize("how", ["cli", "api", "save"])
 def test_a_file_in_a_folder_outputs_place_is_refused_twice_and_kept(tmp_path, inputs, cli_main, how):
     out = tmp_path / "m2v"
     out.write_text(PRECIOUS)
     for _ in range(2):  # the second run used to fail on the first one's leftover
-        if how == "cli":
+        if how == "api":
+            with pytest.raises(UserError, match=f"{out}: is a file, not a folder"):
+                api.export(inputs / "v.txt", "model2vec", out)
+        elif how == "cli":
             code, _, err = cli_main("export", inputs / "v.txt", "--format", "model2vec", "-o", out)
             _one_line(code, err, f"{out}: is a file, not a folder; remove it or choose another output path")
         else:
