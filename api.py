@@ -23,7 +23,8 @@ from typing import Any
 
 from ctx2static.errors import UserError
 from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio import atomic_write, check_writable, refuse_inputs
+from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.options import Options, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
@@ -54,8 +55,12 @@ def _split(options: Mapping[str, Any], configs: Sequence[type[Options]], rest: b
 
 
 def _corpus(corpus: CorpusLike, folder: Path, config: CorpusConfig) -> Corpus:
-    """A :class:`Corpus` of the files given, or of the sentences written to ``folder/corpus.txt``."""
+    """A :class:`Corpus` of the files given, or of the sentences written to ``folder/corpus.txt``.
+
+    Files given must lie outside ``folder``, which is written.
+    """
     if isinstance(corpus, (str, os.PathLike)):
+        refuse_inputs(folder, [corpus])
         return Corpus([corpus], config)
     items = iter(corpus)
     first = next(items, None)
@@ -63,7 +68,9 @@ def _corpus(corpus: CorpusLike, folder: Path, config: CorpusConfig) -> Corpus:
         raise UserError("the corpus is empty: pass corpus files or an iterable of sentences")
     items = itertools.chain([first], items)
     if isinstance(first, os.PathLike) or Path(str(first)).is_file():
-        return Corpus(list(items), config)
+        files = list(items)
+        refuse_inputs(folder, files)
+        return Corpus(files, config)
     path = folder / CORPUS_FILE
     with atomic_write(path, "w", encoding="utf-8") as fh:
         for sentence in items:
@@ -87,6 +94,7 @@ def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike 
         c(**part) for c, part in zip(_EXTRACT_CONFIGS, _split(options, _EXTRACT_CONFIGS, False), strict=True)
     )
     folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="ctx2static-cache-"))
+    check_writable(folder, inside=True)
     folder.mkdir(parents=True, exist_ok=True)
     with torch_threads(teacher_cfg.threads):
         model = Teacher.load(teacher, teacher_cfg)  # a missing model fails before the corpus is read
@@ -95,6 +103,7 @@ def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike 
     return folder
 
 
+@sigterm_as_interrupt()
 def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compose: bool = True,
         **options: Any) -> Vectors:  # fmt: skip
     """Train ``student`` (as ``ctx2static fit-student``) from a cache folder, or a corpus (sgns/cbow/glove).
@@ -112,14 +121,16 @@ def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compo
         return fit_text_student(student, corpus, VocabConfig(**vocab_cfg), student_options)
 
 
+@sigterm_as_interrupt()
 def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2static",
             out: str | os.PathLike | None = None, **options: Any) -> Vectors:  # fmt: skip
     """Corpus -> ``teacher`` -> cache -> ``student`` -> vectors, with the command line's defaults.
 
     ``out`` is the cache folder (kept, and a rerun resumes); without it the cache lives in a
-    temporary folder removed at the end. The signals the student needs (``vectors``,
-    ``paragraph``) are extracted unless an option turns them off. The vectors carry a composer,
-    so :meth:`Vectors.query` gives any word a vector.
+    temporary folder removed at the end, also after an error, Ctrl-C or SIGTERM (which raises
+    ``KeyboardInterrupt`` during the call unless the program handles SIGTERM itself). The signals
+    the student needs (``vectors``, ``paragraph``) are extracted unless an option turns them off.
+    The vectors carry a composer, so :meth:`Vectors.query` gives any word a vector.
     """
     from ctx2static.cache.layout import SIGNALS
     from ctx2static.students import registry as reg
@@ -186,7 +197,10 @@ def export(vectors: Vectors | str | os.PathLike, format: str, out: str | os.Path
     from ctx2static.eval.suite import notes
     from ctx2static.export import Card, Format, export_vectors
 
-    vectors, fmt = _vectors(vectors), Format(format)
+    fmt = Format(format)
+    named = [vectors] if isinstance(vectors, (str, os.PathLike)) else []
+    check_writable(out, inputs=named, folder=fmt.folder)
+    vectors = _vectors(vectors)
     evaluation = None
     if evaluate and fmt.folder:
         results = {"words in the table": run(vectors)}

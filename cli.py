@@ -21,6 +21,7 @@ from ctx2static.eval.benchmarks import INTRINSIC, Family
 from ctx2static.eval.downstream.data import Task
 from ctx2static.export import Format
 from ctx2static.fileio import check_writable, environment_error
+from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import click_options, pop_options
 from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
@@ -91,7 +92,7 @@ def extract(
     from ctx2static.text.corpus import Corpus
     from ctx2static.text.vocab import Vocab
 
-    check_writable(out, inside=True)
+    check_writable(out, inside=True, inputs=[*corpus_paths, vocab_path])
     corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
     vocab_config = pop_options(VocabConfig, options)
     teacher_config = pop_options(TeacherConfig, options)
@@ -196,7 +197,7 @@ def fit_student(
             raise UserError(f"--set {item!r}: write KEY=VALUE, e.g. --set negative=10")
         overrides[key.strip()] = value.strip()
     config = student_config(student, overrides)
-    check_writable(out)  # before the training, not after it
+    check_writable(out, inputs=[*corpus_paths, cache_dir])  # before the training, not after it
     if cache_dir and corpus_paths:
         raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
     if cache_dir:
@@ -250,7 +251,7 @@ def retrofit(
 
     config = pop_options(RetrofitConfig, options)
     config.check_antonyms(antonyms)
-    check_writable(out)
+    check_writable(out, inputs=[vectors, *lexicons, *antonyms])
     log.info("retrofit: %s", config.to_dict())
     start = time.perf_counter()
     result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)
@@ -348,7 +349,7 @@ def evaluate_command(
     config = pop_options(AnalogyConfig, options)
     for written in (json_path, markdown):
         if written is not None:
-            check_writable(written)
+            check_writable(written, inputs=[*vectors, *similarity, *analogy, *categorization], folder=False)
     extra = {Family.SIMILARITY: similarity, Family.ANALOGY: analogy, Family.CATEGORIZATION: categorization}
     picked = tuple(Family(f) for f in families) or (() if tasks else INTRINSIC)
     if tasks and Family.DOWNSTREAM not in picked:
@@ -412,7 +413,7 @@ def run(study: str | None, out: str | None) -> None:
     path = Path(study) if study else DEFAULT_STUDY
     spec = load_study(path)
     folder = Path(out) if out else Path("runs") / path.stem
-    check_writable(folder, inside=True)
+    check_writable(folder, inside=True, inputs=spec.inputs)
     results = run_study(spec, folder)
     click.echo(
         format_text(
@@ -443,7 +444,7 @@ def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str) -> N
     from ctx2static.api import export as run_export
     from ctx2static.vectors import Vectors
 
-    check_writable(out)
+    check_writable(out, inputs=[vectors], folder=Format(fmt).folder)
     v = Vectors.load(vectors, nonfinite=nonfinite)
     path = run_export(v, fmt, out, evaluate=not no_eval)
     log.info("%s: %s words x %d -> %s (%s)", vectors, f"{len(v):,}", v.dim, path, fmt)
@@ -468,6 +469,7 @@ def compose(vectors: str, cache_dir: str, out: str | None, ridge: float | None) 
     from ctx2static.cache.compose import fit_composer
     from ctx2static.vectors import Vectors
 
+    check_writable(out or vectors, inputs=[cache_dir])  # VECTORS itself is rewritten by default
     v = Vectors.load(vectors)
     v.composer = fit_composer(Cache.open(cache_dir), v, ridge)
     path = v.save(out or vectors)
@@ -531,20 +533,23 @@ _INTERRUPTED = {
 }
 
 
-def _interrupted(argv: list[str]) -> str:
-    """What Ctrl-C kept, for the command in ``argv``."""
+def _interrupted(argv: list[str], signal: str = "") -> str:
+    """What Ctrl-C (or ``signal``) kept, for the command in ``argv``."""
     command = next((a for a in argv if a in cli.commands), "")
-    return "interrupted: " + _INTERRUPTED.get(command, "nothing half-written was kept; re-run the command")
+    kept = _INTERRUPTED.get(command, "nothing half-written was kept; re-run the command")
+    return f"interrupted{f' ({signal})' * bool(signal)}: {kept}"
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors print one line and exit 2, never a traceback.
 
     So do the environment's refusals (no permission, read-only filesystem, disk full: the path and
-    what to do); Ctrl-C says what was kept and exits 130.
+    what to do); Ctrl-C says what was kept and exits 130, SIGTERM the same and exits 143 (its
+    temporaries are removed as Ctrl-C's are).
     """
     try:
-        cli.main(args=argv, standalone_mode=False)
+        with sigterm_as_interrupt():
+            cli.main(args=argv, standalone_mode=False)
     except UserError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -554,9 +559,10 @@ def main(argv: list[str] | None = None) -> None:
             raise
         click.echo(f"error: {mapped}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo(_interrupted(sys.argv[1:] if argv is None else argv), err=True)
-        sys.exit(130)
+    except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+        terminated = isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated)
+        click.echo(_interrupted(sys.argv[1:] if argv is None else argv, "SIGTERM" * terminated), err=True)
+        sys.exit(143 if terminated else 130)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.composer import Composer
+from ctx2static.composer import ROWS, TOKENIZER, Composer
 from ctx2static.errors import UserError
 from ctx2static.fileio import (
     Renames,
@@ -217,7 +217,7 @@ class Vectors:
         return meta
 
     def _save_native(self, path: Path) -> None:
-        with atomic_dir(path) as tmp:
+        with atomic_dir(path, may_hold=(ROWS, TOKENIZER)) as tmp:  # a composer saved there before
             with open(tmp / "vectors.npy", "wb") as fh:
                 write_npy(fh, self.matrix)
             with open(tmp / "vocab.tsv", "w", encoding="utf-8") as fh:

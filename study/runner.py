@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import shutil
 import time
 from collections.abc import Iterator, Mapping
@@ -29,6 +30,7 @@ from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import Benchmark
 from ctx2static.eval.results import Score
 from ctx2static.fileio import atomic_write, folder_lock, sha256_file, write_json
+from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.memory import PeakRss
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, StudyResults, TeacherSpec
@@ -92,9 +94,8 @@ class StudyRunner:
             return folder
         self._ready.add(name)
         h = self.teacher_hash(name)
-        if folder.exists() and read_record(record).get("hash") != h:
-            log.info("redo extract %s: its configuration changed; removing %s", name, folder)
-            shutil.rmtree(folder)
+        if (folder.exists() or folder.is_symlink()) and read_record(record).get("hash") != h:
+            _remove_cache(folder, name)
         manifest = read_manifest(folder) if folder.is_dir() else None
         if manifest is not None and manifest.get("complete") and _intact(folder):
             log.info("skip extract %s: %s is complete", name, folder)
@@ -255,6 +256,23 @@ class StudyRunner:
         return scores
 
 
+def _remove_cache(folder: Path, name: str) -> None:
+    """Remove the cache ``folder`` of teacher ``name`` made from another configuration (or unrecorded).
+
+    A link in its place is not the study's own: what it points to is never deleted (an empty
+    folder needs nothing removed); anything else there is a one-line error.
+    """
+    if not folder.is_symlink():
+        log.info("redo extract %s: its configuration changed; removing %s", name, folder)
+        shutil.rmtree(folder)
+    elif not folder.is_dir() or any(folder.iterdir()):
+        raise UserError(
+            f"{folder}: a symbolic link (to {os.readlink(folder)}) in the place of a cache the study did "
+            "not make from this configuration; it never deletes through a link: remove the link, "
+            "or point it at an empty folder, then re-run"
+        )
+
+
 def _intact(folder: Path) -> bool:
     """Whether every file of the cache in ``folder`` matches its checksum (else extract repairs it)."""
     from ctx2static.cache import Cache
@@ -273,9 +291,10 @@ def run_study(study: Study, out: str | Path) -> StudyResults:
     Every output is scored twice: on the items it covers, and on the items every output covers
     (the fair comparison, the report's main table). Outputs are in the study's order. The folder
     is locked while the study runs: a second run into it is a one-line error naming the first.
+    SIGTERM stops it as Ctrl-C does (a ``KeyboardInterrupt``, temporaries removed).
     """
     layout = StudyLayout(Path(out))
-    with folder_lock(layout.root, "study"):
+    with sigterm_as_interrupt(), folder_lock(layout.root, "study"):
         return _run(study, layout)
 
 

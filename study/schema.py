@@ -128,6 +128,17 @@ class Study:
     references: tuple[Reference, ...] = ()
 
     @property
+    def inputs(self) -> list[Path | str]:
+        """What the study reads besides its own file (corpus, references, lexicons, extra benchmarks).
+
+        The output folder must hold none of them; the study file itself may lie there (``run``
+        copies it to ``study.toml``, and re-running that copy rewrites it with the same text).
+        """
+        lexicons = [x for r in self.retrofits for x in (*r.lexicons, *r.antonyms)]
+        extra = [p for paths in self.eval.extra().values() for p in paths]
+        return [*self.corpus.files, *(r.vectors for r in self.references), *lexicons, *extra]
+
+    @property
     def outputs(self) -> list[str]:
         """Names of every vectors output: students, references, retrofits, each in the file's order."""
         return [x.name for x in (*self.students, *self.references, *self.retrofits)]
