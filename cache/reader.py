@@ -50,7 +50,7 @@ def not_own_file(path: Path) -> str | None:
     """
     try:
         st = path.lstat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (the cache folder itself may be a file)
         return "missing"
     if stat.S_ISLNK(st.st_mode):
         return "a symbolic link, not a file of the cache"
