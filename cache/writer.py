@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import h5py
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ctx2static.cache.hdf5 import open_h5, read_h5, write_h5
 from ctx2static.cache.layout import (
     FORMAT_VERSION,
     MANIFEST,
@@ -49,10 +49,11 @@ from ctx2static.cache.layout import (
     VOCAB_H5,
     VOCAB_TSV,
     running_sums_name,
+    shard_files,
     shard_name,
     shard_signals,
 )
-from ctx2static.cache.reader import read_manifest, verify_file
+from ctx2static.cache.reader import not_own_file, read_manifest, verify_file
 from ctx2static.cache.validate import nonfinite_array
 from ctx2static.errors import UserError
 from ctx2static.fileio import (
@@ -68,20 +69,7 @@ from ctx2static.text.vocab import Vocab
 log = logging.getLogger(__name__)
 SMALL_SUMS = 64 << 20  # running sums up to this size are checkpointed at every commit
 CHECKPOINT_RATIO = 10  # larger ones: at most once per this many times the last checkpoint's duration
-
-
-def write_h5(path: Path, arrays: Mapping[str, np.ndarray]) -> str:
-    """Write arrays to one HDF5 file atomically and reproducibly (no timestamps); return its sha256."""
-    with atomic_write(path, "w+b") as fh, h5py.File(fh, "w", libver="v110") as f:
-        for key, arr in arrays.items():
-            f.create_dataset(key, data=arr, track_times=False)
-    return sha256_file(path)
-
-
-def read_h5(path: Path) -> dict[str, np.ndarray]:
-    """Every array of one HDF5 file."""
-    with h5py.File(path, "r") as f:
-        return {k: f[k][()] for k in f}
+RESTART = "delete it and re-run extract (it starts again from shard 0)"
 
 
 def write_parquet(path: Path, columns: Mapping[str, np.ndarray]) -> str:
@@ -106,11 +94,10 @@ def write_shard_files(
             f"{folder}: shard {index}: the teacher's output holds NaN or infinity ({where}); it overflowed "
             "float16 or the forward is unstable: try --precision float32, --float32-means or another --layer"
         )
-    stem = shard_name(index)
-    files = {f"{stem}.h5": write_h5(folder / f"{stem}.h5", arrays)}
+    h5, parquet = shard_files(index)
+    files = {h5: write_h5(folder / h5, arrays)}
     if attention is not None:
-        name = f"{stem}.attn.parquet"
-        files[name] = write_parquet(folder / name, attention)
+        files[parquet] = write_parquet(folder / parquet, attention)
     return files
 
 
@@ -181,10 +168,10 @@ class CacheWriter:
         self._lock: str | None = None
         running = manifest.get("word_sums")
         if running is not None:
-            stored = read_h5(folder / running["file"])
+            stored = read_h5(folder / running["file"], RESTART)
             self._sums, self._counts = stored["sum"], stored["count"]
         elif manifest.get("complete"):  # kept for a finish() that rewrites damaged teacher token files
-            with h5py.File(folder / VOCAB_H5, "r") as f:
+            with open_h5(folder / VOCAB_H5, RESTART) as f:
                 self._sums, self._counts = f["occ_sum"][()].astype(np.float64), f["occ_count"][()]
 
     @classmethod
@@ -236,7 +223,8 @@ class CacheWriter:
     def _reopen(cls, folder: Path, manifest: dict[str, Any], vocab: Vocab) -> CacheWriter:
         """Continue a cache after verifying what it committed (module docstring: what is repaired how)."""
         try:
-            intact = Vocab.load(folder / VOCAB_TSV).digest() == vocab.digest()
+            own = not_own_file(folder / VOCAB_TSV) is None
+            intact = own and Vocab.load(folder / VOCAB_TSV).digest() == vocab.digest()
         except UserError:
             intact = False
         if not intact:
@@ -358,7 +346,7 @@ class CacheWriter:
         """An auxiliary HDF5 file written earlier by :meth:`add_aux` (e.g. the PCA), or None."""
         if name not in self.manifest.get("aux_files", {}):
             return None
-        return read_h5(self.folder / name)
+        return read_h5(self.folder / name, RESTART)
 
     def add_aux(self, name: str, arrays: Mapping[str, np.ndarray]) -> None:
         """Write an auxiliary HDF5 file that later shards depend on; record it at the next commit."""
