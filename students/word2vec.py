@@ -94,7 +94,9 @@ def chunk_bounds(sent_starts: np.ndarray, chunk_words: int = CHUNK_WORDS) -> np.
     return np.unique(np.concatenate([[0], firsts, [n_sent]])).astype(np.int64)
 
 
-@njit(cache=True, fastmath=True)
+# error_model="numpy": a diverging run (too high a rate for its data) yields NaN, which saving
+# refuses in one line, instead of a ZeroDivisionError that fastmath raises on NaN denominators
+@njit(cache=True, fastmath=True, error_model="numpy")
 def ns_update(
     h: np.ndarray,
     syn1neg: np.ndarray,
