@@ -95,3 +95,14 @@ def test_a_shortcut_is_for_the_students_with_its_option(tmp_path, cli_main):
     from ctx2static.students.registry import shortcut_overrides
 
     assert shortcut_overrides("sgns", {"threads": 2, "dim": None}) == {"threads": 2}
+
+
+def test_a_rate_in_range_that_still_diverges_is_one_line(tmp_path, cli_main, mini_corpus):
+    """alpha=0.9 passes the rule but sends SGNS to NaN here: saving refuses it (no ZeroDivisionError)."""
+    out = tmp_path / "v.txt"
+    code, _, err = cli_main(
+        "fit-student", "-s", "sgns", "--corpus", mini_corpus, "--out", out, "--set", "alpha=0.9",
+        "--threads", 1, "--epochs", 1, "--dim", 20, "--min-count", 1,
+    )  # fmt: skip
+    assert code == 2 and "Traceback" not in err
+    assert "the training diverged" in err.strip().splitlines()[-1] and not out.exists()
