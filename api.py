@@ -100,7 +100,7 @@ def _corpus(corpus: CorpusLike, folder: Path, config: CorpusConfig) -> Corpus:
     path = folder / CORPUS_FILE
     with atomic_write(path, "w", encoding="utf-8") as fh:
         for i, sentence in enumerate(items):
-            _check(f"corpus item {i}", sentence, (str,), "sentences as str (decode bytes first)")
+            _check(f"corpus[{i}]", sentence, (str,), "sentences as str (decode bytes first)")
             fh.write(sentence.rstrip("\n") + "\n")
     return Corpus([path], config)
 
