@@ -16,6 +16,7 @@ import dataclasses
 import enum
 import math
 import numbers
+import os
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -148,6 +149,8 @@ def parse_value(key: str, value: Any, hint: Any) -> Any:
         return _parse(key, value, target)
     if target is str and isinstance(value, int) and not isinstance(value, bool):
         return str(value)  # a spec written as a number in TOML (layer = 10)
+    if target is str and isinstance(value, os.PathLike):
+        return os.fspath(value)  # a file option given as a Path (checkpoint=Path(...))
     if isinstance(target, type) and issubclass(target, enum.Enum):
         return value  # Options coerces (and names the choices when it fails)
     # numpy scalars count as numbers (np.int64 is no int); a bool is no number
