@@ -71,7 +71,10 @@ def cli(quiet: bool) -> None:
     "--corpus", "corpus_paths", multiple=True, required=True, type=click.Path(), help="Corpus file(s)."
 )
 @click.option(
-    "--teacher", required=True, help="minilm, smollm2, bert-base, roberta-base, gpt2, a folder or a hub id."
+    "--teacher",
+    required=True,
+    help="minilm, smollm2, mpnet, bert-base, roberta-base, gpt2, a folder or a hub id. A short name wins "
+    "over a folder of that name: write ./NAME for the folder.",
 )
 @click.option(
     "--out", required=True, type=click.Path(), help="Cache folder (re-run the same command to resume)."
@@ -161,11 +164,11 @@ _SHORTCUTS = ("dim", "epochs", "window", "threads", "seed")
 @click_options(CorpusConfig)
 @click_options(VocabConfig)
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any student option.")
-@click.option("--dim", type=int, help="Shortcut for --set dim=N.")
-@click.option("--epochs", type=int, help="Shortcut for --set epochs=N.")
-@click.option("--window", type=int, help="Shortcut for --set window=N.")
-@click.option("--threads", type=int, help="Shortcut for --set threads=N.")
-@click.option("--seed", type=int, help="Shortcut for --set seed=N.")
+@click.option("--dim", type=int, help="Shortcut for --set dim=N (students with that option).")
+@click.option("--epochs", type=int, help="Shortcut for --set epochs=N (students with that option).")
+@click.option("--window", type=int, help="Shortcut for --set window=N (students with that option).")
+@click.option("--threads", type=int, help="Shortcut for --set threads=N (students with that option).")
+@click.option("--seed", type=int, help="Shortcut for --set seed=N (students with that option).")
 @click.option(
     "--compose/--no-compose",
     default=True,
@@ -187,10 +190,15 @@ def fit_student(
     token, word (from --cache, no teacher needed). Every option of a student's config can be
     set with --set KEY=VALUE; the effective configuration is printed and saved with the vectors.
     """
-    from ctx2static.students.registry import fit_cache_student, fit_text_student, student_config
+    from ctx2static.students.registry import (
+        fit_cache_student,
+        fit_text_student,
+        shortcut_overrides,
+        student_config,
+    )
     from ctx2static.text.corpus import Corpus
 
-    overrides: dict[str, object] = {k: options.pop(k) for k in _SHORTCUTS if options.get(k) is not None}
+    overrides = shortcut_overrides(student, {k: options.pop(k) for k in _SHORTCUTS})
     for item in settings:
         key, sep, value = item.partition("=")
         if not sep:

