@@ -12,7 +12,6 @@ Needs numpy, plus the ``tokenizers`` library when it splits a word.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,11 +46,7 @@ class Composer:
     def token_ids(self, words: Sequence[str]) -> list[list[int]]:
         """The teacher token ids of each word (no special tokens), after the vectors' lower-casing."""
         if self._tokenizer is None:
-            from tokenizers import Tokenizer
-
-            self._tokenizer = Tokenizer.from_str(self.tokenizer_json)
-            self._tokenizer.no_truncation()
-            self._tokenizer.no_padding()
+            self._tokenizer = parse_tokenizer(self.tokenizer_json, "the composer's tokenizer", "fit it again")
         texts = [w.lower() if self.lowercase else w for w in words]
         return [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=False)]
 
@@ -77,18 +72,66 @@ class Composer:
             (folder / f"{prefix}{name}").unlink(missing_ok=True)
 
     @classmethod
-    def load(cls, folder: Path, prefix: str, settings: dict[str, Any]) -> Composer | None:
-        """The composer saved in ``folder`` (None if none); ``settings`` as :meth:`save` returned them."""
+    def load(cls, folder: Path, prefix: str, settings: dict[str, Any] | None, dim: int) -> Composer | None:
+        """The composer saved in ``folder`` (None if none) for a table of ``dim`` columns.
+
+        ``settings`` as :meth:`save` returned them (their types already checked with the rest of the
+        metadata). Everything is checked here, once, so that a damaged composer is one line when the
+        vectors are opened, never a traceback at the first unknown word nor a copy in a retrofit's
+        output: the rows are a 2-d float array read without pickle, ``dim`` wide and with a row for
+        every token id of the tokenizer, which must parse. Parsing it here costs what the first
+        composed word would (tens of ms for a BERT WordPiece tokenizer; a Gemma tokenizer of 262k
+        tokens, about a second), and the parsed tokenizer is kept for that word.
+        """
         rows_path, tok_path = folder / f"{prefix}{ROWS}", folder / f"{prefix}{TOKENIZER}"
         if not rows_path.is_file():
             return None
-        if not tok_path.is_file() or "lowercase" not in settings:
+        if not tok_path.is_file() or not settings or "lowercase" not in settings:
             raise UserError(
                 f"{rows_path}: its {tok_path.name} or meta's 'composer' entry is missing; re-save"
             )
+        fix = (
+            f"delete {rows_path.name} and {tok_path.name} (the table loads without them; "
+            "`ctx2static compose` fits a new composer)"
+        )
+        try:
+            rows = np.load(rows_path, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise UserError(f"{rows_path}: not a readable .npy array ({_first_line(exc)}); {fix}") from None
+        if rows.ndim != 2 or rows.dtype.kind != "f" or rows.shape[1] != dim:
+            raise UserError(
+                f"{rows_path}: holds a {rows.dtype} array of shape {rows.shape}, not float rows of the "
+                f"table's {dim} dimensions; {fix}"
+            )
+        try:
+            text = tok_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"{tok_path}: cannot be read as UTF-8 text ({_first_line(exc)}); {fix}") from None
+        tokenizer = parse_tokenizer(text, f"{tok_path}", fix)
+        size = tokenizer.get_vocab_size(with_added_tokens=True)
+        if len(rows) < size:
+            raise UserError(f"{rows_path}: {len(rows)} rows for the {size} tokens of {tok_path.name}; {fix}")
         info = {k: v for k, v in settings.items() if k != "lowercase"}
-        rows = np.load(rows_path)
-        return cls(rows, tok_path.read_text(encoding="utf-8"), bool(settings["lowercase"]), info)
+        composer = cls(rows, text, settings["lowercase"], info)
+        composer._tokenizer = tokenizer
+        return composer
+
+
+def parse_tokenizer(text: str, where: str, fix: str) -> Any:
+    """The ``tokenizers`` Tokenizer that ``text`` (a ``tokenizer.json``) describes; else a one-line error."""
+    from tokenizers import Tokenizer
+
+    try:
+        tokenizer = Tokenizer.from_str(text)
+    except Exception as exc:  # the Rust parser raises a bare Exception for any malformed file
+        raise UserError(f"{where}: not a tokenizers JSON file ({_first_line(exc)}); {fix}") from None
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def mean_rows(rows: np.ndarray, ids: Sequence[Sequence[int]]) -> np.ndarray:
@@ -159,5 +202,7 @@ def build_composer(
     """Fit the map from words' subword-mean input embeddings to their vectors; map every teacher token."""
     w, b, info = fit_ridge(token_emb, targets, ridge)
     rows = (np.asarray(teacher_token_emb, dtype=np.float64) @ w + b).astype(np.float16)  # as saved
-    json.loads(tokenizer_json)  # a broken tokenizer fails here, not at the first unknown word
-    return Composer(rows, tokenizer_json, lowercase, {"words": len(token_emb), **info})
+    composer = Composer(rows, tokenizer_json, lowercase, {"words": len(token_emb), **info})
+    # a broken tokenizer fails here, not at the first unknown word
+    composer._tokenizer = parse_tokenizer(tokenizer_json, "the cache's teacher tokenizer", "extract again")
+    return composer
