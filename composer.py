@@ -59,8 +59,15 @@ class Composer:
 
         ``group``: renamed with the other files of an :func:`~ctx2static.fileio.atomic_files` block.
         """
+        with np.errstate(over="ignore"):
+            rows = self.rows.astype(np.float16)
+        if not np.isfinite(rows).all():  # it would not load again
+            raise UserError(
+                f"{folder / (prefix + ROWS)}: not written: the composer's rows hold NaN or values beyond "
+                "float16 (65504); fit it to vectors of smaller values, or go without (--no-compose)"
+            )
         with atomic_write(folder / f"{prefix}{ROWS}", group=group) as fh:
-            write_npy(fh, self.rows.astype(np.float16))
+            write_npy(fh, rows)
         with atomic_write(folder / f"{prefix}{TOKENIZER}", "w", encoding="utf-8", group=group) as fh:
             fh.write(self.tokenizer_json)
         return {"lowercase": self.lowercase, **self.info}
@@ -78,10 +85,11 @@ class Composer:
         ``settings`` as :meth:`save` returned them (their types already checked with the rest of the
         metadata). Everything is checked here, once, so that a damaged composer is one line when the
         vectors are opened, never a traceback at the first unknown word nor a copy in a retrofit's
-        output: the rows are a 2-d float array read without pickle, ``dim`` wide and with a row for
-        every token id of the tokenizer, which must parse. Parsing it here costs what the first
-        composed word would (tens of ms for a BERT WordPiece tokenizer; a Gemma tokenizer of 262k
-        tokens, about a second), and the parsed tokenizer is kept for that word.
+        output: the rows are a finite 2-d float16 (as saved) or float32 array read without pickle,
+        ``dim`` wide and with a row for every token id of the tokenizer, which must parse. Parsing
+        it here costs what the first composed word would (tens of ms for a BERT WordPiece
+        tokenizer; a Gemma tokenizer of 262k tokens, about a second), and the parsed tokenizer is
+        kept for that word.
         """
         rows_path, tok_path = folder / f"{prefix}{ROWS}", folder / f"{prefix}{TOKENIZER}"
         if not rows_path.is_file():
@@ -98,11 +106,14 @@ class Composer:
             rows = np.load(rows_path, allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
             raise UserError(f"{rows_path}: not a readable .npy array ({_first_line(exc)}); {fix}") from None
-        if rows.ndim != 2 or rows.dtype.kind != "f" or rows.shape[1] != dim:
+        if rows.ndim != 2 or rows.dtype not in (np.float16, np.float32) or rows.shape[1] != dim:
             raise UserError(
-                f"{rows_path}: holds a {rows.dtype} array of shape {rows.shape}, not float rows of the "
-                f"table's {dim} dimensions; {fix}"
+                f"{rows_path}: holds a {rows.dtype} array of shape {rows.shape}, not float16 or float32 "
+                f"rows of the table's {dim} dimensions; {fix}"
             )
+        block = 1 << 16  # no whole-table mask
+        if not all(np.isfinite(rows[i : i + block]).all() for i in range(0, len(rows), block)):
+            raise UserError(f"{rows_path}: holds NaN or infinity, which composed vectors would spread; {fix}")
         try:
             text = tok_path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

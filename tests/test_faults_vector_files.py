@@ -118,6 +118,8 @@ DAMAGE = {
     "integers": ("subwords.npy", lambda p: np.save(p, np.ones((7, 4), np.int16)), "int16 array"),
     "one dimension": ("subwords.npy", lambda p: np.save(p, np.ones(28, np.float16)), r"shape \(28,\)"),
     "too few rows": ("subwords.npy", lambda p: np.save(p, np.ones((5, 4), np.float16)), "5 rows for the 7"),
+    "float64": ("subwords.npy", lambda p: np.save(p, np.ones((7, 4))), "float64 array of shape"),
+    "NaN": ("subwords.npy", lambda p: np.save(p, np.full((7, 4), np.nan, np.float16)), "holds NaN or inf"),
     "not JSON": ("tokenizer.json", lambda p: p.write_text("{not json"), "not a tokenizers JSON file"),
     "not a tokenizer": ("tokenizer.json", lambda p: p.write_text('{"a": 1}'), "not a tokenizers JSON"),
     "not UTF-8": ("tokenizer.json", lambda p: p.write_bytes(b"\xff\xfe{}"), "cannot be read as UTF-8"),
@@ -142,6 +144,14 @@ def test_a_damaged_composer_is_one_line_when_opened(tmp_path, case, prefix):
     for other in ("subwords.npy", "tokenizer.json"):
         (folder / f"{prefix}{other}").unlink()
     assert Vectors.load(path).composer is None  # the fix given works
+
+
+def test_a_composer_that_would_not_load_again_is_not_written(tmp_path):
+    v = with_composer()
+    v.composer.rows = v.composer.rows.astype(np.float32) * 1e5  # beyond float16
+    with pytest.raises(UserError, match="subwords.npy: not written: the composer's rows hold NaN or values"):
+        v.save(tmp_path / "n")
+    assert not (tmp_path / "n").exists()
 
 
 def test_a_sound_composer_loads_once_with_its_tokenizer(tmp_path):
