@@ -7,7 +7,7 @@ the in-vocabulary words, whose subword-mean input embeddings (the cache's ``toke
 inputs and whose trained vectors are the targets (the linear "mimick" of Pinter et al. 2017, with
 the teacher's pieces for characters). The map is linear, so the mean of mapped rows is the map of
 the mean: the composer keeps only ``rows`` (teacher tokens x dim, fp16) and the tokenizer.
-Needs numpy, plus the ``tokenizers`` library when it splits a word.
+Needs numpy, plus the ``tokenizers`` library (the tokenizer is parsed when the vectors are opened).
 """
 
 from __future__ import annotations

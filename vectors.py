@@ -291,7 +291,7 @@ class Vectors:
             meta = data["meta"]
             if data["counts"] is not None:
                 counts = np.array(data["counts"], dtype=np.int64)
-        keep = _first_rows(words, path)
+        keep, _ = _unique_rows(words, path)
         if keep is not None:
             words, matrix = [words[i] for i in keep], matrix[keep]
             counts = None if counts is None else counts[keep]
@@ -319,13 +319,12 @@ class Vectors:
             )
         meta_path = path / "meta.json"
         meta = checked_meta(_json_dict(meta_path), meta_path) if meta_path.is_file() else {}
-        keep = _first_rows(words, path / "vocab.tsv")
+        keep, index = _unique_rows(words, path / "vocab.tsv")
         counts_array = np.array(counts, np.int64)
         if keep is not None:
-            words, matrix, counts_array = [words[i] for i in keep], matrix[keep], counts_array[keep]
+            words, matrix, counts_array = list(index), matrix[keep], counts_array[keep]
         v = cls.__new__(cls)  # as the constructor, without its float32 copy of a memory-mapped matrix
-        v.words, v.matrix, v.counts, v.meta = words, matrix, counts_array, meta
-        v.index = {w: i for i, w in enumerate(words)}
+        v.words, v.matrix, v.counts, v.meta, v.index = words, matrix, counts_array, meta, index
         v.composer = Composer.load(path, "", meta.get("composer"), matrix.shape[1])
         return v
 
@@ -424,8 +423,8 @@ def _items(query: Query) -> list[str | np.ndarray]:
     return list(query)
 
 
-def _first_rows(words: list[str], path: Path) -> np.ndarray | None:
-    """The rows to keep when a word is listed more than once (each word's first), else None.
+def _unique_rows(words: list[str], path: Path) -> tuple[np.ndarray | None, dict[str, int]]:
+    """The rows to keep (each word's first; None when no word repeats) and the kept words' index.
 
     As gensim's ``load_word2vec_format``: the first occurrence wins; one warning (not one per word)
     names ``path``, how many rows were left out and the first repeated word.
@@ -434,14 +433,15 @@ def _first_rows(words: list[str], path: Path) -> np.ndarray | None:
     for i, w in enumerate(words):
         first.setdefault(w, i)
     if len(first) == len(words):
-        return None
+        return None, first
     twice = next(w for i, w in enumerate(words) if first[w] != i)
     log.warning(
         "%s: a word listed more than once keeps its first row, as in gensim "
         "(%d later rows left out; the first repeated word: %r)",
         path, len(words) - len(first), twice,
     )  # fmt: skip
-    return np.fromiter(first.values(), dtype=np.int64, count=len(first))
+    keep = np.fromiter(first.values(), dtype=np.int64, count=len(first))
+    return keep, {w: k for k, w in enumerate(first)}
 
 
 def _sidecar(path: Path) -> Path:
