@@ -85,11 +85,11 @@ class Composer:
         ``settings`` as :meth:`save` returned them (their types already checked with the rest of the
         metadata). Everything is checked here, once, so that a damaged composer is one line when the
         vectors are opened, never a traceback at the first unknown word nor a copy in a retrofit's
-        output: the rows are a finite 2-d float16 (as saved) or float32 array read without pickle,
-        ``dim`` wide and with a row for every token id of the tokenizer, which must parse. Parsing
-        it here costs what the first composed word would (tens of ms for a BERT WordPiece
-        tokenizer; a Gemma tokenizer of 262k tokens, about a second), and the parsed tokenizer is
-        kept for that word.
+        output: the rows are a 2-d float16 (as saved) or float32 array read without pickle, of
+        values float16 holds (so their sums stay finite), ``dim`` wide and with a row for every
+        token id of the tokenizer, which must parse. Parsing it here costs what the first composed
+        word would (tens of ms for a BERT WordPiece tokenizer; a Gemma tokenizer of 262k tokens,
+        about a second), and the parsed tokenizer is kept for that word.
         """
         rows_path, tok_path = folder / f"{prefix}{ROWS}", folder / f"{prefix}{TOKENIZER}"
         if not rows_path.is_file():
@@ -111,9 +111,12 @@ class Composer:
                 f"{rows_path}: holds a {rows.dtype} array of shape {rows.shape}, not float16 or float32 "
                 f"rows of the table's {dim} dimensions; {fix}"
             )
-        block = 1 << 16  # no whole-table mask
-        if not all(np.isfinite(rows[i : i + block]).all() for i in range(0, len(rows), block)):
-            raise UserError(f"{rows_path}: holds NaN or infinity, which composed vectors would spread; {fix}")
+        block, limit = 1 << 16, np.finfo(np.float16).max  # no whole-table mask; sums of such rows stay finite
+        if not all((np.abs(rows[i : i + block]) <= limit).all() for i in range(0, len(rows), block)):
+            raise UserError(
+                f"{rows_path}: holds NaN, infinity or values beyond float16 (65504), which composed vectors "
+                f"would spread; {fix}"
+            )
         try:
             text = tok_path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
