@@ -119,7 +119,11 @@ DAMAGE = {
     "one dimension": ("subwords.npy", lambda p: np.save(p, np.ones(28, np.float16)), r"shape \(28,\)"),
     "too few rows": ("subwords.npy", lambda p: np.save(p, np.ones((5, 4), np.float16)), "5 rows for the 7"),
     "float64": ("subwords.npy", lambda p: np.save(p, np.ones((7, 4))), "float64 array of shape"),
-    "NaN": ("subwords.npy", lambda p: np.save(p, np.full((7, 4), np.nan, np.float16)), "holds NaN, infinity or values beyond"),
+    "NaN": (
+        "subwords.npy",
+        lambda p: np.save(p, np.full((7, 4), np.nan, np.float16)),
+        "holds NaN, infinity or values beyond",
+    ),
     "not JSON": ("tokenizer.json", lambda p: p.write_text("{not json"), "not a tokenizers JSON file"),
     "not a tokenizer": ("tokenizer.json", lambda p: p.write_text('{"a": 1}'), "not a tokenizers JSON"),
     "not UTF-8": ("tokenizer.json", lambda p: p.write_bytes(b"\xff\xfe{}"), "cannot be read as UTF-8"),
