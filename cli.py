@@ -265,11 +265,6 @@ def retrofit(
     result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)
     result.save(out)
     info = result.meta["retrofit"][-1]
-    if info["edges"] == 0:
-        log.warning(
-            "warning: no lexicon line links two vocabulary words (matching is exact unless the "
-            "vocabulary is all lower case); no vector moved"
-        )
     name = "cost" if config.method is Method.ATTRACT_REPEL else "Psi"
     log.info(
         "retrofit (%s): %d of %d words moved, %d edges, %s %.4g -> %.4g, %.1fs -> %s",

@@ -488,7 +488,7 @@ def read_json(path: str | os.PathLike, fix: str = "delete it and run again") -> 
     """Parse a JSON file; a file that is not JSON is a one-line error naming ``fix``."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # nesting deeper than Python's stack
         raise UserError(f"{path}: not valid JSON; {fix}") from None
 
 

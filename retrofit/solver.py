@@ -45,7 +45,7 @@ from tqdm import tqdm
 
 from ctx2static.retrofit.attract_repel import AttractRepel, build_constraints
 from ctx2static.retrofit.config import Method, RetrofitConfig
-from ctx2static.retrofit.lexicon import build_graph
+from ctx2static.retrofit.lexicon import build_graph, check_links
 from ctx2static.retrofit.propagate import propagate
 from ctx2static.vectors import Vectors, require_finite
 
@@ -205,6 +205,7 @@ def _faruqui_or_graph(
     q0: np.ndarray, words: Sequence[str], lexicons: Sequence[str | os.PathLike], config: RetrofitConfig
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     graph = build_graph(words, lexicons)
+    check_links([graph])
     trace: list[float] = []
     with tqdm(
         total=config.iterations, desc=f"retrofit ({config.method.value})", unit="it", leave=False
