@@ -198,7 +198,16 @@ def test_family_comes_from_the_config(tiny_models):
         "gpt2": TeacherKind.CAUSAL,
         "encoder": TeacherKind.ENCODER,
         "llama": TeacherKind.CAUSAL,
+        "mpnet": TeacherKind.MLM,  # as all-mpnet-base-v2's config says; its weights have no head
+        "gemma3": TeacherKind.CAUSAL,
     }
+
+
+def test_a_head_the_weights_lack_makes_the_teacher_an_encoder(tiny_models):
+    teacher = Teacher.load(str(tiny_models["mpnet"]))
+    assert teacher.kind is TeacherKind.ENCODER and teacher.decoder == "tied input embeddings (no MLM head)"
+    assert type(teacher.model).__name__ == "MPNetModel"  # no randomly initialised lm_head behind it
+    assert Teacher.load(str(tiny_models["gemma3"])).kind is TeacherKind.CAUSAL  # its tied head is there
 
 
 def test_hub_name_offline_is_one_clear_line(monkeypatch, tmp_path):
@@ -224,7 +233,7 @@ def _direct(teacher, words):
     return e, out
 
 
-@pytest.mark.parametrize("name", ["bert", "roberta", "gpt2", "encoder", "llama"])
+@pytest.mark.parametrize("name", ["bert", "roberta", "gpt2", "encoder", "llama", "mpnet", "gemma3"])
 def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
     cache, teacher = caches[name]
     sents = sentences(corpus_file)
@@ -400,6 +409,37 @@ def test_precision_bfloat16_runs_the_forward_under_autocast(tiny_models, corpus_
         extract(corpus, vocab, exact, tmp_path / "c", cfg)
     with pytest.raises(UserError, match="precision=.half.: choose one of"):
         Teacher.load(str(tiny_models["bert"]), TeacherConfig(precision="half"))
+
+
+def test_precision_int8_quantizes_the_linear_layers_but_not_the_embeddings_or_the_head(
+    tiny_models, corpus_file, tmp_path
+):
+    words = sentences(corpus_file)[:3]
+    exact = Teacher.load(str(tiny_models["bert"]))
+    fast = Teacher.load(str(tiny_models["bert"]), TeacherConfig(precision="int8"))
+    head = fast.model.get_output_embeddings()
+    linears = [m for m in fast.model.modules() if isinstance(m, torch.nn.Linear)]
+    assert linears == [head]  # the exact top-k reads the head as a float32 matrix
+    assert sum(isinstance(m, torch.ao.nn.quantized.dynamic.Linear) for m in fast.model.modules()) == 13
+    emb, emb0 = fast.model.get_input_embeddings().weight, exact.model.get_input_embeddings().weight
+    assert emb.dtype == torch.float32 and torch.equal(emb, emb0)  # the token table and composer read these
+    encs = exact.encode(words)
+    a, b = exact.forward(encs, Request(vectors=True)), fast.forward(encs, Request(vectors=True, topk=2))
+    for oa, ob in zip(a, b, strict=True):
+        cos = (
+            (oa.vectors * ob.vectors).sum(1)
+            / np.linalg.norm(oa.vectors, axis=1)
+            / np.linalg.norm(ob.vectors, axis=1)
+        )
+        assert cos.min() > 0.99 and not np.array_equal(oa.vectors, ob.vectors)
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=2))
+    m = extract(corpus, vocab, fast, tmp_path / "c", ExtractConfig(shard_size=4))
+    assert m["identity"]["teacher"]["precision"] == "int8"
+    with pytest.raises(UserError, match=r"differs in .*precision"):
+        extract(corpus, vocab, exact, tmp_path / "c", ExtractConfig(shard_size=4))
+    with pytest.raises(UserError, match="has no Linear layers to quantize"):  # GPT-2's are Conv1D
+        Teacher.load(str(tiny_models["gpt2"]), TeacherConfig(precision="int8"))
 
 
 def test_vocab_baselines_and_token_table(caches):
