@@ -70,7 +70,9 @@ def cli(quiet: bool) -> None:
     "--corpus", "corpus_paths", multiple=True, required=True, type=click.Path(), help="Corpus file(s)."
 )
 @click.option(
-    "--teacher", required=True, help="minilm, smollm2, bert-base, roberta-base, gpt2, a folder or a hub id."
+    "--teacher",
+    required=True,
+    help="minilm, mpnet, smollm2, gemma3, bert-base, roberta-base, gpt2, a folder or a hub id.",
 )
 @click.option(
     "--out", required=True, type=click.Path(), help="Cache folder (re-run the same command to resume)."
