@@ -190,6 +190,21 @@ def test_scorer_small_vocabulary_is_the_float32_topk():
     assert torch.equal(ids, want_ids) and torch.equal(scores, want_scores)
 
 
+@pytest.mark.parametrize("name", ["bert", "gemma3"])
+def test_the_lm_head_computes_no_logits(tiny_models, name):
+    """[tokens, vocabulary] logits are 4 GB a batch for Gemma 3's 262k pieces; no signal needs them."""
+    teacher = Teacher.load(str(tiny_models[name]))
+    shapes = []
+    hook = teacher.model.get_output_embeddings().register_forward_hook(lambda *a: shapes.append(a[2].shape))
+    encs = teacher.encode([s.split() for s in tm.SENTENCES])
+    try:
+        teacher.forward(encs, Request(vectors=True))
+        teacher.forward(encs, Request(vectors=True, topk=2))
+    finally:
+        hook.remove()
+    assert len(shapes) == 2 and all(s[1] == 0 for s in shapes)
+
+
 def test_family_comes_from_the_config(tiny_models):
     fam = {n: detect_kind(transformers.AutoConfig.from_pretrained(p)) for n, p in tiny_models.items()}
     assert fam == {
@@ -563,6 +578,55 @@ def test_minilm_sentence_context_equals_sentence_transformers(tmp_path, mini_cor
     occ = shard.occurrences()
     first_ids = [teacher.encode([[vocab.words[w]]])[0].ids[1] for w in shard["word_ids"][occ[:50]]]
     assert not any(t in row for t, row in zip(first_ids, shard["topk_ids"][:50].tolist(), strict=True))
+
+
+def _packaged(name: str) -> None:
+    """Skip, saying what to install, when a packaged teacher is neither installed nor assembled."""
+    from ctx2static.pipeline.models import resolve
+
+    try:
+        resolve(name)
+    except UserError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.slow
+def test_mpnet_is_the_sentence_model_encoder(tmp_path, mini_corpus):
+    _packaged("mpnet")
+    st = pytest.importorskip("sentence_transformers")
+    teacher = Teacher.load("mpnet", TeacherConfig(layer="-1"))  # the sentence model reads the last layer
+    assert teacher.kind is TeacherKind.ENCODER and type(teacher.model).__name__ == "MPNetModel"
+    assert teacher.n_hidden == 13 and len(teacher.tokenizer) == 30_527 and teacher.max_length == 512
+    corpus = Corpus([mini_corpus])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=10))
+    extract(corpus, vocab, teacher, tmp_path / "c", ExtractConfig(max_sentences=12, topk=3))
+    cache = Cache.open(tmp_path / "c")
+    assert cache.complete and cache.verify() == []
+    # all-mpnet-base-v2's sentence embedding is the mean over all tokens, normalised
+    sents = [" ".join(t) for _, t in itertools.islice(corpus.sentences(), 12)]
+    ref = st.SentenceTransformer(teacher.source, device="cpu").encode(sents)
+    ctx = cache.shard(0)["sent_ctx"]
+    assert ((ctx * ref).sum(1) / np.linalg.norm(ctx, axis=1) / np.linalg.norm(ref, axis=1)).min() > 0.999
+
+
+@pytest.mark.slow
+def test_gemma3_reads_its_262k_pieces_and_extracts(tmp_path, mini_corpus):
+    _packaged("gemma3")
+    teacher = Teacher.load("gemma3")
+    assert teacher.kind is TeacherKind.CAUSAL and len(teacher.tokenizer) == 262_144 and teacher.n_hidden == 19
+    (e,) = teacher.encode([["The", "capital", "of", "France", "is"]])
+    assert teacher.bos_id is None and e.ids[0] == teacher.tokenizer.bos_token_id != e.ids[1]  # added once
+    with torch.no_grad():  # the dequantised weights predict as the model does
+        logits = teacher.model(input_ids=torch.from_numpy(e.ids)[None]).logits[0, -1]
+    assert teacher.tokenizer.decode(int(logits.argmax())).strip() == "Paris"
+    corpus = Corpus([mini_corpus])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=10))
+    extract(corpus, vocab, teacher, tmp_path / "c", ExtractConfig(max_sentences=12, topk=3))
+    cache = Cache.open(tmp_path / "c")
+    assert cache.complete and cache.verify() == []
+    assert cache.vocab_arrays()["teacher_token_emb"].shape == (262_144, 640)
+    spells = np.flatnonzero(cache.teacher_tokens()["word"] >= 0)
+    assert set(cache.shard(0)["topk_ids"].ravel().tolist()) <= set(spells.tolist())
 
 
 def test_pca_reduces_occurrence_vectors_with_the_stored_projection(tiny_models, corpus_file, tmp_path):
