@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import platform
 import warnings
+from functools import cache
 from typing import Any
 
 import torch
@@ -23,6 +24,36 @@ def quantized_engine() -> str:
     """The quantized CPU engine for this machine: qnnpack on ARM, fbgemm on x86."""
     arm = platform.machine().lower() in ("arm64", "aarch64")
     return "qnnpack" if arm else "fbgemm"
+
+
+@cache
+def full_range_activations() -> bool:
+    """Whether activations may use all 8 bits: on qnnpack, and where int8 products add into int32.
+
+    That is x86 CPUs with AVX512-VNNI, AVX-VNNI or AMX. fbgemm's older kernels add pairs of u8 x s8
+    products into int16, which saturates unless the activations use 7 bits (torch's default,
+    ``reduce_range``); the eighth bit halves the rounding error: all-mpnet-base-v2's sentence means
+    keep cosine 0.966 to float32 with 8 bits, 0.912 with 7 (40 Brown sentences).
+    """
+    if quantized_engine() == "qnnpack":
+        return True
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            flags = next((ln.split(":", 1)[1].split() for ln in fh if ln.startswith("flags")), [])
+    except OSError:
+        return False
+    return bool({"avx512_vnni", "avx_vnni", "amx_int8"} & set(flags))
+
+
+class Int8Linear(torch.ao.nn.quantized.dynamic.Linear):
+    """torch's int8 dynamic Linear, with 8-bit activations where :func:`full_range_activations` allows."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """As torch's, less the 7-bit activation range where it is not needed."""
+        if not full_range_activations():
+            return super().forward(x)
+        packed = self._packed_params._packed_params
+        return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=False).to(x.dtype)
 
 
 def quantize_linears(model: Any, source: str) -> Any:
@@ -49,4 +80,6 @@ def quantize_linears(model: Any, source: str) -> Any:
         # dependency here); the quantized modules still run on fbgemm/qnnpack as before
         warnings.filterwarnings("ignore", message=r".*torch\.ao\.quantization is deprecated")
         warnings.filterwarnings("ignore", message=r".*quantize_per_(tensor|channel).*deprecated")
-        return torch.ao.quantization.quantize_dynamic(model, spec, dtype=torch.qint8, inplace=True)
+        return torch.ao.quantization.quantize_dynamic(
+            model, spec, dtype=torch.qint8, mapping={torch.nn.Linear: Int8Linear}, inplace=True
+        )

@@ -457,6 +457,20 @@ def test_precision_int8_quantizes_the_linear_layers_but_not_the_embeddings_or_th
         Teacher.load(str(tiny_models["gpt2"]), TeacherConfig(precision="int8"))
 
 
+@pytest.mark.parametrize("full", [True, False])
+def test_int8_activations_keep_8_bits_where_products_add_into_int32(monkeypatch, full):
+    from ctx2static.pipeline import int8
+
+    monkeypatch.setattr(int8, "full_range_activations", lambda: full)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32))
+    model.get_output_embeddings = lambda: None
+    x = torch.randn(16, 64) * torch.linspace(0.1, 8, 64)  # a few large input dimensions, as in MPNet
+    q = int8.quantize_linears(model, "m")[0]
+    want = torch.ops.quantized.linear_dynamic(x, q._packed_params._packed_params, reduce_range=not full)
+    assert torch.equal(q(x), want)
+
+
 def test_vocab_baselines_and_token_table(caches):
     cache, teacher = caches["roberta"]
     vocab = cache.vocab
