@@ -15,6 +15,7 @@ import argparse
 import datetime
 import itertools
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from machine import SHARED_CORPUS, cpu_name
 
 from ctx2static.pipeline.batching import run_sorted
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
-from ctx2static.pipeline.int8 import quantized_engine
+from ctx2static.pipeline.int8 import full_range_activations, quantized_engine
 from ctx2static.pipeline.teacher import Request, Teacher, TeacherOutput
 from ctx2static.text.corpus import Corpus
 
@@ -97,14 +98,15 @@ def main() -> None:
             f"{describe(cosines(*words))} |"
         )
         del teachers
-    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_precision.py " + " ".join(sys.argv[1:])
+    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_precision.py " + shlex.join(sys.argv[1:])
     lines = [
         "# Teacher pass: float32 against int8 dynamic quantization (`extract --precision int8`)",
         "",
         f"Command: `{cmd}`",
         "",
         f"Date: {datetime.date.today()}. Machine: {cpu_name()} ({platform.machine()}), {args.threads} "
-        f"threads, torch {torch.__version__}, quantized engine {quantized_engine()}. Load at start: "
+        f"threads, torch {torch.__version__}, quantized engine {quantized_engine()} with "
+        f"{8 if full_range_activations() else 7}-bit activations. Load at start: "
         f"`{load}`.",
         "",
         f"Teacher tokens/s of the extract teacher pass at default signals (sentence means and "
