@@ -330,6 +330,17 @@ def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
             assert attn["ctx"][rows][attn["offset"][rows] == c - g][0] == vocab.index.get(words[c], -1)
 
 
+@pytest.mark.parametrize("name", ["mpnet", "gemma3"])
+def test_students_and_the_composer_fit_from_an_mpnet_or_gemma3_cache(caches, name):
+    from ctx2static.students.registry import fit_cache_student
+
+    cache, teacher = caches[name]
+    for student in ("ase", "x2static"):
+        v = fit_cache_student(student, cache.folder)
+        assert 0 < len(v) and set(v.words) <= set(cache.vocab.words) and np.isfinite(v.matrix).all()
+        assert len(v.composer.rows) == len(teacher.tokenizer) and np.isfinite(v.composer.rows).all()
+
+
 def test_paragraph_context_is_the_sentence_mean_within_the_paragraph(caches, corpus_file):
     cache, teacher = caches["bert"]
     sents = sentences(corpus_file)
