@@ -73,8 +73,8 @@ def cli(quiet: bool) -> None:
 @click.option(
     "--teacher",
     required=True,
-    help="minilm, smollm2, mpnet, bert-base, roberta-base, gpt2, a folder or a hub id. A short name wins "
-    "over a folder of that name: write ./NAME for the folder.",
+    help="minilm, mpnet, smollm2, gemma3, bert-base, roberta-base, gpt2, a folder or a hub id. A short "
+    "name wins over a folder of that name: write ./NAME for the folder.",
 )
 @click.option(
     "--out", required=True, type=click.Path(), help="Cache folder (re-run the same command to resume)."

@@ -21,6 +21,7 @@ class Precision(str, Enum):
     FLOAT32 = "float32"
     BFLOAT16 = "bfloat16"
     FLOAT16 = "float16"
+    INT8 = "int8"  # CPU: int8 dynamic quantization of the Linear layers (pipeline/int8.py)
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class TeacherConfig(Options):
     precision: Precision = opt(
         Precision.AUTO,
         "Forward dtype: auto = bfloat16 on GPU, float32 on CPU; bfloat16 is 1.7-3x faster on CPUs with "
-        "fast bf16 products (AMX, AMD Zen 4).",
+        "fast bf16 products (AMX, AMD Zen 4); int8 (CPU only) quantizes the Linear layers' weights and "
+        "inputs (bench/results/precision_int8.md).",
     )
 
     def rules(self) -> Iterable[Rule]:

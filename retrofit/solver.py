@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 from tqdm import tqdm
 
+from ctx2static.composer import map_rows
 from ctx2static.retrofit.attract_repel import AttractRepel, build_constraints
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import build_graph, check_links
@@ -274,6 +275,6 @@ def retrofit_vectors(
     if config.propagate:
         q, entry["propagate"], m = propagate(q0, q, moved, config.ridge)
         if composer is not None:
-            composer = replace(composer, rows=(composer.rows.astype(np.float64) @ m).astype(np.float16))
+            composer = replace(composer, rows=map_rows(composer.rows, m))
     meta = {**vectors.meta, "retrofit": [*vectors.meta.get("retrofit", []), entry]}
     return Vectors(list(vectors.words), q, vectors.counts, meta, composer), info["objective"]
