@@ -52,8 +52,12 @@ def test_a_large_teacher_vocabulary_is_mapped_in_blocks_without_a_float64_copy()
     rng = np.random.default_rng(0)
     emb = rng.normal(size=(100_000, 64)).astype(np.float16)  # 12.8 MB; in float64 51 MB
     x = rng.normal(size=(500, 64))
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+
+    tokenizer = Tokenizer(WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]")).to_str()
     tracemalloc.start()
-    composer = build_composer(x, x @ rng.normal(size=(64, 64)), emb, '{"model": {}}', True, 1e-3)
+    composer = build_composer(x, x @ rng.normal(size=(64, 64)), emb, tokenizer, True, 1e-3)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 30e6 and composer.rows.dtype == np.float16
