@@ -28,13 +28,14 @@ from ctx2static.options import Options, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.text.corpus import Corpus, CorpusConfig
+from ctx2static.text.split import Split
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.vectors import Vectors
 
 __all__ = ["Vectors", "distill", "evaluate", "export", "extract", "fit", "retrofit"]
 
 CorpusLike = str | os.PathLike | Iterable[str | os.PathLike]
-"""A corpus file, a list of files, or an iterable of sentences (one string each; "" ends a paragraph)."""
+"""Corpus files or folders, or an iterable of sentences (one string each; "" ends a paragraph)."""
 
 CORPUS_FILE = "corpus.txt"
 """Where sentences given as strings are written: inside the cache folder, so a rerun resumes."""
@@ -62,12 +63,14 @@ def _corpus(corpus: CorpusLike, folder: Path, config: CorpusConfig) -> Corpus:
     if first is None:
         raise UserError("the corpus is empty: pass corpus files or an iterable of sentences")
     items = itertools.chain([first], items)
-    if isinstance(first, os.PathLike) or Path(str(first)).is_file():
+    if isinstance(first, os.PathLike) or Path(str(first)).exists():
         return Corpus(list(items), config)
     path = folder / CORPUS_FILE
     with atomic_write(path, "w", encoding="utf-8") as fh:
         for sentence in items:
             fh.write(str(sentence).rstrip("\n") + "\n")
+    if config.split is Split.AUTO:  # strings given one by one are sentences already
+        config = dataclasses.replace(config, split=Split.LINES)
     return Corpus([path], config)
 
 

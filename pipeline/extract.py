@@ -19,12 +19,12 @@ import numpy as np
 from tqdm import tqdm
 
 from ctx2static.cache.layout import PCA_H5
+from ctx2static.cache.reader import read_manifest
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
-from ctx2static.fileio import sha256_file
 from ctx2static.pipeline.config import ExtractConfig
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
-from ctx2static.text.corpus import Corpus
+from ctx2static.text.corpus import LEGACY_READING, UNBOUNDED, Corpus
 from ctx2static.text.vocab import Vocab
 
 log = logging.getLogger(__name__)
@@ -33,19 +33,38 @@ if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
     from ctx2static.pipeline.teacher import Teacher
 
 
+IMPLIED = {"corpus": [LEGACY_READING], "corpus_config": {"bounds": asdict(UNBOUNDED)}}
+"""What a cache whose identity lacks these keys was read as: every file one sentence a line, unbounded."""
+
+
 def _identity(teacher: dict, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -> dict:
     """Everything that determines the cache's content; a resumed run must match it exactly.
 
     The engine is not part of it: a cache built on Ray is the cache the local engine builds.
+    Each corpus file is recorded as it is read (format, split as chosen, text field), so a cache
+    built with another split is refused like another corpus; :data:`IMPLIED` says how caches
+    begun before that was recorded were read.
     """
     return {
         "teacher": teacher,
-        "corpus": [{"path": str(Path(p).resolve()), "sha256": sha256_file(p)} for p in corpus.paths],
-        "corpus_config": asdict(corpus.config),
+        "corpus": corpus.identity(),
+        "corpus_config": corpus.config_identity(),
         "vocab": {"sha256_16": vocab.digest(), "size": len(vocab)},
         "options": asdict(cfg),
         "code_version": version("ctx2static"),
     }
+
+
+def _as_begun(corpus: Corpus, folder: Path) -> Corpus:
+    """``corpus`` read as the cache in ``folder`` was begun (unbounded, if begun before reading was bounded).
+
+    So the sentences, and the shards, after a resume are the ones the first run would have made.
+    """
+    manifest = read_manifest(folder) if folder.is_dir() else None
+    if manifest is None or "bounds" in manifest.get("identity", {}).get("corpus_config", {"bounds": None}):
+        return corpus
+    log.warning("%s: begun before long lines and sentences were cut; continued that way", folder)
+    return corpus.unbounded()
 
 
 def _chunks(it: Iterator, size: int) -> Iterator[list]:
@@ -122,7 +141,8 @@ def run_extract(corpus: Corpus, vocab: Vocab, engine: Engine, out: str | Path, c
     are reduced with the projection fitted on it. A re-run (of a complete cache too) re-verifies the
     committed files and rebuilds the damaged ones (:class:`~ctx2static.cache.writer.CacheWriter`).
     """
-    writer = CacheWriter.open(out, _identity(engine.identity(), corpus, vocab, cfg), vocab)
+    corpus = _as_begun(corpus, Path(out))
+    writer = CacheWriter.open(out, _identity(engine.identity(), corpus, vocab, cfg), vocab, IMPLIED)
     try:
         return _write(corpus, vocab, engine, writer, cfg)
     finally:
