@@ -19,6 +19,7 @@ file's cuts are reported once, with their number and the first place.
 from __future__ import annotations
 
 import copy
+import itertools
 import logging
 import os
 import re
@@ -198,11 +199,14 @@ class Corpus:
                 if len(chunks) > 1:
                     cut.add(row)
                 for chunk in chunks:
-                    yield from _split(reading.split, [(row, chunk)])
+                    if reading.split is Split.LINES:
+                        yield from _record_lines(row, chunk)
+                    else:
+                        yield from _split(reading.split, [(row, chunk)])
         self._report(reading, cut, "row(s)" if reading.source.records else "line(s) or document(s)")
 
     def _text(self, reading: Reading, cut: _Cuts) -> Iterator[list[Located]]:
-        """A text file's paragraphs: its lines (split lines), else its documents split."""
+        """A text file's paragraphs: its lines (split lines), else its documents split or kept whole."""
         lines = read_lines(reading.source.path, TEXT_EXPECT, self.bounds.chars)
         block: list[Located] = []
         size, last, counted = 0, 0, 0
@@ -212,23 +216,19 @@ class Corpus:
                 counted = n
             last = n
             if not line.strip():
-                if block:
-                    yield from _split(reading.split, block)
+                yield from _split(reading.split, block)
                 block, size = [], 0
                 continue
-            if reading.split is Split.LINES:
-                block.append((n, line))
-                continue
-            if block and (reading.by_line or (self.bounds.chars and size + len(line) > self.bounds.chars)):
-                if not reading.by_line:
+            if reading.split is not Split.LINES and block:
+                full = self.bounds.chars is not None and size + len(line) > self.bounds.chars
+                if full and not reading.by_line:
                     cut.add(block[0][0])
-                yield from _split(reading.split, [(block[0][0], " ".join(t for _, t in block))])
-                block, size = [], 0
+                if full or reading.by_line:
+                    yield from _split(reading.split, block)
+                    block, size = [], 0
             block.append((n, line))
             size += len(line) + 1
-        if block:
-            yield from _split(reading.split, block if reading.split is Split.LINES else
-                              [(block[0][0], " ".join(t for _, t in block))])  # fmt: skip
+        yield from _split(reading.split, block)
 
     def _report(self, reading: Reading, cut: _Cuts, what: str) -> None:
         key = (reading.source.path, cut.what)
@@ -268,14 +268,23 @@ class Corpus:
 
 
 def _split(split: Split, block: list[Located]) -> Iterator[list[Located]]:
-    """The paragraph(s) of a block: its lines as they are (lines), one document split or kept whole."""
+    """A block of lines as a paragraph: its lines as they are (lines), else one document split or whole."""
+    if not block:
+        return
     if split is Split.LINES:
         yield block
         return
-    ((where, text),) = block
+    where, text = block[0][0], " ".join(line for _, line in block)
     para = [(where, s) for s in sentences_of(text)] if split is Split.SENTENCES else [(where, text.strip())]
     if para and para[0][1]:
         yield para
+
+
+def _record_lines(row: int, text: str) -> Iterator[list[Located]]:
+    """A record's lines as sentences, a blank line between paragraphs."""
+    for blank, group in itertools.groupby(text.splitlines(), key=lambda line: not line.strip()):
+        if not blank:
+            yield [(row, line) for line in group]
 
 
 def _chunks(text: str, limit: int | None) -> list[str]:
