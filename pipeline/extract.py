@@ -10,7 +10,7 @@ import itertools
 import logging
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -33,8 +33,12 @@ if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
     from ctx2static.pipeline.teacher import Teacher
 
 
-IMPLIED = {"corpus": [LEGACY_READING], "corpus_config": {"bounds": asdict(UNBOUNDED)}}
-"""What a cache whose identity lacks these keys was read as: every file one sentence a line, unbounded."""
+IMPLIED = {
+    "corpus": [LEGACY_READING],
+    "corpus_config": {"bounds": asdict(UNBOUNDED)},
+    "options": {"shard_words": 0},
+}
+"""What a cache whose identity lacks these keys was made with: files one sentence a line, no bounds."""
 
 
 def _identity(teacher: dict, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -> dict:
@@ -55,21 +59,38 @@ def _identity(teacher: dict, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -
     }
 
 
-def _as_begun(corpus: Corpus, folder: Path) -> Corpus:
-    """``corpus`` read as the cache in ``folder`` was begun (unbounded, if begun before reading was bounded).
+def _as_begun(corpus: Corpus, cfg: ExtractConfig, folder: Path) -> tuple[Corpus, ExtractConfig]:
+    """``corpus`` and ``cfg`` as the cache in ``folder`` was begun: without the bounds it predates.
 
-    So the sentences, and the shards, after a resume are the ones the first run would have made.
+    The bounds are no choice of the user's, so a cache begun before them continues without them:
+    the sentences, and the shards, after a resume are the ones the first run would have made.
     """
     manifest = read_manifest(folder) if folder.is_dir() else None
-    if manifest is None or "bounds" in manifest.get("identity", {}).get("corpus_config", {"bounds": None}):
-        return corpus
-    log.warning("%s: begun before long lines and sentences were cut; continued that way", folder)
-    return corpus.unbounded()
+    ident = manifest.get("identity", {}) if manifest else {}
+    if ident and "bounds" not in ident.get("corpus_config", {}):
+        log.warning("%s: begun before long lines and sentences were cut; continued that way", folder)
+        corpus = corpus.unbounded()
+    if ident and "shard_words" not in ident.get("options", {}):
+        log.warning("%s: begun before shards were bounded in words; continued that way", folder)
+        cfg = replace(cfg, shard_words=IMPLIED["options"]["shard_words"])
+    return corpus, cfg
 
 
-def _chunks(it: Iterator, size: int) -> Iterator[list]:
-    while batch := list(itertools.islice(it, size)):
-        yield batch
+def _shards(sentences: Iterable[tuple[int, list[str]]], size: int, words: int) -> Iterator[list]:
+    """``sentences`` in runs of at most ``size`` sentences and (``words`` > 0) ``words`` words.
+
+    A sentence longer than ``words`` makes a shard alone; the corpus bounds sentences to 256 words.
+    """
+    shard: list[tuple[int, list[str]]] = []
+    n = 0
+    for sentence in sentences:
+        if shard and (len(shard) == size or (words and n + len(sentence[1]) > words)):
+            yield shard
+            shard, n = [], 0
+        shard.append(sentence)
+        n += len(sentence[1])
+    if shard:
+        yield shard
 
 
 class Engine(Protocol):
@@ -121,7 +142,7 @@ def shard_jobs(corpus: Corpus, cfg: ExtractConfig, start: int) -> Iterator[tuple
     sentences = corpus.sentences()
     if cfg.max_sentences:
         sentences = itertools.islice(sentences, cfg.max_sentences)
-    for i, sents in enumerate(_chunks(sentences, cfg.shard_size)):
+    for i, sents in enumerate(_shards(sentences, cfg.shard_size, cfg.shard_words)):
         if i >= start:
             yield i, sents
 
@@ -141,7 +162,7 @@ def run_extract(corpus: Corpus, vocab: Vocab, engine: Engine, out: str | Path, c
     are reduced with the projection fitted on it. A re-run (of a complete cache too) re-verifies the
     committed files and rebuilds the damaged ones (:class:`~ctx2static.cache.writer.CacheWriter`).
     """
-    corpus = _as_begun(corpus, Path(out))
+    corpus, cfg = _as_begun(corpus, cfg, Path(out))
     writer = CacheWriter.open(out, _identity(engine.identity(), corpus, vocab, cfg), vocab, IMPLIED)
     try:
         return _write(corpus, vocab, engine, writer, cfg)

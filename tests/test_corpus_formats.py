@@ -253,12 +253,21 @@ def test_split_is_in_the_identity_and_another_split_is_refused(bert, tmp_path):
     assert _extract(Corpus([path], CorpusConfig(split=Split.SENTENCES)), bert, tmp_path / "c")["complete"]
 
 
+def test_shards_are_bounded_in_words(bert, tmp_path):
+    path = tmp_path / "lines.txt"
+    path.write_text("".join(f"the cat sat on mat number {i} .\n" for i in range(9)))  # 8 words a line
+    corpus = Corpus([path])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1))
+    m = extract(corpus, vocab, bert, tmp_path / "c", ExtractConfig(shard_size=100, shard_words=20))
+    assert [r["n_words"] for r in m["shards"]] == [16, 16, 16, 16, 8]
+
+
 def _as_written_before(folder: Path) -> None:
     """Rewrite a cache's identity as the code wrote it before it recorded how files are read."""
     manifest = json.loads((folder / "manifest.json").read_text())
     ident = manifest["identity"]
     ident["corpus"] = [{k: e[k] for k in ("path", "sha256")} for e in ident["corpus"]]
-    del ident["corpus_config"]["bounds"]
+    del ident["corpus_config"]["bounds"], ident["options"]["shard_words"]
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
 
@@ -288,6 +297,7 @@ def test_a_cache_begun_before_the_split_was_recorded_resumes_read_as_lines(
     with caplog.at_level(logging.WARNING, logger="ctx2static"):
         resumed = _extract(Corpus([path]), bert, tmp_path / "old")  # auto: these lines look split
     assert "begun before long lines and sentences were cut" in caplog.text
+    assert "begun before shards were bounded in words" in caplog.text
     assert resumed["complete"] and len(resumed["shards"]) == len(whole["shards"]) == 3
     assert resumed["totals"] == whole["totals"] and resumed["vocab_files"] == whole["vocab_files"]
     assert "bounds" not in resumed["identity"]["corpus_config"]  # the cache keeps the identity it began with

@@ -11,7 +11,8 @@ wall time; compare the numbers of one run with each other. ``--reader`` also tim
 reader (read, split with the chosen splitter, tokenise) over the shared corpus as raw documents:
 every paragraph of ``FILES`` joined into one line.
 
-    python bench/speed/bench_splitters.py --reader /work/shared/corpus/*.txt.xz
+    python bench/speed/bench_splitters.py --paragraphs /work/shared/corpus/brown.txt.xz \
+        --reader /work/shared/corpus/*.txt.xz
 """
 
 from __future__ import annotations
@@ -117,6 +118,18 @@ def accuracy(docs: list[list[str]], limit_words: dict[str, int]) -> list[tuple[s
     return rows
 
 
+def by_paragraph(docs: list[list[str]], path: str) -> list[list[str]]:
+    """The gold sentences regrouped by the paragraphs of ``path`` (the same 57,340 Brown sentences)."""
+    flat = [s for d in docs for s in d]
+    with lzma.open(path, "rt", encoding="utf-8") as fh:
+        sizes = [
+            sum(1 for _ in g) for blank, g in itertools.groupby(fh, key=lambda x: not x.strip()) if not blank
+        ]
+    assert sum(sizes) == len(flat), "not the same sentences"
+    bounds = list(itertools.accumulate(sizes, initial=0))
+    return [flat[a:b] for a, b in itertools.pairwise(bounds)]
+
+
 def raw_documents(files: list[str], out: Path) -> int:
     """Write every paragraph of ``files`` as one line of ``out``; return the words written."""
     words = 0
@@ -157,15 +170,23 @@ def reader_speed(files: list[str]) -> tuple[int, float, float, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reader", nargs="*", default=[], help="shared corpus files (.txt.xz) to time the reader on")
+    ap.add_argument(
+        "--reader", nargs="*", default=[], help="shared corpus files (.txt.xz) to time the reader on"
+    )
+    ap.add_argument("--paragraphs", help="brown.txt.xz of the shared corpus: also score Brown paragraphs")
     ap.add_argument("--pysbd-words", type=int, default=150_000, help="pysbd is slow: score it on a prefix")
     args = ap.parse_args()
-    docs = brown_documents()
-    print(f"gold: {sum(map(len, docs)):,} sentences in {len(docs)} Brown documents; {versions()}")
-    print("| splitter | precision | recall | F1 | words/s (CPU) | words scored |")
-    print("|---|---|---|---|---|---|")
-    for name, p, r, f1, rate, words in accuracy(docs, {"pysbd": args.pysbd_words}):
-        print(f"| {name} | {p:.3f} | {r:.3f} | {f1:.3f} | {rate:,.0f} | {words:,} |")
+    files = brown_documents()
+    print(f"gold: {sum(map(len, files)):,} Brown sentences; {versions()}")
+    golds = {"file": files}
+    if args.paragraphs:
+        golds["paragraph"] = by_paragraph(files, args.paragraphs)
+    print("| document | splitter | precision | recall | F1 | words/s (CPU) | words scored |")
+    print("|---|---|---|---|---|---|---|")
+    for unit, docs in golds.items():
+        for name, p, r, f1, rate, words in accuracy(docs, {"pysbd": args.pysbd_words}):
+            row = f"{unit} ({len(docs):,}) | {name} | {p:.3f} | {r:.3f} | {f1:.3f} | {rate:,.0f} | {words:,}"
+            print(f"| {row} |")
     if args.reader:
         words, reader, alone, n = reader_speed(args.reader)
         print(
