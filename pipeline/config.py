@@ -94,7 +94,7 @@ class ExtractConfig(Options):
         8192, "Sentences per shard, length-sorted within one (pads Brown 3.5% of tokens; 2048: 9.9%)."
     )
     shard_words: int = opt(
-        1 << 17,
+        1 << 16,
         "Words per shard at most, so a shard's memory is bounded whatever the sentences' lengths "
         "(MiniLM: about 8 kB a word while a shard is made; 0 = no bound).",
     )
