@@ -25,6 +25,7 @@ from ctx2static.errors import UserError
 from ctx2static.pipeline.config import ExtractConfig
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
 from ctx2static.text.corpus import LEGACY_READING, UNBOUNDED, Corpus
+from ctx2static.text.split import Split
 from ctx2static.text.vocab import Vocab
 
 log = logging.getLogger(__name__)
@@ -62,11 +63,17 @@ def _identity(teacher: dict, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -
 def _as_begun(corpus: Corpus, cfg: ExtractConfig, folder: Path) -> tuple[Corpus, ExtractConfig]:
     """``corpus`` and ``cfg`` as the cache in ``folder`` was begun: without the bounds it predates.
 
-    The bounds are no choice of the user's, so a cache begun before them continues without them:
-    the sentences, and the shards, after a resume are the ones the first run would have made.
+    The bounds are no choice of the user's, nor is ``--split auto``'s: a cache begun before they
+    existed continues as it began (without bounds, one sentence a line), so the sentences, and the
+    shards, after a resume are the ones the first run would have made. A split the user names is
+    compared with the cache's like any other option.
     """
     manifest = read_manifest(folder) if folder.is_dir() else None
     ident = manifest.get("identity", {}) if manifest else {}
+    files = [f for f in ident.get("corpus", []) if isinstance(f, dict)]
+    if files and corpus.config.split is Split.AUTO and not any("split" in f for f in files):
+        log.warning("%s: begun when every file was read one sentence a line; continued that way", folder)
+        corpus = Corpus(corpus.paths, replace(corpus.config, split=Split.LINES), corpus.bounds)
     if ident and "bounds" not in ident.get("corpus_config", {}):
         log.warning("%s: begun before long lines and sentences were cut; continued that way", folder)
         corpus = corpus.unbounded()

@@ -276,9 +276,10 @@ def test_a_cache_begun_before_the_split_was_recorded_resumes_read_as_lines(
 ):
     from ctx2static.pipeline import shard
 
-    path = tmp_path / "lines.txt"
-    path.write_text("".join(f"the cat sat on mat number {i} .\n" for i in range(6)))
+    path = tmp_path / "lines.txt"  # two sentences a line: auto would read it as documents now
+    path.write_text("".join(f"The cat sat on mat {i}. It was fine.\n" for i in range(6)))
     lines = CorpusConfig(split=Split.LINES)
+    assert Corpus([path]).identity()[0]["split"] == "sentences"
     whole = _extract(Corpus([path], lines), bert, tmp_path / "whole")
     run = shard.ShardMaker.map
 
@@ -295,7 +296,8 @@ def test_a_cache_begun_before_the_split_was_recorded_resumes_read_as_lines(
     with pytest.raises(UserError, match=r"differs in corpus\.0\.split"):
         _extract(Corpus([path], CorpusConfig(split=Split.SENTENCES)), bert, tmp_path / "old")
     with caplog.at_level(logging.WARNING, logger="ctx2static"):
-        resumed = _extract(Corpus([path]), bert, tmp_path / "old")  # auto: these lines look split
+        resumed = _extract(Corpus([path]), bert, tmp_path / "old")  # auto continues as the cache began
+    assert "continued that way" in caplog.text and "one sentence a line" in caplog.text
     assert "begun before long lines and sentences were cut" in caplog.text
     assert "begun before shards were bounded in words" in caplog.text
     assert resumed["complete"] and len(resumed["shards"]) == len(whole["shards"]) == 3
