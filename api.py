@@ -30,13 +30,14 @@ from ctx2static.options import Options, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.text.corpus import Corpus, CorpusConfig
+from ctx2static.text.split import Split
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.vectors import Vectors
 
 __all__ = ["Vectors", "distill", "evaluate", "export", "extract", "fit", "retrofit"]
 
 CorpusLike = str | os.PathLike | Iterable[str | os.PathLike]
-"""A corpus file, a list of files, or an iterable of sentences (one string each; "" ends a paragraph)."""
+"""Corpus files or folders, or an iterable of sentences (one string each; "" ends a paragraph)."""
 
 CORPUS_FILE = "corpus.txt"
 """Where sentences given as strings are written: inside the cache folder, so a rerun resumes."""
@@ -65,10 +66,10 @@ def _check(param: str, value: Any, kinds: tuple[type, ...], want: str) -> None:
         raise _wrong(param, value, want)
 
 
-def _is_file(name: str) -> bool:
-    """Whether ``name`` names a file (a long or odd sentence is simply not one)."""
+def _is_path(name: str) -> bool:
+    """Whether ``name`` names a corpus file or folder (a long or odd sentence is simply not one)."""
     try:
-        return Path(name).is_file()
+        return Path(name).exists()
     except (OSError, ValueError):
         return False
 
@@ -95,7 +96,7 @@ def _corpus(corpus: CorpusLike, folder: Path, config: CorpusConfig) -> Corpus:
     if first is None:
         raise UserError("the corpus is empty: pass corpus files or an iterable of sentences")
     items = itertools.chain([first], items)
-    if isinstance(first, os.PathLike) or (isinstance(first, str) and _is_file(first)):
+    if isinstance(first, os.PathLike) or (isinstance(first, str) and _is_path(first)):
         files = list(items)
         for i, name in enumerate(files):
             _check(f"corpus[{i}]", name, (str, os.PathLike), "a corpus file like the first item")
@@ -106,6 +107,8 @@ def _corpus(corpus: CorpusLike, folder: Path, config: CorpusConfig) -> Corpus:
         for i, sentence in enumerate(items):
             _check(f"corpus[{i}]", sentence, (str,), "sentences as str (decode bytes first)")
             fh.write(sentence.rstrip("\n") + "\n")
+    if config.split is Split.AUTO:  # strings given one by one are sentences already
+        config = dataclasses.replace(config, split=Split.LINES)
     return Corpus([path], config)
 
 

@@ -68,7 +68,12 @@ def cli(quiet: bool) -> None:
 
 @cli.command()
 @click.option(
-    "--corpus", "corpus_paths", multiple=True, required=True, type=click.Path(), help="Corpus file(s)."
+    "--corpus",
+    "corpus_paths",
+    multiple=True,
+    required=True,
+    type=click.Path(),
+    help="Corpus files or folders: text, JSONL, CSV, Parquet, saved datasets (README: Corpora).",
 )
 @click.option(
     "--teacher",
@@ -158,7 +163,9 @@ _SHORTCUTS = ("dim", "epochs", "window", "threads", "seed")
 
 @cli.command("fit-student")
 @click.option("--student", "-s", required=True, help="Student name (listed below).")
-@click.option("--corpus", "corpus_paths", multiple=True, type=click.Path(), help="Text corpus file(s).")
+@click.option(
+    "--corpus", "corpus_paths", multiple=True, type=click.Path(), help="Corpus files or folders (text)."
+)
 @click.option("--cache", "cache_dir", type=click.Path(), help="Teacher cache folder (distilled students).")
 @click.option("--out", "-o", required=True, type=click.Path(), help="Output: .txt/.vec, .bin or a folder.")
 @click_options(CorpusConfig)

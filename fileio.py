@@ -508,17 +508,19 @@ def open_compressed(path: str | os.PathLike) -> BinaryIO:
     return opener(path, "rb")  # type: ignore[operator]
 
 
-def read_lines(path: str | os.PathLike, expect: str) -> Iterator[tuple[int, str]]:
+def read_lines(path: str | os.PathLike, expect: str, limit: int | None = None) -> Iterator[tuple[int, str]]:
     """Yield ``(line number, line)`` of a plain or compressed UTF-8 file, without line ends.
 
     ``expect`` describes the format for the error messages (e.g. "UTF-8 text, one sentence a
-    line"): a NUL byte, bad UTF-8, a missing file or a damaged archive is a one-line error.
+    line"): a NUL byte, bad UTF-8, a missing file or a damaged archive is a one-line error. With
+    ``limit`` no line costs more than ``limit`` bytes of memory: a longer one comes in pieces (each
+    with the line's number), cut after a space or tab where there is one, else between characters.
     """
     if not Path(path).is_file():
         raise UserError(f"{path}: no such file; pass {expect}")
     try:
         with open_compressed(path) as fh:
-            for n, raw in enumerate(fh, 1):
+            for n, raw in _numbered(fh, limit):
                 if b"\x00" in raw:
                     raise UserError(
                         f"{path}: line {n} holds a NUL byte, so this looks like a binary file; pass {expect}"
@@ -532,3 +534,27 @@ def read_lines(path: str | os.PathLike, expect: str) -> Iterator[tuple[int, str]
                     ) from None
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
         raise UserError(f"{path}: cannot decompress or read it ({exc}); check the file is complete") from None
+
+
+def _numbered(fh: BinaryIO, limit: int | None) -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes)`` of ``fh``; with ``limit``, lines longer than it in pieces (see read_lines)."""
+    if limit is None:
+        yield from enumerate(fh, 1)
+        return
+    n, carry = 1, b""
+    while True:
+        raw = carry + fh.readline(limit - len(carry))
+        if len(raw) < limit or raw.endswith(b"\n"):  # the line's end (or the file's)
+            if raw:
+                yield n, raw
+            if not raw.endswith(b"\n"):
+                return
+            n, carry = n + 1, b""
+            continue
+        cut = max(raw.rfind(b" ", limit // 2), raw.rfind(b"\t", limit // 2)) + 1
+        if cut <= 0:  # no blank in the second half: cut before the last character's first byte
+            cut = len(raw) - 1
+            while cut > len(raw) - 4 and raw[cut] & 0xC0 == 0x80:
+                cut -= 1
+        yield n, raw[:cut]
+        carry = raw[cut:]

@@ -122,15 +122,27 @@ class WordSums:
         return cls(ids.astype(np.int64), sums, counts.astype(np.int64))
 
 
-def _diff(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "") -> list[str]:
-    """Dotted keys whose values differ between two nested dicts."""
-    out = []
-    for k in sorted(set(a) | set(b)):
-        if isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
-            out += _diff(a[k], b[k], f"{prefix}{k}.")
-        elif a.get(k) != b.get(k):
-            out.append(f"{prefix}{k}")
-    return out
+_ABSENT = object()
+
+
+def _diff(stored: Any, current: Any, implied: Any, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between a stored and a current identity (nested dicts, lists).
+
+    A key absent from ``stored`` takes its value from ``implied`` (same shape; a list there holds
+    the one value implied for every element): the value the code used before it recorded the key.
+    """
+    if isinstance(stored, dict) and isinstance(current, dict):
+        implied = implied if isinstance(implied, dict) else {}
+        out = []
+        for k in sorted(set(stored) | set(current)):
+            value = stored[k] if k in stored else implied.get(k, _ABSENT)
+            out += _diff(value, current.get(k, _ABSENT), implied.get(k), f"{prefix}{k}.")
+        return out
+    if isinstance(stored, list) and isinstance(current, list) and len(stored) == len(current):
+        each = implied[0] if isinstance(implied, list) and implied else None
+        pairs = enumerate(zip(stored, current, strict=True))
+        return [d for i, (s, c) in pairs for d in _diff(s, c, each, f"{prefix}{i}.")]
+    return [] if stored == current else [prefix.rstrip(".")]
 
 
 def _damaged(folder: Path, files: Mapping[str, str]) -> bool:
@@ -175,18 +187,27 @@ class CacheWriter:
                 self._sums, self._counts = f["occ_sum"][()].astype(np.float64), f["occ_count"][()]
 
     @classmethod
-    def open(cls, folder: str | Path, identity: Mapping[str, Any], vocab: Vocab) -> CacheWriter:
+    def open(
+        cls,
+        folder: str | Path,
+        identity: Mapping[str, Any],
+        vocab: Vocab,
+        implied: Mapping[str, Any] | None = None,
+    ) -> CacheWriter:
         """Start a cache in ``folder``, or continue the one there if it has the same ``identity``.
 
         ``identity`` is everything that determines the content (teacher, corpus, vocabulary,
         ``options`` of the extract); the writer adds the format version and derives the signals
-        from ``identity["options"]``. The folder stays locked until :meth:`finish` or :meth:`close`.
+        from ``identity["options"]``. ``implied`` gives the keys added to the identity since caches
+        were first written the value their content implies in a cache that lacks them (see
+        :func:`_diff`), so such a cache still continues when read the same way. The folder stays
+        locked until :meth:`finish` or :meth:`close`.
         """
         folder = Path(folder)
         ident = json.loads(json.dumps({**identity, "format": FORMAT_VERSION}))
         lock = acquire_lock(folder, "cache")
         try:
-            writer = cls._open_locked(folder, ident, vocab)
+            writer = cls._open_locked(folder, ident, vocab, implied or {})
         except BaseException:
             release_lock(lock)
             raise
@@ -195,10 +216,12 @@ class CacheWriter:
         return writer
 
     @classmethod
-    def _open_locked(cls, folder: Path, ident: dict[str, Any], vocab: Vocab) -> CacheWriter:
+    def _open_locked(
+        cls, folder: Path, ident: dict[str, Any], vocab: Vocab, implied: Mapping[str, Any]
+    ) -> CacheWriter:
         manifest = read_manifest(folder)
         if manifest is not None:
-            diff = _diff(manifest.get("identity", {}), ident)
+            diff = _diff(manifest.get("identity", {}), ident, implied)
             if diff:
                 raise UserError(
                     f"{folder}: holds a cache from a different run (differs in {', '.join(diff[:6])}); "

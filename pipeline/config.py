@@ -95,6 +95,11 @@ class ExtractConfig(Options):
     shard_size: int = opt(
         8192, "Sentences per shard, length-sorted within one (pads Brown 3.5% of tokens; 2048: 9.9%)."
     )
+    shard_words: int = opt(
+        1 << 16,
+        "Words per shard at most, so a shard's memory is bounded whatever the sentences' lengths "
+        "(MiniLM: about 8 kB a word while a shard is made; 0 = no bound).",
+    )
     max_length: int = opt(512, "Teacher tokens per sentence (capped at the model's maximum).")
     token_budget: int = opt(4096, "Padded teacher tokens per batch.")
     max_sentences: int = opt(0, "Stop after this many sentences (0 = the whole corpus).")
@@ -103,6 +108,7 @@ class ExtractConfig(Options):
         """Sizes are positive, the optional signals 0 (off) or more."""
         return [
             ("shard_size", self.shard_size >= 1, "at least 1"),
+            ("shard_words", self.shard_words >= 0, "0 (no bound) or more"),
             ("max_length", self.max_length >= 2, "at least 2"),
             ("paragraph_max_length", self.paragraph_max_length >= 2, "at least 2"),
             ("token_budget", self.token_budget >= 1, "at least 1"),

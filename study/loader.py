@@ -80,12 +80,12 @@ def _strings(path: Path, value: Any, where: str) -> tuple[str, ...]:
     return tuple(_typed(path, v, f"{where}[{i}]", str) for i, v in enumerate(items))
 
 
-def _files(path: Path, value: Any, where: str) -> tuple[Path, ...]:
+def _files(path: Path, value: Any, where: str, folders: bool = False) -> tuple[Path, ...]:
     out = []
     for i, name in enumerate(_strings(path, value, where)):
         p = (path.parent / name).resolve()
-        if not p.is_file():
-            raise UserError(f"{path}: {where}[{i}]: {name}: no such file")
+        if not (p.exists() if folders else p.is_file()):
+            raise UserError(f"{path}: {where}[{i}]: {name}: no such file" + " or folder" * folders)
         out.append(p)
     return tuple(out)
 
@@ -153,7 +153,7 @@ def _corpus(path: Path, data: Any) -> CorpusSpec:
     t = _table(path, data, "corpus", keys)
     if "files" not in t:
         raise UserError(f'{path}: corpus.files: missing; list the corpus files, e.g. files = ["corpus.txt"]')
-    files = _files(path, t["files"], "corpus.files")
+    files = _files(path, t["files"], "corpus.files", folders=True)
     if not files:
         raise UserError(f"{path}: corpus.files: empty; list at least one corpus file")
     return CorpusSpec(

@@ -22,7 +22,8 @@ from ctx2static.pipeline.models import TeacherKind, detect_kind
 from ctx2static.pipeline.scorer import Scorer
 from ctx2static.pipeline.shard import ShardMaker, token_words
 from ctx2static.pipeline.teacher import Request, Teacher
-from ctx2static.text.corpus import Corpus
+from ctx2static.text.corpus import Corpus, CorpusConfig
+from ctx2static.text.split import Split
 from ctx2static.text.vocab import Vocab, VocabConfig
 
 from . import tiny_models as tm
@@ -554,7 +555,7 @@ def _extract_cmd(model, corpus, out):
     return [
         sys.executable, str(cli), "extract", "--corpus", str(corpus), "--teacher", str(model),
         "--out", str(out), "--min-count", "1", "--shard-size", "5", "--vectors", "--topk", "2",
-        "--attention", "2", "--paragraph", "--threads", "1",
+        "--attention", "2", "--paragraph", "--threads", "1", "--split", "lines",
     ]  # fmt: skip
 
 
@@ -584,7 +585,7 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(tiny_models, tmp_path):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        c = Corpus([corpus])
+        c = Corpus([corpus], CorpusConfig(split=Split.LINES))  # random words: some look like two sentences
         cfg = ExtractConfig(shard_size=5, vectors=True, topk=2, attention=2, paragraph=True)
         extract(
             c, Vocab.build(c, VocabConfig(min_count=1)), Teacher.load(str(tiny_models["bert"])), whole, cfg
