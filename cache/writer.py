@@ -150,6 +150,28 @@ def _damaged(folder: Path, files: Mapping[str, str]) -> bool:
     return any(verify_file(folder / name, digest) for name, digest in files.items())
 
 
+def _cache_file_names(manifest: Mapping[str, Any]) -> set[str]:
+    """Every file name the manifest records, and vocab.tsv (names already checked to be the cache's own)."""
+    names = {VOCAB_TSV, *manifest.get("aux_files", {}), *manifest.get("vocab_files", {})}
+    names.update(name for record in manifest.get("shards", []) for name in record.get("files", {}))
+    if manifest.get("word_sums"):
+        names.add(manifest["word_sums"]["file"])
+    return names
+
+
+def _drop_links(folder: Path, manifest: Mapping[str, Any]) -> None:
+    """Remove a symbolic link found in place of a cache file; its target is left as it is.
+
+    Such a link is never the cache's, and outputs are never written through links, so the file it
+    stands for could not be rewritten while it is there.
+    """
+    for name in sorted(_cache_file_names(manifest)):
+        path = folder / name
+        if path.is_symlink():
+            log.warning("%s: a symbolic link in place of a cache file; removed (not its target)", path)
+            path.unlink()
+
+
 def _lost_sums(folder: Path, manifest: Mapping[str, Any]) -> str | None:
     """What damaged file lost the committed per-word sums (or the PCA the shards depend on), if any."""
     named = dict(manifest.get("aux_files", {}))
@@ -245,6 +267,7 @@ class CacheWriter:
     @classmethod
     def _reopen(cls, folder: Path, manifest: dict[str, Any], vocab: Vocab) -> CacheWriter:
         """Continue a cache after verifying what it committed (module docstring: what is repaired how)."""
+        _drop_links(folder, manifest)
         try:
             own = not_own_file(folder / VOCAB_TSV) is None
             intact = own and Vocab.load(folder / VOCAB_TSV).digest() == vocab.digest()
