@@ -19,8 +19,14 @@ from typing import Any, TypeVar
 from ctx2static.cache.layout import SIGNALS, missing_signals, shard_signals
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import INTRINSIC, Family
-from ctx2static.eval.downstream import Task
+from ctx2static.eval.families import (
+    FAMILIES,
+    INTRINSIC,
+    Family,
+    file_families,
+    task_families,
+    with_named_tasks,
+)
 from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.models import SHORT_NAMES
@@ -263,26 +269,28 @@ def _retrofit(path: Path, i: int, data: Any, students: Sequence[str]) -> Retrofi
 
 
 def _eval(path: Path, data: Any) -> EvalSpec:
-    t = _table(
-        path,
-        data,
-        "eval",
-        ["families", "downstream", "similarity", "analogy", "categorization", *field_names(AnalogyConfig)],
-    )
+    """The ``[eval]`` table: ``families``, a key per family split into tasks, a key per family of files."""
+    tasked, files = task_families(), file_families()
+    t = _table(path, data, "eval", ["families", *tasked, *files, *field_names(AnalogyConfig)])
     families = _strings(path, t.get("families", [f.value for f in INTRINSIC]), "eval.families")
     with _at(path, "eval.families"):
-        picked = tuple(_family(f) for f in families)
-    tasks = _strings(path, t.get("downstream", [t.value for t in Task]), "eval.downstream")
-    with _at(path, "eval.downstream"):
-        chosen = tuple(_choice(Task, name, "a downstream task") for name in tasks)
-    if "downstream" in t and Family.DOWNSTREAM not in picked:  # naming tasks asks for the family
-        picked += (Family.DOWNSTREAM,)
-    extra = {k: _files(path, t.get(k, []), f"eval.{k}") for k in ("similarity", "analogy", "categorization")}
-    return EvalSpec(picked, chosen, **extra, analogy_config=_config(path, AnalogyConfig, t, "eval"))
+        picked = tuple(_choice(Family, f, "a benchmark family") for f in families)
+    named = {name: _tasks(path, name, t[name]) for name in tasked if name in t}
+    picked, chosen = with_named_tasks(picked, named)  # naming tasks asks for their family
+    extra = {name: _files(path, t.get(name, []), f"eval.{name}") for name in files}
+    return EvalSpec(picked, chosen, extra, _config(path, AnalogyConfig, t, "eval"))
 
 
-def _family(name: str) -> Family:
-    return _choice(Family, name, "a benchmark family")
+def _tasks(path: Path, name: str, value: Any) -> tuple[str, ...]:
+    """The tasks of family ``name`` listed under its key, each checked to be one of its tasks."""
+    spec = FAMILIES[name]
+    tasks = _strings(path, value, f"eval.{name}")
+    for task in tasks:
+        if task not in spec.tasks:
+            raise UserError(
+                f"{path}: eval.{name}: {task!r} is not {spec.task_noun}; choose from {', '.join(spec.tasks)}"
+            )
+    return tasks
 
 
 def _choice(kind: type[E], name: str, what: str) -> E:
