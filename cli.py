@@ -21,8 +21,8 @@ from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import (
     FAMILIES,
     INTRINSIC,
-    Family,
     file_families,
+    member,
     task_families,
     with_named_tasks,
 )
@@ -368,7 +368,7 @@ def evaluate_command(
         if written is not None:
             check_writable(written, inputs=[*vectors, *files], folder=False)
     named = {name: given[name] for name in task_families() if given[name]}
-    asked = tuple(Family(f) for f in families) or (() if named else INTRINSIC)
+    asked = tuple(member(f) for f in families) or (() if named else INTRINSIC)
     picked, tasks = with_named_tasks(asked, named)
     benchmarks = load_benchmarks(picked, extra, bundled=not no_bundled, tasks=tasks)
     if not benchmarks:

@@ -14,7 +14,7 @@ from enum import Enum
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import SEMEVAL2012, AnalogySet, read_analogy
 from ctx2static.eval.categorization import CategorizationSet, read_categorization
-from ctx2static.eval.families import FAMILIES, INTRINSIC, Benchmark, Family, all_tasks
+from ctx2static.eval.families import FAMILIES, INTRINSIC, Benchmark, Family, all_tasks, family
 from ctx2static.eval.similarity import SimilaritySet, read_similarity
 from ctx2static.resources import BENCHMARK_DIR
 
@@ -43,8 +43,8 @@ def load_benchmarks(
 
     A family split into tasks loads its bundled ``tasks`` (default: all; it has no extra files).
     """
-    asked = {getattr(f, "value", f) for f in families}
-    files = {getattr(f, "value", f): paths for f, paths in (extra or {}).items()}
+    asked = {family(f).name for f in families}  # an unknown name is an error, not an empty run
+    files = {family(f).name: paths for f, paths in (extra or {}).items()}
     chosen = all_tasks() if tasks is None else tuple(tasks)
     out: list[Benchmark] = []
     for name, spec in FAMILIES.items():

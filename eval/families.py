@@ -171,6 +171,15 @@ def family(name: str | Enum) -> FamilySpec:
     return found
 
 
+def member(name: str) -> Family | str:
+    """Family ``name`` as a :class:`Family` member; a family registered after import keeps its name.
+
+    An unknown name is a one-line error listing the families.
+    """
+    key = family(name).name
+    return Family(key) if key in {m.value for m in Family} else key
+
+
 def family_of(bench: Benchmark) -> FamilySpec:
     """The family whose set type ``bench`` is; a type no family claims is an error (a wiring bug)."""
     found = next((f for f in FAMILIES.values() if type(bench) in f.types), None)
@@ -204,7 +213,7 @@ def with_named_tasks(
 
     A family whose tasks were not named runs all of them.
     """
-    asked = tuple(picked) + tuple(Family(name) for name in named if name not in picked)
+    asked = tuple(picked) + tuple(member(name) for name in named if name not in picked)
     tasks = tuple(t for name, f in FAMILIES.items() for t in (named[name] if name in named else f.tasks))
     return asked, tasks
 

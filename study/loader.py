@@ -24,6 +24,7 @@ from ctx2static.eval.families import (
     INTRINSIC,
     Family,
     file_families,
+    member,
     task_families,
     with_named_tasks,
 )
@@ -274,11 +275,17 @@ def _eval(path: Path, data: Any) -> EvalSpec:
     t = _table(path, data, "eval", ["families", *tasked, *files, *field_names(AnalogyConfig)])
     families = _strings(path, t.get("families", [f.value for f in INTRINSIC]), "eval.families")
     with _at(path, "eval.families"):
-        picked = tuple(_choice(Family, f, "a benchmark family") for f in families)
+        picked = tuple(_family(f) for f in families)
     named = {name: _tasks(path, name, t[name]) for name in tasked if name in t}
     picked, chosen = with_named_tasks(picked, named)  # naming tasks asks for their family
     extra = {name: _files(path, t.get(name, []), f"eval.{name}") for name in files}
     return EvalSpec(picked, chosen, extra, _config(path, AnalogyConfig, t, "eval"))
+
+
+def _family(name: str) -> Family | str:
+    if name not in FAMILIES:
+        raise UserError(f"{name!r} is not a benchmark family; choose from {', '.join(FAMILIES)}")
+    return member(name)
 
 
 def _tasks(path: Path, name: str, value: Any) -> tuple[str, ...]:

@@ -75,7 +75,7 @@ class RetrofitRun:
 class EvalSpec:
     """Which benchmarks every vectors output is scored on (bundled families plus extra files)."""
 
-    families: tuple[Family, ...] = INTRINSIC
+    families: tuple[Family | str, ...] = INTRINSIC  # str: a family registered after import
     tasks: tuple[str, ...] = field(default_factory=all_tasks)  # run when their family is listed
     files: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)  # extra files by family
     analogy_config: AnalogyConfig = field(default_factory=AnalogyConfig)
