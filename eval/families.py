@@ -10,16 +10,30 @@ A set whose type no family claims is an error, never scored as another family's.
 
 Adding a family:
 
-1. Write its module (``eval/NAME.py`` or a package): a frozen dataclass per set type with a
-   ``name``; ``read(path)`` for a family of files, or ``load(tasks)`` for bundled data split into
-   named tasks; ``evaluate(vectors, set, analogy, only) -> list[Score]`` with ``Score.family ==
-   NAME``; ``coverage(vectors, set, analogy) -> mask`` when its items can be restricted to those
-   every compared file covers (leave it None when the family scores every token: it then runs on
-   each file's own items only, like the downstream probes); ``words(set)`` when ``--compose``
-   should give its words vectors; ``note``/``protocol`` stating its fixed protocol.
-2. Add one :class:`FamilySpec` row below (bundled files go in ``data/benchmarks/NAME/``; give
-   ``help`` for its CLI option; ``default=False`` for slow families run only when asked).
-3. Test it: its scoring on a tiny set, and a CLI run that reads one file or task of it.
+1. Write its module (``eval/NAME.py``, or a package like ``eval/downstream/``), importing nothing
+   above ``eval``:
+
+   - a frozen dataclass per set type, each with a ``name`` unique among loaded sets (the rows of
+     the table and the masks are keyed by it);
+   - either ``read(path) -> set`` (a family of files: its bundled files go in
+     ``data/benchmarks/NAME/``, users add theirs with ``--NAME FILE`` or the study key ``NAME``),
+     or ``load(tasks) -> list of sets`` (bundled data split into named tasks, picked with
+     ``--NAME TASK`` or the study key ``NAME``; task names unique across families);
+   - ``evaluate(vectors, set, analogy, only) -> list[Score]``, each ``Score.family == NAME``;
+   - ``coverage(vectors, set, analogy) -> mask`` when its items can be restricted to those every
+     compared file covers; None when it scores every token (then it runs on each file's own items
+     only and its rows are added to the common-items table as they are, like the downstream probes);
+   - ``words(set)`` when ``--compose`` should give its words vectors (its ``evaluate`` then
+     receives the table with the composed words), else None;
+   - ``note`` / ``protocol``: its fixed protocol as lines under the table and as JSON entries
+     (those of a ``default=False`` family also enter a study's evaluation hash).
+
+   A sentence-level family (texts encoded into vectors, a logistic regression over
+   fixed folds) is a family of tasks: ``load``, ``coverage=None``, ``words=None``,
+   ``default=False``, its probe config in ``note`` / ``protocol``.
+2. Add one :class:`FamilySpec` row to :data:`FAMILIES` (``help`` is its CLI option's help;
+   ``default=False`` for a slow family run only when asked).
+3. Test it: its scoring on a tiny set, and ``eval --NAME`` reading one file or task of it.
 """
 
 from __future__ import annotations

@@ -118,3 +118,12 @@ def test_a_set_type_of_no_family_is_an_error():
     for run in (lambda: evaluate(vectors, [Unclaimed()]), lambda: coverage(vectors, Unclaimed(), None)):
         with pytest.raises(TypeError, match="Unclaimed is the set type of no evaluation family"):
             run()
+
+
+def test_the_families_clash_with_no_other_eval_option_and_share_no_task():
+    from ctx2static.cli import evaluate_command
+    from ctx2static.eval.families import all_tasks
+
+    names = [p.name for p in evaluate_command.params]
+    assert set(FAMILIES) <= set(names) and len(names) == len(set(names))
+    assert len(all_tasks()) == len(set(all_tasks()))
