@@ -12,7 +12,6 @@ import contextlib
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -53,7 +52,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 C = TypeVar("C", bound=Options)
-E = TypeVar("E", bound=Enum)
 _NAME = re.compile(r"[A-Za-z0-9_+-]+")
 
 
@@ -298,10 +296,3 @@ def _tasks(path: Path, name: str, value: Any) -> tuple[str, ...]:
                 f"{path}: eval.{name}: {task!r} is not {spec.task_noun}; choose from {', '.join(spec.tasks)}"
             )
     return tasks
-
-
-def _choice(kind: type[E], name: str, what: str) -> E:
-    try:
-        return kind(name)
-    except ValueError:
-        raise UserError(f"{name!r} is not {what}; choose from {', '.join(m.value for m in kind)}") from None
