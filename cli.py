@@ -10,15 +10,22 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import INTRINSIC, Family
-from ctx2static.eval.downstream.data import Task
+from ctx2static.eval.families import (
+    FAMILIES,
+    INTRINSIC,
+    file_families,
+    member,
+    task_families,
+    with_named_tasks,
+)
 from ctx2static.export import Format
 from ctx2static.fileio import check_writable, environment_error
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
@@ -286,30 +293,31 @@ def retrofit(
         )  # fmt: skip
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def family_options(command: F) -> F:
+    """``--family`` and one ``--NAME`` option per evaluation family (its extra files, or its tasks).
+
+    Read from :data:`ctx2static.eval.families.FAMILIES` when applied; each ``--NAME`` reaches the
+    command as the keyword argument NAME.
+    """
+    for name, spec in reversed(FAMILIES.items()):
+        kind = click.Choice(list(spec.tasks)) if spec.tasks else click.Path()
+        command = click.option(f"--{name}", name, multiple=True, type=kind, help=spec.help)(command)
+    asked_only = ", ".join(name for name, spec in FAMILIES.items() if not spec.default)
+    return click.option(
+        "--family",
+        "families",
+        multiple=True,
+        type=click.Choice(list(FAMILIES)),
+        help=f"Bundled benchmark families to run (repeat; default: all but {asked_only}).",
+    )(command)
+
+
 @cli.command("eval")
 @click.argument("vectors", nargs=-1, required=True, type=click.Path())
-@click.option(
-    "--family",
-    "families",
-    multiple=True,
-    type=click.Choice([f.value for f in Family]),
-    help="Bundled benchmark families to run (repeat; default: all but downstream).",
-)
-@click.option(
-    "--downstream",
-    "tasks",
-    multiple=True,
-    type=click.Choice([t.value for t in Task]),
-    help="Downstream tasks to run (repeat; implies --family downstream; default with it: all).",
-)
-@click.option("--similarity", multiple=True, type=click.Path(), help="Extra TSV 'w1 w2 score'.")
-@click.option(
-    "--analogy",
-    multiple=True,
-    type=click.Path(),
-    help="Extra 'a b c d' file, or CSV ',type,word1,word2,word3,target'.",
-)
-@click.option("--categorization", multiple=True, type=click.Path(), help="Extra CSV ',category,word'.")
+@family_options
 @click.option("--no-bundled", is_flag=True, help="Run only the files given with the options above.")
 @click.option(
     "--items",
@@ -330,10 +338,6 @@ def retrofit(
 def evaluate_command(
     vectors: tuple[str, ...],
     families: tuple[str, ...],
-    tasks: tuple[str, ...],
-    similarity: tuple[str, ...],
-    analogy: tuple[str, ...],
-    categorization: tuple[str, ...],
     no_bundled: bool,
     items: str,
     compose: bool,
@@ -357,21 +361,19 @@ def evaluate_command(
     from ctx2static.vectors import Vectors
 
     config = pop_options(AnalogyConfig, options)
+    given = {name: options.pop(name) for name in FAMILIES}  # files, or tasks (naming one asks for the family)
+    extra = {name: given[name] for name in file_families()}
+    files = [p for paths in extra.values() for p in paths]
     for written in (json_path, markdown):
         if written is not None:
-            check_writable(written, inputs=[*vectors, *similarity, *analogy, *categorization], folder=False)
-    extra = {Family.SIMILARITY: similarity, Family.ANALOGY: analogy, Family.CATEGORIZATION: categorization}
-    picked = tuple(Family(f) for f in families) or (() if tasks else INTRINSIC)
-    if tasks and Family.DOWNSTREAM not in picked:
-        picked += (Family.DOWNSTREAM,)
-    downstream = Family.DOWNSTREAM in picked
-    benchmarks = load_benchmarks(
-        picked, extra, bundled=not no_bundled, tasks=tuple(Task(t) for t in tasks) or tuple(Task)
-    )
+            check_writable(written, inputs=[*vectors, *files], folder=False)
+    named = {name: given[name] for name in task_families() if given[name]}
+    asked = tuple(member(f) for f in families) or (() if named else INTRINSIC)
+    picked, tasks = with_named_tasks(asked, named)
+    benchmarks = load_benchmarks(picked, extra, bundled=not no_bundled, tasks=tasks)
     if not benchmarks:
-        raise UserError(
-            "no benchmarks to run: give --similarity/--analogy/--categorization files with --no-bundled"
-        )
+        flags = "/".join(f"--{name}" for name in extra)
+        raise UserError(f"no benchmarks to run: give {flags} files with --no-bundled")
     for path in vectors:
         if not Path(path).exists():
             raise UserError(f"{path}: no such vectors file or folder")
@@ -393,12 +395,12 @@ def evaluate_command(
         }
     else:
         results = own
-    lines = notes(config, common=common, downstream=downstream)
+    lines = notes(config, common=common, families=picked)
     lines += ["--compose: words outside a table get vectors composed from subwords"] * compose
     click.echo(format_text(results, lines, own if common else None), nl=False)
     if json_path is not None:
         write_results_json(
-            json_path, results, {**config_dict(config, downstream), "items": "common" if common else "own"}
+            json_path, results, {**config_dict(config, picked), "items": "common" if common else "own"}
         )
     if markdown is not None:
         write_markdown(markdown, results, lines, own if common else None)
@@ -428,7 +430,7 @@ def run(study: str | None, out: str | None) -> None:
     click.echo(
         format_text(
             results.common,
-            notes(spec.eval.analogy_config, common=True, downstream=spec.eval.downstream),
+            notes(spec.eval.analogy_config, common=True, families=spec.eval.families),
             results.own,
         ),
         nl=False,

@@ -12,15 +12,21 @@ import contextlib
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ctx2static.cache.layout import SIGNALS, missing_signals, shard_signals
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import INTRINSIC, Family
-from ctx2static.eval.downstream import Task
+from ctx2static.eval.families import (
+    FAMILIES,
+    INTRINSIC,
+    Family,
+    file_families,
+    member,
+    task_families,
+    with_named_tasks,
+)
 from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.models import SHORT_NAMES
@@ -46,7 +52,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 C = TypeVar("C", bound=Options)
-E = TypeVar("E", bound=Enum)
 _NAME = re.compile(r"[A-Za-z0-9_+-]+")
 
 
@@ -263,30 +268,31 @@ def _retrofit(path: Path, i: int, data: Any, students: Sequence[str]) -> Retrofi
 
 
 def _eval(path: Path, data: Any) -> EvalSpec:
-    t = _table(
-        path,
-        data,
-        "eval",
-        ["families", "downstream", "similarity", "analogy", "categorization", *field_names(AnalogyConfig)],
-    )
+    """The ``[eval]`` table: ``families``, a key per family split into tasks, a key per family of files."""
+    tasked, files = task_families(), file_families()
+    t = _table(path, data, "eval", ["families", *tasked, *files, *field_names(AnalogyConfig)])
     families = _strings(path, t.get("families", [f.value for f in INTRINSIC]), "eval.families")
     with _at(path, "eval.families"):
         picked = tuple(_family(f) for f in families)
-    tasks = _strings(path, t.get("downstream", [t.value for t in Task]), "eval.downstream")
-    with _at(path, "eval.downstream"):
-        chosen = tuple(_choice(Task, name, "a downstream task") for name in tasks)
-    if "downstream" in t and Family.DOWNSTREAM not in picked:  # naming tasks asks for the family
-        picked += (Family.DOWNSTREAM,)
-    extra = {k: _files(path, t.get(k, []), f"eval.{k}") for k in ("similarity", "analogy", "categorization")}
-    return EvalSpec(picked, chosen, **extra, analogy_config=_config(path, AnalogyConfig, t, "eval"))
+    named = {name: _tasks(path, name, t[name]) for name in tasked if name in t}
+    picked, chosen = with_named_tasks(picked, named)  # naming tasks asks for their family
+    extra = {name: _files(path, t.get(name, []), f"eval.{name}") for name in files}
+    return EvalSpec(picked, chosen, extra, _config(path, AnalogyConfig, t, "eval"))
 
 
-def _family(name: str) -> Family:
-    return _choice(Family, name, "a benchmark family")
+def _family(name: str) -> Family | str:
+    if name not in FAMILIES:
+        raise UserError(f"{name!r} is not a benchmark family; choose from {', '.join(FAMILIES)}")
+    return member(name)
 
 
-def _choice(kind: type[E], name: str, what: str) -> E:
-    try:
-        return kind(name)
-    except ValueError:
-        raise UserError(f"{name!r} is not {what}; choose from {', '.join(m.value for m in kind)}") from None
+def _tasks(path: Path, name: str, value: Any) -> tuple[str, ...]:
+    """The tasks of family ``name`` listed under its key, each checked to be one of its tasks."""
+    spec = FAMILIES[name]
+    tasks = _strings(path, value, f"eval.{name}")
+    for task in tasks:
+        if task not in spec.tasks:
+            raise UserError(
+                f"{path}: eval.{name}: {task!r} is not {spec.task_noun}; choose from {', '.join(spec.tasks)}"
+            )
+    return tasks

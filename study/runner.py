@@ -231,17 +231,13 @@ class StudyRunner:
     def evaluate(self, name: str, only: Mapping[str, np.ndarray] | None = None) -> list[Score]:
         """Scores of output ``name`` (on the ``only`` items when given), read back when up to date."""
         from ctx2static.eval import evaluate
-        from ctx2static.eval.downstream import ProbeConfig
+        from ctx2static.eval.families import opt_in_key
 
         spec = self.study.eval
         key = {
             "families": [f.value for f in spec.families],
-            **(
-                {"downstream": [t.value for t in spec.tasks], "probes": ProbeConfig().to_dict()}
-                if spec.downstream
-                else {}
-            ),
-            "extra": {f.value: [[str(p), sha256_file(p)] for p in ps] for f, ps in spec.extra().items()},
+            **opt_in_key(spec.families, spec.tasks, spec.analogy_config),
+            "extra": {f: [[str(p), sha256_file(p)] for p in ps] for f, ps in spec.extra().items()},
             "analogy": spec.analogy_config.to_dict(),
             "only": None
             if only is None
@@ -324,7 +320,7 @@ def _run(study: Study, layout: StudyLayout) -> StudyResults:
     results = StudyResults(
         {name: with_downstream(runner.evaluate(name, common), own[name]) for name in study.outputs}, own
     )
-    lines = notes(study.eval.analogy_config, common=True, downstream=study.eval.downstream)
+    lines = notes(study.eval.analogy_config, common=True, families=study.eval.families)
     write_markdown(layout.results, results.common, lines, own)
     write_report(study, layout, results)
     log.info("report: %s", layout.report)
