@@ -10,8 +10,8 @@ teacher is a sentence-transformers folder, ours the packaged MiniLM:
 
 ``distill`` reads no corpus: it embeds each token of the teacher's vocabulary alone, so the same
 folder serves every corpus. ``words.py`` turns a peer folder into a vectors file over a study's
-vocabulary for its ``[references.NAME]``. Distilling MiniLM took 233 s on 2 CPU cores (model2vec
-0.10, before this script timed it in a child process).
+vocabulary for its ``[references.NAME]``. Distilling MiniLM takes 4-7 min on 2 CPU cores (model2vec
+0.10: 233 s on a quiet machine; 385 s and 954 MiB peak RSS on a loaded one, load average ~12).
 """
 
 from __future__ import annotations
