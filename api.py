@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
+import reprlib
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -23,18 +24,20 @@ from typing import Any
 
 from ctx2static.errors import UserError
 from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio import atomic_write, check_writable, refuse_inputs
+from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.options import Options, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.text.corpus import Corpus, CorpusConfig
+from ctx2static.text.split import Split
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.vectors import Vectors
 
 __all__ = ["Vectors", "distill", "evaluate", "export", "extract", "fit", "retrofit"]
 
 CorpusLike = str | os.PathLike | Iterable[str | os.PathLike]
-"""A corpus file, a list of files, or an iterable of sentences (one string each; "" ends a paragraph)."""
+"""Corpus files or folders, or an iterable of sentences (one string each; "" ends a paragraph)."""
 
 CORPUS_FILE = "corpus.txt"
 """Where sentences given as strings are written: inside the cache folder, so a rerun resumes."""
@@ -53,21 +56,59 @@ def _split(options: Mapping[str, Any], configs: Sequence[type[Options]], rest: b
     return [*parts, others] if rest else parts
 
 
+def _wrong(param: str, value: Any, want: str) -> UserError:
+    return UserError(f"{param}={reprlib.repr(value)}: pass {want}, not {type(value).__name__}")
+
+
+def _check(param: str, value: Any, kinds: tuple[type, ...], want: str) -> None:
+    """A parameter of the wrong type is a one-line error naming it, never a value read as something else."""
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise _wrong(param, value, want)
+
+
+def _is_path(name: str) -> bool:
+    """Whether ``name`` names a corpus file or folder (a long or odd sentence is simply not one)."""
+    try:
+        return Path(name).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _check_corpus(corpus: Any) -> None:
+    """The corpus's own type, checked before a teacher loads (its items are checked as they are read)."""
+    if isinstance(corpus, (bytes, bytearray)) or not isinstance(corpus, (str, os.PathLike, Iterable)):
+        raise _wrong("corpus", corpus, "a file, a list of files or an iterable of sentences (str)")
+
+
 def _corpus(corpus: CorpusLike, folder: Path, config: CorpusConfig) -> Corpus:
-    """A :class:`Corpus` of the files given, or of the sentences written to ``folder/corpus.txt``."""
+    """A :class:`Corpus` of the files given, or of the sentences written to ``folder/corpus.txt``.
+
+    Files given must lie outside ``folder``, which is written. Sentences must be ``str``: a number,
+    ``None`` or ``bytes`` would otherwise become the words ``1``, ``none`` or ``b'a``; the first
+    other item is a one-line error naming its position.
+    """
     if isinstance(corpus, (str, os.PathLike)):
+        refuse_inputs(folder, [corpus])
         return Corpus([corpus], config)
+    _check_corpus(corpus)
     items = iter(corpus)
     first = next(items, None)
     if first is None:
         raise UserError("the corpus is empty: pass corpus files or an iterable of sentences")
     items = itertools.chain([first], items)
-    if isinstance(first, os.PathLike) or Path(str(first)).is_file():
-        return Corpus(list(items), config)
+    if isinstance(first, os.PathLike) or (isinstance(first, str) and _is_path(first)):
+        files = list(items)
+        for i, name in enumerate(files):
+            _check(f"corpus[{i}]", name, (str, os.PathLike), "a corpus file like the first item")
+        refuse_inputs(folder, files)
+        return Corpus(files, config)
     path = folder / CORPUS_FILE
     with atomic_write(path, "w", encoding="utf-8") as fh:
-        for sentence in items:
-            fh.write(str(sentence).rstrip("\n") + "\n")
+        for i, sentence in enumerate(items):
+            _check(f"corpus[{i}]", sentence, (str,), "sentences as str (decode bytes first)")
+            fh.write(sentence.rstrip("\n") + "\n")
+    if config.split is Split.AUTO:  # strings given one by one are sentences already
+        config = dataclasses.replace(config, split=Split.LINES)
     return Corpus([path], config)
 
 
@@ -83,10 +124,13 @@ def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike 
     from ctx2static.text.vocab import Vocab
     from ctx2static.threads import torch_threads
 
+    teacher, out = _teacher(teacher), _folder("out", out)
+    _check_corpus(corpus)
     text, vocab_cfg, teacher_cfg, cfg = (
         c(**part) for c, part in zip(_EXTRACT_CONFIGS, _split(options, _EXTRACT_CONFIGS, False), strict=True)
     )
     folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="ctx2static-cache-"))
+    check_writable(folder, inside=True)
     folder.mkdir(parents=True, exist_ok=True)
     with torch_threads(teacher_cfg.threads):
         model = Teacher.load(teacher, teacher_cfg)  # a missing model fails before the corpus is read
@@ -95,6 +139,7 @@ def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike 
     return folder
 
 
+@sigterm_as_interrupt()
 def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compose: bool = True,
         **options: Any) -> Vectors:  # fmt: skip
     """Train ``student`` (as ``ctx2static fit-student``) from a cache folder, or a corpus (sgns/cbow/glove).
@@ -104,7 +149,10 @@ def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compo
     """
     from ctx2static.students.registry import Source, fit_cache_student, fit_text_student, spec
 
+    _check("student", student, (str,), "a student's name")
+    _check("compose", compose, (bool,), "True or False")
     if spec(student).source is Source.CACHE:
+        _check("source", source, (str, os.PathLike), "a cache folder")
         return fit_cache_student(student, source, options, compose)  # type: ignore[arg-type]
     text, vocab_cfg, student_options = _split(options, (CorpusConfig, VocabConfig), True)
     with tempfile.TemporaryDirectory(prefix="ctx2static-corpus-") as tmp:
@@ -112,18 +160,23 @@ def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compo
         return fit_text_student(student, corpus, VocabConfig(**vocab_cfg), student_options)
 
 
+@sigterm_as_interrupt()
 def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2static",
             out: str | os.PathLike | None = None, **options: Any) -> Vectors:  # fmt: skip
     """Corpus -> ``teacher`` -> cache -> ``student`` -> vectors, with the command line's defaults.
 
     ``out`` is the cache folder (kept, and a rerun resumes); without it the cache lives in a
-    temporary folder removed at the end. The signals the student needs (``vectors``,
-    ``paragraph``) are extracted unless an option turns them off. The vectors carry a composer,
-    so :meth:`Vectors.query` gives any word a vector.
+    temporary folder removed at the end, also after an error, Ctrl-C or SIGTERM (which raises
+    ``KeyboardInterrupt`` during the call unless the program handles SIGTERM itself). The signals
+    the student needs (``vectors``, ``paragraph``) are extracted unless an option turns them off.
+    The vectors carry a composer, so :meth:`Vectors.query` gives any word a vector.
     """
     from ctx2static.cache.layout import SIGNALS
     from ctx2static.students import registry as reg
 
+    teacher, out = _teacher(teacher), _folder("out", out)
+    _check("student", student, (str,), "a student's name")
+    _check_corpus(corpus)
     if reg.spec(student).source is not reg.Source.CACHE:
         raise UserError(f"student '{student}' trains from text, not a teacher: call fit(corpus, '{student}')")
     *extract_parts, student_options = _split(options, _EXTRACT_CONFIGS, True)
@@ -160,8 +213,7 @@ def retrofit(vectors: Vectors | str | os.PathLike, lexicons: str | Sequence[str]
     """
     from ctx2static.retrofit.solver import retrofit_vectors
 
-    lexicons = [lexicons] if isinstance(lexicons, str) else list(lexicons)
-    antonyms = [antonyms] if isinstance(antonyms, str) else list(antonyms)
+    lexicons, antonyms = _names("lexicons", lexicons), _names("antonyms", antonyms)
     config = RetrofitConfig(**_split(options, (RetrofitConfig,), False)[0])
     return retrofit_vectors(_vectors(vectors), lexicons, config, antonyms)[0]
 
@@ -170,6 +222,7 @@ def evaluate(vectors: Vectors | str | os.PathLike, compose: bool = False) -> lis
     """Every bundled benchmark (as ``ctx2static eval``); ``compose``: unknown words get composed vectors."""
     from ctx2static.eval import evaluate as run
 
+    _check("compose", compose, (bool,), "True or False")
     return run(_vectors(vectors), compose=compose)
 
 
@@ -186,7 +239,15 @@ def export(vectors: Vectors | str | os.PathLike, format: str, out: str | os.Path
     from ctx2static.eval.suite import notes
     from ctx2static.export import Card, Format, export_vectors
 
-    vectors, fmt = _vectors(vectors), Format(format)
+    try:
+        fmt = Format(format)
+    except ValueError:
+        raise UserError(f"format={format!r}: choose one of {', '.join(f.value for f in Format)}") from None
+    _check("evaluate", evaluate, (bool,), "True or False")
+    out = _folder("out", out, optional=False)
+    named = [vectors] if isinstance(vectors, (str, os.PathLike)) else []
+    check_writable(out, inputs=named, folder=fmt.folder)
+    vectors = _vectors(vectors)
     evaluation = None
     if evaluate and fmt.folder:
         results = {"words in the table": run(vectors)}
@@ -198,4 +259,28 @@ def export(vectors: Vectors | str | os.PathLike, format: str, out: str | os.Path
 
 
 def _vectors(vectors: Vectors | str | os.PathLike) -> Vectors:
+    _check("vectors", vectors, (Vectors, str, os.PathLike), "Vectors, or a vectors file or folder")
     return vectors if isinstance(vectors, Vectors) else Vectors.load(vectors)
+
+
+def _teacher(teacher: str | os.PathLike) -> str:
+    _check("teacher", teacher, (str, os.PathLike), "a short name (minilm...), a model folder or a hub id")
+    return os.fspath(teacher)
+
+
+def _folder(param: str, path: str | os.PathLike | None, optional: bool = True) -> Path | None:
+    if path is None and optional:
+        return None
+    _check(param, path, (str, os.PathLike), "a path")
+    return Path(path)  # type: ignore[arg-type]
+
+
+def _names(param: str, names: str | Sequence[str]) -> list[str]:
+    """Lexicon names or files: one, or a list of them."""
+    if isinstance(names, (str, os.PathLike)):
+        return [os.fspath(names)]
+    if not isinstance(names, Sequence):
+        raise _wrong(param, names, "a name or file, or a list of them")
+    for i, name in enumerate(names):
+        _check(f"{param}[{i}]", name, (str, os.PathLike), "a lexicon name or file")
+    return [os.fspath(n) for n in names]

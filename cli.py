@@ -10,17 +10,25 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import INTRINSIC, Family
-from ctx2static.eval.downstream.data import Task
+from ctx2static.eval.families import (
+    FAMILIES,
+    INTRINSIC,
+    file_families,
+    member,
+    task_families,
+    with_named_tasks,
+)
 from ctx2static.export import Format
 from ctx2static.fileio import check_writable, environment_error
+from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import click_options, pop_options
 from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
@@ -67,10 +75,18 @@ def cli(quiet: bool) -> None:
 
 @cli.command()
 @click.option(
-    "--corpus", "corpus_paths", multiple=True, required=True, type=click.Path(), help="Corpus file(s)."
+    "--corpus",
+    "corpus_paths",
+    multiple=True,
+    required=True,
+    type=click.Path(),
+    help="Corpus files or folders: text, JSONL, CSV, Parquet, saved datasets (README: Corpora).",
 )
 @click.option(
-    "--teacher", required=True, help="minilm, smollm2, bert-base, roberta-base, gpt2, a folder or a hub id."
+    "--teacher",
+    required=True,
+    help="minilm, mpnet, smollm2, gemma3, bert-base, roberta-base, gpt2, a folder or a hub id. A short "
+    "name wins over a folder of that name: write ./NAME for the folder.",
 )
 @click.option(
     "--out", required=True, type=click.Path(), help="Cache folder (re-run the same command to resume)."
@@ -91,7 +107,7 @@ def extract(
     from ctx2static.text.corpus import Corpus
     from ctx2static.text.vocab import Vocab
 
-    check_writable(out, inside=True)
+    check_writable(out, inside=True, inputs=[*corpus_paths, vocab_path])
     corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
     vocab_config = pop_options(VocabConfig, options)
     teacher_config = pop_options(TeacherConfig, options)
@@ -154,17 +170,19 @@ _SHORTCUTS = ("dim", "epochs", "window", "threads", "seed")
 
 @cli.command("fit-student")
 @click.option("--student", "-s", required=True, help="Student name (listed below).")
-@click.option("--corpus", "corpus_paths", multiple=True, type=click.Path(), help="Text corpus file(s).")
+@click.option(
+    "--corpus", "corpus_paths", multiple=True, type=click.Path(), help="Corpus files or folders (text)."
+)
 @click.option("--cache", "cache_dir", type=click.Path(), help="Teacher cache folder (distilled students).")
 @click.option("--out", "-o", required=True, type=click.Path(), help="Output: .txt/.vec, .bin or a folder.")
 @click_options(CorpusConfig)
 @click_options(VocabConfig)
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Any student option.")
-@click.option("--dim", type=int, help="Shortcut for --set dim=N.")
-@click.option("--epochs", type=int, help="Shortcut for --set epochs=N.")
-@click.option("--window", type=int, help="Shortcut for --set window=N.")
-@click.option("--threads", type=int, help="Shortcut for --set threads=N.")
-@click.option("--seed", type=int, help="Shortcut for --set seed=N.")
+@click.option("--dim", type=int, help="Shortcut for --set dim=N (students with that option).")
+@click.option("--epochs", type=int, help="Shortcut for --set epochs=N (students with that option).")
+@click.option("--window", type=int, help="Shortcut for --set window=N (students with that option).")
+@click.option("--threads", type=int, help="Shortcut for --set threads=N (students with that option).")
+@click.option("--seed", type=int, help="Shortcut for --set seed=N (students with that option).")
 @click.option(
     "--compose/--no-compose",
     default=True,
@@ -186,17 +204,22 @@ def fit_student(
     token, word (from --cache, no teacher needed). Every option of a student's config can be
     set with --set KEY=VALUE; the effective configuration is printed and saved with the vectors.
     """
-    from ctx2static.students.registry import fit_cache_student, fit_text_student, student_config
+    from ctx2static.students.registry import (
+        fit_cache_student,
+        fit_text_student,
+        shortcut_overrides,
+        student_config,
+    )
     from ctx2static.text.corpus import Corpus
 
-    overrides: dict[str, object] = {k: options.pop(k) for k in _SHORTCUTS if options.get(k) is not None}
+    overrides = shortcut_overrides(student, {k: options.pop(k) for k in _SHORTCUTS})
     for item in settings:
         key, sep, value = item.partition("=")
         if not sep:
             raise UserError(f"--set {item!r}: write KEY=VALUE, e.g. --set negative=10")
         overrides[key.strip()] = value.strip()
     config = student_config(student, overrides)
-    check_writable(out)  # before the training, not after it
+    check_writable(out, inputs=[*corpus_paths, cache_dir])  # before the training, not after it
     if cache_dir and corpus_paths:
         raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
     if cache_dir:
@@ -250,17 +273,12 @@ def retrofit(
 
     config = pop_options(RetrofitConfig, options)
     config.check_antonyms(antonyms)
-    check_writable(out)
+    check_writable(out, inputs=[vectors, *lexicons, *antonyms])
     log.info("retrofit: %s", config.to_dict())
     start = time.perf_counter()
     result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)
     result.save(out)
     info = result.meta["retrofit"][-1]
-    if info["edges"] == 0:
-        log.warning(
-            "warning: no lexicon line links two vocabulary words (matching is exact unless the "
-            "vocabulary is all lower case); no vector moved"
-        )
     name = "cost" if config.method is Method.ATTRACT_REPEL else "Psi"
     log.info(
         "retrofit (%s): %d of %d words moved, %d edges, %s %.4g -> %.4g, %.1fs -> %s",
@@ -275,30 +293,31 @@ def retrofit(
         )  # fmt: skip
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def family_options(command: F) -> F:
+    """``--family`` and one ``--NAME`` option per evaluation family (its extra files, or its tasks).
+
+    Read from :data:`ctx2static.eval.families.FAMILIES` when applied; each ``--NAME`` reaches the
+    command as the keyword argument NAME.
+    """
+    for name, spec in reversed(FAMILIES.items()):
+        kind = click.Choice(list(spec.tasks)) if spec.tasks else click.Path()
+        command = click.option(f"--{name}", name, multiple=True, type=kind, help=spec.help)(command)
+    asked_only = ", ".join(name for name, spec in FAMILIES.items() if not spec.default)
+    return click.option(
+        "--family",
+        "families",
+        multiple=True,
+        type=click.Choice(list(FAMILIES)),
+        help=f"Bundled benchmark families to run (repeat; default: all but {asked_only}).",
+    )(command)
+
+
 @cli.command("eval")
 @click.argument("vectors", nargs=-1, required=True, type=click.Path())
-@click.option(
-    "--family",
-    "families",
-    multiple=True,
-    type=click.Choice([f.value for f in Family]),
-    help="Bundled benchmark families to run (repeat; default: all but downstream).",
-)
-@click.option(
-    "--downstream",
-    "tasks",
-    multiple=True,
-    type=click.Choice([t.value for t in Task]),
-    help="Downstream tasks to run (repeat; implies --family downstream; default with it: all).",
-)
-@click.option("--similarity", multiple=True, type=click.Path(), help="Extra TSV 'w1 w2 score'.")
-@click.option(
-    "--analogy",
-    multiple=True,
-    type=click.Path(),
-    help="Extra 'a b c d' file, or CSV ',type,word1,word2,word3,target'.",
-)
-@click.option("--categorization", multiple=True, type=click.Path(), help="Extra CSV ',category,word'.")
+@family_options
 @click.option("--no-bundled", is_flag=True, help="Run only the files given with the options above.")
 @click.option(
     "--items",
@@ -319,10 +338,6 @@ def retrofit(
 def evaluate_command(
     vectors: tuple[str, ...],
     families: tuple[str, ...],
-    tasks: tuple[str, ...],
-    similarity: tuple[str, ...],
-    analogy: tuple[str, ...],
-    categorization: tuple[str, ...],
     no_bundled: bool,
     items: str,
     compose: bool,
@@ -346,21 +361,19 @@ def evaluate_command(
     from ctx2static.vectors import Vectors
 
     config = pop_options(AnalogyConfig, options)
+    given = {name: options.pop(name) for name in FAMILIES}  # files, or tasks (naming one asks for the family)
+    extra = {name: given[name] for name in file_families()}
+    files = [p for paths in extra.values() for p in paths]
     for written in (json_path, markdown):
         if written is not None:
-            check_writable(written)
-    extra = {Family.SIMILARITY: similarity, Family.ANALOGY: analogy, Family.CATEGORIZATION: categorization}
-    picked = tuple(Family(f) for f in families) or (() if tasks else INTRINSIC)
-    if tasks and Family.DOWNSTREAM not in picked:
-        picked += (Family.DOWNSTREAM,)
-    downstream = Family.DOWNSTREAM in picked
-    benchmarks = load_benchmarks(
-        picked, extra, bundled=not no_bundled, tasks=tuple(Task(t) for t in tasks) or tuple(Task)
-    )
+            check_writable(written, inputs=[*vectors, *files], folder=False)
+    named = {name: given[name] for name in task_families() if given[name]}
+    asked = tuple(member(f) for f in families) or (() if named else INTRINSIC)
+    picked, tasks = with_named_tasks(asked, named)
+    benchmarks = load_benchmarks(picked, extra, bundled=not no_bundled, tasks=tasks)
     if not benchmarks:
-        raise UserError(
-            "no benchmarks to run: give --similarity/--analogy/--categorization files with --no-bundled"
-        )
+        flags = "/".join(f"--{name}" for name in extra)
+        raise UserError(f"no benchmarks to run: give {flags} files with --no-bundled")
     for path in vectors:
         if not Path(path).exists():
             raise UserError(f"{path}: no such vectors file or folder")
@@ -382,12 +395,12 @@ def evaluate_command(
         }
     else:
         results = own
-    lines = notes(config, common=common, downstream=downstream)
+    lines = notes(config, common=common, families=picked)
     lines += ["--compose: words outside a table get vectors composed from subwords"] * compose
     click.echo(format_text(results, lines, own if common else None), nl=False)
     if json_path is not None:
         write_results_json(
-            json_path, results, {**config_dict(config, downstream), "items": "common" if common else "own"}
+            json_path, results, {**config_dict(config, picked), "items": "common" if common else "own"}
         )
     if markdown is not None:
         write_markdown(markdown, results, lines, own if common else None)
@@ -412,12 +425,12 @@ def run(study: str | None, out: str | None) -> None:
     path = Path(study) if study else DEFAULT_STUDY
     spec = load_study(path)
     folder = Path(out) if out else Path("runs") / path.stem
-    check_writable(folder, inside=True)
+    check_writable(folder, inside=True, inputs=spec.inputs)
     results = run_study(spec, folder)
     click.echo(
         format_text(
             results.common,
-            notes(spec.eval.analogy_config, common=True, downstream=spec.eval.downstream),
+            notes(spec.eval.analogy_config, common=True, families=spec.eval.families),
             results.own,
         ),
         nl=False,
@@ -443,7 +456,7 @@ def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str) -> N
     from ctx2static.api import export as run_export
     from ctx2static.vectors import Vectors
 
-    check_writable(out)
+    check_writable(out, inputs=[vectors], folder=Format(fmt).folder)
     v = Vectors.load(vectors, nonfinite=nonfinite)
     path = run_export(v, fmt, out, evaluate=not no_eval)
     log.info("%s: %s words x %d -> %s (%s)", vectors, f"{len(v):,}", v.dim, path, fmt)
@@ -468,6 +481,7 @@ def compose(vectors: str, cache_dir: str, out: str | None, ridge: float | None) 
     from ctx2static.cache.compose import fit_composer
     from ctx2static.vectors import Vectors
 
+    check_writable(out or vectors, inputs=[cache_dir])  # VECTORS itself is rewritten by default
     v = Vectors.load(vectors)
     v.composer = fit_composer(Cache.open(cache_dir), v, ridge)
     path = v.save(out or vectors)
@@ -531,20 +545,23 @@ _INTERRUPTED = {
 }
 
 
-def _interrupted(argv: list[str]) -> str:
-    """What Ctrl-C kept, for the command in ``argv``."""
+def _interrupted(argv: list[str], signal: str = "") -> str:
+    """What Ctrl-C (or ``signal``) kept, for the command in ``argv``."""
     command = next((a for a in argv if a in cli.commands), "")
-    return "interrupted: " + _INTERRUPTED.get(command, "nothing half-written was kept; re-run the command")
+    kept = _INTERRUPTED.get(command, "nothing half-written was kept; re-run the command")
+    return f"interrupted{f' ({signal})' * bool(signal)}: {kept}"
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors print one line and exit 2, never a traceback.
 
     So do the environment's refusals (no permission, read-only filesystem, disk full: the path and
-    what to do); Ctrl-C says what was kept and exits 130.
+    what to do); Ctrl-C says what was kept and exits 130, SIGTERM the same and exits 143 (its
+    temporaries are removed as Ctrl-C's are).
     """
     try:
-        cli.main(args=argv, standalone_mode=False)
+        with sigterm_as_interrupt():
+            cli.main(args=argv, standalone_mode=False)
     except UserError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -554,9 +571,10 @@ def main(argv: list[str] | None = None) -> None:
             raise
         click.echo(f"error: {mapped}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo(_interrupted(sys.argv[1:] if argv is None else argv), err=True)
-        sys.exit(130)
+    except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+        terminated = isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated)
+        click.echo(_interrupted(sys.argv[1:] if argv is None else argv, "SIGTERM" * terminated), err=True)
+        sys.exit(143 if terminated else 130)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

@@ -7,12 +7,11 @@ the in-vocabulary words, whose subword-mean input embeddings (the cache's ``toke
 inputs and whose trained vectors are the targets (the linear "mimick" of Pinter et al. 2017, with
 the teacher's pieces for characters). The map is linear, so the mean of mapped rows is the map of
 the mean: the composer keeps only ``rows`` (teacher tokens x dim, fp16) and the tokenizer.
-Needs numpy, plus the ``tokenizers`` library when it splits a word.
+Needs numpy, plus the ``tokenizers`` library (the tokenizer is parsed when the vectors are opened).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,11 +46,7 @@ class Composer:
     def token_ids(self, words: Sequence[str]) -> list[list[int]]:
         """The teacher token ids of each word (no special tokens), after the vectors' lower-casing."""
         if self._tokenizer is None:
-            from tokenizers import Tokenizer
-
-            self._tokenizer = Tokenizer.from_str(self.tokenizer_json)
-            self._tokenizer.no_truncation()
-            self._tokenizer.no_padding()
+            self._tokenizer = parse_tokenizer(self.tokenizer_json, "the composer's tokenizer", "fit it again")
         texts = [w.lower() if self.lowercase else w for w in words]
         return [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=False)]
 
@@ -64,8 +59,15 @@ class Composer:
 
         ``group``: renamed with the other files of an :func:`~ctx2static.fileio.atomic_files` block.
         """
+        with np.errstate(over="ignore"):
+            rows = self.rows.astype(np.float16)
+        if not np.isfinite(rows).all():  # it would not load again
+            raise UserError(
+                f"{folder / (prefix + ROWS)}: not written: the composer's rows hold NaN or values beyond "
+                "float16 (65504); fit it to vectors of smaller values, or go without (--no-compose)"
+            )
         with atomic_write(folder / f"{prefix}{ROWS}", group=group) as fh:
-            write_npy(fh, self.rows.astype(np.float16))
+            write_npy(fh, rows)
         with atomic_write(folder / f"{prefix}{TOKENIZER}", "w", encoding="utf-8", group=group) as fh:
             fh.write(self.tokenizer_json)
         return {"lowercase": self.lowercase, **self.info}
@@ -77,18 +79,73 @@ class Composer:
             (folder / f"{prefix}{name}").unlink(missing_ok=True)
 
     @classmethod
-    def load(cls, folder: Path, prefix: str, settings: dict[str, Any]) -> Composer | None:
-        """The composer saved in ``folder`` (None if none); ``settings`` as :meth:`save` returned them."""
+    def load(cls, folder: Path, prefix: str, settings: dict[str, Any] | None, dim: int) -> Composer | None:
+        """The composer saved in ``folder`` (None if none) for a table of ``dim`` columns.
+
+        ``settings`` as :meth:`save` returned them (their types already checked with the rest of the
+        metadata). Everything is checked here, once, so that a damaged composer is one line when the
+        vectors are opened, never a traceback at the first unknown word nor a copy in a retrofit's
+        output: the rows are a 2-d float16 (as saved) or float32 array read without pickle, of
+        values float16 holds (so their sums stay finite), ``dim`` wide and with a row for every
+        token id of the tokenizer, which must parse. Parsing it here costs what the first composed
+        word would (tens of ms for a BERT WordPiece tokenizer; a Gemma tokenizer of 262k tokens,
+        about a second), and the parsed tokenizer is kept for that word.
+        """
         rows_path, tok_path = folder / f"{prefix}{ROWS}", folder / f"{prefix}{TOKENIZER}"
         if not rows_path.is_file():
             return None
-        if not tok_path.is_file() or "lowercase" not in settings:
+        if not tok_path.is_file() or not settings or "lowercase" not in settings:
             raise UserError(
                 f"{rows_path}: its {tok_path.name} or meta's 'composer' entry is missing; re-save"
             )
+        fix = (
+            f"delete {rows_path.name} and {tok_path.name} (the table loads without them; "
+            "`ctx2static compose` fits a new composer)"
+        )
+        try:
+            rows = np.load(rows_path, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise UserError(f"{rows_path}: not a readable .npy array ({_first_line(exc)}); {fix}") from None
+        if rows.ndim != 2 or rows.dtype not in (np.float16, np.float32) or rows.shape[1] != dim:
+            raise UserError(
+                f"{rows_path}: holds a {rows.dtype} array of shape {rows.shape}, not float16 or float32 "
+                f"rows of the table's {dim} dimensions; {fix}"
+            )
+        block, limit = 1 << 16, np.finfo(np.float16).max  # no whole-table mask; sums of such rows stay finite
+        if not all((np.abs(rows[i : i + block]) <= limit).all() for i in range(0, len(rows), block)):
+            raise UserError(
+                f"{rows_path}: holds NaN, infinity or values beyond float16 (65504), which composed vectors "
+                f"would spread; {fix}"
+            )
+        try:
+            text = tok_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"{tok_path}: cannot be read as UTF-8 text ({_first_line(exc)}); {fix}") from None
+        tokenizer = parse_tokenizer(text, f"{tok_path}", fix)
+        size = tokenizer.get_vocab_size(with_added_tokens=True)
+        if len(rows) < size:
+            raise UserError(f"{rows_path}: {len(rows)} rows for the {size} tokens of {tok_path.name}; {fix}")
         info = {k: v for k, v in settings.items() if k != "lowercase"}
-        rows = np.load(rows_path)
-        return cls(rows, tok_path.read_text(encoding="utf-8"), bool(settings["lowercase"]), info)
+        composer = cls(rows, text, settings["lowercase"], info)
+        composer._tokenizer = tokenizer
+        return composer
+
+
+def parse_tokenizer(text: str, where: str, fix: str) -> Any:
+    """The ``tokenizers`` Tokenizer that ``text`` (a ``tokenizer.json``) describes; else a one-line error."""
+    from tokenizers import Tokenizer
+
+    try:
+        tokenizer = Tokenizer.from_str(text)
+    except Exception as exc:  # the Rust parser raises a bare Exception for any malformed file
+        raise UserError(f"{where}: not a tokenizers JSON file ({_first_line(exc)}); {fix}") from None
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def mean_rows(rows: np.ndarray, ids: Sequence[Sequence[int]]) -> np.ndarray:
@@ -101,6 +158,19 @@ def mean_rows(rows: np.ndarray, ids: Sequence[Sequence[int]]) -> np.ndarray:
     has = lengths > 0
     starts = (np.cumsum(lengths) - lengths)[has]
     out[has] = np.add.reduceat(rows[flat].astype(np.float32), starts, axis=0) / lengths[has, None]
+    return out
+
+
+def map_rows(rows: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, block: int = 8192) -> np.ndarray:
+    """float16 ``rows @ w + b``, each block of ``block`` rows through float64 in turn.
+
+    A teacher's vocabulary at once would cost [tokens, d] float64 copies: 1.3 GB for Gemma 3's 262,144
+    input embeddings of 640 dims; a block costs 42 MB.
+    """
+    out = np.empty((len(rows), w.shape[1]), dtype=np.float16)
+    for i in range(0, len(rows), block):
+        y = np.asarray(rows[i : i + block], dtype=np.float64) @ w
+        out[i : i + block] = y if b is None else y + b
     return out
 
 
@@ -158,6 +228,8 @@ def build_composer(
 ) -> Composer:
     """Fit the map from words' subword-mean input embeddings to their vectors; map every teacher token."""
     w, b, info = fit_ridge(token_emb, targets, ridge)
-    rows = (np.asarray(teacher_token_emb, dtype=np.float64) @ w + b).astype(np.float16)  # as saved
-    json.loads(tokenizer_json)  # a broken tokenizer fails here, not at the first unknown word
-    return Composer(rows, tokenizer_json, lowercase, {"words": len(token_emb), **info})
+    rows = map_rows(teacher_token_emb, w, b)  # fp16, as saved
+    composer = Composer(rows, tokenizer_json, lowercase, {"words": len(token_emb), **info})
+    # a broken tokenizer fails here, not at the first unknown word
+    composer._tokenizer = parse_tokenizer(tokenizer_json, "the cache's teacher tokenizer", "extract again")
+    return composer

@@ -6,7 +6,14 @@ successful write removes the temps that dead processes left for the same target 
 whose a temp is, so a live writer's is never touched). A write that fails for the environment's
 sake (no permission, read-only filesystem, disk or quota full) is a one-line :class:`UserError`
 naming the path and what to do; :func:`check_writable` asks the same question before any work.
-:func:`folder_lock` keeps a second process from writing into a folder another one is writing.
+
+What is there already is never replaced unless it is what the write makes: a file output only
+replaces a regular file, a folder output only a real folder; a symbolic link, a device, a named
+pipe or a socket in the output's place is a one-line :class:`UserError` (replacing a link would
+lose it, writing through it would change a file the user did not name). :func:`check_writable`
+also refuses an output that is, or holds, one of the command's inputs.
+:func:`folder_lock` keeps a second process from writing into a folder another one is writing; its
+lock file is never followed through a link and only ever holds the holder's note.
 Reads of text check every line (a NUL byte or bad UTF-8 is a one-line :class:`UserError` naming
 the file and line).
 """
@@ -24,11 +31,12 @@ import lzma
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -107,7 +115,7 @@ def _remove(paths: Iterator[Path], name: str | None) -> list[Path]:
     with contextlib.suppress(OSError):
         for tmp in paths:
             if _stale(tmp, name):
-                if tmp.is_dir():
+                if tmp.is_dir() and not tmp.is_symlink():
                     shutil.rmtree(tmp, ignore_errors=True)
                 else:
                     tmp.unlink(missing_ok=True)
@@ -134,6 +142,45 @@ def glob_escape(name: str) -> str:
     return re.sub(r"([*?[])", r"[\1]", name)
 
 
+_KINDS = {
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+    stat.S_IFREG: "a file",
+}
+
+
+def _kind(mode: int) -> str:
+    return _KINDS.get(stat.S_IFMT(mode), "not a file")
+
+
+def check_target(path: str | os.PathLike, folder: bool | None = None) -> None:
+    """Refuse, in one line, to replace anything at ``path`` but what the output itself is.
+
+    ``folder``: True for a folder output (only a real folder may be replaced), False for a file
+    (only a regular file), None when either may come. A symbolic link is refused, not replaced
+    (the user's link would be lost) nor written through (the file it names was not named here).
+    """
+    path = Path(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # nothing there (the latter: a file in a parent's place)
+        return
+    kinds = {True: (stat.S_IFDIR,), False: (stat.S_IFREG,), None: (stat.S_IFDIR, stat.S_IFREG)}[folder]
+    if stat.S_IFMT(mode) in kinds:
+        return
+    if stat.S_ISLNK(mode):
+        raise UserError(
+            f"{path}: is a symbolic link (to {os.readlink(path)}); an output never replaces a link nor "
+            "writes through it: name the path it points to, or remove the link"
+        )
+    want = {True: "a folder", False: "a file", None: "a file or a folder"}[folder]
+    raise UserError(f"{path}: is {_kind(mode)}, not {want}; remove it or choose another output path")
+
+
 Renames = list[tuple[str, Path]]
 """Written temps and their targets, renamed together by :func:`atomic_files`."""
 
@@ -147,6 +194,7 @@ def atomic_write(
     With ``group`` (from :func:`atomic_files`) the rename waits for the group's other files.
     """
     path = Path(path)
+    check_target(path, folder=False)
     with user_errors_for(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
@@ -198,9 +246,17 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temp folder beside ``path``; on success it replaces ``path`` whole."""
+def atomic_dir(path: str | os.PathLike, may_hold: Collection[str] = ()) -> Iterator[Path]:
+    """Yield a temp folder beside ``path``; on success it replaces ``path`` whole.
+
+    Only a real folder is replaced (see :func:`check_target`): a file, or a link to a folder, in
+    ``path``'s place is a one-line error before any work, never moved away or deleted. So is a
+    folder holding anything the new one does not hold, save the names in ``may_hold`` (what an
+    earlier output of the same kind may hold): ``--out`` naming a folder of other files must not
+    delete them.
+    """
     path = Path(path)
+    check_target(path, folder=True)
     with user_errors_for(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent))
@@ -211,12 +267,23 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
                 if f.is_file():
                     with open(f, "rb") as fh:
                         os.fsync(fh.fileno())
-            old = None
-            if path.exists():
-                old = path.with_name(f".{path.name}.old")
-                shutil.rmtree(old, ignore_errors=True)
-                os.replace(path, old)
-            os.replace(tmp, path)
+            check_target(path, folder=True)  # what appeared there while the folder was written
+            _check_replaceable(path, {*os.listdir(tmp), *may_hold})
+            # the old folder moves to a temp name of this process, so a crash before it is deleted
+            # leaves a temp that the next write of ``path`` removes, never a name that blocks it
+            old = path.with_name(f"{_temp_prefix(path)}old.tmp")
+            if old.is_dir() and not old.is_symlink():  # a dead namesake's (a reused pid)
+                shutil.rmtree(old)
+            try:
+                os.rename(path, old)
+            except FileNotFoundError:
+                old = None
+            try:
+                os.replace(tmp, path)
+            except BaseException:
+                if old is not None:
+                    os.rename(old, path)  # the old folder goes back where it was
+                raise
             if old is not None:
                 shutil.rmtree(old, ignore_errors=True)
         except BaseException:
@@ -225,19 +292,45 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     remove_stale_temps(path)
 
 
-def check_writable(path: str | os.PathLike, inside: bool = False) -> None:
-    """Fail now, in one line, when ``path`` cannot be written: before the work, not after it.
+def _check_replaceable(path: Path, names: set[str]) -> None:
+    """A one-line error when folder ``path`` holds an entry not in ``names`` (it would be lost)."""
+    try:
+        foreign = sorted(set(os.listdir(path)) - names)
+    except FileNotFoundError:
+        return
+    if foreign:
+        more = f" and {len(foreign) - 1} more" * (len(foreign) > 1)
+        raise UserError(
+            f"{path}: holds {foreign[0]}{more}, which this output does not write; it replaces the folder "
+            "whole, so move them away or choose another output path"
+        )
+
+
+def check_writable(
+    path: str | os.PathLike,
+    inside: bool = False,
+    inputs: Iterable[str | os.PathLike | None] = (),
+    folder: bool | None = None,
+) -> None:
+    """Fail now, in one line, when ``path`` cannot or must not be written: before the work, not after it.
 
     Writes and deletes a small probe file where the output will go: beside ``path`` (a file, or a
     folder replaced whole), or in it with ``inside`` (a cache or study folder written file by
-    file); a folder not made yet is probed at its nearest existing parent.
+    file, which may be a link to a folder); a folder not made yet is probed at its nearest
+    existing parent. What is in ``path``'s place must be replaceable by the output (``folder``:
+    see :func:`check_target`), and ``path`` must not be, nor hold, any of ``inputs`` (the
+    command's input files and folders; None and paths that do not exist are skipped).
     """
     path = Path(path)
+    if not inside or (path.is_symlink() and not path.is_dir()):
+        check_target(path, folder=True if inside else folder)
+    refuse_inputs(path, inputs)
     where = path if inside else path.parent
     while not where.exists() and where != where.parent:
         where = where.parent
     if not where.is_dir():
-        raise UserError(f"{path}: {where} is a file, not a folder; choose another output path")
+        kind = _kind(where.stat().st_mode)
+        raise UserError(f"{path}: {where} is {kind}, not a folder; choose another output path")
     with user_errors_for(path):
         fd, probe = tempfile.mkstemp(prefix=f".write-probe.{os.getpid()}.", suffix=".tmp", dir=where)
         try:
@@ -246,6 +339,28 @@ def check_writable(path: str | os.PathLike, inside: bool = False) -> None:
         finally:
             os.close(fd)
             os.unlink(probe)
+
+
+def refuse_inputs(path: str | os.PathLike, inputs: Iterable[str | os.PathLike | None]) -> None:
+    """A one-line error when output ``path`` is one of ``inputs`` or a folder holding one.
+
+    Compared as resolved paths (through links and ``..``) and by inode (a hard link), so no
+    spelling of an input gets it overwritten by the output.
+    """
+    path = Path(path)
+    out = os.path.realpath(path)
+    for given in inputs:
+        if given is None or not os.path.exists(given):
+            continue
+        real = os.path.realpath(given)
+        if real == out or (path.exists() and os.path.samefile(path, given)):
+            raise UserError(
+                f"{path}: is the input {given}; an output never replaces an input: write it elsewhere"
+            )
+        if real.startswith(out.rstrip(os.sep) + os.sep):
+            raise UserError(
+                f"{path}: holds the input {given}; an output never replaces an input: write it elsewhere"
+            )
 
 
 _HELD: dict[str, list[Any]] = {}  # lock file -> [file descriptor, count] (re-entrant within a process)
@@ -273,15 +388,15 @@ def acquire_lock(folder: str | os.PathLike, what: str) -> str:
     with user_errors_for(folder):
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / LOCK_NAME
-        key = os.path.realpath(path)
+        key = os.path.join(os.path.realpath(folder), LOCK_NAME)  # the lock itself is never followed
         if key in _HELD:
             _HELD[key][1] += 1
             return key
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = _open_lock(path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
+        holder = os.pread(fd, _NOTE_MAX, 0).decode("utf-8", "replace").strip() or "another process"
         os.close(fd)
         raise UserError(
             f"{folder}: another ctx2static process is writing this {what} ({holder}); "
@@ -289,11 +404,53 @@ def acquire_lock(folder: str | os.PathLike, what: str) -> str:
         ) from None
     except OSError:  # a filesystem without locks (some network mounts): go on unlocked
         pass
-    note = f"pid {os.getpid()}: {' '.join(sys.argv[:3])[:200]}, since {time.strftime('%Y-%m-%d %H:%M:%S')}"
+    argv = " ".join(sys.argv[:3]).replace("\n", " ")[:200]
+    note = f"pid {os.getpid()}: {argv}, since {time.strftime('%Y-%m-%d %H:%M:%S')}"
     os.ftruncate(fd, 0)
     os.pwrite(fd, note.encode(), 0)
     _HELD[key] = [fd, 1]
     return key
+
+
+_NOTE_MAX = 4096
+_NOTE = re.compile(rb"(pid \d+: [^\n]*)?")
+"""What a lock file holds: nothing, or its holder's note (one line); anything else is not ours."""
+
+
+def _open_lock(path: Path) -> int:
+    """Open (or create) lock file ``path``, refusing any file that is not a ctx2static lock.
+
+    The lock is written (the holder's note) and emptied, so it must be a file this tool made: a
+    regular file with one name (not a link, symbolic or hard, to some other file) holding nothing
+    but a note. Anything else is a one-line error, and the file is left as it is.
+    """
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    fd = None
+    if st is None or stat.S_ISREG(st.st_mode):  # a device or a pipe is never opened: that can act on it
+        try:
+            fd = os.open(path, flags, 0o666)
+            st = os.fstat(fd)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:  # ELOOP: a link was put in its place since
+                raise
+            st = os.lstat(path)
+    if fd is not None:
+        if st.st_nlink == 1 and _NOTE.fullmatch(os.pread(fd, _NOTE_MAX + 1, 0)):
+            return fd
+        os.close(fd)
+    why = (
+        f"it has {st.st_nlink} names (hard links)" if stat.S_ISREG(st.st_mode) and st.st_nlink > 1
+        else "it holds something other than a lock note" if stat.S_ISREG(st.st_mode)
+        else f"it is {_kind(st.st_mode)}"
+    )  # fmt: skip
+    raise UserError(
+        f"{path}: not a ctx2static lock file ({why}); locks are never followed or overwritten: "
+        "move it away, then re-run"
+    )
 
 
 def release_lock(token: str) -> None:
@@ -331,7 +488,7 @@ def read_json(path: str | os.PathLike, fix: str = "delete it and run again") -> 
     """Parse a JSON file; a file that is not JSON is a one-line error naming ``fix``."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # nesting deeper than Python's stack
         raise UserError(f"{path}: not valid JSON; {fix}") from None
 
 
@@ -351,17 +508,19 @@ def open_compressed(path: str | os.PathLike) -> BinaryIO:
     return opener(path, "rb")  # type: ignore[operator]
 
 
-def read_lines(path: str | os.PathLike, expect: str) -> Iterator[tuple[int, str]]:
+def read_lines(path: str | os.PathLike, expect: str, limit: int | None = None) -> Iterator[tuple[int, str]]:
     """Yield ``(line number, line)`` of a plain or compressed UTF-8 file, without line ends.
 
     ``expect`` describes the format for the error messages (e.g. "UTF-8 text, one sentence a
-    line"): a NUL byte, bad UTF-8, a missing file or a damaged archive is a one-line error.
+    line"): a NUL byte, bad UTF-8, a missing file or a damaged archive is a one-line error. With
+    ``limit`` no line costs more than ``limit`` bytes of memory: a longer one comes in pieces (each
+    with the line's number), cut after a space or tab where there is one, else between characters.
     """
     if not Path(path).is_file():
         raise UserError(f"{path}: no such file; pass {expect}")
     try:
         with open_compressed(path) as fh:
-            for n, raw in enumerate(fh, 1):
+            for n, raw in _numbered(fh, limit):
                 if b"\x00" in raw:
                     raise UserError(
                         f"{path}: line {n} holds a NUL byte, so this looks like a binary file; pass {expect}"
@@ -375,3 +534,27 @@ def read_lines(path: str | os.PathLike, expect: str) -> Iterator[tuple[int, str]
                     ) from None
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
         raise UserError(f"{path}: cannot decompress or read it ({exc}); check the file is complete") from None
+
+
+def _numbered(fh: BinaryIO, limit: int | None) -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes)`` of ``fh``; with ``limit``, lines longer than it in pieces (see read_lines)."""
+    if limit is None:
+        yield from enumerate(fh, 1)
+        return
+    n, carry = 1, b""
+    while True:
+        raw = carry + fh.readline(limit - len(carry))
+        if len(raw) < limit or raw.endswith(b"\n"):  # the line's end (or the file's)
+            if raw:
+                yield n, raw
+            if not raw.endswith(b"\n"):
+                return
+            n, carry = n + 1, b""
+            continue
+        cut = max(raw.rfind(b" ", limit // 2), raw.rfind(b"\t", limit // 2)) + 1
+        if cut <= 0:  # no blank in the second half: cut before the last character's first byte
+            cut = len(raw) - 1
+            while cut > len(raw) - 4 and raw[cut] & 0xC0 == 0x80:
+                cut -= 1
+        yield n, raw[:cut]
+        carry = raw[cut:]

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
+import numbers
+import os
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -36,6 +39,25 @@ def opt(default: Any, help: str, off: str | None = None) -> Any:
     return dataclasses.field(default=default, metadata={"help": help, "off": off})
 
 
+SEED_LIMIT = 2**32
+"""Seeds are below this: numpy, torch and the Numba kernels (uint64 states) all take them as they are."""
+
+
+def seed_rule(seed: int) -> Rule:
+    """The rule every config with a ``seed`` states: 0 <= seed < 2**32."""
+    return ("seed", 0 <= seed < SEED_LIMIT, f"between 0 and {SEED_LIMIT - 1}")
+
+
+def rate_rule(name: str, value: float) -> Rule:
+    """A learning rate: above 0 (it must move) and below 1 (from 1 up, SGD steps overshoot and diverge)."""
+    return (name, 0 < value < 1, "between 0 and 1, both excluded")
+
+
+def share_rule(name: str, value: float) -> Rule:
+    """A probability or a mixing share: between 0 and 1."""
+    return (name, 0 <= value <= 1, "between 0 and 1")
+
+
 @dataclasses.dataclass(frozen=True)
 class Options:
     """Base of every config: enum fields are coerced from their values, then :meth:`rules` are enforced."""
@@ -44,9 +66,11 @@ class Options:
         hints = typing.get_type_hints(type(self))
         for f in dataclasses.fields(self):
             kind = _enum_type(hints[f.name])
-            value = getattr(self, f.name)
-            if hints[f.name] is str and isinstance(value, int) and not isinstance(value, bool):
-                object.__setattr__(self, f.name, str(value))  # a spec given as a number (layer=10)
+            # every way in (API keywords, TOML, --set) gets the same type check: "5" parses, [5] fails
+            value = parse_value(f.name, getattr(self, f.name), hints[f.name])
+            object.__setattr__(self, f.name, value)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise UserError(f"option {f.name}={value!r} must be a finite number")
             if kind is not None and value is not None and not isinstance(value, kind):
                 try:
                     object.__setattr__(self, f.name, kind(value))
@@ -125,15 +149,20 @@ def parse_value(key: str, value: Any, hint: Any) -> Any:
         return _parse(key, value, target)
     if target is str and isinstance(value, int) and not isinstance(value, bool):
         return str(value)  # a spec written as a number in TOML (layer = 10)
+    if target is str and isinstance(value, os.PathLike):
+        return os.fspath(value)  # a file option given as a Path (checkpoint=Path(...))
     if isinstance(target, type) and issubclass(target, enum.Enum):
         return value  # Options coerces (and names the choices when it fails)
-    kinds = (int, float) if target is float else (target,) if isinstance(target, type) else None
+    # numpy scalars count as numbers (np.int64 is no int); a bool is no number
+    kinds = {int: (numbers.Integral,), float: (numbers.Real,)}.get(target) or (
+        (target,) if isinstance(target, type) else None
+    )
     if kinds is not None and (
         not isinstance(value, kinds) or (target is not bool and isinstance(value, bool))
     ):
         name = getattr(target, "__name__", str(target))
         raise UserError(f"option {key}={value!r} must be {name}")
-    return float(value) if target is float else value
+    return float(value) if target is float else int(value) if target is int else value
 
 
 def _parse(key: str, value: str, target: Any) -> Any:

@@ -12,6 +12,14 @@ Vectors fitted from a teacher cache may carry a
 :class:`~ctx2static.composer.Composer` (``subwords.npy`` + ``tokenizer.json`` in the folder, or
 ``<file>.subwords.npy`` + ``<file>.tokenizer.json`` beside a word2vec file) that gives any word a
 vector (:meth:`Vectors.query`).
+
+Opening a file or folder is the one place its contents are checked, so no later stage meets a
+malformed value: ``meta.json`` (or the sidecar's ``meta``) against :data:`META_SCHEMA`, the
+composer's files against the table (:meth:`Composer.load`), and every word once. A word listed
+twice keeps its first row, as gensim's ``KeyedVectors.load_word2vec_format`` does (4.x: it keeps
+the first occurrence and logs a warning per duplicate), so a table reads the same in both tools;
+one warning names the file, the count and the first duplicate. Keeping both rows would make the
+word its own nearest neighbour and carry the copy into every retrofit and export.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.composer import Composer
+from ctx2static.composer import ROWS, TOKENIZER, Composer
 from ctx2static.errors import UserError
 from ctx2static.fileio import (
     Renames,
@@ -87,6 +95,9 @@ class Vectors:
         if self.counts is not None:
             self.counts = np.asarray(self.counts, dtype=np.int64)
         self.index = {w: i for i, w in enumerate(self.words)}
+        if len(self.index) != len(self.words):
+            twice = next(w for i, w in enumerate(self.words) if self.index[w] != i)
+            raise UserError(f"the words hold {twice!r} more than once; a table has one row per word")
 
     def __len__(self) -> int:
         return len(self.words)
@@ -217,7 +228,7 @@ class Vectors:
         return meta
 
     def _save_native(self, path: Path) -> None:
-        with atomic_dir(path) as tmp:
+        with atomic_dir(path, may_hold=(ROWS, TOKENIZER)) as tmp:  # a composer saved there before
             with open(tmp / "vectors.npy", "wb") as fh:
                 write_npy(fh, self.matrix)
             with open(tmp / "vocab.tsv", "w", encoding="utf-8") as fh:
@@ -277,10 +288,14 @@ class Vectors:
         side = _sidecar(path)
         if side.is_file():
             data = _sidecar_data(side, n)
-            meta = data.get("meta") or {}
-            if data.get("counts") is not None and len(data["counts"]) == n:
+            meta = data["meta"]
+            if data["counts"] is not None:
                 counts = np.array(data["counts"], dtype=np.int64)
-        composer = Composer.load(path.parent, path.name + ".", meta.get("composer") or {})
+        keep, _ = _unique_rows(words, path)
+        if keep is not None:
+            words, matrix = [words[i] for i in keep], matrix[keep]
+            counts = None if counts is None else counts[keep]
+        composer = Composer.load(path.parent, path.name + ".", meta.get("composer"), d)
         return cls(words, matrix, counts, meta, composer)
 
     @classmethod
@@ -303,12 +318,94 @@ class Vectors:
                 f"{path}: vocab.tsv has {len(words)} words but vectors.npy {matrix.shape[0]} rows"
             )
         meta_path = path / "meta.json"
-        meta = _json_dict(meta_path) if meta_path.is_file() else {}
-        v = cls.__new__(cls)
-        v.words, v.matrix, v.counts, v.meta = words, matrix, np.array(counts, np.int64), meta
-        v.index = {w: i for i, w in enumerate(words)}
-        v.composer = Composer.load(path, "", meta.get("composer") or {})
+        meta = checked_meta(_json_dict(meta_path), meta_path) if meta_path.is_file() else {}
+        keep, index = _unique_rows(words, path / "vocab.tsv")
+        counts_array = np.array(counts, np.int64)
+        if keep is not None:
+            words, matrix, counts_array = list(index), matrix[keep], counts_array[keep]
+        v = cls.__new__(cls)  # as the constructor, without its float32 copy of a memory-mapped matrix
+        v.words, v.matrix, v.counts, v.meta, v.index = words, matrix, counts_array, meta, index
+        v.composer = Composer.load(path, "", meta.get("composer"), matrix.shape[1])
         return v
+
+
+NUMBER = (int, float)
+NULL = type(None)
+META_SCHEMA: dict[str, Any] = {
+    # provenance (students/registry.py), read by the model card and the exports
+    "student": str,
+    "teacher": (str, NULL),
+    "cache": str,
+    "corpus": [str],
+    "corpus_config": {"lowercase": bool},
+    "vocab_config": dict,
+    "config": dict,
+    # timings and training traces, read by the study's report and figures
+    "seconds": NUMBER,
+    "train_seconds": NUMBER,
+    "tokens_per_second": NUMBER,
+    "loss_per_epoch": [NUMBER],
+    "costs": [NUMBER],
+    "loss_per_pair": NUMBER,
+    "mean_loss": NUMBER,
+    "study": {"hash": str, "written": str, "seconds": NUMBER, "peak_rss_mb": NUMBER},
+    "retrofit": [{"method": str, "lexicons": [str], "antonyms": [str], "edges": int}],
+    # what Composer.save returns
+    "composer": {"lowercase": bool, "teacher": (str, NULL), "words": int, "ridge": NUMBER},
+}
+"""The types of the metadata keys that some stage reads: a type or tuple of types, ``[spec]`` for a
+list of such items, ``{key: spec}`` for an object whose listed keys (when present) have those types.
+Other keys, and other keys of the objects, are kept as they are. A bool is not taken for a number."""
+
+
+def checked_meta(meta: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``meta`` as read from ``path``, once every key of :data:`META_SCHEMA` it holds has its type.
+
+    Checked when the vectors are opened so that no later stage meets, say, a ``"lowercase": "no"``
+    (which would read as true) or a number where the model card iterates the corpus files.
+    """
+    problem = _schema_problem(meta, META_SCHEMA, "")
+    if problem:
+        raise UserError(f"{path}: {problem}; correct it or delete the key")
+    return meta
+
+
+def _schema_problem(value: Any, spec: Any, key: str) -> str | None:
+    """Why ``value`` (found at ``key``, dotted) does not match ``spec``, or None."""
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            return _mismatch(value, spec, key)
+        for name in (n for n in spec if n in value):
+            problem = _schema_problem(value[name], spec[name], f"{key}.{name}".lstrip("."))
+            if problem:
+                return problem
+        return None
+    if isinstance(spec, list):
+        if not isinstance(value, list):
+            return _mismatch(value, spec, key)
+        problem = next(filter(None, (_schema_problem(item, spec[0], key) for item in value)), None)
+        return problem if problem is None or isinstance(spec[0], dict) else _mismatch(value, spec, key)
+    types = spec if isinstance(spec, tuple) else (spec,)
+    if isinstance(value, types) and (bool in types or not isinstance(value, bool)):
+        return None
+    return _mismatch(value, spec, key)
+
+
+def _mismatch(value: Any, spec: Any, key: str) -> str:
+    shown = json.dumps(value)
+    return f"'{key}' must be {_describe(spec)}, not {shown if len(shown) <= 40 else shown[:37] + '...'}"
+
+
+def _describe(spec: Any) -> str:
+    if isinstance(spec, list):
+        return f"a list of {_describe(spec[0]).split(' ', 1)[1]}s"
+    if isinstance(spec, dict) or spec is dict:
+        return "an object"
+    if spec == NUMBER:
+        return "a number"
+    if isinstance(spec, tuple):
+        return " or ".join(_describe(t) for t in spec)
+    return {str: "a string", int: "an integer", bool: "true or false", NULL: "null"}[spec]
 
 
 def _is_count(text: str) -> bool:
@@ -324,6 +421,27 @@ def _items(query: Query) -> list[str | np.ndarray]:
     if isinstance(query, str) or (isinstance(query, np.ndarray) and query.ndim == 1):
         return [query]
     return list(query)
+
+
+def _unique_rows(words: list[str], path: Path) -> tuple[np.ndarray | None, dict[str, int]]:
+    """The rows to keep (each word's first; None when no word repeats) and the kept words' index.
+
+    As gensim's ``load_word2vec_format``: the first occurrence wins; one warning (not one per word)
+    names ``path``, how many rows were left out and the first repeated word.
+    """
+    first: dict[str, int] = {}
+    for i, w in enumerate(words):
+        first.setdefault(w, i)
+    if len(first) == len(words):
+        return None, first
+    twice = next(w for i, w in enumerate(words) if first[w] != i)
+    log.warning(
+        "%s: a word listed more than once keeps its first row, as in gensim "
+        "(%d later rows left out; the first repeated word: %r)",
+        path, len(words) - len(first), twice,
+    )  # fmt: skip
+    keep = np.fromiter(first.values(), dtype=np.int64, count=len(first))
+    return keep, {w: k for k, w in enumerate(first)}
 
 
 def _sidecar(path: Path) -> Path:
@@ -348,7 +466,8 @@ def _sidecar_data(path: Path, n: int) -> dict[str, Any]:
         and all(type(c) is int and 0 <= c < 2**63 for c in counts)
     )
     meta = data.get("meta")
-    return {"meta": meta if isinstance(meta, dict) else {}, "counts": counts if ok else None}
+    meta = checked_meta(meta, path) if isinstance(meta, dict) else {}
+    return {"meta": meta, "counts": counts if ok else None}
 
 
 def _load_npy(path: Path, mmap: bool) -> np.ndarray:

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from ctx2static.cache.hdf5 import read_h5, write_h5
 from ctx2static.cache.layout import MANIFEST, VOCAB_H5
-from ctx2static.cache.writer import read_h5, write_h5
+from ctx2static.cache.reader import REBUILD, read_manifest
 from ctx2static.errors import UserError
-from ctx2static.fileio import read_json, write_json
+from ctx2static.fileio import write_json
 
 Arrays = dict[str, np.ndarray]
 
@@ -39,27 +40,28 @@ def derive_cache(
     and the attention files for "attention"); ``aux`` gives extra HDF5 files (name -> arrays),
     written after the shards; ``identity`` edits the manifest's identity in place.
     """
-    manifest = read_json(src / MANIFEST)
-    if not manifest.get("complete"):
+    manifest = read_manifest(src)
+    if manifest is None or not manifest.get("complete"):
         raise UserError(f"{src}: not a complete cache; finish the extract that makes it first")
     out.mkdir(parents=True, exist_ok=False)
+    fix = f"delete it and {REBUILD}"
     rewritten = {VOCAB_H5} if vocab is not None else set()
     for record in manifest["shards"]:
         rewritten.update(record["files"])
         kept = {}
         for name, digest in record["files"].items():
             if name.endswith(".h5"):
-                arrays = {k: v for k, v in read_h5(src / name).items() if k not in drop}
+                arrays = {k: v for k, v in read_h5(src / name, fix).items() if k not in drop}
                 kept[name] = write_h5(out / name, shard(arrays))
             elif "attention" not in drop:
-                os.link(src / name, out / name)
+                os.link(src / name, out / name, follow_symlinks=False)
                 kept[name] = digest
         record["files"] = kept
     for path in src.iterdir():
         if path.name != MANIFEST and path.name not in rewritten:
-            os.link(path, out / path.name)
+            os.link(path, out / path.name, follow_symlinks=False)
     if vocab is not None:
-        manifest["vocab_files"][VOCAB_H5] = write_h5(out / VOCAB_H5, vocab(read_h5(src / VOCAB_H5)))
+        manifest["vocab_files"][VOCAB_H5] = write_h5(out / VOCAB_H5, vocab(read_h5(src / VOCAB_H5, fix)))
     for name, arrays in (aux() if aux is not None else {}).items():
         manifest.setdefault("aux_files", {})[name] = write_h5(out / name, arrays)
     manifest["signals"] = [s for s in manifest["signals"] if s not in drop]

@@ -8,12 +8,12 @@ the manifest): a fixed size, whose share per token shrinks as the corpus grows.
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from pathlib import Path
 
-import h5py
-
 from ctx2static.cache import layout
-from ctx2static.cache.reader import Cache
+from ctx2static.cache.hdf5 import open_h5
+from ctx2static.cache.reader import REBUILD, Cache, not_own_file
 
 ONCE = {  # what the per-cache parts hold, beyond the signals of cache.layout.SIGNALS
     "word_complete": "whether the teacher read each word whole when encoded alone",
@@ -29,7 +29,7 @@ ONCE = {  # what the per-cache parts hold, beyond the signals of cache.layout.SI
 def _h5_storage(path: Path, sizes: dict[str, int]) -> None:
     """Add each dataset's stored bytes in one HDF5 file to ``sizes`` (a damaged file adds nothing)."""
     try:
-        with h5py.File(path, "r") as f:
+        with open_h5(path, f"delete it and {REBUILD}") as f:
             for key in f:
                 sizes[key] = sizes.get(key, 0) + f[key].id.get_storage_size()
     except (OSError, KeyError, ValueError):  # what h5py raises for a damaged file
@@ -42,7 +42,7 @@ def signal_bytes(cache: Cache) -> dict[str, int]:
     for s in cache.manifest["shards"]:
         for name in s["files"]:
             p = cache.folder / name
-            if not p.is_file():
+            if not_own_file(p):
                 continue  # verify() reports it
             if name.endswith(".attn.parquet"):
                 sizes["attention"] = sizes.get("attention", 0) + os.path.getsize(p)
@@ -59,7 +59,7 @@ def once_bytes(cache: Cache) -> dict[str, int]:
     shard_files = {name for s in cache.manifest["shards"] for name in s["files"]}
     sizes: dict[str, int] = {}
     for p in sorted(cache.folder.iterdir()):
-        if not p.is_file() or p.name in shard_files or p.name.startswith("."):
+        if not_own_file(p) or p.name in shard_files or p.name.startswith("."):
             continue
         if p.name == layout.VOCAB_H5:
             _h5_storage(p, sizes)
@@ -80,7 +80,7 @@ def describe(folder: str | os.PathLike, verify: bool = True) -> tuple[str, bool]
     cache = Cache.open(folder)
     m = cache.manifest
     ident = m["identity"]
-    t = ident["teacher"]
+    t, v = (defaultdict(lambda: "?", ident.get(k, {})) for k in ("teacher", "vocab"))  # older, synthetic
     shards = m["shards"]
     n_words = sum(s["n_words"] for s in shards)
     n_occ = sum(s["n_occurrences"] for s in shards)
@@ -89,11 +89,11 @@ def describe(folder: str | os.PathLike, verify: bool = True) -> tuple[str, bool]
         f"teacher: {t['name']} [{t['family']}, substitutes from {t['substitutes_from']}] rev {t['revision']}",
         f"  {t['source']}; layer {t.get('layer', 'last')}, {t.get('precision', 'precision not recorded')}; "
         f"tokenizer {t['tokenizer']}; max length {t['max_length']}",
-        "corpus: " + ", ".join(f"{c['path']} (sha256 {c['sha256'][:12]})" for c in ident["corpus"]),
-        f"vocab: {ident['vocab']['size']} words (sha256 {ident['vocab']['sha256_16']})",
-        f"options: {ident['options']}",
+        "corpus: " + ", ".join(f"{c['path']} (sha256 {c['sha256'][:12]})" for c in ident.get("corpus", [])),
+        f"vocab: {v['size']} words (sha256 {v['sha256_16']})",
+        f"options: {ident.get('options', {})}",
         f"shards: {len(shards)}; sentences {sum(s['n_sentences'] for s in shards)}; words {n_words}; "
-        f"occurrences {n_occ}; words cut by max length {sum(s['n_truncated_words'] for s in shards)}",
+        f"occurrences {n_occ}; words cut by max length {sum(s.get('n_truncated_words', 0) for s in shards)}",
         "signal                         bytes  bytes/token  description (bytes/token: per corpus token)",
     ]
     for title, sizes in [

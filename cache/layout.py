@@ -16,6 +16,10 @@ Layout of a cache folder::
 
 An *occurrence* is a word of a sentence that is in the static vocabulary and was not cut by the
 teacher's maximum length; every per-occurrence array has one row per occurrence, in corpus order.
+
+A manifest may name only these files (:func:`shard_files`, :data:`VOCAB_FILES`, :data:`AUX_FILES`,
+:func:`running_sums_name`), bare and each in its own place: it is checked when read, so no name in
+it can make a reader or the writer open or delete anything outside the folder.
 """
 
 from __future__ import annotations
@@ -89,6 +93,18 @@ INDEX_ARRAYS = ("sent_para", "sent_offsets", "word_ids", "word_aligned")
 def shard_name(i: int) -> str:
     """Stem of shard ``i``."""
     return f"shard_{i:05d}"
+
+
+def shard_files(i: int) -> tuple[str, str]:
+    """The files shard ``i`` may hold: its arrays, and its attention rows (``--attention``)."""
+    stem = shard_name(i)
+    return f"{stem}.h5", f"{stem}.attn.parquet"
+
+
+VOCAB_FILES = (VOCAB_H5, TEACHER_TOKENS, TEACHER_TOKENIZER)
+"""The files extract writes after the last shard (the manifest's ``vocab_files``)."""
+AUX_FILES = (PCA_H5,)
+"""The files later shards depend on (the manifest's ``aux_files``)."""
 
 
 def running_sums_name(n_shards: int | None) -> str:

@@ -9,14 +9,15 @@ naming it and the fix (the extract that made the cache rebuilds it).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pyarrow.parquet as pq
 
+from ctx2static.cache.hdf5 import open_h5, read_h5
 from ctx2static.cache.layout import (
     ATTN_COLUMNS,
     FORMAT_VERSION,
@@ -28,6 +29,7 @@ from ctx2static.cache.layout import (
     TEACHER_TOKENS,
     VOCAB_H5,
     VOCAB_TSV,
+    shard_files,
     shard_name,
 )
 from ctx2static.cache.validate import manifest_problem, nonfinite_array, shard_problem
@@ -40,16 +42,31 @@ REBUILD = "re-run the extract (or the study) that made this cache"
 _VERIFIED: set[tuple[str, str, int, int]] = set()  # (real path, sha256, size, mtime) checked by this process
 
 
+def not_own_file(path: Path) -> str | None:
+    """What keeps ``path`` from being one of the cache's own files ("missing", a link...); None: nothing.
+
+    A cache's files are regular files in its folder: a symbolic link may point anywhere (and the
+    writer replaces it, not what it points to), and a FIFO or device would block or never end a read.
+    """
+    try:
+        st = path.lstat()
+    except (FileNotFoundError, NotADirectoryError):  # (the cache folder itself may be a file)
+        return "missing"
+    if stat.S_ISLNK(st.st_mode):
+        return "a symbolic link, not a file of the cache"
+    return None if stat.S_ISREG(st.st_mode) else "not a regular file"
+
+
 def verify_file(path: Path, digest: str, again: bool = False) -> str | None:
     """None when ``path`` holds bytes of sha256 ``digest``, else what is wrong ("missing", "damaged ...").
 
     A file is hashed once per process while its size and mtime stay the same (``again``: hash it
-    anyway).
+    anyway); it must be one of the cache's own (:func:`not_own_file`).
     """
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return "missing"
+    problem = not_own_file(path)
+    if problem:
+        return problem
+    st = path.stat()
     key = (os.path.realpath(path), digest, st.st_size, st.st_mtime_ns)
     if key in _VERIFIED and not again:
         return None
@@ -62,9 +79,12 @@ def verify_file(path: Path, digest: str, again: bool = False) -> str | None:
 def read_manifest(folder: Path) -> dict | None:
     """The manifest of a cache folder, or None when there is none yet; a damaged one is a one-line error."""
     p = folder / MANIFEST
-    if not p.is_file():
-        return None
     fix = "delete the cache folder and extract again"
+    problem = not_own_file(p)
+    if problem == "missing":
+        return None
+    if problem:
+        raise UserError(f"{p}: {problem}; {fix}")
     manifest = read_json(p, fix=fix)
     problem = manifest_problem(manifest)
     if problem:
@@ -118,6 +138,9 @@ class Cache:
                 f"{folder}: cache format {version} (this ctx2static reads format {FORMAT_VERSION}); "
                 "re-run extract into a new folder"
             )
+        problem = not_own_file(folder / VOCAB_TSV)
+        if problem:
+            raise UserError(f"{folder / VOCAB_TSV}: {problem}; {REBUILD}")
         vocab = Vocab.load(folder / VOCAB_TSV)
         recorded = manifest.get("vocab_digest") or manifest["identity"].get("vocab", {}).get("sha256_16")
         if recorded is not None and vocab.digest() != recorded:
@@ -156,24 +179,22 @@ class Cache:
                 )
         record = self.manifest["shards"][i]
         fix = f"{REBUILD} to rebuild shard {i}"
-        stem = shard_name(i)
-        path = self._checked(f"{stem}.h5", fix)
+        refit = f"delete its files ({shard_name(i)}.*) and {fix}"  # checksums match: a rerun keeps them
+        h5, parquet = shard_files(i)
+        path = self._checked(h5, fix)
         try:
-            with h5py.File(path, "r") as f:
+            with open_h5(path, refit) as f:
                 names = list(f.keys()) if keys is None else sorted({*keys, *INDEX_ARRAYS} & set(f.keys()))
                 arrays = {k: f[k][()] for k in names}
             attn = None
-            name = f"{stem}.attn.parquet"
-            if name in record["files"] and (keys is None or "attention" in keys):
-                t = pq.read_table(self._checked(name, fix))
+            if parquet in record["files"] and (keys is None or "attention" in keys):
+                t = pq.read_table(self._checked(parquet, fix))
                 attn = {c: t.column(c).to_numpy() for c in ATTN_COLUMNS if c in t.column_names}
         except (OSError, KeyError, ValueError) as exc:  # what h5py and pyarrow raise for a bad file
             raise UserError(f"{path}: cannot be read ({exc}); {fix}") from None
         problem = shard_problem(arrays, attn, record, len(self.vocab), self._n_tokens(keys))
         if problem:  # written so by extract (its checksum matches): the rerun must not trust it
-            raise UserError(
-                f"{path}: {problem}; delete its files ({stem}.*) and {REBUILD} to rebuild shard {i}"
-            )
+            raise UserError(f"{path}: {problem}; {refit}")
         return Shard(i, arrays, attn)
 
     def _n_tokens(self, keys: list[str] | None) -> int | None:
@@ -234,7 +255,7 @@ class Cache:
     def _vocab_h5(self, keys: list[str] | None) -> dict[str, np.ndarray]:
         """Arrays of vocab.h5 (all, or ``keys``), verified, one row per vocabulary word, finite."""
         path = self._final_file(VOCAB_H5)
-        with h5py.File(path, "r") as f:
+        with open_h5(path, f"delete it and {REBUILD}") as f:
             arrays = {k: f[k][()] for k in (keys or list(f))}
         rows = {k: a.shape[0] if a.ndim else -1 for k, a in arrays.items() if k != "teacher_token_emb"}
         wrong = [k for k, n in rows.items() if n != len(self.vocab)]
@@ -257,7 +278,7 @@ class Cache:
         if running is None:
             raise UserError(f"{self.folder}: no shard is complete yet; re-run the same extract command")
         path = self._checked(running["file"], f"{REBUILD} to recompute the per-word sums")
-        with h5py.File(path, "r") as f:
+        with open_h5(path, f"delete it and {REBUILD}") as f:
             sums, counts = f["sum"][()], f["count"][()]
         where = nonfinite_array({"sum": sums})
         if len(sums) != len(self.vocab) or len(counts) != len(self.vocab) or where:
@@ -268,8 +289,7 @@ class Cache:
         """``mean``, ``components`` and ``explained_variance_ratio`` when vectors were PCA-reduced."""
         if PCA_H5 not in self.manifest.get("aux_files", {}):
             return None
-        with h5py.File(self._checked(PCA_H5, f"{REBUILD} to rebuild it"), "r") as f:
-            return {k: f[k][()] for k in f}
+        return read_h5(self._checked(PCA_H5, f"{REBUILD} to rebuild it"), f"delete it and {REBUILD}")
 
     def teacher_tokenizer(self) -> str:
         """The teacher's tokenizer as ``tokenizers`` JSON (load with ``Tokenizer.from_str``)."""

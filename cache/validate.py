@@ -12,12 +12,21 @@ whatever the checksums say.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 from numba import njit
 
-from ctx2static.cache.layout import ATTN_COLUMNS, INDEX_ARRAYS, SIGNALS
+from ctx2static.cache.layout import (
+    ATTN_COLUMNS,
+    AUX_FILES,
+    INDEX_ARRAYS,
+    SIGNALS,
+    VOCAB_FILES,
+    running_sums_name,
+    shard_files,
+    shard_name,
+)
 
 _PER_SENTENCE = ("sent_ctx", "para_ctx")
 _PER_OCCURRENCE = ("occ_vec", "topk_ids", "topk_scores")
@@ -147,30 +156,104 @@ def shard_problem(
     return problem
 
 
-def _names(value: object) -> bool:
-    """Whether ``value`` is a {file name: sha256} table."""
-    return isinstance(value, dict) and all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    )
+COUNTED = ("n_sentences", "n_words", "n_occurrences")
+"""The counts every shard record holds (extract adds others, all named ``n_*``)."""
+
+
+def _count(value: object) -> bool:
+    """Whether ``value`` is a count: an int (not a bool) that fits an int64."""
+    return type(value) is int and 0 <= value < 2**63
+
+
+def _quoted(name: object) -> str:
+    """A value read from the manifest, safe to print on one line (escaped, cut short)."""
+    text = ascii(name)
+    return text if len(text) <= 60 else text[:56] + "...'"
+
+
+def _files_problem(files: object, allowed: Collection[str], what: str) -> str | None:
+    """What is wrong with a {file name: sha256} table whose names must be among ``allowed``."""
+    if not (isinstance(files, dict) and all(isinstance(v, str) for v in files.values())):
+        return f"has a malformed table of {what}"
+    stray = next((name for name in files if name not in allowed), None)
+    if stray is not None:
+        return f"names {_quoted(stray)} among {what}, not a file name of this cache"
+    return None
+
+
+def _identity_problem(m: dict) -> str | None:
+    """What is wrong with the parts of the identity that readers look into."""
+    identity = m["identity"]
+    parts = ("teacher", "options", "vocab", "corpus_config")
+    if not all(isinstance(identity.get(k, {}), dict) for k in parts):
+        return "has a malformed identity"
+    corpus = identity.get("corpus", [])
+    if not isinstance(corpus, list) or not all(
+        isinstance(c, dict) and all(isinstance(c.get(k), str) for k in ("path", "sha256")) for c in corpus
+    ):
+        return "has a malformed corpus record"
+    return None
+
+
+def _signals_problem(m: dict) -> str | None:
+    signals = m.get("signals")
+    if not isinstance(signals, list) or not all(isinstance(s, str) and s in SIGNALS for s in signals):
+        return "lists unknown signals"
+    return None
+
+
+def _record_problem(i: int, record: object, counted: Collection[str]) -> str | None:
+    """What is wrong with the record of shard ``i`` (``counted``: the counts every record holds)."""
+    if not isinstance(record, dict) or type(record.get("index")) is not int or record["index"] != i:
+        return f"has a malformed record for shard {i}"
+    if record.get("name", shard_name(i)) != shard_name(i):
+        return f"names shard {i} {_quoted(record['name'])}, not {shard_name(i)}"
+    counts = {k: v for k, v in record.items() if k.startswith("n_")}
+    if set(counts) != set(counted) or not all(map(_count, counts.values())):
+        return f"has malformed counts in the record of shard {i}"
+    return _files_problem(record.get("files"), shard_files(i), f"shard {i}'s files")
+
+
+def _shards_problem(m: dict) -> str | None:
+    shards = m.get("shards")
+    if not isinstance(shards, list):
+        return "has malformed shard records"
+    first = shards[0] if shards and isinstance(shards[0], dict) else {}
+    counted = [k for k in first if k.startswith("n_")]  # every record counts what the first does
+    counted = counted if set(COUNTED) <= set(counted) else COUNTED
+    return next(filter(None, (_record_problem(i, r, counted) for i, r in enumerate(shards))), None)
+
+
+def _tables_problem(m: dict) -> str | None:
+    tables = (("vocab_files", VOCAB_FILES), ("aux_files", AUX_FILES))
+    problem = next(filter(None, (_files_problem(m.get(k, {}), names, k) for k, names in tables)), None)
+    sums = m.get("word_sums")
+    if problem is None and sums is not None:
+        if not (isinstance(sums, dict) and all(isinstance(sums.get(k), str) for k in ("file", "sha256"))):
+            return "has a malformed word_sums record"
+        named = running_sums_name(len(m["shards"]))  # the writer names it after the shards it sums
+        if sums["file"] != named:
+            return f"names {_quoted(sums['file'])} as the per-word sums, not {named}"
+    return problem
+
+
+def _scalars_problem(m: dict) -> str | None:
+    totals = m.get("totals", {})
+    if not (isinstance(totals, dict) and all(map(_count, totals.values()))):
+        return "has malformed totals"
+    if not isinstance(m.get("complete", False), bool) or not isinstance(m.get("vocab_digest", ""), str):
+        return "has a malformed 'complete' flag or vocab_digest"
+    return None
 
 
 def manifest_problem(m: object) -> str | None:
-    """What is wrong with the structure of a parsed manifest.json (None: nothing)."""
+    """What is wrong with a parsed manifest.json (None: nothing).
+
+    Its structure, and every file name in it: only the names :mod:`ctx2static.cache.layout` gives,
+    each in its own place (shard ``i`` names only shard ``i``'s files), so a crafted or damaged
+    manifest can never make a reader or the writer open or delete a path outside the folder.
+    """
     if not isinstance(m, dict) or not isinstance(m.get("identity"), dict):
         return "is not a cache manifest"
-    signals, shards = m.get("signals"), m.get("shards")
-    if not isinstance(signals, list) or not all(isinstance(s, str) and s in SIGNALS for s in signals):
-        return "lists unknown signals"
-    records_ok = isinstance(shards, list) and all(
-        isinstance(r, dict) and _names(r.get("files")) for r in shards
-    )
-    if not records_ok:
-        return "has malformed shard records"
-    if not all(_names(m.get(k, {})) for k in ("vocab_files", "aux_files")):
-        return "has malformed file tables"
-    sums = m.get("word_sums")
-    if sums is not None and not (_names(sums) and {"file", "sha256"} <= set(sums)):
-        return "has a malformed word_sums record"
-    if not isinstance(m.get("totals", {}), dict):
-        return "has malformed totals"
-    return None
+    checks = (_identity_problem, _signals_problem, _shards_problem, _tables_problem, _scalars_problem)
+    return next(filter(None, (check(m) for check in checks)), None)  # in order: each relies on the last

@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import h5py
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ctx2static.cache.hdf5 import open_h5, read_h5, write_h5
 from ctx2static.cache.layout import (
     FORMAT_VERSION,
     MANIFEST,
@@ -49,10 +49,11 @@ from ctx2static.cache.layout import (
     VOCAB_H5,
     VOCAB_TSV,
     running_sums_name,
+    shard_files,
     shard_name,
     shard_signals,
 )
-from ctx2static.cache.reader import read_manifest, verify_file
+from ctx2static.cache.reader import not_own_file, read_manifest, verify_file
 from ctx2static.cache.validate import nonfinite_array
 from ctx2static.errors import UserError
 from ctx2static.fileio import (
@@ -68,20 +69,7 @@ from ctx2static.text.vocab import Vocab
 log = logging.getLogger(__name__)
 SMALL_SUMS = 64 << 20  # running sums up to this size are checkpointed at every commit
 CHECKPOINT_RATIO = 10  # larger ones: at most once per this many times the last checkpoint's duration
-
-
-def write_h5(path: Path, arrays: Mapping[str, np.ndarray]) -> str:
-    """Write arrays to one HDF5 file atomically and reproducibly (no timestamps); return its sha256."""
-    with atomic_write(path, "w+b") as fh, h5py.File(fh, "w", libver="v110") as f:
-        for key, arr in arrays.items():
-            f.create_dataset(key, data=arr, track_times=False)
-    return sha256_file(path)
-
-
-def read_h5(path: Path) -> dict[str, np.ndarray]:
-    """Every array of one HDF5 file."""
-    with h5py.File(path, "r") as f:
-        return {k: f[k][()] for k in f}
+RESTART = "delete it and re-run extract (it starts again from shard 0)"
 
 
 def write_parquet(path: Path, columns: Mapping[str, np.ndarray]) -> str:
@@ -106,11 +94,10 @@ def write_shard_files(
             f"{folder}: shard {index}: the teacher's output holds NaN or infinity ({where}); it overflowed "
             "float16 or the forward is unstable: try --precision float32, --float32-means or another --layer"
         )
-    stem = shard_name(index)
-    files = {f"{stem}.h5": write_h5(folder / f"{stem}.h5", arrays)}
+    h5, parquet = shard_files(index)
+    files = {h5: write_h5(folder / h5, arrays)}
     if attention is not None:
-        name = f"{stem}.attn.parquet"
-        files[name] = write_parquet(folder / name, attention)
+        files[parquet] = write_parquet(folder / parquet, attention)
     return files
 
 
@@ -144,20 +131,54 @@ class WordSums:
         return cls(ids.astype(np.int64), sums, counts.astype(np.int64))
 
 
-def _diff(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "") -> list[str]:
-    """Dotted keys whose values differ between two nested dicts."""
-    out = []
-    for k in sorted(set(a) | set(b)):
-        if isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
-            out += _diff(a[k], b[k], f"{prefix}{k}.")
-        elif a.get(k) != b.get(k):
-            out.append(f"{prefix}{k}")
-    return out
+_ABSENT = object()
+
+
+def _diff(stored: Any, current: Any, implied: Any, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between a stored and a current identity (nested dicts, lists).
+
+    A key absent from ``stored`` takes its value from ``implied`` (same shape; a list there holds
+    the one value implied for every element): the value the code used before it recorded the key.
+    """
+    if isinstance(stored, dict) and isinstance(current, dict):
+        implied = implied if isinstance(implied, dict) else {}
+        out = []
+        for k in sorted(set(stored) | set(current)):
+            value = stored[k] if k in stored else implied.get(k, _ABSENT)
+            out += _diff(value, current.get(k, _ABSENT), implied.get(k), f"{prefix}{k}.")
+        return out
+    if isinstance(stored, list) and isinstance(current, list) and len(stored) == len(current):
+        each = implied[0] if isinstance(implied, list) and implied else None
+        pairs = enumerate(zip(stored, current, strict=True))
+        return [d for i, (s, c) in pairs for d in _diff(s, c, each, f"{prefix}{i}.")]
+    return [] if stored == current else [prefix.rstrip(".")]
 
 
 def _damaged(folder: Path, files: Mapping[str, str]) -> bool:
     """Whether any of ``files`` (name -> sha256) is missing or damaged."""
     return any(verify_file(folder / name, digest) for name, digest in files.items())
+
+
+def _cache_file_names(manifest: Mapping[str, Any]) -> set[str]:
+    """Every file name the manifest records, and vocab.tsv (names already checked to be the cache's own)."""
+    names = {VOCAB_TSV, *manifest.get("aux_files", {}), *manifest.get("vocab_files", {})}
+    names.update(name for record in manifest.get("shards", []) for name in record.get("files", {}))
+    if manifest.get("word_sums"):
+        names.add(manifest["word_sums"]["file"])
+    return names
+
+
+def _drop_links(folder: Path, manifest: Mapping[str, Any]) -> None:
+    """Remove a symbolic link found in place of a cache file; its target is left as it is.
+
+    Such a link is never the cache's, and outputs are never written through links, so the file it
+    stands for could not be rewritten while it is there.
+    """
+    for name in sorted(_cache_file_names(manifest)):
+        path = folder / name
+        if path.is_symlink():
+            log.warning("%s: a symbolic link in place of a cache file; removed (not its target)", path)
+            path.unlink()
 
 
 def _lost_sums(folder: Path, manifest: Mapping[str, Any]) -> str | None:
@@ -190,25 +211,34 @@ class CacheWriter:
         self._lock: str | None = None
         running = manifest.get("word_sums")
         if running is not None:
-            stored = read_h5(folder / running["file"])
+            stored = read_h5(folder / running["file"], RESTART)
             self._sums, self._counts = stored["sum"], stored["count"]
         elif manifest.get("complete"):  # kept for a finish() that rewrites damaged teacher token files
-            with h5py.File(folder / VOCAB_H5, "r") as f:
+            with open_h5(folder / VOCAB_H5, RESTART) as f:
                 self._sums, self._counts = f["occ_sum"][()].astype(np.float64), f["occ_count"][()]
 
     @classmethod
-    def open(cls, folder: str | Path, identity: Mapping[str, Any], vocab: Vocab) -> CacheWriter:
+    def open(
+        cls,
+        folder: str | Path,
+        identity: Mapping[str, Any],
+        vocab: Vocab,
+        implied: Mapping[str, Any] | None = None,
+    ) -> CacheWriter:
         """Start a cache in ``folder``, or continue the one there if it has the same ``identity``.
 
         ``identity`` is everything that determines the content (teacher, corpus, vocabulary,
         ``options`` of the extract); the writer adds the format version and derives the signals
-        from ``identity["options"]``. The folder stays locked until :meth:`finish` or :meth:`close`.
+        from ``identity["options"]``. ``implied`` gives the keys added to the identity since caches
+        were first written the value their content implies in a cache that lacks them (see
+        :func:`_diff`), so such a cache still continues when read the same way. The folder stays
+        locked until :meth:`finish` or :meth:`close`.
         """
         folder = Path(folder)
         ident = json.loads(json.dumps({**identity, "format": FORMAT_VERSION}))
         lock = acquire_lock(folder, "cache")
         try:
-            writer = cls._open_locked(folder, ident, vocab)
+            writer = cls._open_locked(folder, ident, vocab, implied or {})
         except BaseException:
             release_lock(lock)
             raise
@@ -217,10 +247,12 @@ class CacheWriter:
         return writer
 
     @classmethod
-    def _open_locked(cls, folder: Path, ident: dict[str, Any], vocab: Vocab) -> CacheWriter:
+    def _open_locked(
+        cls, folder: Path, ident: dict[str, Any], vocab: Vocab, implied: Mapping[str, Any]
+    ) -> CacheWriter:
         manifest = read_manifest(folder)
         if manifest is not None:
-            diff = _diff(manifest.get("identity", {}), ident)
+            diff = _diff(manifest.get("identity", {}), ident, implied)
             if diff:
                 raise UserError(
                     f"{folder}: holds a cache from a different run (differs in {', '.join(diff[:6])}); "
@@ -244,8 +276,10 @@ class CacheWriter:
     @classmethod
     def _reopen(cls, folder: Path, manifest: dict[str, Any], vocab: Vocab) -> CacheWriter:
         """Continue a cache after verifying what it committed (module docstring: what is repaired how)."""
+        _drop_links(folder, manifest)
         try:
-            intact = Vocab.load(folder / VOCAB_TSV).digest() == vocab.digest()
+            own = not_own_file(folder / VOCAB_TSV) is None
+            intact = own and Vocab.load(folder / VOCAB_TSV).digest() == vocab.digest()
         except UserError:
             intact = False
         if not intact:
@@ -367,7 +401,7 @@ class CacheWriter:
         """An auxiliary HDF5 file written earlier by :meth:`add_aux` (e.g. the PCA), or None."""
         if name not in self.manifest.get("aux_files", {}):
             return None
-        return read_h5(self.folder / name)
+        return read_h5(self.folder / name, RESTART)
 
     def add_aux(self, name: str, arrays: Mapping[str, np.ndarray]) -> None:
         """Write an auxiliary HDF5 file that later shards depend on; record it at the next commit."""

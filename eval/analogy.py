@@ -1,16 +1,69 @@
-"""Word analogy a:b :: c:? by 3CosAdd and 3CosMul (Levy & Goldberg 2014), over the top-N words."""
+"""Word analogy a:b :: c:? by 3CosAdd and 3CosMul (Levy & Goldberg 2014), over the top-N words.
+
+Files: ``a b c d`` per line (a:b :: c:d) with optional ``: section`` header lines (Google layout),
+or a CSV with header ``,type,word1,word2,word3,target`` (vecto's SemEval-2012 layout, scored per
+``type``).
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from ctx2static.eval.benchmarks import AnalogySet
+from ctx2static.errors import UserError
+from ctx2static.eval.reading import csv_rows, lines
 from ctx2static.eval.results import Score
 from ctx2static.options import Options, Rule, opt
+from ctx2static.resources import BENCHMARK_DIR
 from ctx2static.vectors import Vectors
+
+
+@dataclass(frozen=True)
+class AnalogySet:
+    """Questions ``a:b :: c:d``; ``sections[i]`` labels question i ("" without sections).
+
+    ``per_section`` sets are scored as the mean accuracy over sections (SemEval-2012 subcategories).
+    """
+
+    name: str
+    questions: list[tuple[str, str, str, str]]
+    sections: list[str]
+    per_section: bool = False
+
+
+SEMEVAL2012 = BENCHMARK_DIR / "analogy" / "semeval2012.csv"
+"""Bundled but not run by default: this copy has no gold relational-similarity ratings, only analogy
+questions built per subcategory, whose accuracy (1-2% for every vectors file) is noise, not a
+result; pass it with ``--analogy`` to see it."""
+
+
+def read_analogy(path: str | os.PathLike) -> AnalogySet:
+    """Read Google-layout questions (``: section`` lines optional) or a vecto SemEval CSV."""
+    path = Path(path)
+    questions: list[tuple[str, str, str, str]] = []
+    sections: list[str] = []
+    if path.suffix.lower() == ".csv":
+        for _, (kind, *words) in csv_rows(path, ("type", "word1", "word2", "word3", "target")):
+            questions.append(tuple(words))  # type: ignore[arg-type]
+            sections.append(kind)
+    else:
+        section = ""
+        for n, line in lines(path):
+            if line.startswith(":"):
+                section = line[1:].strip()
+                continue
+            words = line.split()
+            if len(words) != 4:
+                raise UserError(f"{path}: line {n} has {len(words)} words; expected 'a b c d' (a:b :: c:d)")
+            questions.append(tuple(words))  # type: ignore[arg-type]
+            sections.append(section)
+    if not questions:
+        raise UserError(f"{path}: no analogy questions found")
+    return AnalogySet(path.stem, questions, sections, per_section=path.suffix.lower() == ".csv")
 
 
 @dataclass(frozen=True)
@@ -28,8 +81,9 @@ class AnalogyConfig(Options):
     chunk: int = opt(16, "Questions scored at a time.")
 
     def rules(self) -> Iterable[Rule]:
-        """Sizes positive."""
-        return [(name, getattr(self, name) >= 1, "at least 1") for name in ("top_n", "group_words", "chunk")]
+        """Sizes positive; eps positive (3CosMul divides by the third cosine term plus eps)."""
+        sizes = [(name, getattr(self, name) >= 1, "at least 1") for name in ("top_n", "group_words", "chunk")]
+        return [*sizes, ("eps", self.eps > 0, "positive")]
 
 
 def question_rows(vectors: Vectors, questions: list[tuple[str, ...]], top_n: int) -> np.ndarray:

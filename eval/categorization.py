@@ -1,17 +1,45 @@
-"""Concept categorization: Ward agglomerative clustering with k = number of gold classes; purity."""
+"""Concept categorization: Ward agglomerative clustering with k = number of gold classes; purity.
+
+Files: a CSV whose header names the columns ``category`` and ``word``.
+"""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from ctx2static.eval.benchmarks import CategorizationSet
+from ctx2static.errors import UserError
+from ctx2static.eval.reading import csv_rows
 from ctx2static.eval.results import Score
 from ctx2static.vectors import Vectors
 
 CLUSTERING = "Ward agglomerative clustering (scipy) on L2-normalised vectors, k = gold classes"
+
+
+@dataclass(frozen=True)
+class CategorizationSet:
+    """Items (words or multi-word phrases) with their gold class labels."""
+
+    name: str
+    items: list[str]
+    labels: list[str]
+
+
+def read_categorization(path: str | os.PathLike) -> CategorizationSet:
+    """Read a CSV with ``category`` and ``word`` columns (items may be multi-word phrases).
+
+    Rows with an empty word are skipped (the bundled AP copy has one per category: 402 items remain).
+    """
+    path = Path(path)
+    rows = [(c, w) for _, (c, w) in csv_rows(path, ("category", "word"), may_be_empty=("word",)) if w]
+    if not rows:
+        raise UserError(f"{path}: no items found below the header")
+    return CategorizationSet(path.stem, [w for _, w in rows], [c for c, _ in rows])
 
 
 def purity(gold: Sequence[str], clusters: Sequence[int]) -> float:

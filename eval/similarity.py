@@ -1,12 +1,50 @@
-"""Word similarity: Spearman rank correlation between cosine and human scores, on covered pairs."""
+"""Word similarity: Spearman rank correlation between cosine and human scores, on covered pairs.
+
+Files: ``word1<TAB>word2<TAB>score`` per line (whitespace-separated also accepted).
+"""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
 
-from ctx2static.eval.benchmarks import SimilaritySet
+from ctx2static.errors import UserError
+from ctx2static.eval.reading import lines
 from ctx2static.eval.results import Score
 from ctx2static.vectors import Vectors
+
+
+@dataclass(frozen=True)
+class SimilaritySet:
+    """Word pairs with gold similarity scores."""
+
+    name: str
+    pairs: list[tuple[str, str]]
+    gold: np.ndarray
+
+
+def read_similarity(path: str | os.PathLike) -> SimilaritySet:
+    """Read ``word1 word2 score`` lines (tab- or whitespace-separated)."""
+    path = Path(path)
+    pairs, gold = [], []
+    for n, line in lines(path):
+        parts = line.split("\t") if "\t" in line else line.split()
+        if len(parts) != 3:
+            raise UserError(f"{path}: line {n} has {len(parts)} fields; expected 'word1<TAB>word2<TAB>score'")
+        try:
+            score = float(parts[2])
+        except ValueError:
+            raise UserError(f"{path}: line {n}: score {parts[2]!r} is not a number") from None
+        if not np.isfinite(score):
+            raise UserError(f"{path}: line {n}: score {parts[2]!r} is not finite; fix or drop the line")
+        gold.append(score)
+        pairs.append((parts[0].strip(), parts[1].strip()))
+    if not pairs:
+        raise UserError(f"{path}: no word pairs found")
+    return SimilaritySet(path.stem, pairs, np.array(gold, dtype=np.float64))
 
 
 def rank_average(x: np.ndarray) -> np.ndarray:

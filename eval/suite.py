@@ -1,26 +1,18 @@
-"""`evaluate`: run every benchmark (similarity, analogy, categorization, downstream) on one set of vectors."""
+"""`evaluate`: run every benchmark on one set of vectors, each as its family says (:mod:`.families`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from enum import Enum
 from typing import Any
 
 import numpy as np
 
 from ctx2static.errors import UserError
-from ctx2static.eval.analogy import AnalogyConfig, analogy_coverage, evaluate_analogy
-from ctx2static.eval.benchmarks import (
-    AnalogySet,
-    Benchmark,
-    CategorizationSet,
-    SimilaritySet,
-    load_benchmarks,
-)
-from ctx2static.eval.categorization import CLUSTERING, categorization_coverage, evaluate_categorization
-from ctx2static.eval.downstream import DownstreamTask, ProbeConfig, evaluate_downstream
-from ctx2static.eval.downstream.tasks import FAMILY, protocol
+from ctx2static.eval.analogy import AnalogyConfig
+from ctx2static.eval.benchmarks import Benchmark, load_benchmarks
+from ctx2static.eval.families import FAMILIES, FamilySpec, family, family_of
 from ctx2static.eval.results import Score
-from ctx2static.eval.similarity import evaluate_similarity, similarity_coverage
 from ctx2static.vectors import Vectors, require_finite
 
 AVG5 = ("ws353", "simlex999", "men3k", "rw", "rg65")
@@ -65,32 +57,28 @@ def evaluate(
     covered = composed(vectors, benchmarks) if compose else vectors
     scores: list[Score] = []
     for bench in benchmarks:
-        if isinstance(bench, DownstreamTask):
-            scores += evaluate_downstream(vectors, bench) if only is None else []
+        spec = family_of(bench)
+        if spec.coverage is None:  # scores every token: on each file's own items only
+            scores += spec.evaluate(vectors, bench, analogy, None) if only is None else []
             continue
         mask = None if only is None else only[bench.name]
-        if isinstance(bench, SimilaritySet):
-            scores.append(evaluate_similarity(covered, bench, mask))
-        elif isinstance(bench, AnalogySet):
-            scores += evaluate_analogy(vectors, bench, analogy, mask)
-        elif isinstance(bench, CategorizationSet):
-            scores.append(evaluate_categorization(covered, bench, mask))
+        scores += spec.evaluate(vectors if spec.words is None else covered, bench, analogy, mask)
     summary = avg5(scores)
     return scores if summary is None else [*scores, summary]
 
 
 def with_downstream(common: Sequence[Score], own: Sequence[Score]) -> list[Score]:
-    """Scores on common items plus the downstream rows of the scores on own items (the same run)."""
-    return [*common, *(s for s in own if s.family == FAMILY)]
+    """Scores on common items plus the rows of the families without a mask (downstream) on own items."""
+    unmasked = {name for name, f in FAMILIES.items() if f.coverage is None}
+    return [*common, *(s for s in own if s.family in unmasked)]
 
 
 def coverage(vectors: Vectors, bench: Benchmark, analogy: AnalogyConfig) -> np.ndarray:
-    """The mask of ``bench``'s items that ``vectors`` can score."""
-    if isinstance(bench, SimilaritySet):
-        return similarity_coverage(vectors, bench)
-    if isinstance(bench, AnalogySet):
-        return analogy_coverage(vectors, bench, analogy)
-    return categorization_coverage(vectors, bench)
+    """The mask of ``bench``'s items that ``vectors`` can score (an unmasked family's set: an error)."""
+    spec = family_of(bench)
+    if spec.coverage is None:
+        raise TypeError(f"{bench.name}: the {spec.name} family scores every token; its sets have no mask")
+    return spec.coverage(vectors, bench, analogy)
 
 
 def common_items(
@@ -101,16 +89,16 @@ def common_items(
     Downstream tasks have no mask: their probes score every token, known or not.
     """
     masks: dict[str, np.ndarray] = {}
-    intrinsic = [b for b in benchmarks if not isinstance(b, DownstreamTask)]
+    masked = [b for b in benchmarks if family_of(b).coverage is not None]
     for v in vectors:
-        for bench in intrinsic:
+        for bench in masked:
             mask = coverage(v, bench, analogy)
             masks[bench.name] = mask if bench.name not in masks else masks[bench.name] & mask
     return masks
 
 
 def composed(vectors: Vectors, benchmarks: Sequence[Benchmark]) -> Vectors:
-    """``vectors`` plus composed vectors for the similarity and categorization words it lacks."""
+    """``vectors`` plus composed vectors for the words it lacks of the families that compose (``words``)."""
     if vectors.composer is None:
         raise UserError(
             "these vectors have no composer for words outside the table; fit one with "
@@ -120,18 +108,22 @@ def composed(vectors: Vectors, benchmarks: Sequence[Benchmark]) -> Vectors:
 
 
 def _words(bench: Benchmark) -> list[str]:
-    """The words of a similarity or categorization set (multi-word items split), none of an analogy set."""
-    if isinstance(bench, SimilaritySet):
-        return [w for pair in bench.pairs for w in pair]
-    if isinstance(bench, CategorizationSet):
-        return [w for item in bench.items for w in item.split()]  # a phrase: the mean of its words
-    return []
+    """The words of ``bench`` that --compose gives vectors (none for a family that does not compose)."""
+    words = family_of(bench).words
+    return [] if words is None else words(bench)
 
 
-def notes(analogy: AnalogyConfig, common: bool = False, downstream: bool = False) -> list[str]:
+def _stated(families: Iterable[str | Enum], default: bool) -> list[FamilySpec]:
+    """The default families (always stated under a table), or the others among ``families``."""
+    asked = {family(f).name for f in families}
+    return [f for f in FAMILIES.values() if f.default == default and (default or f.name in asked)]
+
+
+def notes(analogy: AnalogyConfig, common: bool = False, families: Iterable[str | Enum] = ()) -> list[str]:
     """Lines stating the protocol under a results table.
 
-    ``common``: scored on the items every column covers; ``downstream``: the probes' protocol too.
+    ``common``: scored on the items every column covers; ``families``: the families run (those not
+    run by default state their protocol only when run).
     """
     cells = (
         "cells: score x100 on the items every column covers ('common': their share of all items), "
@@ -139,23 +131,14 @@ def notes(analogy: AnalogyConfig, common: bool = False, downstream: bool = False
         if common
         else "cells: score x100 (coverage = items with all words found / all items)"
     )
-    lines = [
-        cells,
-        f"analogy: search over the top N={analogy.top_n} most frequent words (all if fewer), "
-        f"3CosMul eps={analogy.eps}; covered = all 4 words in the top N; question words excluded",
-        f"categorization: purity of {CLUSTERING}; multi-word items = mean of their word vectors",
-        f"avg5: mean Spearman of {', '.join(AVG5)}",
-    ]
-    return lines + protocol(ProbeConfig()) if downstream else lines
+    lines = [cells, *(line for f in _stated(families, True) for line in f.note(analogy))]
+    lines.append(f"avg5: mean Spearman of {', '.join(AVG5)}")
+    return lines + [line for f in _stated(families, False) for line in f.note(analogy)]
 
 
-def config_dict(analogy: AnalogyConfig, downstream: bool = False) -> dict[str, Any]:
-    """The protocol as data for the JSON output."""
-    out = {
-        "analogy_top_n": analogy.top_n,
-        "analogy_eps": analogy.eps,
-        "clustering": CLUSTERING,
-        "avg5": list(AVG5),
-        "score_scale": "x100",
-    }
-    return {**out, "downstream_probes": ProbeConfig().to_dict()} if downstream else out
+def config_dict(analogy: AnalogyConfig, families: Iterable[str | Enum] = ()) -> dict[str, Any]:
+    """The protocol as data for the JSON output (``families``: the families run, as for :func:`notes`)."""
+    families = list(families)
+    out = {k: v for f in _stated(families, True) for k, v in f.protocol(analogy).items()}
+    out |= {"avg5": list(AVG5), "score_scale": "x100"}
+    return out | {k: v for f in _stated(families, False) for k, v in f.protocol(analogy).items()}

@@ -21,8 +21,10 @@ KNOWN_TEACHERS = {
     "roberta-base": ("FacebookAI/roberta-base", "mit"),
     "gpt2": ("openai-community/gpt2", "mit"),
     "smollm2": ("HuggingFaceTB/SmolLM2-135M-Instruct", "apache-2.0"),
+    "mpnet": ("sentence-transformers/all-mpnet-base-v2", "apache-2.0"),
+    "gemma3": ("google/gemma-3-270m", "gemma"),  # the Gemma Terms of Use
 }
-"""Short teacher names -> (hub id, licence); all five are English models."""
+"""Short teacher names -> (hub id, licence)."""
 
 USAGE = {
     "model2vec": (

@@ -21,6 +21,7 @@ class Precision(str, Enum):
     FLOAT32 = "float32"
     BFLOAT16 = "bfloat16"
     FLOAT16 = "float16"
+    INT8 = "int8"  # CPU: int8 dynamic quantization of the Linear layers (pipeline/int8.py)
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class TeacherConfig(Options):
     precision: Precision = opt(
         Precision.AUTO,
         "Forward dtype: auto = bfloat16 on GPU, float32 on CPU; bfloat16 is 1.7-3x faster on CPUs with "
-        "fast bf16 products (AMX, AMD Zen 4).",
+        "fast bf16 products (AMX, AMD Zen 4); int8 (CPU only) quantizes the Linear layers' weights and "
+        "inputs (bench/results/precision_int8.md).",
     )
 
     def rules(self) -> Iterable[Rule]:
@@ -93,6 +95,11 @@ class ExtractConfig(Options):
     shard_size: int = opt(
         8192, "Sentences per shard, length-sorted within one (pads Brown 3.5% of tokens; 2048: 9.9%)."
     )
+    shard_words: int = opt(
+        1 << 16,
+        "Words per shard at most, so a shard's memory is bounded whatever the sentences' lengths "
+        "(MiniLM: about 8 kB a word while a shard is made; 0 = no bound).",
+    )
     max_length: int = opt(512, "Teacher tokens per sentence (capped at the model's maximum).")
     token_budget: int = opt(4096, "Padded teacher tokens per batch.")
     max_sentences: int = opt(0, "Stop after this many sentences (0 = the whole corpus).")
@@ -101,6 +108,7 @@ class ExtractConfig(Options):
         """Sizes are positive, the optional signals 0 (off) or more."""
         return [
             ("shard_size", self.shard_size >= 1, "at least 1"),
+            ("shard_words", self.shard_words >= 0, "0 (no bound) or more"),
             ("max_length", self.max_length >= 2, "at least 2"),
             ("paragraph_max_length", self.paragraph_max_length >= 2, "at least 2"),
             ("token_budget", self.token_budget >= 1, "at least 1"),
@@ -130,13 +138,17 @@ class EngineConfig(Options):
     )
     workers: int = opt(0, "Ray workers, one teacher each (0 = as many as the cluster's CPUs/GPUs hold).")
     gpus_per_worker: float = opt(0.0, "GPUs per Ray worker (with --device cuda; 0.5: two share one).")
+    connect_timeout: float = opt(
+        60.0, "Seconds to wait for the Ray cluster at --address to answer (Ray itself retries ~13 min)."
+    )
 
     def rules(self) -> Iterable[Rule]:
-        """Counts are counts; cluster settings need the Ray engine."""
+        """Counts are counts, the wait positive; cluster settings need the Ray engine."""
         ray = self.engine is Engine.RAY
         return [
             ("workers", self.workers >= 0, "0 (fill the cluster) or more"),
             ("gpus_per_worker", self.gpus_per_worker >= 0, "0 (CPU workers) or more"),
+            ("connect_timeout", self.connect_timeout > 0, "positive"),
             ("address", ray or not self.address, "empty unless --engine ray"),
             ("workers", ray or not self.workers, "0 unless --engine ray"),
             ("gpus_per_worker", ray or not self.gpus_per_worker, "0 unless --engine ray"),

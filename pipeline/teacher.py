@@ -1,12 +1,12 @@
 """Teachers behind one interface: encoders with an MLM head, encoders without one, causal LMs.
 
 The kind comes from the model's config (its architectures / decoder flag), never from its name
-(:mod:`ctx2static.pipeline.models`). Signals (cached once, used by the students; see
-methods/NOTES.md sections 2, 4, 5): group means of the chosen layer (subword-pooled word vectors,
-or per-sentence means), the mean over all tokens incl. special ones (X2Static Eq. 3, reference
-code), attention summed over layers and heads pooled word-to-word (SemGloVe Eq. 8-11), and LM
-top-k substitutes with raw logits (SemGloVe Eq. 12-14; causal teachers predict token t from
-position t-1).
+(:mod:`ctx2static.pipeline.models`); a head the config names but the weights lack makes it an
+encoder. Signals (cached once, used by the students; see methods/NOTES.md sections 2, 4, 5): group
+means of the chosen layer (subword-pooled word vectors, or per-sentence means), the mean over all
+tokens incl. special ones (X2Static Eq. 3, reference code), attention summed over layers and heads
+pooled word-to-word (SemGloVe Eq. 8-11), and LM top-k substitutes with raw logits (SemGloVe Eq.
+12-14; causal teachers predict token t from position t-1).
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ class Teacher:
         one holds more of the word (Ethayarajh 2019). ``precision``: ``auto`` is bfloat16 autocast on
         GPUs (float16 where bf16 is missing) and float32 on CPUs; ``bfloat16`` on a CPU with fast
         bf16 products (:func:`fast_bf16`: AMX, AMD Zen 4) runs the forward 1.7-3x faster (cosines to
-        float32 >= 0.999); on other CPUs it is slower than float32.
+        float32 >= 0.999); on other CPUs it is slower than float32. ``int8`` (CPUs) runs the Linear
+        layers as int8 dynamic quantization (:mod:`ctx2static.pipeline.int8`).
         """
         config = config or TeacherConfig()
         device = config.device
@@ -117,7 +118,14 @@ class Teacher:
         auto = {TeacherKind.MLM: AutoModelForMaskedLM, TeacherKind.CAUSAL: AutoModelForCausalLM}.get(
             kind, AutoModel
         )
-        model = auto.from_pretrained(source, local_files_only=True).eval()
+        model, loading = auto.from_pretrained(source, local_files_only=True, output_loading_info=True)
+        if kind is not TeacherKind.ENCODER and any(
+            not k.startswith(f"{model.base_model_prefix}.") for k in loading["missing_keys"]
+        ):
+            # a config naming a head its weights lack (all-mpnet-base-v2 says MPNetForMaskedLM): the head
+            # would be random, so the teacher is the bare encoder with tied input embeddings
+            model, kind = model.base_model, TeacherKind.ENCODER
+        model = model.eval()
         try:
             model = model.to(device)
         except (RuntimeError, AssertionError) as exc:
@@ -132,7 +140,7 @@ class Teacher:
         max_pos = getattr(model_config, "max_position_embeddings", None) or getattr(
             model_config, "n_positions", 512
         )
-        if model_config.model_type in ("roberta", "xlm-roberta", "camembert"):
+        if model_config.model_type in ("roberta", "xlm-roberta", "camembert", "mpnet"):
             max_pos -= 2  # positions start after the padding index
         max_len = min(max_pos, tok.model_max_length if tok.model_max_length < 1e6 else max_pos)
         impl = model.config._attn_implementation
@@ -144,6 +152,12 @@ class Teacher:
             cuda = dev.type == "cuda"
             bf16 = cuda and torch.cuda.is_bf16_supported()
             precision = Precision.BFLOAT16 if bf16 else Precision.FLOAT16 if cuda else Precision.FLOAT32
+        if precision is Precision.INT8:
+            if dev.type != "cpu":
+                raise UserError(f"--precision int8 runs on a CPU; on --device {device} use auto (bfloat16)")
+            from ctx2static.pipeline.int8 import quantize_linears
+
+            model = quantize_linears(model, source)
         n_hidden = n_layers + 1 if n_layers else 0
         return cls(
             name, source, model, tok, kind, dev, int(max_len), bos, impl, layers, n_hidden, precision.value
@@ -213,7 +227,7 @@ class Teacher:
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """The context the forward runs in: autocast to ``precision`` unless that is float32."""
-        if self.precision == "float32":
+        if self.precision in ("float32", "int8"):  # int8 Linear layers return float32
             return contextlib.nullcontext()
         return torch.autocast(self.device.type, dtype=getattr(torch, self.precision))
 
@@ -246,11 +260,13 @@ class Teacher:
 
         head_in: list[torch.Tensor] = []
         head_hook = None
-        if request.topk and self.kind is not TeacherKind.ENCODER:
-            # the head's input at the target positions goes to the scorer; the head itself gets none
+        if self.kind is not TeacherKind.ENCODER:
+            # the LM head gets no input: its logits [tokens, vocabulary] would be 4 GB a batch for
+            # Gemma's 262k pieces; top-k takes the head's input at the target positions to the scorer
             def pre_hook(_mod: Any, args: tuple) -> tuple:
                 x = args[0]
-                head_in.append(x[torch.arange(n, device=dev).unsqueeze(1), gather][has_target])
+                if request.topk:
+                    head_in.append(x[torch.arange(n, device=dev).unsqueeze(1), gather][has_target])
                 return (x[:, :0],)
 
             head_hook = self.model.get_output_embeddings().register_forward_pre_hook(pre_hook)

@@ -48,7 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ctx2static.retrofit.config import RetrofitConfig
-from ctx2static.retrofit.lexicon import build_graph
+from ctx2static.retrofit.lexicon import build_graph, check_links
 
 ADAGRAD_INIT = 0.1  # tf.train.AdagradOptimizer's initial_accumulator_value (reference code)
 GRAD_CLIP = 2.0  # reference code: tf.clip_by_value(grad, -2., 2.)
@@ -109,6 +109,7 @@ def build_constraints(
     """
     syn = build_graph(words, lexicons)
     ant = build_graph(words, antonyms)
+    check_links([syn, ant])
     repel_adj = expand_through_synonyms(ant.adjacency, syn.adjacency) if expand else ant.adjacency
     attract, repel = unordered_pairs(syn.adjacency), unordered_pairs(repel_adj)
     n = len(words)

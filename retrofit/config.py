@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ctx2static.errors import UserError
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
 
 
 class Method(str, Enum):
@@ -72,7 +72,7 @@ class RetrofitConfig(Options):
     normalize: bool = opt(True, "Scale input vectors to unit length first (Faruqui's and Zheng's codes do).")
 
     def rules(self) -> Iterable[Rule]:
-        """Weights positive, counts counts, the mixing share a probability."""
+        """Weights positive, counts counts, the mixing share a probability, the AdaGrad rate in (0, 1)."""
         return [
             ("iterations", self.iterations >= 0, ">= 0"),
             ("epochs", self.epochs >= 0, ">= 0"),
@@ -80,10 +80,9 @@ class RetrofitConfig(Options):
             ("mix", 0.0 <= self.mix <= 1.0, "in [0, 1]"),
             ("l2_reg", self.l2_reg >= 0, ">= 0"),
             ("ridge", self.ridge >= 0, ">= 0"),
-        ] + [
-            (name, getattr(self, name) > 0, "> 0")
-            for name in ("alpha", "a", "b", "nu", "sigma", "learning_rate")
-        ]
+            rate_rule("learning_rate", self.learning_rate),
+            seed_rule(self.seed),
+        ] + [(name, getattr(self, name) > 0, "> 0") for name in ("alpha", "a", "b", "nu", "sigma")]
 
     def check_antonyms(self, antonyms: Sequence[object]) -> None:
         """Antonym lexicons are read by attract-repel only; giving them to another method is a mistake."""

@@ -11,6 +11,7 @@ vocabulary is all lower case: then lexicon words are lower-cased too.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ import scipy.sparse as sp
 from ctx2static.errors import UserError
 from ctx2static.fileio import read_lines
 from ctx2static.resources import LEXICON_DIR
+
+log = logging.getLogger(__name__)
 
 BUNDLED = {
     "wordnet": LEXICON_DIR / "wordnet-synonyms.txt.xz",
@@ -68,6 +71,7 @@ class WordGraph:
     adjacency: sp.csr_matrix
     lexicons: list[str]
     lowercase: bool
+    links: list[int]  # per lexicon, its pairs of two distinct vocabulary words (repeats counted)
 
     @property
     def moving(self) -> np.ndarray:
@@ -85,7 +89,9 @@ def build_graph(words: Sequence[str], lexicons: Sequence[str | os.PathLike]) -> 
     lowercase = all(w == w.lower() for w in words)
     rows: list[int] = []
     cols: list[int] = []
+    links = []
     for lex in lexicons:
+        before = len(rows)
         for head, nbrs in read_lexicon(lex):
             if lowercase:
                 head, nbrs = head.lower(), [w.lower() for w in nbrs]
@@ -97,9 +103,28 @@ def build_graph(words: Sequence[str], lexicons: Sequence[str | os.PathLike]) -> 
                 if j is not None and j != i:
                     rows.append(i)
                     cols.append(j)
+        links.append(len(rows) - before)
     n = len(words)
     keys = np.unique(np.asarray(rows, np.int64) * n + np.asarray(cols, np.int64))
     adjacency = sp.csr_matrix(
         (np.ones(keys.size, np.float32), (keys // n, keys % n)), shape=(n, n), dtype=np.float32
     )
-    return WordGraph(adjacency, [str(x) for x in lexicons], lowercase)
+    return WordGraph(adjacency, [str(x) for x in lexicons], lowercase, links)
+
+
+def check_links(graphs: Sequence[WordGraph]) -> None:
+    """Refuse lexicons of which none links two words of the vectors; warn of each one that links none.
+
+    Such a lexicon is most often a file of another kind (``/etc/passwd`` has no ``word nbr`` line)
+    or of another language or casing; with nothing to link, the retrofit would only copy its input.
+    """
+    named = [(lex, n) for g in graphs for lex, n in zip(g.lexicons, g.links, strict=True)]
+    hint = f"a lexicon is {LEXICON_FORMAT}; matching is exact unless the vocabulary is all lower case"
+    if named and not any(n for _, n in named):
+        raise UserError(
+            f"{', '.join(lex for lex, _ in named)}: no line links two words of the vectors, so nothing "
+            f"would move; {hint}"
+        )
+    for lex, n in named:
+        if n == 0:
+            log.warning("%s: no line links two words of the vectors; it adds nothing (%s)", lex, hint)

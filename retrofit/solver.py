@@ -43,9 +43,10 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 from tqdm import tqdm
 
+from ctx2static.composer import map_rows
 from ctx2static.retrofit.attract_repel import AttractRepel, build_constraints
 from ctx2static.retrofit.config import Method, RetrofitConfig
-from ctx2static.retrofit.lexicon import build_graph
+from ctx2static.retrofit.lexicon import build_graph, check_links
 from ctx2static.retrofit.propagate import propagate
 from ctx2static.vectors import Vectors, require_finite
 
@@ -205,6 +206,7 @@ def _faruqui_or_graph(
     q0: np.ndarray, words: Sequence[str], lexicons: Sequence[str | os.PathLike], config: RetrofitConfig
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     graph = build_graph(words, lexicons)
+    check_links([graph])
     trace: list[float] = []
     with tqdm(
         total=config.iterations, desc=f"retrofit ({config.method.value})", unit="it", leave=False
@@ -273,6 +275,6 @@ def retrofit_vectors(
     if config.propagate:
         q, entry["propagate"], m = propagate(q0, q, moved, config.ridge)
         if composer is not None:
-            composer = replace(composer, rows=(composer.rows.astype(np.float64) @ m).astype(np.float16))
+            composer = replace(composer, rows=map_rows(composer.rows, m))
     meta = {**vectors.meta, "retrofit": [*vectors.meta.get("retrofit", []), entry]}
     return Vectors(list(vectors.words), q, vectors.counts, meta, composer), info["objective"]

@@ -51,11 +51,13 @@ from numba import njit
 from tqdm import tqdm
 
 from ctx2static.cache import Cache
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
 from ctx2static.students.cache_input import Init, teacher_init
 from ctx2static.students.jit_bind import bind_update, centre_update
+from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
     draw_word,
+    exponent_rule,
     keep_probabilities,
     lcg,
     linear_alpha,
@@ -100,17 +102,21 @@ class ContextualConfig(Options):
     )
 
     def rules(self) -> Iterable[Rule]:
-        """Sizes and rates positive."""
+        """Sizes positive, rates in (0, 1) and ordered, a clip that bounds (0 would freeze the projection)."""
         return [
             ("dim", self.dim >= 1, "at least 1"),
             ("window", self.window >= 1, "at least 1"),
             ("negative", self.negative >= 1, "at least 1"),
             ("epochs", self.epochs >= 1, "at least 1"),
             ("batch", self.batch >= 1, "at least 1"),
-            ("lr", self.lr > 0, "positive"),
+            rate_rule("lr", self.lr),
             ("min_lr", 0 <= self.min_lr <= self.lr, "between 0 and lr"),
+            ("clip", self.clip > 0, "positive"),
             ("threads", self.threads >= 0, "0 (torch's default) or more"),
             ("sample", self.sample >= 0, "0 (off) or positive"),
+            exponent_rule(self.ns_exponent),
+            abtt_rule(self.abtt, self.dim),
+            seed_rule(self.seed),
         ]
 
     def signals(self) -> tuple[str, ...]:

@@ -14,12 +14,13 @@ smaller t costs MSR analogy here). ``sample=0`` is the reference code's.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from numba import njit
 
 from ctx2static.cache import Cache
-from ctx2static.options import opt
+from ctx2static.options import Rule, opt, share_rule
 from ctx2static.students.contextual import Array, ContextualConfig, axpy, dot, negatives_update, train
 from ctx2static.students.sampling import logistic
 from ctx2static.vectors import Vectors
@@ -34,6 +35,11 @@ class Config(ContextualConfig):
     e2: float = opt(1.0, "Weight of L2, the contextualised loss.")
     e3: float = opt(1.0, "Weight of L3, the negatives.")
     mix: float = opt(0.5, "l1 = l2 of Eq. 4: the centre's share in V_context.")
+
+    def rules(self) -> Iterable[Rule]:
+        """The shared rules; the loss weights non-negative (a negative one ascends its loss), mix a share."""
+        weights = [(name, getattr(self, name) >= 0, "0 or more") for name in ("e1", "e2", "e3")]
+        return [*super().rules(), *weights, share_rule("mix", self.mix)]
 
 
 @njit(fastmath=True)

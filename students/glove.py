@@ -33,8 +33,9 @@ from tqdm import tqdm
 
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write, check_writable, remove_stale_temps
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
 from ctx2static.students.cooc import window_cooccurrence
+from ctx2static.students.postprocess import abtt_rule
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.threads import numba_threads
@@ -63,14 +64,16 @@ class Config(Options):
     abtt: int | None = opt(None, "All-but-the-top on the result (students/postprocess.py; none = off).")
 
     def rules(self) -> Iterable[Rule]:
-        """Sizes and rates positive; a checkpoint needs a file path."""
+        """Sizes and rates positive (the rate below 1); a checkpoint needs a file path."""
         return [
             ("dim", self.dim >= 1, "at least 1"),
             ("window", self.window >= 1, "at least 1"),
             ("epochs", self.epochs >= 1, "at least 1"),
             ("xmax", self.xmax > 0, "positive"),
             ("alpha", self.alpha > 0, "positive"),
-            ("lr", self.lr > 0, "positive"),
+            rate_rule("lr", self.lr),
+            abtt_rule(self.abtt, self.dim),
+            seed_rule(self.seed),
             ("grad_clip", self.grad_clip > 0, "positive"),
             ("threads", self.threads >= 0, "0 (all cores) or more"),
             ("checkpoint_every", self.checkpoint_every >= 0, "0 (off) or more"),

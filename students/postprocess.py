@@ -11,6 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from ctx2static.errors import UserError
+from ctx2static.options import Rule
+
+
+def abtt_rule(abtt: int | None, dim: int | None = None) -> Rule:
+    """``abtt`` is None (off) or 0..dim-1 (when the config knows dim), checked before training, not after."""
+    ok = abtt is None or (abtt >= 0 and (dim is None or abtt < dim))
+    return ("abtt", ok, "none (off) or 0 to dim - 1" if dim else "none (off) or 0 or more")
 
 
 def all_but_the_top(matrix: np.ndarray, n_components: int) -> np.ndarray:

@@ -26,7 +26,7 @@ from ctx2static.cache import Cache
 from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
 from ctx2static.errors import UserError
-from ctx2static.options import Options, configure
+from ctx2static.options import Options, configure, field_names
 from ctx2static.students.postprocess import all_but_the_top
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.encoded import encode_corpus
@@ -102,6 +102,28 @@ def student_config(name: str, overrides: Mapping[str, Any] | None = None) -> Opt
     """Student ``name``'s config: its defaults, then ``overrides``, then the presets its name fixes."""
     module = load_student(name)
     return configure(module.Config, {**(overrides or {}), **dict(spec(name).presets)}, what=name)
+
+
+def students_with(option: str) -> list[str]:
+    """The students whose config has ``option``."""
+    return [name for name in STUDENTS if option in field_names(load_student(name).Config)]
+
+
+def shortcut_overrides(name: str, shortcuts: Mapping[str, Any]) -> dict[str, Any]:
+    """The command line's shortcut flags given (not None) as --set overrides of student ``name``.
+
+    A shortcut is for the students whose config has its option; given to another, it is a one-line
+    error naming the students it is for (``--threads`` with ``x2static``, whose Adam loop is serial).
+    """
+    given = {k: v for k, v in shortcuts.items() if v is not None}
+    fields = field_names(load_student(name).Config)
+    for key in given:
+        if key not in fields:
+            raise UserError(
+                f"--{key}: student '{name}' has no option '{key}' (the shortcut is for "
+                f"{', '.join(students_with(key))}); drop it"
+            )
+    return given
 
 
 def needed_signals(name: str, config: Options) -> tuple[str, ...]:

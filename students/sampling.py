@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from ctx2static.errors import UserError
+from ctx2static.options import Rule
 
 # word2vec's linear congruential generator: next_random = next_random * 25214903917 + 11 (mod 2^64).
 _LCG_MUL = np.uint64(25214903917)
@@ -37,6 +38,14 @@ def negative_table(counts: np.ndarray, exponent: float = 0.75) -> np.ndarray:
         raise UserError("negative table: counts must be positive and finite")
     cum = np.cumsum(weights)
     return np.round(cum / cum[-1] * _CUM_DOMAIN).astype(np.uint32)
+
+
+def exponent_rule(exponent: float) -> Rule:
+    """``ns_exponent`` between -1 and 1, as gensim reads it (1: by count, 0: uniform, < 0: rare first).
+
+    Far outside, ``count**exponent`` overflows and the negative table cannot be built.
+    """
+    return ("ns_exponent", -1 <= exponent <= 1, "between -1 and 1 (word2vec: 0.75)")
 
 
 def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:

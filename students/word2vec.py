@@ -26,10 +26,12 @@ import numpy as np
 from numba import njit, prange
 from tqdm import tqdm
 
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
 from ctx2static.students import sampling
 from ctx2static.students.jit_bind import bind_update, centre_update
+from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
+    exponent_rule,
     lcg,
     linear_alpha_nb,
     reduced_window,
@@ -67,7 +69,7 @@ class Word2VecConfig(Options):
     abtt: int | None = opt(None, "All-but-the-top on the result (students/postprocess.py; none = off).")
 
     def rules(self) -> Iterable[Rule]:
-        """Sizes positive, rates ordered."""
+        """Sizes positive, rates in (0, 1) and ordered (from 1 up the updates diverge to NaN)."""
         return [
             ("dim", self.dim >= 1, "at least 1"),
             ("window", self.window >= 1, "at least 1"),
@@ -75,8 +77,11 @@ class Word2VecConfig(Options):
             ("epochs", self.epochs >= 1, "at least 1"),
             ("threads", self.threads >= 0, "0 (all cores) or more"),
             ("sample", self.sample >= 0, "0 (off) or positive"),
-            ("alpha", self.alpha > 0, "positive"),
+            rate_rule("alpha", self.alpha),
             ("min_alpha", 0 <= self.min_alpha <= self.alpha, "between 0 and alpha"),
+            exponent_rule(self.ns_exponent),
+            abtt_rule(self.abtt, self.dim),
+            seed_rule(self.seed),
         ]
 
 
@@ -89,7 +94,9 @@ def chunk_bounds(sent_starts: np.ndarray, chunk_words: int = CHUNK_WORDS) -> np.
     return np.unique(np.concatenate([[0], firsts, [n_sent]])).astype(np.int64)
 
 
-@njit(cache=True, fastmath=True)
+# error_model="numpy": a diverging run (too high a rate for its data) yields NaN, which saving
+# refuses in one line, instead of a ZeroDivisionError that fastmath raises on NaN denominators
+@njit(cache=True, fastmath=True, error_model="numpy")
 def ns_update(
     h: np.ndarray,
     syn1neg: np.ndarray,

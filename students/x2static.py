@@ -26,10 +26,12 @@ from numba import njit
 from tqdm import tqdm
 
 from ctx2static.cache import Cache
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
 from ctx2static.students.cache_input import Init, teacher_init
+from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
     draw_targets,
+    exponent_rule,
     keep_probabilities,
     negative_table,
     seed_state,
@@ -67,12 +69,23 @@ class Config(Options):
     abtt: int | None = opt(1, "All-but-the-top on the result (students/postprocess.py; none = off).")
 
     def rules(self) -> Iterable[Rule]:
-        """Counts and rates positive."""
+        """Counts positive, the rate in (0, 1), Adam's betas below 1 and its eps positive.
+
+        Adam's step divides by 1 - beta1^t, and by sqrt(v) + eps where v stays 0 in a row whose
+        gradients were 0.
+        """
         return [
             ("epochs", self.epochs >= 1, "at least 1"),
             ("negative", self.negative >= 0, "0 or more"),
             ("batch_sentences", self.batch_sentences >= 1, "at least 1"),
-            ("lr", self.lr > 0, "positive"),
+            ("sample", self.sample >= 0, "0 (off) or positive"),
+            rate_rule("lr", self.lr),
+            ("beta1", 0 <= self.beta1 < 1, "at least 0 and below 1"),
+            ("beta2", 0 <= self.beta2 < 1, "at least 0 and below 1"),
+            ("eps", self.eps > 0, "positive"),
+            exponent_rule(self.ns_exponent),
+            abtt_rule(self.abtt),
+            seed_rule(self.seed),
         ]
 
     def signals(self) -> tuple[str, ...]:

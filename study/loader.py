@@ -12,17 +12,24 @@ import contextlib
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ctx2static.cache.layout import SIGNALS, missing_signals, shard_signals
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import INTRINSIC, Family
-from ctx2static.eval.downstream import Task
+from ctx2static.eval.families import (
+    FAMILIES,
+    INTRINSIC,
+    Family,
+    file_families,
+    member,
+    task_families,
+    with_named_tasks,
+)
 from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.pipeline.models import SHORT_NAMES
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.retrofit.lexicon import resolve_lexicon
 from ctx2static.students.registry import Source, load_student, needed_signals, spec, student_config
@@ -45,7 +52,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 C = TypeVar("C", bound=Options)
-E = TypeVar("E", bound=Enum)
 _NAME = re.compile(r"[A-Za-z0-9_+-]+")
 
 
@@ -79,12 +85,12 @@ def _strings(path: Path, value: Any, where: str) -> tuple[str, ...]:
     return tuple(_typed(path, v, f"{where}[{i}]", str) for i, v in enumerate(items))
 
 
-def _files(path: Path, value: Any, where: str) -> tuple[Path, ...]:
+def _files(path: Path, value: Any, where: str, folders: bool = False) -> tuple[Path, ...]:
     out = []
     for i, name in enumerate(_strings(path, value, where)):
         p = (path.parent / name).resolve()
-        if not p.is_file():
-            raise UserError(f"{path}: {where}[{i}]: {name}: no such file")
+        if not (p.exists() if folders else p.is_file()):
+            raise UserError(f"{path}: {where}[{i}]: {name}: no such file" + " or folder" * folders)
         out.append(p)
     return tuple(out)
 
@@ -152,7 +158,7 @@ def _corpus(path: Path, data: Any) -> CorpusSpec:
     t = _table(path, data, "corpus", keys)
     if "files" not in t:
         raise UserError(f'{path}: corpus.files: missing; list the corpus files, e.g. files = ["corpus.txt"]')
-    files = _files(path, t["files"], "corpus.files")
+    files = _files(path, t["files"], "corpus.files", folders=True)
     if not files:
         raise UserError(f"{path}: corpus.files: empty; list at least one corpus file")
     return CorpusSpec(
@@ -163,10 +169,22 @@ def _corpus(path: Path, data: Any) -> CorpusSpec:
 def _teacher(path: Path, name: str, data: Any) -> TeacherSpec:
     where = f"teachers.{name}"
     t = _table(path, data, where, ["model", *field_names(TeacherConfig), *field_names(ExtractConfig)])
-    model = _typed(path, t.get("model", name), f"{where}.model", str)
+    model = _model(path, _typed(path, t.get("model", name), f"{where}.model", str), f"{where}.model")
     return TeacherSpec(
         name, model, _config(path, TeacherConfig, t, where), _config(path, ExtractConfig, t, where)
     )
+
+
+def _model(path: Path, model: str, where: str) -> str:
+    """A short name or hub id as written; a folder found against the study file's folder, as every path."""
+    if model in SHORT_NAMES:
+        return model
+    local = path.parent / Path(model).expanduser()  # an absolute path stays itself
+    if local.is_dir():
+        return str(local.resolve())
+    if model.startswith((".", "~", "/")):
+        raise UserError(f"{path}: {where}: {model}: no such folder (relative to the study file's folder)")
+    return model  # a hub id
 
 
 def _student(path: Path, name: str, data: Any, teachers: Mapping[str, TeacherSpec]) -> StudentRun:
@@ -250,30 +268,31 @@ def _retrofit(path: Path, i: int, data: Any, students: Sequence[str]) -> Retrofi
 
 
 def _eval(path: Path, data: Any) -> EvalSpec:
-    t = _table(
-        path,
-        data,
-        "eval",
-        ["families", "downstream", "similarity", "analogy", "categorization", *field_names(AnalogyConfig)],
-    )
+    """The ``[eval]`` table: ``families``, a key per family split into tasks, a key per family of files."""
+    tasked, files = task_families(), file_families()
+    t = _table(path, data, "eval", ["families", *tasked, *files, *field_names(AnalogyConfig)])
     families = _strings(path, t.get("families", [f.value for f in INTRINSIC]), "eval.families")
     with _at(path, "eval.families"):
         picked = tuple(_family(f) for f in families)
-    tasks = _strings(path, t.get("downstream", [t.value for t in Task]), "eval.downstream")
-    with _at(path, "eval.downstream"):
-        chosen = tuple(_choice(Task, name, "a downstream task") for name in tasks)
-    if "downstream" in t and Family.DOWNSTREAM not in picked:  # naming tasks asks for the family
-        picked += (Family.DOWNSTREAM,)
-    extra = {k: _files(path, t.get(k, []), f"eval.{k}") for k in ("similarity", "analogy", "categorization")}
-    return EvalSpec(picked, chosen, **extra, analogy_config=_config(path, AnalogyConfig, t, "eval"))
+    named = {name: _tasks(path, name, t[name]) for name in tasked if name in t}
+    picked, chosen = with_named_tasks(picked, named)  # naming tasks asks for their family
+    extra = {name: _files(path, t.get(name, []), f"eval.{name}") for name in files}
+    return EvalSpec(picked, chosen, extra, _config(path, AnalogyConfig, t, "eval"))
 
 
-def _family(name: str) -> Family:
-    return _choice(Family, name, "a benchmark family")
+def _family(name: str) -> Family | str:
+    if name not in FAMILIES:
+        raise UserError(f"{name!r} is not a benchmark family; choose from {', '.join(FAMILIES)}")
+    return member(name)
 
 
-def _choice(kind: type[E], name: str, what: str) -> E:
-    try:
-        return kind(name)
-    except ValueError:
-        raise UserError(f"{name!r} is not {what}; choose from {', '.join(m.value for m in kind)}") from None
+def _tasks(path: Path, name: str, value: Any) -> tuple[str, ...]:
+    """The tasks of family ``name`` listed under its key, each checked to be one of its tasks."""
+    spec = FAMILIES[name]
+    tasks = _strings(path, value, f"eval.{name}")
+    for task in tasks:
+        if task not in spec.tasks:
+            raise UserError(
+                f"{path}: eval.{name}: {task!r} is not {spec.task_noun}; choose from {', '.join(spec.tasks)}"
+            )
+    return tasks

@@ -169,7 +169,7 @@ def write_report(study: Study, layout: StudyLayout, results: StudyResults) -> No
         "",
         format_markdown(
             results.common,
-            notes(study.eval.analogy_config, common=True, downstream=study.eval.downstream),
+            notes(study.eval.analogy_config, common=True, families=study.eval.families),
             results.own,
         ),
         "### Each output on the items it covers",
@@ -177,7 +177,7 @@ def write_report(study: Study, layout: StudyLayout, results: StudyResults) -> No
         "The same outputs, each on every item its vocabulary covers (as `cli.py eval` scores one file "
         "alone); scores on different items do not compare across columns.",
         "",
-        format_markdown(results.own, notes(study.eval.analogy_config, downstream=study.eval.downstream)),
+        format_markdown(results.own, notes(study.eval.analogy_config, families=study.eval.families)),
         "## Against the plain baselines",
         "",
     ]

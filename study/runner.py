@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import shutil
 import time
 from collections.abc import Iterator, Mapping
@@ -29,6 +30,7 @@ from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import Benchmark
 from ctx2static.eval.results import Score
 from ctx2static.fileio import atomic_write, folder_lock, sha256_file, write_json
+from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.memory import PeakRss, release_freed
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, StudyResults, TeacherSpec
@@ -72,12 +74,19 @@ class StudyRunner:
     def corpus_key(self) -> dict[str, Any]:
         """The corpus files' content hashes and how they are read (the text students' input)."""
         if self._corpus_key is None:
+            from ctx2static.text.corpus import LEGACY_READING, Corpus
+
             c = self.study.corpus
-            self._corpus_key = {
-                "files": [[str(p), sha256_file(p)] for p in c.files],
-                "text": c.text.to_dict(),
+            files = Corpus(list(c.files), c.text).identity()
+            key = {
+                "files": [[f["path"], f["sha256"]] for f in files],
+                "text": c.text.tokens(),
                 "vocab": c.vocab.to_dict(),
             }
+            reading = [{k: v for k, v in f.items() if k not in ("path", "sha256")} for f in files]
+            if any(r != LEGACY_READING for r in reading):  # the key of a study read as lines stays as it was
+                key["reading"] = reading
+            self._corpus_key = key
         return self._corpus_key
 
     def teacher_hash(self, name: str) -> str:
@@ -97,9 +106,8 @@ class StudyRunner:
             return folder
         self._ready.add(name)
         h = self.teacher_hash(name)
-        if folder.exists() and read_record(record).get("hash") != h:
-            log.info("redo extract %s: its configuration changed; removing %s", name, folder)
-            shutil.rmtree(folder)
+        if (folder.exists() or folder.is_symlink()) and read_record(record).get("hash") != h:
+            _remove_cache(folder, name)
         manifest = read_manifest(folder) if folder.is_dir() else None
         if manifest is not None and manifest.get("complete") and _intact(folder):
             log.info("skip extract %s: %s is complete", name, folder)
@@ -228,17 +236,13 @@ class StudyRunner:
     def evaluate(self, name: str, only: Mapping[str, np.ndarray] | None = None) -> list[Score]:
         """Scores of output ``name`` (on the ``only`` items when given), read back when up to date."""
         from ctx2static.eval import evaluate
-        from ctx2static.eval.downstream import ProbeConfig
+        from ctx2static.eval.families import opt_in_key
 
         spec = self.study.eval
         key = {
             "families": [f.value for f in spec.families],
-            **(
-                {"downstream": [t.value for t in spec.tasks], "probes": ProbeConfig().to_dict()}
-                if spec.downstream
-                else {}
-            ),
-            "extra": {f.value: [[str(p), sha256_file(p)] for p in ps] for f, ps in spec.extra().items()},
+            **opt_in_key(spec.families, spec.tasks, spec.analogy_config),
+            "extra": {f: [[str(p), sha256_file(p)] for p in ps] for f, ps in spec.extra().items()},
             "analogy": spec.analogy_config.to_dict(),
             "only": None
             if only is None
@@ -260,6 +264,23 @@ class StudyRunner:
         return scores
 
 
+def _remove_cache(folder: Path, name: str) -> None:
+    """Remove the cache ``folder`` of teacher ``name`` made from another configuration (or unrecorded).
+
+    A link in its place is not the study's own: what it points to is never deleted (an empty
+    folder needs nothing removed); anything else there is a one-line error.
+    """
+    if not folder.is_symlink():
+        log.info("redo extract %s: its configuration changed; removing %s", name, folder)
+        shutil.rmtree(folder)
+    elif not folder.is_dir() or any(folder.iterdir()):
+        raise UserError(
+            f"{folder}: a symbolic link (to {os.readlink(folder)}) in the place of a cache the study did "
+            "not make from this configuration; it never deletes through a link: remove the link, "
+            "or point it at an empty folder, then re-run"
+        )
+
+
 def _intact(folder: Path) -> bool:
     """Whether every file of the cache in ``folder`` matches its checksum (else extract repairs it)."""
     from ctx2static.cache import Cache
@@ -278,9 +299,10 @@ def run_study(study: Study, out: str | Path) -> StudyResults:
     Every output is scored twice: on the items it covers, and on the items every output covers
     (the fair comparison, the report's main table). Outputs are in the study's order. The folder
     is locked while the study runs: a second run into it is a one-line error naming the first.
+    SIGTERM stops it as Ctrl-C does (a ``KeyboardInterrupt``, temporaries removed).
     """
     layout = StudyLayout(Path(out))
-    with folder_lock(layout.root, "study"):
+    with sigterm_as_interrupt(), folder_lock(layout.root, "study"):
         return _run(study, layout)
 
 
@@ -303,7 +325,7 @@ def _run(study: Study, layout: StudyLayout) -> StudyResults:
     results = StudyResults(
         {name: with_downstream(runner.evaluate(name, common), own[name]) for name in study.outputs}, own
     )
-    lines = notes(study.eval.analogy_config, common=True, downstream=study.eval.downstream)
+    lines = notes(study.eval.analogy_config, common=True, families=study.eval.families)
     write_markdown(layout.results, results.common, lines, own)
     write_report(study, layout, results)
     log.info("report: %s", layout.report)

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.benchmarks import INTRINSIC, Family
-from ctx2static.eval.downstream import Task
+from ctx2static.eval.families import INTRINSIC, Family, all_tasks, file_families
 from ctx2static.eval.results import Score
 from ctx2static.options import Options, Rule, opt
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
@@ -76,11 +75,9 @@ class RetrofitRun:
 class EvalSpec:
     """Which benchmarks every vectors output is scored on (bundled families plus extra files)."""
 
-    families: tuple[Family, ...] = INTRINSIC
-    tasks: tuple[Task, ...] = tuple(Task)  # the downstream tasks run when the family is listed
-    similarity: tuple[Path, ...] = ()
-    analogy: tuple[Path, ...] = ()
-    categorization: tuple[Path, ...] = ()
+    families: tuple[Family | str, ...] = INTRINSIC  # str: a family registered after import
+    tasks: tuple[str, ...] = field(default_factory=all_tasks)  # run when their family is listed
+    files: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)  # extra files by family
     analogy_config: AnalogyConfig = field(default_factory=AnalogyConfig)
 
     @property
@@ -88,13 +85,9 @@ class EvalSpec:
         """Whether the downstream family runs."""
         return Family.DOWNSTREAM in self.families
 
-    def extra(self) -> dict[Family, tuple[Path, ...]]:
-        """The extra benchmark files by family."""
-        return {
-            Family.SIMILARITY: self.similarity,
-            Family.ANALOGY: self.analogy,
-            Family.CATEGORIZATION: self.categorization,
-        }
+    def extra(self) -> dict[str, tuple[Path, ...]]:
+        """The extra benchmark files of every family that reads files (none given: empty)."""
+        return {name: tuple(self.files.get(name, ())) for name in file_families()}
 
 
 @dataclass(frozen=True)
@@ -126,6 +119,17 @@ class Study:
     eval: EvalSpec = field(default_factory=EvalSpec)
     report: ReportSpec = field(default_factory=ReportSpec)
     references: tuple[Reference, ...] = ()
+
+    @property
+    def inputs(self) -> list[Path | str]:
+        """What the study reads besides its own file (corpus, references, lexicons, extra benchmarks).
+
+        The output folder must hold none of them; the study file itself may lie there (``run``
+        copies it to ``study.toml``, and re-running that copy rewrites it with the same text).
+        """
+        lexicons = [x for r in self.retrofits for x in (*r.lexicons, *r.antonyms)]
+        extra = [p for paths in self.eval.extra().values() for p in paths]
+        return [*self.corpus.files, *(r.vectors for r in self.references), *lexicons, *extra]
 
     @property
     def outputs(self) -> list[str]:

@@ -21,7 +21,8 @@ def mini_corpus() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Folders of tiny random teachers (BERT with an MLM head, RoBERTa, GPT-2, Llama, a bare encoder)."""
+    """Folders of tiny random teachers (BERT with an MLM head, RoBERTa, GPT-2, Llama, bare encoders: BERT
+    and MPNet, Gemma 3)."""
     from . import tiny_models as tm
 
     root = tmp_path_factory.mktemp("teachers")
@@ -31,6 +32,8 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "gpt2": tm.save_tiny_gpt2(root / "gpt2"),
         "encoder": tm.save_tiny_encoder(root / "encoder"),
         "llama": tm.save_tiny_llama(root / "llama"),
+        "mpnet": tm.save_tiny_mpnet(root / "mpnet"),
+        "gemma3": tm.save_tiny_gemma3(root / "gemma3"),
     }
 
 

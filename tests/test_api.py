@@ -157,3 +157,51 @@ def test_the_root_names_are_the_api_functions_after_every_subpackage_is_imported
         importlib.import_module(f"ctx2static.{sub}")
     for name in ctx2static.__all__:
         assert getattr(ctx2static, name) is getattr(api, name)
+
+
+def _gen(items):
+    yield from items
+
+
+TINY = Vectors(["a", "b"], np.eye(2, dtype=np.float32))
+
+
+@pytest.mark.parametrize(
+    "corpus,message",
+    [
+        (lambda: _gen([1, 2, None]), "corpus[0]=1: pass sentences as str (decode bytes first), not int"),
+        (lambda: ["a fine sentence", None], "corpus[1]=None: pass sentences as str"),
+        (lambda: [b"a b"], "corpus[0]=b'a b': pass sentences as str (decode bytes first), not bytes"),
+        (lambda: 123, "corpus=123: pass a file, a list of files or an iterable of sentences (str), not int"),
+        (lambda: b"corpus.txt", "corpus=b'corpus.txt': pass a file"),
+    ],
+)
+def test_sentences_must_be_str_and_the_first_other_item_is_named(tmp_path, tiny_models, corpus, message):
+    """The old code wrote the words 1, 2, none and b'a silently (or raised a TypeError for 123)."""
+    with pytest.raises(UserError, match="^" + re.escape(message)):
+        api.distill(corpus(), str(tiny_models["bert"]), out=tmp_path / "c")
+    assert not (tmp_path / "c" / api.CORPUS_FILE).exists()
+
+
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda m: api.distill(["a b"], teacher=5), "teacher=5: pass a short name"),
+        (
+            lambda m: api.distill(["a b"], m, student=["x2static"]),
+            "student=['x2static']: pass a student's name",
+        ),
+        (lambda m: api.extract(["a b"], m, out=7), "out=7: pass a path, not int"),
+        (lambda m: api.extract(["a b"], m, min_count="many"), "option min_count='many' is not a valid int"),
+        (lambda m: api.fit(5, "x2static"), "source=5: pass a cache folder, not int"),
+        (lambda m: api.fit(["a b"], "sgns", compose="no"), "compose='no': pass True or False"),
+        (lambda m: api.retrofit(TINY, [5]), "lexicons[0]=5: pass a lexicon name or file"),
+        (lambda m: api.retrofit(TINY, iterations=[2]), "option iterations=[2] must be int"),
+        (lambda m: api.evaluate(5), "vectors=5: pass Vectors, or a vectors file or folder"),
+        (lambda m: api.export(TINY, "nope", "o.txt"), "format='nope': choose one of word2vec"),
+        (lambda m: api.export(TINY, "word2vec", None), "out=None: pass a path"),
+    ],
+)
+def test_every_api_function_names_a_parameter_of_the_wrong_type(tiny_models, call, message):
+    with pytest.raises(UserError, match="^" + re.escape(message)):
+        call(str(tiny_models["bert"]))

@@ -55,7 +55,7 @@ def tiny_variant(study: Path, tmp: Path, teacher: Path, corpus: Path) -> Path:
         Vectors(WORDS, rng.normal(size=(len(WORDS), 8)), None, {"train_seconds": 1.0}).save(path)
         ref["vectors"] = str(path)
     lexicon = tmp / "lexicon.txt"
-    lexicon.write_text("cat dog mouse\nriver tree\nold distant\n")
+    lexicon.write_text("great good large\nsmall little\npeople nation country world\n")  # in the corpus
     for r in data.get("retrofit", []):
         r["lexicons"] = [str(lexicon) if "/" in lex else lex for lex in r.get("lexicons", ["wordnet"])]
     out = tmp / study.name

@@ -175,7 +175,7 @@ def test_a_derived_cache_rewrites_what_it_is_told_links_the_rest_and_verifies(tm
     derive_cache(
         src, out, lambda a: a | {"sent_ctx": 2 * a["sent_ctx"]},
         vocab=lambda v: v | {"word_emb": v["word_emb"] + 1}, drop=("occ_vec", "attention"),
-        aux=lambda: {"extra.h5": {"x": np.arange(3)}}, identity=lambda i: i["options"].update(vectors=False),
+        aux=lambda: {"pca.h5": {"x": np.arange(3)}}, identity=lambda i: i["options"].update(vectors=False),
     )  # fmt: skip
     after = Cache.open(out)
     assert after.verify() == [] and before.verify() == []
@@ -186,7 +186,7 @@ def test_a_derived_cache_rewrites_what_it_is_told_links_the_rest_and_verifies(tm
     np.testing.assert_array_equal(after.vocab_arrays()["word_emb"], before.vocab_arrays()["word_emb"] + 1)
     np.testing.assert_array_equal(after.word_sums()[0], before.word_sums()[0])  # the arrays not mapped stay
     assert (out / "vocab.tsv").stat().st_ino == (src / "vocab.tsv").stat().st_ino
-    assert not after.manifest["identity"]["options"]["vectors"] and "extra.h5" in after.manifest["aux_files"]
+    assert not after.manifest["identity"]["options"]["vectors"] and "pca.h5" in after.manifest["aux_files"]
 
 
 @pytest.mark.parametrize("block", [1, 7, 40])

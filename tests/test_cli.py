@@ -61,3 +61,48 @@ def test_bad_input_is_one_line_without_traceback(tmp_path, monkeypatch, cli_main
     lines = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(lines) == 1 and message in lines[0], err
     assert not (tmp_path / "v.txt").exists() or setup == "ragged"
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["-s", "sgns", "--set", "alpha=1"], "option alpha=1.0 must be between 0 and 1, both excluded"),
+        (["-s", "cbow", "--seed", "-1"], "option seed=-1 must be between 0 and 4294967295"),
+        (["-s", "glove", "--set", "seed=4294967296"], "option seed=4294967296 must be between 0 and"),
+        (["-s", "sgns", "--set", "alpha=nan"], "option alpha=nan must be a finite number"),
+    ],
+)
+def test_options_out_of_range_stop_before_any_training(tmp_path, cli_main, mini_corpus, args, message):
+    """A real corpus: the old code read it and died in the Numba kernel (alpha=1) or numpy (seed=-1)."""
+    out = tmp_path / "v.txt"
+    code, _, err = cli_main("fit-student", *args, "--corpus", mini_corpus, "--out", out)
+    assert code == 2 and "Traceback" not in err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith(f"error: {message}"), err
+    assert not out.exists()
+
+
+def test_a_shortcut_is_for_the_students_with_its_option(tmp_path, cli_main):
+    """--threads for x2static (serial Adam) names the students it is for; sgns takes it."""
+    code, _, err = cli_main(
+        "fit-student", "-s", "x2static", "--cache", tmp_path, "-o", tmp_path / "v", "--threads", 2
+    )
+    assert code == 2
+    line = err.strip().splitlines()[-1]
+    head, _, students = line.partition(" (the shortcut is for ")
+    assert head == "error: --threads: student 'x2static' has no option 'threads'"
+    assert "sgns" in students and "x2static" not in students
+    from ctx2static.students.registry import shortcut_overrides
+
+    assert shortcut_overrides("sgns", {"threads": 2, "dim": None}) == {"threads": 2}
+
+
+def test_a_rate_in_range_that_still_diverges_is_one_line(tmp_path, cli_main, mini_corpus):
+    """alpha=0.9 passes the rule but sends SGNS to NaN here: saving refuses it (no ZeroDivisionError)."""
+    out = tmp_path / "v.txt"
+    code, _, err = cli_main(
+        "fit-student", "-s", "sgns", "--corpus", mini_corpus, "--out", out, "--set", "alpha=0.9",
+        "--threads", 1, "--epochs", 1, "--dim", 20, "--min-count", 1,
+    )  # fmt: skip
+    assert code == 2 and "Traceback" not in err
+    assert "the training diverged" in err.strip().splitlines()[-1] and not out.exists()

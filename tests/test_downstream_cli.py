@@ -120,7 +120,7 @@ def test_study_eval_keys(tmp_path):
 def test_several_files_share_one_downstream_run(toy, monkeypatch):
     # with two files the intrinsic sets are rescored on common items; the probes run once per file
     calls = []
-    import ctx2static.eval.suite as suite
+    import ctx2static.eval.families as suite  # the downstream row calls it
 
     real = suite.evaluate_downstream
     monkeypatch.setattr(

@@ -87,6 +87,8 @@ def test_card_header_provenance_and_evaluation():
     assert rows["vocabulary"] == "2 words, 2 dimensions"
     unknown = Card.of(Vectors(["a"], np.eye(1), meta={"teacher": "/local/model"}))
     assert unknown.base_model() is None and unknown.license() is None
+    gemma = Card.of(Vectors(["a"], np.eye(1), meta={"teacher": "gemma3"})).header("model2vec").splitlines()
+    assert 'base_model: "google/gemma-3-270m"' in gemma and "license: gemma" in gemma
     assert "base_model" not in unknown.header("model2vec")
     assert Card.of(Vectors(["a"], np.eye(1), meta={"teacher": "org/model"})).base_model() == "org/model"
 

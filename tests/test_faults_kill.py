@@ -146,7 +146,7 @@ families = ["similarity"]
 
 def test_run_killed_at_random_points_resumes_to_the_uninterrupted_outputs(tiny_models, tmp_path, cli_main):
     _corpus(tmp_path, 100)
-    (tmp_path / "syn.txt").write_text("king queen\nman woman\n")
+    (tmp_path / "syn.txt").write_text("cat dog mouse\nriver tree\n")  # words of the corpus
     (tmp_path / "study.toml").write_text(STUDY.format(teacher=tiny_models["bert"]))
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     delays = _uninterrupted(cli_main, ["-q", "run", tmp_path / "study.toml", "--out", whole])

@@ -9,19 +9,30 @@ import bz2
 import gzip
 import json
 import lzma
+import os
+import shutil
 import string
+import sys
+from functools import reduce
+from operator import getitem
 
+import h5py
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctx2static.cache import Cache
+from ctx2static.cache.info import describe
+from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import read_analogy, read_categorization, read_similarity
 from ctx2static.retrofit.lexicon import build_graph, read_lexicon
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.vectors import Vectors
+
+from .synthetic_cache import write_cache
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -170,3 +181,125 @@ def test_cache_manifest_reader(tmp_path, manifest):
     cache = _one_line_or_result(Cache.open, folder)
     if cache is not None:
         _one_line_or_result(lambda: [cache.shard(i) for i in range(cache.n_shards)])
+
+
+# ---------------------------------------------------------------- a valid manifest, mutated
+
+WATCHED: list[tuple[str, list[str]]] = []  # (a folder no run may touch, what touched it) while armed
+
+
+def _audit(event: str, args: tuple) -> None:
+    """Record every open, delete or rename of a path in a watched folder (Python's audit events)."""
+    if not WATCHED or event not in ("open", "os.remove", "os.rename", "shutil.rmtree"):
+        return
+    for arg in args[:2] if event == "os.rename" else args[:1]:
+        if isinstance(arg, str | bytes | os.PathLike):
+            path = os.path.realpath(os.fsdecode(arg))
+            for folder, touched in WATCHED:
+                if path == folder or path.startswith(folder + os.sep):
+                    touched.append(f"{event} {path}")
+
+
+sys.addaudithook(_audit)  # once per process; it does nothing unless a test arms it
+
+
+class _WatchedH5(h5py.File):
+    """h5py.File recording the paths it opens (HDF5 opens files in C, out of the audit's sight)."""
+
+    def __init__(self, name, *args, **kwargs):
+        if isinstance(name, str | os.PathLike):
+            _audit("open", (name,))
+        super().__init__(name, *args, **kwargs)
+
+
+V = 8
+NAMES = ["../outside/{f}", "{o}/{f}", "sub/{f}", "{f}/..", "{f}\n", "", ".", "..", "manifest.json"]
+NAMES += ["vocab.tsv", ".lock", "shard_00001.h5", "shard_00000.attn.parquet", "word_sums.00001.h5", "pca.h5"]
+VALUES = [None, True, False, 0, 1, -1, 2**63, 10**40, -(10**40), 1e308, 0.5, "", "x", [], {}, [1], {"a": 1}]
+
+
+@pytest.fixture(scope="module")
+def valid_caches(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    sents = [list(rng.integers(-1, V, size=4)) for _ in range(6)]
+    root = tmp_path_factory.mktemp("fuzzed")
+    made = {}
+    for finish in (True, False):
+        folder = root / ("complete" if finish else "partial")
+        write_cache(folder, [f"w{i}" for i in range(V)], sents, 3, rng.normal(size=(6, 3)), finish=finish)
+        made[finish] = (folder, Cache.open(folder))
+    return made
+
+
+def _nodes(node, path=()):
+    """Every path (a tuple of keys and indices) into a JSON value, the root first."""
+    yield path
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in items:
+        yield from _nodes(child, (*path, key))
+
+
+def _mutate(m, path, op, value):
+    """``m`` with the node at ``path`` set to ``value``, deleted, or (a dict key) renamed to ``value``."""
+    if not path:
+        return value if op == "set" else m
+    parent, key = reduce(getitem, path[:-1], m), path[-1]
+    if op == "set":
+        parent[key] = value
+    elif op == "delete":
+        del parent[key]
+    elif isinstance(parent, dict) and isinstance(value, str):
+        parent[value] = parent.pop(key)
+    return m
+
+
+def _exercise(folder, cache, complete):
+    """Everything that reads a cache's manifest: the readers, cache info, extract's resume (and finish)."""
+    opened = _one_line_or_result(Cache.open, folder)
+    if opened is not None:
+        _one_line_or_result(opened.verify_for, opened.signals)
+        _one_line_or_result(lambda: [opened.shard(i) for i in range(opened.n_shards)])
+        _one_line_or_result(opened.word_sums)
+        _one_line_or_result(lambda: opened.teacher_tokens() and opened.vocab_arrays())
+        _one_line_or_result(describe, folder)
+    identity = {k: v for k, v in cache.manifest["identity"].items() if k != "format"}
+    writer = _one_line_or_result(CacheWriter.open, folder, identity, cache.vocab)
+    if writer is not None:
+        zeros = np.zeros((V, 3), np.float32)
+        tokens = {"id": np.zeros(0, np.int32), "token": np.zeros(0, object), "word": np.zeros(0, np.int32)}
+        if not writer.complete:  # a resumed extract finishes: it deletes the running sums it named
+            writer.finish({"token_emb": zeros, "word_emb": zeros}, tokens)
+        writer.close()
+
+
+@settings(FUZZ, max_examples=80)
+@given(complete=st.booleans(), data=st.data())
+def test_cache_manifest_mutations(valid_caches, tmp_path, monkeypatch, complete, data):
+    """Mutations of a valid manifest (types, names, paths, missing keys, huge numbers): one line or a
+    correct load, and nothing outside the cache is opened, changed or deleted."""
+    pristine, cache = valid_caches[complete]
+    folder, outside = tmp_path / "cache", tmp_path / "outside"
+    if not outside.exists():  # the same bytes as the cache's files: their checksums match
+        shutil.copytree(pristine, outside)
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(pristine, folder)
+    m = json.loads((folder / "manifest.json").read_text())
+    files = sorted(p.name for p in pristine.iterdir())
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(list(_nodes(m))))
+        own = [path[-1]] if path and path[-1] in files else []  # a file key keeps its name (and checksum)
+        name = data.draw(st.sampled_from(NAMES)).format(f=data.draw(st.sampled_from(own or files)), o=outside)
+        op = data.draw(st.sampled_from(["set", "delete", "rename"]))
+        m = _mutate(m, path, op, data.draw(st.sampled_from([name, *VALUES])))
+    (folder / "manifest.json").write_text(json.dumps(m))
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in outside.iterdir()}
+    touched: list[str] = []
+    monkeypatch.setattr(h5py, "File", _WatchedH5)
+    WATCHED.append((os.path.realpath(outside), touched))
+    try:
+        _exercise(folder, cache, complete)
+    finally:
+        WATCHED.clear()
+        monkeypatch.undo()
+    assert touched == []
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in outside.iterdir()} == before

@@ -11,7 +11,7 @@ from transformers import AutoTokenizer
 import ctx2static
 from ctx2static.cache import Cache
 from ctx2static.cache.compose import fit_composer
-from ctx2static.composer import Composer, build_composer, fit_ridge, mean_rows
+from ctx2static.composer import Composer, build_composer, fit_ridge, map_rows, mean_rows
 from ctx2static.errors import UserError
 from ctx2static.eval import evaluate
 from ctx2static.eval.benchmarks import SimilaritySet
@@ -43,6 +43,26 @@ def test_ridge_recovers_an_exact_linear_map_and_picks_the_smallest_penalty():
 def test_zero_inputs_give_the_mean_row_not_nan():
     w, b, _ = fit_ridge(np.zeros((30, 4)), np.arange(60.0).reshape(30, 2), ridge=1e-3)
     assert np.all(w == 0) and np.allclose(b, [29, 30])
+
+
+def test_a_large_teacher_vocabulary_is_mapped_in_blocks_without_a_float64_copy():
+    """Gemma 3 has 262,144 tokens: rows x map in float64 all at once would hold GBs."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    emb = rng.normal(size=(100_000, 64)).astype(np.float16)  # 12.8 MB; in float64 51 MB
+    x = rng.normal(size=(500, 64))
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+
+    tokenizer = Tokenizer(WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]")).to_str()
+    tracemalloc.start()
+    composer = build_composer(x, x @ rng.normal(size=(64, 64)), emb, tokenizer, True, 1e-3)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 30e6 and composer.rows.dtype == np.float16
+    w = rng.normal(size=(64, 8))
+    np.testing.assert_allclose(map_rows(emb, w, block=7), (emb.astype(np.float64) @ w), rtol=2e-3, atol=2e-3)
 
 
 @pytest.mark.parametrize("teacher", ["bert", "gpt2"])

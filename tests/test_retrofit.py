@@ -161,7 +161,7 @@ def test_meta_records_each_retrofit(tmp_path):
 
 
 def test_config_rejects_bad_values():
-    with pytest.raises(UserError, match="nu=0 must be > 0"):
+    with pytest.raises(UserError, match="nu=0.0 must be > 0"):
         RetrofitConfig(nu=0)
     with pytest.raises(UserError, match="method='nope': choose one of faruqui, graph"):
         RetrofitConfig(method="nope")

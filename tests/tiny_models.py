@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
@@ -80,6 +81,29 @@ def unigram_tokenizer(bos: bool = False) -> PreTrainedTokenizerFast:
     return PreTrainedTokenizerFast(
         tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", bos_token="<s>"
     )
+
+
+def mpnet_tokenizer() -> PreTrainedTokenizerFast:
+    """MPNet's own tokenizer class (lowercasing WordPiece, <s> ... </s>) over a tiny vocabulary."""
+    from transformers import MPNetTokenizerFast
+
+    pieces = ["<s>", "<pad>", "</s>", "[UNK]", "<mask>", "un", "##believ", "##ably", "##s", "##ed"]
+    vocab = {t: i for i, t in enumerate(dict.fromkeys(pieces + [w for w in WORDS if w != "unbelievably"]))}
+    return MPNetTokenizerFast(vocab=vocab)
+
+
+def gemma_tokenizer() -> PreTrainedTokenizerFast:
+    """Gemma's own tokenizer class (SentencePiece-style BPE: ▁ word starts, <bos> added) over pieces
+    trained on the tiny sentences."""
+    from transformers import GemmaTokenizerFast
+
+    specials = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"]  # Gemma's ids 0-4
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="never")
+    bpe.train_from_iterator(SENTENCES * 5, trainers.BpeTrainer(vocab_size=150, special_tokens=specials))
+    trained = json.loads(bpe.to_str())["model"]
+    merges = [tuple(m) for m in trained["merges"]]
+    return GemmaTokenizerFast(vocab=trained["vocab"], merges=merges, add_bos_token=True)
 
 
 def save_tiny_bert(path: Path) -> Path:
@@ -169,6 +193,56 @@ def save_tiny_encoder(path: Path) -> Path:
         pad_token_id=tok.pad_token_id,
     )
     return _save(BertModel(cfg, add_pooling_layer=False), tok, path)
+
+
+def save_tiny_mpnet(path: Path) -> Path:
+    """A random 2-layer MPNetModel (relative position buckets) with MPNet's tokenizer, saved as
+    all-mpnet-base-v2 is: its config names MPNetForMaskedLM, its weights hold no MLM head."""
+    from transformers import MPNetConfig, MPNetModel
+
+    tok = mpnet_tokenizer()
+    cfg = MPNetConfig(
+        vocab_size=len(tok),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=66,
+        relative_attention_num_buckets=32,  # MPNet's bucketing assumes 32
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
+    _save(MPNetModel(cfg, add_pooling_layer=False), tok, path)
+    saved = json.loads((path / "config.json").read_text())
+    (path / "config.json").write_text(json.dumps({**saved, "architectures": ["MPNetForMaskedLM"]}))
+    return path
+
+
+def save_tiny_gemma3(path: Path) -> Path:
+    """A random 2-layer Gemma3ForCausalLM (one sliding-window layer of 4 tokens, one global) with Gemma's
+    tokenizer; the LM head is tied to the scaled input embeddings, as in Gemma 3 270M."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    tok = gemma_tokenizer()
+    cfg = Gemma3TextConfig(
+        vocab_size=len(tok),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=8,
+        query_pre_attn_scalar=8,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        tie_word_embeddings=True,
+    )
+    return _save(Gemma3ForCausalLM(cfg), tok, path)
 
 
 def _save(model: object, tok: PreTrainedTokenizerFast, path: Path) -> Path:

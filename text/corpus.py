@@ -1,25 +1,48 @@
-"""Streaming corpus reader for text files (plain, .gz, .xz, .bz2).
+"""Streaming corpus reader: text, JSON lines, CSV, Parquet or saved datasets in; tokenised sentences out.
 
-Layout: one sentence a line, a blank line between paragraphs (as the bundled demo corpus).
+Where the text comes from is :mod:`~ctx2static.text.sources`; how it becomes sentences is the
+``split`` option (:class:`~ctx2static.text.split.Split`): ``lines`` reads one sentence a line, a
+blank line between paragraphs (the layout of the bundled corpora); ``sentences`` runs the
+sentence splitter over each document; ``none`` keeps a document as one sentence. A document is a
+record of a JSON-lines, CSV, Parquet or datasets file, or a paragraph of a text file (lines up to
+a blank line, or each line when the file has no blank lines). ``auto`` (the default) reads text
+files that look split as lines and everything else as documents (:mod:`~ctx2static.text.split`
+says how it decides); the choice is logged, one line per ``--corpus`` path, and recorded per file
+in a cache's identity.
+
+No input costs unbounded memory (:class:`Bounds`): a text line or document longer than 1 MiB is
+cut into pieces at blanks, and a sentence longer than 256 words into pieces of about equal length
+(the teacher reads 256 words in one window of 512 pieces at up to two pieces a word); each
+file's cuts are reported once, with their number and the first place.
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
+import logging
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ctx2static.errors import UserError
 from ctx2static.fileio import read_lines
 from ctx2static.options import Options, Rule, opt
+from ctx2static.text.sources import TEXT_EXPECT, Format, Source, find_sources, records
+from ctx2static.text.split import Sniff, Split, pieces, sentences_of, sniff
 
-CORPUS_FORMAT = "UTF-8 text, one sentence a line (plain, .gz, .xz or .bz2)"
+log = logging.getLogger(__name__)
 
 # A word: letters/digits with inner hyphens or apostrophes ("half-brothers", "don't");
 # any other non-space character is a token of its own (punctuation is split off).
 TOKEN = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]+", re.UNICODE)
+
+LEGACY_READING = {"format": Format.TEXT.value, "split": Split.LINES.value}
+"""How every file was read before the identity recorded it (one sentence a line, unbounded)."""
 
 
 @dataclass(frozen=True)
@@ -29,13 +52,40 @@ class CorpusConfig(Options):
     lowercase: bool = opt(True, "Lower-case the text, or keep its case.", off="keep-case")
     min_sentence_len: int = opt(0, "Drop sentences with fewer words (0 = off; seeds: 10).")
     max_sentence_len: int = opt(0, "Drop sentences with more words (0 = off; seeds: 40).")
+    split: Split = opt(
+        Split.AUTO,
+        "How text becomes sentences: lines (one sentence a line), sentences (split each document), "
+        "none (a document is one sentence); auto: lines for text files that look split, else sentences.",
+    )
+    text_field: str = opt("text", "The field holding the text in JSONL, CSV, Parquet and saved datasets.")
+    corpus_format: Format = opt(
+        Format.AUTO, "How the --corpus files are read; auto: from their names (a folder: recursively)."
+    )
 
     def rules(self) -> Iterable[Rule]:
-        """Lengths are 0 (off) or positive."""
+        """Lengths are 0 (off) or positive; a text field is named."""
         return [
             ("min_sentence_len", self.min_sentence_len >= 0, "0 (off) or more"),
             ("max_sentence_len", self.max_sentence_len >= 0, "0 (off) or more"),
+            ("text_field", bool(self.text_field), "a field name"),
         ]
+
+    def tokens(self) -> dict[str, Any]:
+        """The options that shape sentences into tokens (how each file is read is recorded per file)."""
+        return {"lowercase": self.lowercase, "min_sentence_len": self.min_sentence_len,
+                "max_sentence_len": self.max_sentence_len}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The most characters of a line or document, and words of a sentence, read at once (None: no bound)."""
+
+    chars: int | None = 1 << 20
+    words: int | None = 256
+
+
+UNBOUNDED = Bounds(None, None)
+"""How corpora were read before reading was bounded (a cache begun so is continued so)."""
 
 
 def tokenize(line: str, lowercase: bool = True) -> list[str]:
@@ -45,51 +95,219 @@ def tokenize(line: str, lowercase: bool = True) -> list[str]:
     return TOKEN.findall(line)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How one source is read: its split (resolved), and for text whether each line is a document."""
+
+    source: Source
+    split: Split
+    by_line: bool = False
+    why: str = ""
+
+    def identity(self, field: str) -> dict[str, Any]:
+        """What a cache records of it (path, digest, format, split and, for records, the field)."""
+        out = {"path": str(self.source.path.resolve()), "sha256": self.source.digest(),
+               "format": self.source.format.value, "split": self.split.value}  # fmt: skip
+        return {**out, "text_field": field} if self.source.records else out
+
+
+Located = tuple[int, str]
+"""A sentence and the line (of a text file) or row (of records) it comes from."""
+
+
+@dataclass
+class _Cuts:
+    """How often one source needed a bound, and where first (reported once per corpus)."""
+
+    what: str
+    count: int = 0
+    first: int = 0
+
+    def add(self, where: int) -> None:
+        self.count += 1
+        self.first = self.first or where
+
+
 @dataclass
 class Corpus:
-    """A re-iterable view of one or more corpus files as tokenised sentences.
+    """A re-iterable view of corpus files and folders as tokenised sentences.
 
     Iterating yields ``list[str]`` per sentence (gensim-compatible); :meth:`sentences` also
-    yields the paragraph id. Memory stays flat: files are streamed on every pass.
+    yields the paragraph id. Memory stays flat: sources are streamed on every pass.
     """
 
     paths: Sequence[str | os.PathLike]
     config: CorpusConfig = CorpusConfig()
+    bounds: Bounds = Bounds()
+    readings: list[Reading] = field(init=False)
 
     def __post_init__(self) -> None:
         if not self.paths:
             raise UserError("no corpus files given; pass at least one with --corpus")
+        self.readings = []
         for p in self.paths:
-            if not Path(p).is_file():
-                raise UserError(f"{p}: no such file; pass an existing corpus file")
+            found = [self._reading(s) for s in find_sources([p], self.config.corpus_format)]
+            log.info("corpus %s: %s", p, _summary(found))
+            self.readings += found
+        self._reported: set[tuple[Path, str]] = set()
+
+    def _reading(self, source: Source) -> Reading:
+        """``source``'s split: as asked, or (auto) lines for text that looks split, else sentences."""
+        asked = self.config.split
+        if source.records:
+            split = Split.SENTENCES if asked is Split.AUTO else asked
+            return Reading(source, split, why=f"documents: field '{self.config.text_field}' of each row")
+        if asked is Split.LINES:
+            return Reading(source, asked, why="as asked")
+        lines = read_lines(source.path, TEXT_EXPECT, self.bounds.chars)
+        try:
+            seen = sniff(line for _, line in lines)
+        finally:
+            lines.close()
+        if asked is not Split.AUTO:
+            return Reading(source, asked, not seen.blank, "as asked")
+        split = Split.LINES if seen.looks_split else Split.SENTENCES
+        return Reading(source, split, not seen.blank, _why(seen))
+
+    def unbounded(self) -> Corpus:
+        """The same corpus read without bounds (to continue a cache begun before reading was bounded)."""
+        out = copy.copy(self)
+        out.bounds = UNBOUNDED
+        return out
+
+    def identity(self) -> list[dict[str, Any]]:
+        """Each source as a cache's identity records it."""
+        return [r.identity(self.config.text_field) for r in self.readings]
+
+    def config_identity(self) -> dict[str, Any]:
+        """The token options and bounds as a cache's identity records them."""
+        return {**self.config.tokens(), "bounds": asdict(self.bounds)}
 
     def paragraphs(self) -> Iterator[list[str]]:
-        """Yield each paragraph as its list of raw sentence lines (empty paragraphs skipped)."""
-        for path in self.paths:
-            para: list[str] = []
-            for _, line in read_lines(path, CORPUS_FORMAT):
-                if line.strip():
-                    para.append(line)
-                elif para:
-                    yield para
-                    para = []
-            if para:
-                yield para
+        """Yield each paragraph as its list of raw sentences (empty paragraphs skipped)."""
+        for reading in self.readings:
+            for para in self._paragraphs(reading):
+                yield [s for _, s in para]
+
+    def _paragraphs(self, reading: Reading) -> Iterator[list[Located]]:
+        cut = _Cuts(f"longer than {self.bounds.chars or 0:,} characters were cut into pieces")
+        if not reading.source.records:
+            yield from self._text(reading, cut)
+        else:
+            for row, text in records(reading.source, self.config.text_field):
+                chunks = _chunks(text, self.bounds.chars)
+                if len(chunks) > 1:
+                    cut.add(row)
+                for chunk in chunks:
+                    if reading.split is Split.LINES:
+                        yield from _record_lines(row, chunk)
+                    else:
+                        yield from _split(reading.split, [(row, chunk)])
+        self._report(reading, cut, "row(s)" if reading.source.records else "line(s) or document(s)")
+
+    def _text(self, reading: Reading, cut: _Cuts) -> Iterator[list[Located]]:
+        """A text file's paragraphs: its lines (split lines), else its documents split or kept whole."""
+        lines = read_lines(reading.source.path, TEXT_EXPECT, self.bounds.chars)
+        block: list[Located] = []
+        size, last, counted = 0, 0, 0
+        for n, line in lines:
+            if n == last and n != counted:  # a line's second piece: the line is counted once
+                cut.add(n)
+                counted = n
+            last = n
+            if not line.strip():
+                yield from _split(reading.split, block)
+                block, size = [], 0
+                continue
+            if reading.split is not Split.LINES and block:
+                full = self.bounds.chars is not None and size + len(line) > self.bounds.chars
+                if full and not reading.by_line:
+                    cut.add(block[0][0])
+                if full or reading.by_line:
+                    yield from _split(reading.split, block)
+                    block, size = [], 0
+            block.append((n, line))
+            size += len(line) + 1
+        yield from _split(reading.split, block)
+
+    def _report(self, reading: Reading, cut: _Cuts, what: str) -> None:
+        key = (reading.source.path, cut.what)
+        if cut.count and key not in self._reported:
+            self._reported.add(key)
+            where = "row" if reading.source.records else "line"
+            log.warning("%s: %d %s %s (first at %s %d)", reading.source.path, cut.count, what, cut.what,
+                        where, cut.first)  # fmt: skip
 
     def sentences(self) -> Iterator[tuple[int, list[str]]]:
         """Yield ``(paragraph_id, tokens)`` for every sentence that passes the length filter."""
-        cfg = self.config
-        for pid, para in enumerate(self.paragraphs()):
-            for line in para:
-                toks = tokenize(line, cfg.lowercase)
-                if not toks:
-                    continue
-                if cfg.min_sentence_len and len(toks) < cfg.min_sentence_len:
-                    continue
-                if cfg.max_sentence_len and len(toks) > cfg.max_sentence_len:
-                    continue
-                yield pid, toks
+        cfg, limit = self.config, self.bounds.words
+        pid = 0
+        for reading in self.readings:
+            long = _Cuts(f"longer than {limit or 0} words were cut into pieces")
+            for para in self._paragraphs(reading):
+                for where, sentence in para:
+                    toks = tokenize(sentence, cfg.lowercase)
+                    if not toks:
+                        continue
+                    if cfg.min_sentence_len and len(toks) < cfg.min_sentence_len:
+                        continue
+                    if cfg.max_sentence_len and len(toks) > cfg.max_sentence_len:
+                        continue
+                    if limit and len(toks) > limit:
+                        long.add(where)
+                        for piece in pieces(toks, limit):
+                            yield pid, piece
+                    else:
+                        yield pid, toks
+                pid += 1
+            self._report(reading, long, "sentence(s)")
 
     def __iter__(self) -> Iterator[list[str]]:
         for _, toks in self.sentences():
             yield toks
+
+
+def _split(split: Split, block: list[Located]) -> Iterator[list[Located]]:
+    """A block of lines as a paragraph: its lines as they are (lines), else one document split or whole."""
+    if not block:
+        return
+    if split is Split.LINES:
+        yield block
+        return
+    where, text = block[0][0], " ".join(line for _, line in block)
+    para = [(where, s) for s in sentences_of(text)] if split is Split.SENTENCES else [(where, text.strip())]
+    if para and para[0][1]:
+        yield para
+
+
+def _record_lines(row: int, text: str) -> Iterator[list[Located]]:
+    """A record's lines as sentences, a blank line between paragraphs."""
+    for blank, group in itertools.groupby(text.splitlines(), key=lambda line: not line.strip()):
+        if not blank:
+            yield [(row, line) for line in group]
+
+
+def _chunks(text: str, limit: int | None) -> list[str]:
+    """``text`` in pieces of at most ``limit`` characters, cut at blanks where there are any."""
+    if not limit or len(text) <= limit:
+        return [text]
+    out = []
+    while len(text) > limit:
+        cut = text.rfind(" ", limit // 2, limit) + 1 or limit
+        out.append(text[:cut])
+        text = text[cut:]
+    return [*out, text]
+
+
+def _why(seen: Sniff) -> str:
+    return ("looks split" if seen.looks_split else "does not look split") + f": {seen.describe()}"
+
+
+def _summary(readings: list[Reading]) -> str:
+    """One line: how many files of which format, and how each split was chosen."""
+    formats = Counter(r.source.format.value for r in readings)
+    files = ", ".join(f"{n} {fmt}" for fmt, n in formats.items())
+    splits = Counter(r.split.value for r in readings)
+    if len(readings) == 1:
+        return f"{files}; split {readings[0].split.value} ({readings[0].why})"
+    return f"{len(readings)} files ({files}); split " + ", ".join(f"{s} for {n}" for s, n in splits.items())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,9 +35,12 @@ class EncodedCorpus:
         return self.ids[self.sent_starts[i] : self.sent_starts[i + 1]]
 
 
-def encode_corpus(corpus: Corpus, vocab: Vocab, workdir: str | os.PathLike | None = None) -> EncodedCorpus:
-    """Stream the corpus into id arrays kept on disk (memory-mapped), so RAM stays flat."""
-    workdir = Path(workdir or tempfile.mkdtemp(prefix="ctx2static-enc-"))
+def encode_corpus(corpus: Corpus, vocab: Vocab, workdir: str | os.PathLike) -> EncodedCorpus:
+    """Stream the corpus into id arrays kept on disk (memory-mapped) in ``workdir``, so RAM stays flat.
+
+    The caller owns ``workdir`` (a temporary folder it removes, also when interrupted).
+    """
+    workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     index = vocab.index
     n_tok = 0

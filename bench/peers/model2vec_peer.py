@@ -1,55 +1,52 @@
-"""Model2Vec (pip model2vec[distill], its defaults: PCA 256) distilled from a teacher, for a study's
-``[references.NAME]``.
+"""Model2Vec ``distill`` from a teacher at its defaults (PCA 256, no corpus); writes a Model2Vec
+folder and ``<out>.timings.json`` (wall time and peak RSS of the step).
 
-Model2Vec's static model embeds subword tokens; every word of the corpus vocabulary (built as a
-study builds it: the same files and min_count) gets ``StaticModel.encode(word)`` (its tokens'
-mean), so the peer is evaluated on the study's vocabulary:
+Runs in the peers' venv (``bash bench/peers/setup_peers.sh``), like ``tokenlearn_peer.py``; the
+teacher is a sentence-transformers folder, ours the packaged MiniLM:
 
-    S=../shared/corpus
-    python bench/peers/model2vec_peer.py --teacher minilm --min-count 5 \
-        --corpus $S/brown.txt.xz --corpus $S/sotu.txt.xz --corpus $S/gcide.txt.xz \
-        --out runs/peers/model2vec-minilm.bin
+    T=$(python -c "from ctx2static.pipeline.models import resolve; print(resolve('minilm'))")
+    /root/peers-venv/bin/python bench/peers/model2vec_peer.py --teacher "$T" \\
+        --out runs/peers/model2vec-minilm
 
-Distilling MiniLM took 233 s on 2 CPU cores (recorded as ``train_seconds``, which the study's
-timings table shows).
+``distill`` reads no corpus: it embeds each token of the teacher's vocabulary alone, so the same
+folder serves every corpus. ``words.py`` turns a peer folder into a vectors file over a study's
+vocabulary for its ``[references.NAME]``. Distilling MiniLM takes 4-7 min on 2 CPU cores (model2vec
+0.10: 233 s on a quiet machine; 385 s and 954 MiB peak RSS on a loaded one, load average ~12).
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
-import numpy as np
+from peerrun import refuse_existing, run_step, write_timings
 
-from ctx2static.pipeline.models import resolve
-from ctx2static.text.corpus import Corpus
-from ctx2static.text.vocab import Vocab, VocabConfig
-from ctx2static.vectors import Vectors
+
+def distill(teacher: str, pca_dims: int, out: Path) -> None:
+    """model2vec's distill at its defaults, saved as a Model2Vec folder."""
+    from model2vec.distill import distill as model2vec_distill
+
+    model2vec_distill(model_name=teacher, pca_dims=pca_dims).save_pretrained(str(out))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--teacher", default="minilm", help="as for `cli.py extract --teacher`")
-    ap.add_argument("--corpus", action="append", required=True, help="the study's corpus files")
-    ap.add_argument("--min-count", type=int, default=VocabConfig().min_count)
-    ap.add_argument("--pca-dims", type=int, default=256)
-    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--teacher", required=True, help="a sentence-transformers folder (or hub name)")
+    ap.add_argument("--pca-dims", type=int, default=256, help="distill's default")
+    ap.add_argument("--out", required=True, type=Path, help="the Model2Vec folder to write")
+    ap.add_argument("--step", choices=("distill",), help=argparse.SUPPRESS)
     args = ap.parse_args()
-    from model2vec.distill import distill
+    if args.step == "distill":
+        distill(args.teacher, args.pca_dims, args.out)
+        return
 
-    source = resolve(args.teacher)
-    vocab = Vocab.build(Corpus(args.corpus), VocabConfig(min_count=args.min_count))
-    start = time.perf_counter()
-    model = distill(model_name=source, pca_dims=args.pca_dims)
-    seconds = time.perf_counter() - start
-    words = list(vocab.words)
-    matrix = np.asarray(model.encode(words, batch_size=4096), dtype=np.float32)
-    meta = {"student": "model2vec", "teacher": args.teacher, "source": source}
-    meta["train_seconds"] = round(seconds, 2)
+    refuse_existing(args.out)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    Vectors(words, matrix, vocab.counts.copy(), meta).save(args.out)
-    print(f"model2vec: distilled {source} in {seconds:.1f} s; {len(words):,} words -> {args.out}")
+    argv = [__file__, "--step", "distill", "--teacher", args.teacher, "--pca-dims", str(args.pca_dims)]
+    steps = {"distill": run_step("distill", [*argv, "--out", str(args.out)])}
+    recorded = {"teacher": args.teacher, "pca_dims": args.pca_dims, "out": str(args.out)}
+    path = write_timings(args.out, "model2vec", recorded, steps)
+    print(f"model2vec: {args.out} ({path})")
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ctx2static.cache.hdf5 import read_h5, write_h5
 from ctx2static.cache.layout import MANIFEST
-from ctx2static.cache.writer import read_h5, write_h5
 from ctx2static.fileio import write_json
 
 MEANS = ("sent_ctx", "para_ctx")
@@ -43,7 +43,7 @@ def main() -> None:
         for name in shard["files"]:
             if not name.endswith(".h5"):
                 continue
-            arrays = read_h5(args.cache / name)
+            arrays = read_h5(args.cache / name, "re-extract it")
             for key in MEANS:
                 if key in arrays:
                     half = arrays[key].astype(np.float16)

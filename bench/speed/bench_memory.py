@@ -36,8 +36,8 @@ import numpy as np
 from machine import SHARED_CORPUS
 
 from ctx2static.cache import Cache
-from ctx2static.cache.layout import VOCAB_H5, shard_name
-from ctx2static.cache.writer import CacheWriter, WordSums, read_h5, write_shard_files
+from ctx2static.cache.layout import shard_name
+from ctx2static.cache.writer import CacheWriter, WordSums, write_shard_files
 from ctx2static.options import field_names
 from ctx2static.students.registry import student_config
 from ctx2static.text.corpus import Corpus
@@ -67,7 +67,7 @@ def repeat_cache(src: Path, dst: Path, times: int) -> Path:
         stats = {k: v for k, v in record.items() if k.startswith("n_")}
         files = _link_or_write(cache, record, dst, index)
         writer.record_shard(index, files, stats, everything if index % len(records) == 0 else nothing)
-    vocab = read_h5(src / VOCAB_H5)
+    vocab = cache.vocab_arrays()
     tables = {k: v for k, v in vocab.items() if k not in ("occ_sum", "occ_count")}
     writer.finish(tables, cache.teacher_tokens(), cache.teacher_tokenizer())
     return dst

@@ -1,0 +1,255 @@
+"""Where corpus text comes from: files and folders resolved to sources, and each record format streamed.
+
+A source is a text file (plain or .gz/.xz/.bz2), a JSON-lines, CSV/TSV or Parquet file, or a
+dataset written by ``datasets``' ``save_to_disk`` (a folder with ``state.json``; its Arrow files
+are read with pyarrow, so ``datasets`` itself is not needed). Folders are searched recursively,
+in name order, for all of these (hidden names skipped). The format comes from the name; an
+ambiguous one (``.json``, or a folder of files without suffixes) takes ``--corpus-format``.
+
+Records are streamed (lines, CSV rows, Parquet and Arrow record batches): nothing holds a whole
+file. A record without the text field, or whose field is not text, is a one-line error naming
+the file, the row and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import enum
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ctx2static.errors import UserError
+from ctx2static.fileio import COMPRESSED, open_compressed, read_json, read_lines, sha256_file
+
+RECORD_BYTES = 64 << 20  # a JSON line or CSV field longer than this is refused (no record costs more)
+BATCH_ROWS = 256  # Parquet / Arrow rows read at a time
+
+
+class Format(str, enum.Enum):
+    """How a corpus file is read."""
+
+    AUTO = "auto"  # from the name
+    TEXT = "text"
+    JSONL = "jsonl"
+    CSV = "csv"
+    PARQUET = "parquet"
+    DATASETS = "datasets"
+
+
+_SUFFIXES = {
+    ".txt": Format.TEXT,
+    ".jsonl": Format.JSONL,
+    ".ndjson": Format.JSONL,
+    ".csv": Format.CSV,
+    ".tsv": Format.CSV,
+    ".parquet": Format.PARQUET,
+}
+TEXT_EXPECT = "UTF-8 text (plain, .gz, .xz or .bz2)"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One file (or saved dataset) of a corpus and its format."""
+
+    path: Path
+    format: Format
+
+    @property
+    def records(self) -> bool:
+        """Whether it holds records with a text field (else it is plain text)."""
+        return self.format is not Format.TEXT
+
+    def digest(self) -> str:
+        """sha256 of the file (of a saved dataset: of its data files' names and digests)."""
+        if self.format is not Format.DATASETS:
+            return sha256_file(self.path)
+        h = hashlib.sha256()
+        for f in _arrow_files(self.path):
+            h.update(f"{f.name}\t{sha256_file(f)}\n".encode())
+        return h.hexdigest()
+
+
+def _stem(path: Path) -> str:
+    name = path.name.lower()
+    for suffix in COMPRESSED:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def format_of(path: Path) -> Format | None:
+    """The format ``path``'s name says (through a compression suffix); None when it says none."""
+    if path.is_dir():
+        return Format.DATASETS if (path / "state.json").is_file() else None
+    return _SUFFIXES.get(Path(_stem(path)).suffix)
+
+
+def find_sources(paths: Iterable[str | os.PathLike], forced: Format = Format.AUTO) -> list[Source]:
+    """The sources of the ``--corpus`` paths: files as named, folders searched (module docstring)."""
+    out: list[Source] = []
+    for p in map(Path, paths):
+        if p.is_dir() and (p / "dataset_dict.json").is_file():
+            splits = sorted(q.name for q in p.iterdir() if (q / "state.json").is_file())
+            raise UserError(
+                f"{p}: a saved DatasetDict (splits: {', '.join(splits) or 'none'}); pass the split "
+                f"to read, e.g. --corpus {p / (splits[0] if splits else 'train')}"
+            )
+        if p.is_dir() and not (p / "state.json").is_file():
+            found = _walk(p, forced)
+            if not found:
+                raise UserError(
+                    f"{p}: no corpus files in this folder (.txt, .jsonl, .csv, .tsv, .parquet, plain "
+                    "or compressed, or saved datasets); pass --corpus-format to read files of another name"
+                )
+            out += found
+        elif p.exists():
+            out.append(Source(p, _named_format(p, forced)))
+        else:
+            raise UserError(f"{p}: no such file or folder; pass existing corpus files or folders")
+    return out
+
+
+def _named_format(path: Path, forced: Format) -> Format:
+    """A file named on the command line: its name's format, else text (``.json`` is ambiguous)."""
+    if forced is not Format.AUTO:
+        return forced
+    fmt = format_of(path)
+    if fmt is None and Path(_stem(path)).suffix == ".json":
+        raise UserError(f"{path}: .json may be JSON lines or one JSON document; pass --corpus-format jsonl")
+    return fmt or Format.TEXT
+
+
+def _walk(folder: Path, forced: Format) -> list[Source]:
+    out = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        here = Path(root)
+        if (here / "state.json").is_file() and here != folder:
+            out.append(Source(here, Format.DATASETS))
+            dirs[:] = []
+            continue
+        for name in sorted(f for f in files if not f.startswith(".")):
+            fmt = forced if forced is not Format.AUTO else format_of(here / name)
+            if fmt is not None and fmt is not Format.DATASETS:
+                out.append(Source(here / name, fmt))
+    return out
+
+
+def records(source: Source, field: str) -> Iterator[tuple[int, str]]:
+    """``(row, text)`` of every record of a JSON-lines, CSV, Parquet or saved-datasets source, streamed."""
+    readers = {Format.JSONL: _jsonl, Format.CSV: _csv, Format.PARQUET: _parquet, Format.DATASETS: _datasets}
+    yield from readers[source.format](source.path, field)
+
+
+def _missing(path: Path, row: int, field: str, value: object) -> UserError:
+    what = "has no field" if value is None else f"holds {type(value).__name__}, not text, in field"
+    return UserError(
+        f"{path}: row {row} {what} '{field}'; pass --text-field NAME of the field that holds the text "
+        "in every row, or drop such rows"
+    )
+
+
+def _jsonl(path: Path, field: str) -> Iterator[tuple[int, str]]:
+    expect = "JSON lines, one object a line"
+    last = 0
+    for n, line in read_lines(path, expect, limit=RECORD_BYTES):
+        if n == last:
+            raise UserError(f"{path}: row {n} is longer than {RECORD_BYTES >> 20} MiB; split that record")
+        last = n
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}: row {n} is not JSON ({exc.msg}); pass {expect}") from None
+        value = obj.get(field) if isinstance(obj, dict) else None
+        if not isinstance(value, str):
+            raise _missing(path, n, field, value)
+        yield n, value
+
+
+def _csv(path: Path, field: str) -> Iterator[tuple[int, str]]:
+    csv.field_size_limit(RECORD_BYTES)  # a longer field is an error, not an unbounded allocation
+    delimiter = "\t" if _stem(path).endswith(".tsv") else ","
+    try:
+        with io.TextIOWrapper(open_compressed(path), encoding="utf-8", newline="") as fh:
+            reader = csv.reader(fh, delimiter=delimiter)
+            header = next(reader, [])
+            if field not in header:
+                raise UserError(
+                    f"{path}: row 0 (the header) has no field '{field}' (fields: {', '.join(header[:10])}); "
+                    "pass --text-field NAME"
+                )
+            col = header.index(field)
+            for row, values in enumerate(reader, 1):
+                if col >= len(values):
+                    raise _missing(path, row, field, None)
+                yield row, values[col]
+    except (csv.Error, UnicodeDecodeError, OSError, EOFError) as exc:
+        raise UserError(f"{path}: cannot read it as CSV ({exc}); pass UTF-8 CSV with a header row") from None
+
+
+def _batches_text(path: Path, field: str, batches: Iterable) -> Iterator[tuple[int, str]]:
+    """``(row, text)`` from Arrow record batches (a null or non-text value is an error)."""
+    import pyarrow as pa
+
+    row = 0
+    for batch in batches:
+        if field not in batch.schema.names:
+            raise UserError(
+                f"{path}: row {row + 1} has no field '{field}' "
+                f"(fields: {', '.join(batch.schema.names[:10])}); pass --text-field NAME"
+            )
+        column = batch.column(field)
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            raise UserError(
+                f"{path}: field '{field}' holds {column.type}, not text (row {row + 1}); "
+                "pass --text-field NAME"
+            )
+        for value in column.to_pylist():
+            row += 1
+            if value is None:
+                raise _missing(path, row, field, None)
+            yield row, value
+
+
+def _parquet(path: Path, field: str) -> Iterator[tuple[int, str]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+        columns = [field] if field in pf.schema_arrow.names else None
+        yield from _batches_text(path, field, pf.iter_batches(batch_size=BATCH_ROWS, columns=columns))
+    except (pa.ArrowException, OSError) as exc:
+        raise UserError(f"{path}: cannot read it as Parquet ({exc}); check the file is complete") from None
+
+
+def _arrow_files(folder: Path) -> list[Path]:
+    state = read_json(folder / "state.json", fix="save the dataset again with save_to_disk")
+    files = state.get("_data_files") if isinstance(state, dict) else None
+    if not isinstance(files, list) or not all(isinstance(f, dict) and "filename" in f for f in files):
+        raise UserError(f"{folder / 'state.json'}: no _data_files list; save the dataset again")
+    names = [str(f["filename"]) for f in files]
+    if any(Path(n).name != n or n.startswith(".") for n in names):
+        raise UserError(f"{folder / 'state.json'}: data file names must be plain names inside the folder")
+    return [folder / n for n in names]
+
+
+def _datasets(folder: Path, field: str) -> Iterator[tuple[int, str]]:
+    import pyarrow as pa
+
+    def batches() -> Iterator:
+        for f in _arrow_files(folder):
+            with pa.OSFile(str(f), "rb") as fh:
+                yield from pa.ipc.open_stream(fh)
+
+    try:
+        yield from _batches_text(folder, field, batches())
+    except (pa.ArrowException, OSError) as exc:
+        raise UserError(f"{folder}: cannot read its Arrow files ({exc}); save the dataset again") from None
