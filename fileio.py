@@ -110,6 +110,9 @@ def _stale(tmp: Path, name: str | None) -> bool:
     return legacy is not None and (name is None or legacy["name"] == name)
 
 
+_PROBE = "write-probe"
+
+
 def _remove(paths: Iterator[Path], name: str | None) -> list[Path]:
     removed = []
     with contextlib.suppress(OSError):
@@ -332,13 +335,14 @@ def check_writable(
         kind = _kind(where.stat().st_mode)
         raise UserError(f"{path}: {where} is {kind}, not a folder; choose another output path")
     with user_errors_for(path):
-        fd, probe = tempfile.mkstemp(prefix=f".write-probe.{os.getpid()}.", suffix=".tmp", dir=where)
+        fd, probe = tempfile.mkstemp(prefix=f".{_PROBE}.{os.getpid()}.", suffix=".tmp", dir=where)
         try:
             os.write(fd, b"\0" * 4096)
             os.fsync(fd)
         finally:
             os.close(fd)
             os.unlink(probe)
+        _remove(where.glob(f".{_PROBE}.*.tmp"), _PROBE)  # probes of runs killed mid-probe
 
 
 def refuse_inputs(path: str | os.PathLike, inputs: Iterable[str | os.PathLike | None]) -> None:

@@ -455,3 +455,14 @@ def test_a_full_disk_while_saving_a_composer_is_one_line_and_leaves_nothing(tmp_
         with pytest.raises(UserError, match="cannot write: no space left on the device"):
             v.save(f"{folder / name}")
         assert list(folder.iterdir()) == []
+
+
+def test_a_write_probe_left_by_a_killed_run_is_removed_by_the_next_check(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    left = tmp_path / f".write-probe.{dead.pid}.abc123.tmp"  # killed between the probe's write and unlink
+    left.write_bytes(b"\0")
+    live = tmp_path / ".write-probe.1.def456.tmp"  # a live process's probe (pid 1) is its own
+    live.write_bytes(b"\0")
+    fileio.check_writable(tmp_path / "out.txt")
+    assert not left.exists() and live.exists()
