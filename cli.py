@@ -80,7 +80,7 @@ def cli(quiet: bool) -> None:
     multiple=True,
     required=True,
     type=click.Path(),
-    help="Corpus files or folders: text, JSONL, CSV, Parquet, saved datasets (README: Corpora).",
+    help="Corpus files or folders: text, JSONL, CSV, Parquet, saved datasets (docs: guides/corpora.md).",
 )
 @click.option(
     "--teacher",
@@ -412,7 +412,7 @@ def evaluate_command(
 def run(study: str | None, out: str | None) -> None:
     """Run a study: extract -> fit-student (each) -> retrofit -> eval -> report.md with figures.
 
-    STUDY is a TOML file (format in the README); without it, the bundled default study (the demo
+    STUDY is a TOML file (format in docs/guides/studies.md); without it, the bundled default study (the demo
     corpus, the MiniLM teacher, every student) runs into runs/default. A rerun skips every step
     whose output exists and was made from the same configuration.
     """

@@ -33,14 +33,14 @@ class TeacherConfig(Options):
     layer: str = opt(
         "1:",
         "Hidden layers read and averaged: 1: = every layer but the input embeddings (the default: best "
-        "average of similarity and analogy for word, ase and x2static, bench/results/layers_minilm.md), "
+        "average of similarity and analogy for word, ase and x2static as measured with MiniLM), "
         "-1 = the last, 0 = the embeddings, 2,3,4 or a slice such as -4: (Bommasani et al. 2020).",
     )
     precision: Precision = opt(
         Precision.AUTO,
-        "Forward dtype: auto = bfloat16 on GPU, float32 on CPU; bfloat16 is 1.7-3x faster on CPUs with "
+        "Forward dtype: auto = bfloat16 on GPU, float32 on CPU; bfloat16 is faster on CPUs with "
         "fast bf16 products (AMX, AMD Zen 4); int8 (CPU only) quantizes the Linear layers' weights and "
-        "inputs (bench/results/precision_int8.md).",
+        "inputs (embeddings, norms, attention and the LM head stay float32).",
     )
 
     def rules(self) -> Iterable[Rule]:

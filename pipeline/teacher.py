@@ -2,7 +2,7 @@
 
 The kind comes from the model's config (its architectures / decoder flag), never from its name
 (:mod:`ctx2static.pipeline.models`); a head the config names but the weights lack makes it an
-encoder. Signals (cached once, used by the students; see methods/NOTES.md sections 2, 4, 5): group
+encoder. Signals (cached once, used by the students; docs/design/cache-format.md): group
 means of the chosen layer (subword-pooled word vectors, or per-sentence means), the mean over all
 tokens incl. special ones (X2Static Eq. 3, reference code), attention summed over layers and heads
 pooled word-to-word (SemGloVe Eq. 8-11), and LM top-k substitutes with raw logits (SemGloVe Eq.

@@ -52,7 +52,7 @@ class Init(str, enum.Enum):
 def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
     """The cache's ``word``/``token``/``ase`` table as a start for a ``dim``-wide static table.
 
-    ``auto`` (the students' default: it won on every student measured, see the README) is ``ase``.
+    ``auto`` (the students' default: it won on every student measured; docs/guides/students.md) is ``ase``.
     Projected onto its top ``dim`` principal directions when the teacher is wider (centred
     first; directions the table does not span are 0), then scaled to a mean row norm of 1.
     ``random`` returns None (the student's own init).

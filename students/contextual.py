@@ -98,7 +98,7 @@ class ContextualConfig(Options):
     sample: float = opt(
         1e-4,
         "Frequent-word subsampling of the occurrences, word2vec's rule (0 = off, as the papers): "
-        "faster, and better similarity (bench/results/contextual_subsample.md).",
+        "fewer centres, so faster, with similarity as good or better as measured.",
     )
 
     def rules(self) -> Iterable[Rule]:

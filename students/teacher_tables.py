@@ -1,4 +1,4 @@
-"""The seeds' per-word teacher baselines, read from the cache's per-vocabulary signals.
+"""The papers' per-word teacher baselines, read from the cache's per-vocabulary signals.
 
 - ``token`` ("BERT_token"): the teacher's input token embeddings, mean-pooled over a word's subwords.
 - ``word`` ("BERT_word"): the word encoded alone (special tokens around it), last layer,

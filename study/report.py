@@ -2,7 +2,7 @@
 
 Sections: the results table (every output on the items all outputs cover, with each output's own
 coverage), the same on each output's own items, deltas against the plain baselines (common items),
-nearest neighbours of chosen words (the seeds' Table 5: light, while, bank), a PCA projection of
+nearest neighbours of chosen words (Context-to-Vec's Table 5: light, while; and bank), a PCA projection of
 the Google set's male/female pairs per output, training curves (loss per epoch), timings with peak
 memory, and cache sizes. Figures use matplotlib's Agg backend (no display needed).
 """

@@ -92,7 +92,7 @@ class EvalSpec:
 
 @dataclass(frozen=True)
 class ReportSpec(Options):
-    """What the report shows besides the tables (defaults: the seeds' Table 5 words)."""
+    """What the report shows besides the tables (defaults: Context-to-Vec's Table 5 words, and bank)."""
 
     words: tuple[str, ...] = opt(("light", "while", "bank"), "Words whose nearest neighbours are listed.")
     neighbours: int = opt(8, "Neighbours listed per word.")

@@ -1,4 +1,4 @@
-"""The Python API: `distill` in one call, the stages as functions, the README's example."""
+"""The Python API: `distill` in one call, the stages as functions, the examples of the README and the docs."""
 
 import re
 import subprocess
@@ -26,7 +26,9 @@ vectors.similarity("cat", "dog")
 vectors.query(["cat", "unbelievableness"])  # any word: one outside the table is composed
 vectors.save("x2static/")  # a native folder, composer included
 """
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+API_PAGE = ROOT / "docs" / "reference" / "api.md"
 
 
 def run_example(corpus, teacher, max_sentences):
@@ -59,33 +61,32 @@ def test_readme_example_with_minilm(tmp_path, monkeypatch, mini_corpus):
 
 def test_the_readme_shows_the_tested_example():
     blocks = re.findall(r"```python\n(from ctx2static import distill\n.*?)```", README.read_text(), re.S)
-    if not blocks:
-        pytest.skip("README.md has no API example yet")
+    assert blocks, "README.md lost its quickstart: a Python block starting `from ctx2static import distill`"
     assert blocks[0] == EXAMPLE
 
 
-def readme_block(first_line):
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+def page_block(first_line):
+    blocks = re.findall(r"```python\n(.*?)```", API_PAGE.read_text(), re.S)
     found = [b for b in blocks if b.startswith(first_line)]
-    assert found, f"README.md has no Python block starting with {first_line!r}"
+    assert found, f"{API_PAGE.name} has no Python block starting with {first_line!r}"
     return found[0]
 
 
-def test_readme_stage_and_vectors_blocks_run(tmp_path, monkeypatch, mini_corpus, tiny_models):
-    """The README's stage-by-stage and `Vectors` blocks, as written (corpus, teacher and size made tiny)."""
+def test_api_page_stage_and_vectors_blocks_run(tmp_path, monkeypatch, mini_corpus, tiny_models):
+    """The API page's stage-by-stage and `Vectors` blocks, as written (corpus, teacher and size made tiny)."""
     monkeypatch.chdir(tmp_path)
     run_example(mini_corpus, tiny_models["bert"], 300)  # writes x2static/, which the Vectors block loads
-    stages = readme_block("from ctx2static.api import").replace('"corpus.txt.xz"', repr(str(mini_corpus)))
+    stages = page_block("from ctx2static.api import").replace('"corpus.txt.xz"', repr(str(mini_corpus)))
     stages = stages.replace('"minilm"', repr(str(tiny_models["bert"]))).replace("=20000", "=300")
     stages = stages.replace('"bert-sg", epochs=1', '"bert-sg", epochs=1, dim=8')  # the tiny teacher is 16-d
     scope: dict = {}
-    exec(compile(stages, "README stages", "exec"), scope)
+    exec(compile(stages, "API page stages", "exec"), scope)
     assert scope["bert_sg"].meta["student"] == "bert-sg" and scope["sgns"].meta["student"] == "sgns"
     ws353 = next(s for s in scope["scores"] if s.benchmark == "ws353")
     assert ws353.covered == ws353.total  # compose=True: every pair scored
     assert (tmp_path / "bert-sg-m2v" / "README.md").read_text().startswith("---\nlibrary_name: model2vec")
     scope = {}
-    exec(compile(readme_block("from ctx2static.vectors import Vectors"), "README Vectors", "exec"), scope)
+    exec(compile(page_block("from ctx2static.vectors import Vectors"), "API page Vectors", "exec"), scope)
     v = scope["v"]
     [(answer, _)] = v.most_similar(["king", "woman"], negative=["man"], topn=1)
     assert answer not in ("king", "woman", "man") and v.most_similar(v["bank"], topn=1)[0][0] == "bank"

@@ -23,7 +23,7 @@ from ctx2static.text.corpus import Bounds, Corpus, CorpusConfig
 from ctx2static.text.split import Split, sentences_of
 from ctx2static.text.vocab import Vocab, VocabConfig
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+CORPORA_PAGE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "corpora.md"
 DOCS = ["Dr. Smith paid $3.14 for it. He left.", "The U.S. Army came, e.g. on Monday. It rained!"]
 DOC_SENTENCES = [
     ["dr", ".", "smith", "paid", "$", "3", ".", "14", "for", "it", "."],
@@ -305,17 +305,16 @@ def test_a_cache_begun_before_the_split_was_recorded_resumes_read_as_lines(
     assert "bounds" not in resumed["identity"]["corpus_config"]  # the cache keeps the identity it began with
 
 
-# ------------------------------------------------------------------ the README's examples
+# ------------------------------------------------------------------ the documentation's examples
 
 
-def _readme_examples() -> list[list[str]]:
-    section = README.read_text().split("### Corpora", 1)[1].split("\n## ", 1)[0]
-    lines = [ln.strip() for ln in section.splitlines() if ln.strip().startswith("python cli.py extract")]
+def _documented_examples() -> list[list[str]]:
+    lines = [ln for ln in CORPORA_PAGE.read_text().splitlines() if ln.startswith("python cli.py extract")]
     return [shlex.split(ln)[2:] for ln in lines]
 
 
-def test_readme_corpus_examples_run(cli_main, tiny_models, tmp_path, monkeypatch):
-    examples = _readme_examples()
+def test_documented_corpus_examples_run(cli_main, tiny_models, tmp_path, monkeypatch):
+    examples = _documented_examples()
     assert len(examples) >= 5
     monkeypatch.chdir(tmp_path)
     Path("books").mkdir()

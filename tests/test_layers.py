@@ -24,7 +24,7 @@ def _modules() -> dict[str, Path]:
     mods = {}
     for path in ROOT.rglob("*.py"):
         rel = path.relative_to(ROOT)
-        if rel.parts[0] in ("tests", "bench", "data", "build", "runs") or rel.parts[0].startswith("."):
+        if rel.parts[0] in ("tests", "bench", "data", "docs", "build", "runs") or rel.parts[0][0] == ".":
             continue
         parts = list(rel.with_suffix("").parts)
         if parts[-1] == "__init__":

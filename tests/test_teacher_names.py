@@ -1,6 +1,6 @@
 """Which model a teacher name means: short names win over folders of the same name; ./NAME is the folder.
 
-``extract --teacher minilm --out minilm``, run again to resume (as the README says), used to load its
+``extract --teacher minilm --out minilm``, run again to resume (as the docs say), used to load its
 own cache folder as the teacher.
 """
 

@@ -47,7 +47,7 @@ LEGACY_READING = {"format": Format.TEXT.value, "split": Split.LINES.value}
 
 @dataclass(frozen=True)
 class CorpusConfig(Options):
-    """How raw text becomes token lists (defaults as the seeds, length filters off for small corpora)."""
+    """How raw text becomes token lists (defaults as the papers, length filters off for small corpora)."""
 
     lowercase: bool = opt(True, "Lower-case the text, or keep its case.", off="keep-case")
     min_sentence_len: int = opt(0, "Drop sentences with fewer words (0 = off; seeds: 10).")

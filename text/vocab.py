@@ -18,7 +18,7 @@ from ctx2static.text.corpus import Corpus
 
 @dataclass(frozen=True)
 class VocabConfig(Options):
-    """Which words get a vector: the seeds' count threshold, optionally capped."""
+    """Which words get a vector: the papers' count threshold, optionally capped."""
 
     min_count: int = opt(5, "Keep words seen at least this many times.")
     max_vocab: int | None = opt(None, "Keep at most this many words, the most frequent (none = all).")

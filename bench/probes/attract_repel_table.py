@@ -1,4 +1,4 @@
-"""Issue 16 (specialisation) table: one row per retrofitting variant of one vectors file, scores as columns.
+"""The specialisation table: one row per retrofitting variant of one vectors file, scores as columns.
 
 A variant is ``LABEL=OPTIONS``: ``before`` (the input as is), or comma-separated RetrofitConfig
 keys, e.g. ``ar+prop=method=attract-repel,propagate=true``. Each variant runs through the

@@ -1,4 +1,4 @@
-"""A student blended with ase: does the mix beat both? (issue 16, "combining the student with ase").
+"""A student blended with ase: does the mix beat both? (students_vs_ase_brown.md).
 
     python bench/probes/blend_ase.py --ase ASE --student STUDENT [--weights 0 0.25 0.5 0.75 1] [--out F]
 

@@ -11,9 +11,9 @@ ProbeConfig defaults.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
-import sys
 import time
 
 import numpy as np
@@ -81,4 +81,6 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("vectors", help="SGNS vectors (any format Vectors.load reads).")
+    main(ap.parse_args().vectors)

@@ -1,4 +1,4 @@
-"""Downstream scores beside avg5 for several vectors files (issue 17's results table).
+"""Downstream scores beside avg5 for several vectors files (the table of downstream_full.md).
 
     python bench/probes/downstream_table.py NAME=VECTORS [NAME=VECTORS ...] [--json scores.json] > table.md
 

@@ -1,4 +1,4 @@
-"""Time the downstream family on one vectors file (issue 17's target: 40k x 384 in <= 2 min on 2 cores).
+"""Time the downstream family on one vectors file (the target: 40k x 384 in <= 2 min on 2 cores).
 
     python bench/speed/bench_downstream.py VECTORS [--random-dim 384] [--out bench/results/FILE.md]
 

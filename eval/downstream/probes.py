@@ -37,7 +37,7 @@ CHUNK = 16384
 
 @dataclass(frozen=True)
 class ProbeConfig(Options):
-    """The probes' fixed hyper-parameters (chosen once with SGNS on development data; README)."""
+    """The probes' fixed hyper-parameters (chosen once with SGNS on dev data: data/downstream/README.md)."""
 
     window: int = opt(2, "Words either side of the tagged word (w-2..w+2; Collobert et al. 2011).")
     pos_c: float = opt(0.01, "POS: inverse L2 strength of the window tagger (scikit-learn's C).")

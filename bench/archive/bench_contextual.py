@@ -14,7 +14,7 @@ Scores: ``python -m ctx2static.cli eval --family similarity`` on every vectors f
 says where the time goes. Hours per epoch at 1.1B tokens extrapolate the per-thread rates (see the
 notes the script writes).
 
-    PYTHONPATH=<pkg> python bench/speed/bench_contextual.py --cache CACHE --pca-cache CACHE_PCA \\
+    PYTHONPATH=<pkg> python bench/archive/bench_contextual.py --cache CACHE --pca-cache CACHE_PCA \\
         --corpus ../shared/corpus/brown.txt.xz --out bench/results/contextual_speed.md
 """
 
@@ -40,7 +40,7 @@ import numpy as np
 
 import ctx2static
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))  # machine.py
 from machine import cpu_name
 
 NEW_PKG = Path(ctx2static.__file__).resolve().parent
@@ -358,7 +358,7 @@ def write_report(args, rows, profiles, threads_list, n_words, commits, gil_s, ve
     cmd = "PYTHONPATH=<pkg> python " + " ".join([os.path.relpath(__file__, NEW_PKG), *sys.argv[1:]])
     load = [r["load"] for r in rows]
     lines = [
-        "# Contextual students' speed: bert-sg and ctx2vec against plain SGNS, old vs new (issue 15)",
+        "# Contextual students' speed: bert-sg and ctx2vec against plain SGNS, old vs new",
         "",
         f"Date: {datetime.date.today()}. Machine: {cpu_name()}, {os.cpu_count()} cores, shared with other",
         f"jobs (1-minute load average at the runs' starts: {min(load):.1f} to {max(load):.1f}; 0 = quiet).",

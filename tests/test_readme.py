@@ -1,0 +1,50 @@
+"""The front page's commands: CI installs and tests as it says, and its command-line quickstart runs.
+
+The Python quickstart is run by ``test_api.py``; the corpus examples by ``test_corpus_formats.py``.
+"""
+
+import re
+import shlex
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+
+def _bash_blocks(section: str) -> list[list[str]]:
+    """The ``bash`` blocks under the README heading ``## {section}``, one list of lines per block."""
+    text = README.read_text()
+    assert f"\n## {section}\n" in text, f"README.md lost its section {section!r}"
+    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return [block.strip().splitlines() for block in re.findall(r"```bash\n(.*?)```", body, re.S)]
+
+
+def _extras(command: str) -> set[str]:
+    """The extras of the first ``-e ".[a,b]"`` in a pip command line."""
+    found = re.search(r'-e "\.\[([a-z,]+)\]"', command)
+    assert found, f"no editable install with extras in {command!r}"
+    return set(found.group(1).split(","))
+
+
+def test_ci_installs_and_tests_as_the_readme_says():
+    [[install, test]] = _bash_blocks("Install and run")
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert test in ci, "CI does not run the README's test command"
+    [ci_install] = [ln for ln in ci if "pip install" in ln and "-e " in ln]
+    assert "torch==2.13.0" in install and "torch==2.13.0" in ci_install
+    assert _extras(install.split("&&")[0]) <= _extras(ci_install)
+
+
+def test_the_command_line_quickstart_runs(cli_main, tiny_models, mini_corpus, tmp_path, monkeypatch):
+    [lines] = _bash_blocks("Quickstart")
+    commands = [shlex.split(ln.split("#")[0]) for ln in lines]
+    assert [c[2] for c in commands][:2] == ["extract", "fit-student"]
+    monkeypatch.chdir(tmp_path)
+    tiny = {"corpus.txt.xz": str(mini_corpus), "minilm": str(tiny_models["bert"])}
+    for command in commands:
+        args = [tiny.get(a, a) for a in command[2:]]
+        if args[0] == "extract":
+            args += ["--max-sentences", "300", "--threads", "1"]
+        code, _, err = cli_main(*args)
+        assert code == 0, (args, err)
+    assert (tmp_path / "x2static-m2v" / "model.safetensors").is_file()
