@@ -28,7 +28,7 @@ import enum
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,8 @@ from ctx2static.fileio import (
     read_lines,
     write_npy,
 )
+from ctx2static.options import Options, Rule, opt
+from ctx2static.words import tokenize
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,31 @@ def require_finite(vectors: Vectors, where: str, fix: str) -> None:
             f"{where}: the vector of {vectors.words[bad[0]]!r} holds NaN or infinity "
             f"({len(bad)} such words); {fix}"
         )
+
+
+class Weighting(str, enum.Enum):
+    """How a text's words are weighted in its mean vector (:meth:`Vectors.encode`)."""
+
+    NONE = "none"  # every word alike
+    SIF = "sif"  # a / (a + p(w)), p(w) from the vectors' word counts (Arora et al. 2017)
+    ZIPF = "zipf"  # a / (a + p(w)), p(w) from the row's rank by Zipf's law (Model2Vec's distill)
+
+
+@dataclass(frozen=True)
+class EncodeConfig(Options):
+    """How :meth:`Vectors.encode` pools a text's word vectors (the exports fold the same weights in)."""
+
+    weighting: Weighting = opt(
+        Weighting.NONE,
+        "Word weights in a text's mean: none; sif, a/(a+p(w)) with p(w) from the vectors' counts; "
+        "zipf, the same with p(w) from the word's rank (Model2Vec's distill).",
+    )
+    sif_a: float = opt(1e-3, "The a of the sif and zipf weights (Arora et al. 2017: 1e-4 to 1e-3).")
+    normalize: bool = opt(True, "Scale each text's vector to unit length.", off="no-normalize")
+
+    def rules(self) -> Iterable[Rule]:
+        """The weight a/(a+p) needs 0 < a; from a = 1 up it hardly differs from no weighting."""
+        return [("sif_a", 0 < self.sif_a < 1, "between 0 and 1, both excluded")]
 
 
 @dataclass
@@ -119,6 +146,16 @@ class Vectors:
         if i is None:
             i = self.index.get(word.lower())
         return i
+
+    @property
+    def lowercase(self) -> bool:
+        """Whether a text is lower-cased before its words are looked up.
+
+        As the corpus was read when the metadata records it, else when every word of the table is
+        lower-case (a table from elsewhere).
+        """
+        recorded = (self.meta.get("corpus_config") or {}).get("lowercase")
+        return recorded if recorded is not None else all(w == w.lower() for w in self.words)
 
     def unit(self) -> np.ndarray:
         """Rows scaled to unit L2 norm (zero rows stay zero)."""
@@ -173,6 +210,92 @@ class Vectors:
             sims[i] = -np.inf
         top = np.argsort(-sims, kind="stable")[:topn]
         return [(self.words[j], float(sims[j])) for j in top if np.isfinite(sims[j])]
+
+    def row_weights(self, weighting: Weighting | str, sif_a: float = 1e-3) -> np.ndarray:
+        """float32 ``[len(self)]``: each word's weight ``a / (a + p(w))`` in a text's mean (ones for none).
+
+        ``sif``: ``p(w) = c(w) / sum c`` over the table's counts (Arora et al. 2017, "A simple but
+        tough-to-beat baseline for sentence embeddings", Algorithm 1 line 1). ``zipf``: the table's
+        rows are taken as ranked by frequency (vocabularies are written most frequent first) and
+        ``p`` of the r-th row is ``(r+1)^-1 / sum_k (k+1)^-1`` over the n rows, what Model2Vec's
+        ``distill`` does for its ``sif_coefficient`` when no counts are known.
+        """
+        weighting = Weighting(weighting)
+        if weighting is Weighting.NONE:
+            return np.ones(len(self), dtype=np.float32)
+        if weighting is Weighting.SIF:
+            if self.counts is None or not self.counts.sum():
+                raise UserError(
+                    "weighting 'sif' needs word counts, which these vectors lack (vectors from a cache "
+                    "carry them); use weighting 'zipf', which takes frequencies from the words' order"
+                )
+            p = self.counts / self.counts.sum()
+        else:
+            inverse_rank = 1.0 / np.arange(2, len(self) + 2)
+            p = inverse_rank / inverse_rank.sum()
+        return (sif_a / (sif_a + p)).astype(np.float32)
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        weighting: Weighting | str = Weighting.NONE,
+        sif_a: float = 1e-3,
+        normalize: bool = True,
+        batch: int = 4096,
+    ) -> np.ndarray:
+        """float32 ``[len(texts), dim]``: each text's weighted mean word vector ``v(s) = 1/|s| sum a(w) v_w``.
+
+        A text is split into words as the corpus was read (:func:`~ctx2static.words.tokenize`,
+        lower-cased when :attr:`lowercase`); a word the table lacks gets its composed vector when the
+        vectors carry a composer (weight 1: an unseen word, ``p(w) = 0``) and is left out otherwise,
+        as Model2Vec leaves out its unknown token; ``|s|`` counts the words that got a vector, and a
+        text with none is a zero row. The weights ``a(w)`` are :meth:`row_weights`. SIF's second
+        step (removing the sentences' first principal component) is left out: it is fitted on a set
+        of texts, so a text's vector would depend on the others. With ``normalize`` each row is
+        scaled to unit L2 norm. Texts are pooled ``batch`` at a time (one sparse [batch, words]
+        matrix times the table), so memory does not grow with their number.
+        """
+        config = EncodeConfig(weighting=weighting, sif_a=sif_a, normalize=normalize)
+        if isinstance(texts, str) or not isinstance(texts, Sequence):
+            raise UserError(f"texts={type(texts).__name__}: pass a list of texts (one str each)")
+        if batch < 1:
+            raise UserError(f"batch={batch} must be at least 1")
+        weights = self.row_weights(config.weighting, config.sif_a)
+        lowercase = self.lowercase
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), batch):
+            out[start : start + batch] = self._pool(texts[start : start + batch], weights, lowercase)
+        if config.normalize:
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+    def _pool(self, texts: Sequence[str], weights: np.ndarray, lowercase: bool) -> np.ndarray:
+        """The weighted means of ``texts``: a sparse [texts, rows + unknown words] matrix times the rows."""
+        from scipy import sparse
+
+        n, unknown = len(self), {}
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        for t, text in enumerate(texts):
+            found = []
+            for word in tokenize(text, lowercase):
+                i = self.lookup(word)
+                if i is None and self.composer is not None:
+                    i = n + unknown.setdefault(word, len(unknown))
+                if i is not None:
+                    found.append(i)
+            rows += [t] * len(found)
+            cols += found
+            vals += [(float(weights[i]) if i < n else 1.0) / len(found) for i in found]
+        shape = (len(texts), n + len(unknown))
+        mix = sparse.csr_matrix((np.array(vals, np.float32), (rows, cols)), shape=shape, dtype=np.float32)
+        out = np.asarray(mix[:, :n] @ self.matrix, dtype=np.float32)
+        if unknown:
+            assert self.composer is not None
+            out += mix[:, n:] @ self.composer.compose(list(unknown))
+        return out
 
     def covering(self, words: Sequence[str]) -> Vectors:
         """These vectors plus, after the last row, a composed row for each of ``words`` the table lacks."""

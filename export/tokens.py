@@ -84,10 +84,10 @@ def token_table(vectors: Vectors) -> TokenTable:
 
 
 def _corpus_split() -> Any:
-    """Whitespace, then the corpus reader's word pattern (pipeline: text/corpus.py ``TOKEN``)."""
+    """Whitespace, then the corpus reader's word pattern (:data:`ctx2static.words.TOKEN`)."""
     from tokenizers import Regex, pre_tokenizers
 
-    from ctx2static.text.corpus import TOKEN
+    from ctx2static.words import TOKEN
 
     words_and_punctuation = pre_tokenizers.Split(Regex(TOKEN.pattern), behavior="isolated")
     return pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), words_and_punctuation])

@@ -25,6 +25,7 @@ from ctx2static.students import ase, contextual, ctx2vec, glove, word2vec, x2sta
 from ctx2static.study.schema import ReportSpec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
+from ctx2static.vectors import EncodeConfig
 
 SEEDS = {"seed": [-1, SEED_LIMIT]}
 BAD: dict[type, dict[str, list]] = {
@@ -68,6 +69,7 @@ BAD: dict[type, dict[str, list]] = {
         "pos_stride": [0], "ner_folds": [1], "sentiment_folds": [1],
     },
     ReportSpec: {"neighbours": [0], "max_pairs": [1]},
+    EncodeConfig: {"sif_a": [0.0, 1.0]},
 }  # fmt: skip
 # numeric options any finite value suits (NaN and infinity are still refused, as for every number)
 ANY_FINITE = {(RetrofitConfig, "delta_att"), (RetrofitConfig, "delta_rep")}
