@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.composer import ROWS, TOKENIZER, Composer
+from ctx2static.composer import ROWS, TOKENIZER, Composer, map_rows
 from ctx2static.errors import UserError
 from ctx2static.fileio import (
     Renames,
@@ -297,6 +297,42 @@ class Vectors:
             out += mix[:, n:] @ self.composer.compose(list(unknown))
         return out
 
+    def reduced(self, dims: int) -> Vectors:
+        """These vectors on the ``dims`` principal axes of the table (PCA, as Model2Vec's ``pca_dims``).
+
+        Each row becomes ``(v - m) P``, ``m`` the rows' mean and ``P`` the eigenvectors of their
+        covariance with the ``dims`` largest eigenvalues (each signed so that its largest entry is
+        positive, so a refit gives the same table). The composer's rows go through the same map;
+        it is affine, so a composed word stays the map of its pieces' mean. Centring, as Model2Vec
+        does, also drops the direction every word shares, which a mean of words would carry. The
+        metadata's ``pca`` records the dims kept and those of the table.
+        """
+        if not 1 <= dims <= self.dim:
+            raise UserError(f"dims={dims}: PCA keeps between 1 and the table's {self.dim} dimensions")
+        block = 1 << 14  # float64 copies of a block, not of the table
+        mean = np.zeros(self.dim)
+        scatter = np.zeros((self.dim, self.dim))
+        for start in range(0, len(self), block):
+            x = np.asarray(self.matrix[start : start + block], dtype=np.float64)
+            mean += x.sum(0)
+            scatter += x.T @ x
+        mean /= max(len(self), 1)
+        values, vecs = np.linalg.eigh(scatter / max(len(self), 1) - np.outer(mean, mean))
+        axes = vecs[:, np.argsort(-values, kind="stable")[:dims]]
+        axes *= np.sign(axes[np.abs(axes).argmax(0), np.arange(dims)])
+        shift = -mean @ axes
+        matrix = np.empty((len(self), dims), dtype=np.float32)
+        for start in range(0, len(self), block):
+            matrix[start : start + block] = (
+                np.asarray(self.matrix[start : start + block], np.float64) @ axes + shift
+            )
+        composer = None
+        if self.composer is not None:
+            composer = replace(self.composer, rows=map_rows(self.composer.rows, axes, shift))
+            composer._tokenizer = self.composer._tokenizer
+        meta = {**self.meta, "pca": {"dims": dims, "of": self.dim}}
+        return Vectors(list(self.words), matrix, self.counts, meta, composer)
+
     def covering(self, words: Sequence[str]) -> Vectors:
         """These vectors plus, after the last row, a composed row for each of ``words`` the table lacks."""
         new = list(dict.fromkeys(w for w in words if self.lookup(w) is None))
@@ -473,6 +509,8 @@ META_SCHEMA: dict[str, Any] = {
     "mean_loss": NUMBER,
     "study": {"hash": str, "written": str, "seconds": NUMBER, "peak_rss_mb": NUMBER},
     "retrofit": [{"method": str, "lexicons": [str], "antonyms": [str], "edges": int}],
+    # what Vectors.reduced records, read by the Model2Vec export
+    "pca": {"dims": int, "of": int},
     # what Composer.save returns
     "composer": {"lowercase": bool, "teacher": (str, NULL), "words": int, "ridge": NUMBER},
 }
