@@ -247,10 +247,12 @@ class Vectors:
         """float32 ``[len(texts), dim]``: each text's weighted mean word vector ``v(s) = 1/|s| sum a(w) v_w``.
 
         A text is split into words as the corpus was read (:func:`~ctx2static.words.tokenize`,
-        lower-cased when :attr:`lowercase`); a word the table lacks gets its composed vector when the
-        vectors carry a composer (weight 1: an unseen word, ``p(w) = 0``) and is left out otherwise,
-        as Model2Vec leaves out its unknown token; ``|s|`` counts the words that got a vector, and a
-        text with none is a zero row. The weights ``a(w)`` are :meth:`row_weights`. SIF's second
+        lower-cased when :attr:`lowercase`). A word the table lacks is left out, as Model2Vec leaves
+        out its unknown token, unless the vectors carry a composer: then each of its teacher pieces
+        enters with its composer row and weight 1 (an unseen word, ``p(w) = 0``), as a token bag
+        (Model2Vec, sentence-transformers, our exports) counts them, so an exported folder encodes as
+        this does; the pieces' mean is the word's composed vector (:meth:`query`). ``|s|`` counts the
+        terms, and a text with none is a zero row. The weights ``a(w)`` are :meth:`row_weights`. SIF's second
         step (removing the sentences' first principal component) is left out: it is fitted on a set
         of texts, so a text's vector would depend on the others. With ``normalize`` each row is
         scaled to unit L2 norm. Texts are pooled ``batch`` at a time (one sparse [batch, words]
@@ -271,30 +273,32 @@ class Vectors:
         return out
 
     def _pool(self, texts: Sequence[str], weights: np.ndarray, lowercase: bool) -> np.ndarray:
-        """The weighted means of ``texts``: a sparse [texts, rows + unknown words] matrix times the rows."""
+        """The weighted means of ``texts``: a sparse [texts, rows + pieces used] matrix times those rows."""
         from scipy import sparse
 
-        n, unknown = len(self), {}
+        n = len(self)
+        split = [[(w, self.lookup(w)) for w in tokenize(text, lowercase)] for text in texts]
+        pieces: dict[str, list[int]] = {}
+        if self.composer is not None:
+            unknown = list(dict.fromkeys(w for words in split for w, i in words if i is None))
+            pieces = dict(zip(unknown, self.composer.token_ids(unknown), strict=True))
+        piece_col: dict[int, int] = {}  # a teacher piece's column, after the table's rows
         rows: list[int] = []
         cols: list[int] = []
         vals: list[float] = []
-        for t, text in enumerate(texts):
-            found = []
-            for word in tokenize(text, lowercase):
-                i = self.lookup(word)
-                if i is None and self.composer is not None:
-                    i = n + unknown.setdefault(word, len(unknown))
-                if i is not None:
-                    found.append(i)
+        for t, words in enumerate(split):
+            found = [(i, float(weights[i])) for _, i in words if i is not None]
+            found += [(n + piece_col.setdefault(p, len(piece_col)), 1.0) for w, i in words if i is None
+                      for p in pieces.get(w, ())]  # fmt: skip
             rows += [t] * len(found)
-            cols += found
-            vals += [(float(weights[i]) if i < n else 1.0) / len(found) for i in found]
-        shape = (len(texts), n + len(unknown))
+            cols += [c for c, _ in found]
+            vals += [w / len(found) for _, w in found]
+        shape = (len(texts), n + len(piece_col))
         mix = sparse.csr_matrix((np.array(vals, np.float32), (rows, cols)), shape=shape, dtype=np.float32)
         out = np.asarray(mix[:, :n] @ self.matrix, dtype=np.float32)
-        if unknown:
+        if piece_col:
             assert self.composer is not None
-            out += mix[:, n:] @ self.composer.compose(list(unknown))
+            out += mix[:, n:] @ self.composer.rows[list(piece_col)].astype(np.float32)
         return out
 
     def reduced(self, dims: int) -> Vectors:

@@ -57,12 +57,13 @@ def test_zipf_weights_come_from_the_rank_as_model2vec():
     np.testing.assert_allclose(v.encode(["mat the"], weighting="zipf", sif_a=a)[0], unit(got), rtol=1e-6)
 
 
-def test_an_unknown_word_is_composed_with_weight_one():
+def test_an_unknown_word_enters_as_its_composer_pieces_with_weight_one():
     v = with_composer()
     w = v.row_weights("sif")
     got = v.encode(["the zyx"], weighting="sif", normalize=False)[0]
-    composed = np.array([1, 2, 1])  # the mean of the rows of zy and ##x
-    np.testing.assert_allclose(got, (w[0] * v["the"] + composed) / 2, rtol=1e-3)
+    pieces = np.array([[2, 2, 0], [0, 2, 2]])  # the rows of zy and ##x, as a token bag counts them
+    np.testing.assert_allclose(got, (w[0] * v["the"] + pieces.sum(0)) / 3, rtol=1e-3)
+    np.testing.assert_allclose(v.encode(["zyx"], normalize=False)[0], v.query(["zyx"])[0], rtol=1e-3)
 
 
 def test_a_text_without_a_known_word_is_a_zero_row_and_batches_do_not_change_rows():

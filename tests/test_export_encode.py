@@ -48,7 +48,8 @@ def library_encode(fmt: Format, path, texts) -> np.ndarray:
 @pytest.mark.parametrize("weighting", ["none", "sif", "zipf"])
 @pytest.mark.parametrize("fmt", FOLDERS)
 def test_a_folder_encodes_as_vectors_encode(tmp_path, bert_vectors, fmt, weighting):
-    v, texts = bert_vectors, texts_of(bert_vectors)
+    # "unsed" is no table word and its pieces (un ##s ##ed) are none either: it enters as the pieces
+    v, texts = bert_vectors, [*texts_of(bert_vectors), "the unsed river", "unsed"]
     config = ExportConfig(weighting=weighting, sif_a=0.01)
     out = export_vectors(v, fmt, tmp_path / "m", config=config)
     want = v.encode(texts, weighting=weighting, sif_a=0.01)
