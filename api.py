@@ -227,27 +227,35 @@ def evaluate(vectors: Vectors | str | os.PathLike, compose: bool = False) -> lis
 
 
 def export(vectors: Vectors | str | os.PathLike, format: str, out: str | os.PathLike,
-           evaluate: bool = True) -> Path:  # fmt: skip
+           evaluate: bool = True, **options: Any) -> Path:  # fmt: skip
     """Write ``vectors`` as ``format`` (word2vec, word2vec-bin, model2vec, sentence-transformers).
 
     The folder formats get a model card; with ``evaluate`` it holds the bundled benchmarks' table
     (a second column scores every word, unknown ones composed, when the vectors have a composer).
+    Options are :class:`~ctx2static.export.ExportConfig`'s, as ``ctx2static export``'s flags:
+    ``weighting`` (none, sif, zipf), ``sif_a``, ``normalize`` (the pooling a folder encodes with,
+    as :meth:`Vectors.encode`), ``quantize`` (float32, float16, int8) and ``dims`` (PCA; 0 keeps all).
+    The table evaluated is the one exported (reduced to ``dims``, before quantization).
     """
     from ctx2static.eval import evaluate as run
     from ctx2static.eval.benchmarks import Family
     from ctx2static.eval.results import format_markdown
     from ctx2static.eval.suite import notes
-    from ctx2static.export import Card, Format, export_vectors
+    from ctx2static.export import Card, ExportConfig, Format, export_vectors
 
     try:
         fmt = Format(format)
     except ValueError:
         raise UserError(f"format={format!r}: choose one of {', '.join(f.value for f in Format)}") from None
     _check("evaluate", evaluate, (bool,), "True or False")
+    config = ExportConfig(**_split(options, (ExportConfig,), False)[0])
     out = _folder("out", out, optional=False)
     named = [vectors] if isinstance(vectors, (str, os.PathLike)) else []
     check_writable(out, inputs=named, folder=fmt.folder)
     vectors = _vectors(vectors)
+    if config.dims:
+        vectors = vectors.reduced(config.dims)
+        config = dataclasses.replace(config, dims=0)
     evaluation = None
     if evaluate and fmt.folder:
         results = {"words in the table": run(vectors)}
@@ -255,7 +263,7 @@ def export(vectors: Vectors | str | os.PathLike, format: str, out: str | os.Path
             word_level = load_benchmarks((Family.SIMILARITY, Family.CATEGORIZATION))
             results["every word (unknown: composed)"] = run(vectors, word_level, compose=True)
         evaluation = format_markdown(results, notes(AnalogyConfig()))
-    return export_vectors(vectors, fmt, out, Card.of(vectors, evaluation))
+    return export_vectors(vectors, fmt, out, Card.of(vectors, evaluation), config)
 
 
 def _vectors(vectors: Vectors | str | os.PathLike) -> Vectors:

@@ -26,7 +26,7 @@ from ctx2static.eval.families import (
     task_families,
     with_named_tasks,
 )
-from ctx2static.export import Format
+from ctx2static.export import ExportConfig, Format
 from ctx2static.fileio import check_writable, environment_error
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import click_options, pop_options
@@ -450,16 +450,21 @@ def run(study: str | None, out: str | None) -> None:
     "--out", "-o", required=True, type=click.Path(), help="Output file (.txt/.vec, .bin) or folder."
 )
 @click.option("--no-eval", is_flag=True, help="Folders: leave the evaluation table out of the model card.")
+@click_options(ExportConfig)
 @nonfinite_option
-def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str) -> None:
-    """Write VECTORS (any readable format) for other tools."""
+def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str, **options: Any) -> None:
+    """Write VECTORS (any readable format) for other tools; folders encode texts as Vectors.encode."""
     from ctx2static.api import export as run_export
     from ctx2static.vectors import Vectors
 
+    config = pop_options(ExportConfig, options)
     check_writable(out, inputs=[vectors], folder=Format(fmt).folder)
     v = Vectors.load(vectors, nonfinite=nonfinite)
-    path = run_export(v, fmt, out, evaluate=not no_eval)
-    log.info("%s: %s words x %d -> %s (%s)", vectors, f"{len(v):,}", v.dim, path, fmt)
+    path = run_export(v, fmt, out, evaluate=not no_eval, **config.to_dict())
+    log.info(
+        "%s: %s words x %d -> %s (%s, %s)",
+        vectors, f"{len(v):,}", config.dims or v.dim, path, fmt, config.quantize.value,
+    )  # fmt: skip
 
 
 @cli.command()

@@ -28,14 +28,14 @@ import enum
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ctx2static.composer import ROWS, TOKENIZER, Composer
+from ctx2static.composer import ROWS, TOKENIZER, Composer, map_rows
 from ctx2static.errors import UserError
 from ctx2static.fileio import (
     Renames,
@@ -46,6 +46,8 @@ from ctx2static.fileio import (
     read_lines,
     write_npy,
 )
+from ctx2static.options import Options, Rule, opt
+from ctx2static.words import tokenize
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,31 @@ def require_finite(vectors: Vectors, where: str, fix: str) -> None:
             f"{where}: the vector of {vectors.words[bad[0]]!r} holds NaN or infinity "
             f"({len(bad)} such words); {fix}"
         )
+
+
+class Weighting(str, enum.Enum):
+    """How a text's words are weighted in its mean vector (:meth:`Vectors.encode`)."""
+
+    NONE = "none"  # every word alike
+    SIF = "sif"  # a / (a + p(w)), p(w) from the vectors' word counts (Arora et al. 2017)
+    ZIPF = "zipf"  # a / (a + p(w)), p(w) from the row's rank by Zipf's law (Model2Vec's distill)
+
+
+@dataclass(frozen=True)
+class EncodeConfig(Options):
+    """How :meth:`Vectors.encode` pools a text's word vectors (the exports fold the same weights in)."""
+
+    weighting: Weighting = opt(
+        Weighting.NONE,
+        "Word weights in a text's mean: none; sif, a/(a+p(w)) with p(w) from the vectors' counts; "
+        "zipf, the same with p(w) from the word's rank (Model2Vec's distill).",
+    )
+    sif_a: float = opt(1e-3, "The a of the sif and zipf weights (Arora et al. 2017: 1e-4 to 1e-3).")
+    normalize: bool = opt(True, "Scale each text's vector to unit length.", off="no-normalize")
+
+    def rules(self) -> Iterable[Rule]:
+        """The weight a/(a+p) needs 0 < a; from a = 1 up it hardly differs from no weighting."""
+        return [("sif_a", 0 < self.sif_a < 1, "between 0 and 1, both excluded")]
 
 
 @dataclass
@@ -119,6 +146,16 @@ class Vectors:
         if i is None:
             i = self.index.get(word.lower())
         return i
+
+    @property
+    def lowercase(self) -> bool:
+        """Whether a text is lower-cased before its words are looked up.
+
+        As the corpus was read when the metadata records it, else when every word of the table is
+        lower-case (a table from elsewhere).
+        """
+        recorded = (self.meta.get("corpus_config") or {}).get("lowercase")
+        return recorded if recorded is not None else all(w == w.lower() for w in self.words)
 
     def unit(self) -> np.ndarray:
         """Rows scaled to unit L2 norm (zero rows stay zero)."""
@@ -173,6 +210,132 @@ class Vectors:
             sims[i] = -np.inf
         top = np.argsort(-sims, kind="stable")[:topn]
         return [(self.words[j], float(sims[j])) for j in top if np.isfinite(sims[j])]
+
+    def row_weights(self, weighting: Weighting | str, sif_a: float = 1e-3) -> np.ndarray:
+        """float32 ``[len(self)]``: each word's weight ``a / (a + p(w))`` in a text's mean (ones for none).
+
+        ``sif``: ``p(w) = c(w) / sum c`` over the table's counts (Arora et al. 2017, "A simple but
+        tough-to-beat baseline for sentence embeddings", Algorithm 1 line 1). ``zipf``: the table's
+        rows are taken as ranked by frequency (vocabularies are written most frequent first) and
+        ``p`` of the r-th row is ``(r+1)^-1 / sum_k (k+1)^-1`` over the n rows, what Model2Vec's
+        ``distill`` does for its ``sif_coefficient`` when no counts are known.
+        """
+        weighting = Weighting(weighting)
+        if weighting is Weighting.NONE:
+            return np.ones(len(self), dtype=np.float32)
+        if weighting is Weighting.SIF:
+            if self.counts is None or not self.counts.sum():
+                raise UserError(
+                    "weighting 'sif' needs word counts, which these vectors lack (vectors from a cache "
+                    "carry them); use weighting 'zipf', which takes frequencies from the words' order"
+                )
+            p = self.counts / self.counts.sum()
+        else:
+            inverse_rank = 1.0 / np.arange(2, len(self) + 2)
+            p = inverse_rank / inverse_rank.sum()
+        return (sif_a / (sif_a + p)).astype(np.float32)
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        weighting: Weighting | str = Weighting.NONE,
+        sif_a: float = 1e-3,
+        normalize: bool = True,
+        batch: int = 4096,
+    ) -> np.ndarray:
+        """float32 ``[len(texts), dim]``: each text's weighted mean word vector ``v(s) = 1/|s| sum a(w) v_w``.
+
+        A text is split into words as the corpus was read (:func:`~ctx2static.words.tokenize`,
+        lower-cased when :attr:`lowercase`). A word the table lacks is left out, as Model2Vec leaves
+        out its unknown token, unless the vectors carry a composer: then each of its teacher pieces
+        enters with its composer row and weight 1 (an unseen word, ``p(w) = 0``), as a token bag
+        (Model2Vec, sentence-transformers, our exports) counts them, so an exported folder encodes as
+        this does; the pieces' mean is the word's composed vector (:meth:`query`). ``|s|`` counts the
+        terms, and a text with none is a zero row. The weights ``a(w)`` are :meth:`row_weights`. SIF's second
+        step (removing the sentences' first principal component) is left out: it is fitted on a set
+        of texts, so a text's vector would depend on the others. With ``normalize`` each row is
+        scaled to unit L2 norm. Texts are pooled ``batch`` at a time (one sparse [batch, words]
+        matrix times the table), so memory does not grow with their number.
+        """
+        config = EncodeConfig(weighting=weighting, sif_a=sif_a, normalize=normalize)
+        if isinstance(texts, str) or not isinstance(texts, Sequence):
+            raise UserError(f"texts={type(texts).__name__}: pass a list of texts (one str each)")
+        if batch < 1:
+            raise UserError(f"batch={batch} must be at least 1")
+        weights = self.row_weights(config.weighting, config.sif_a)
+        lowercase = self.lowercase
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), batch):
+            out[start : start + batch] = self._pool(texts[start : start + batch], weights, lowercase)
+        if config.normalize:
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+    def _pool(self, texts: Sequence[str], weights: np.ndarray, lowercase: bool) -> np.ndarray:
+        """The weighted means of ``texts``: a sparse [texts, rows + pieces used] matrix times those rows."""
+        from scipy import sparse
+
+        n = len(self)
+        split = [[(w, self.lookup(w)) for w in tokenize(text, lowercase)] for text in texts]
+        pieces: dict[str, list[int]] = {}
+        if self.composer is not None:
+            unknown = list(dict.fromkeys(w for words in split for w, i in words if i is None))
+            pieces = dict(zip(unknown, self.composer.token_ids(unknown), strict=True))
+        piece_col: dict[int, int] = {}  # a teacher piece's column, after the table's rows
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        for t, words in enumerate(split):
+            found = [(i, float(weights[i])) for _, i in words if i is not None]
+            found += [(n + piece_col.setdefault(p, len(piece_col)), 1.0) for w, i in words if i is None
+                      for p in pieces.get(w, ())]  # fmt: skip
+            rows += [t] * len(found)
+            cols += [c for c, _ in found]
+            vals += [w / len(found) for _, w in found]
+        shape = (len(texts), n + len(piece_col))
+        mix = sparse.csr_matrix((np.array(vals, np.float32), (rows, cols)), shape=shape, dtype=np.float32)
+        out = np.asarray(mix[:, :n] @ self.matrix, dtype=np.float32)
+        if piece_col:
+            assert self.composer is not None
+            out += mix[:, n:] @ self.composer.rows[list(piece_col)].astype(np.float32)
+        return out
+
+    def reduced(self, dims: int) -> Vectors:
+        """These vectors on the ``dims`` principal axes of the table (PCA, as Model2Vec's ``pca_dims``).
+
+        Each row becomes ``(v - m) P``, ``m`` the rows' mean and ``P`` the eigenvectors of their
+        covariance with the ``dims`` largest eigenvalues (each signed so that its largest entry is
+        positive, so a refit gives the same table). The composer's rows go through the same map;
+        it is affine, so a composed word stays the map of its pieces' mean. Centring, as Model2Vec
+        does, also drops the direction every word shares, which a mean of words would carry. The
+        metadata's ``pca`` records the dims kept and those of the table.
+        """
+        if not 1 <= dims <= self.dim:
+            raise UserError(f"dims={dims}: PCA keeps between 1 and the table's {self.dim} dimensions")
+        block = 1 << 14  # float64 copies of a block, not of the table
+        mean = np.zeros(self.dim)
+        scatter = np.zeros((self.dim, self.dim))
+        for start in range(0, len(self), block):
+            x = np.asarray(self.matrix[start : start + block], dtype=np.float64)
+            mean += x.sum(0)
+            scatter += x.T @ x
+        mean /= max(len(self), 1)
+        values, vecs = np.linalg.eigh(scatter / max(len(self), 1) - np.outer(mean, mean))
+        axes = vecs[:, np.argsort(-values, kind="stable")[:dims]]
+        axes *= np.sign(axes[np.abs(axes).argmax(0), np.arange(dims)])
+        shift = -mean @ axes
+        matrix = np.empty((len(self), dims), dtype=np.float32)
+        for start in range(0, len(self), block):
+            matrix[start : start + block] = (
+                np.asarray(self.matrix[start : start + block], np.float64) @ axes + shift
+            )
+        composer = None
+        if self.composer is not None:
+            composer = replace(self.composer, rows=map_rows(self.composer.rows, axes, shift))
+            composer._tokenizer = self.composer._tokenizer
+        meta = {**self.meta, "pca": {"dims": dims, "of": self.dim}}
+        return Vectors(list(self.words), matrix, self.counts, meta, composer)
 
     def covering(self, words: Sequence[str]) -> Vectors:
         """These vectors plus, after the last row, a composed row for each of ``words`` the table lacks."""
@@ -350,6 +513,8 @@ META_SCHEMA: dict[str, Any] = {
     "mean_loss": NUMBER,
     "study": {"hash": str, "written": str, "seconds": NUMBER, "peak_rss_mb": NUMBER},
     "retrofit": [{"method": str, "lexicons": [str], "antonyms": [str], "edges": int}],
+    # what Vectors.reduced records, read by the Model2Vec export
+    "pca": {"dims": int, "of": int},
     # what Composer.save returns
     "composer": {"lowercase": bool, "teacher": (str, NULL), "words": int, "ridge": NUMBER},
 }

@@ -2,20 +2,37 @@
 
 The two folder formats are token bags (a tokenizer and a row per token, averaged), built by
 :mod:`ctx2static.export.tokens` (words outside the table: composed where the teacher's pieces
-allow it); each folder carries a model card (:mod:`ctx2static.export.card`).
+allow it); each folder carries a model card (:mod:`ctx2static.export.card`). What each holds:
+
+- **model2vec**: rows in float32, float16 or int8 (a scale per row in the ``weights`` tensor,
+  :mod:`ctx2static.export.quantize`); the word weights of :class:`~ctx2static.vectors.Weighting`
+  folded into the rows, and ``normalize`` in ``config.json``, so ``StaticModel.encode`` gives
+  :meth:`Vectors.encode`'s vectors (:mod:`ctx2static.export.model2vec` says where they differ).
+- **sentence-transformers**: one ``StaticEmbedding`` (an ``EmbeddingBag`` of float32 or float16
+  rows, so no int8) with the weights folded into the rows (its ``WordWeights`` module needs token
+  embeddings, which a ``StaticEmbedding`` never outputs), and a ``Normalize`` module when
+  ``normalize``.
+- **word2vec** text or binary: float32 word vectors only; ``--dims`` applies, the pooling options
+  (weights, int8, float16) do not.
+
+``--dims D`` projects the table (and the composer's rows) on its D principal axes first
+(:meth:`Vectors.reduced`), and the weights are applied after, as Model2Vec's ``distill`` does.
 """
 
 from __future__ import annotations
 
 import enum
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from ctx2static.errors import UserError
 from ctx2static.export.card import Card
-from ctx2static.vectors import Vectors
+from ctx2static.export.config import ExportConfig
+from ctx2static.export.quantize import Quantize
+from ctx2static.vectors import Vectors, Weighting
 
-__all__ = ["Card", "Format", "export_vectors"]
+__all__ = ["Card", "ExportConfig", "Format", "Quantize", "export_vectors"]
 
 
 class Format(str, enum.Enum):
@@ -32,21 +49,39 @@ class Format(str, enum.Enum):
         return self in (Format.MODEL2VEC, Format.SENTENCE_TRANSFORMERS)
 
 
-def export_vectors(vectors: Vectors, fmt: Format, out: str | os.PathLike, card: Card | None = None) -> Path:
-    """Write ``vectors`` to ``out`` in ``fmt``; folders get ``card`` (default: one without evaluation)."""
-    out = Path(out)
-    fmt = Format(fmt)
+def export_vectors(
+    vectors: Vectors,
+    fmt: Format | str,
+    out: str | os.PathLike,
+    card: Card | None = None,
+    config: ExportConfig | None = None,
+) -> Path:
+    """Write ``vectors`` to ``out`` in ``fmt``; folders get ``card`` (default: one without evaluation).
+
+    ``config`` (default :class:`ExportConfig`'s defaults): the table is reduced to ``dims`` first,
+    then a folder gets the word weights folded into its rows and its rows stored as ``quantize``.
+    """
+    out, fmt, config = Path(out), Format(fmt), config or ExportConfig()
+    if config.dims:
+        vectors = vectors.reduced(config.dims)
     card = card or Card.of(vectors)
+    if not fmt.folder:
+        binary = fmt is Format.WORD2VEC_BIN
+        if out.is_dir() or out.suffix == "" or (out.suffix == ".bin") != binary:
+            want = "a .bin file" if binary else "a file not ending in .bin (e.g. .txt or .vec)"
+            raise UserError(f"{out}: --format {fmt.value} writes {want}; change --out")
+        if config.quantize is not Quantize.FLOAT32 or config.weighting is not Weighting.NONE:
+            raise UserError(
+                f"--format {fmt.value} holds float32 word vectors; --quantize and --weighting are for the "
+                "model2vec and sentence-transformers folders"
+            )
+        return vectors.save(out)
+    weights = vectors.row_weights(config.weighting, config.sif_a)
+    weighted = replace(vectors, matrix=vectors.matrix * weights[:, None])
     if fmt is Format.MODEL2VEC:
         from ctx2static.export.model2vec import save_model2vec
 
-        return save_model2vec(vectors, out, card)
-    if fmt is Format.SENTENCE_TRANSFORMERS:
-        from ctx2static.export.sentence_transformers import save_sentence_transformers
+        return save_model2vec(weighted, out, card, config)
+    from ctx2static.export.sentence_transformers import save_sentence_transformers
 
-        return save_sentence_transformers(vectors, out, card)
-    binary = fmt is Format.WORD2VEC_BIN
-    if out.is_dir() or out.suffix == "" or (out.suffix == ".bin") != binary:
-        want = "a .bin file" if binary else "a file not ending in .bin (e.g. .txt or .vec)"
-        raise UserError(f"{out}: --format {fmt.value} writes {want}; change --out")
-    return vectors.save(out)
+    return save_sentence_transformers(weighted, out, card, config)

@@ -47,17 +47,19 @@ class TokenTable:
     unknown_words: str  # one sentence for the model card
 
 
-def write_token_bag(out: Path, table: TokenTable, tensor: str, files: Mapping[str, str]) -> Path:
-    """Write a token-bag folder atomically: the rows, the tokenizer and ``files`` (name -> text).
+def write_token_bag(
+    out: Path, table: TokenTable, tensors: Mapping[str, np.ndarray], files: Mapping[str, str]
+) -> Path:
+    """Write a token-bag folder atomically: the stored rows, the tokenizer and ``files`` (name -> text).
 
-    The rows go to ``model.safetensors`` as ``tensor``, the tokenizer to ``tokenizer.json``. Every
-    byte goes through Python's writes, so a full disk is an OSError with its errno (one line), not
-    a Rust library's error.
+    ``tensors`` (the rows as stored, perhaps with their scales) go to ``model.safetensors``, the
+    tokenizer to ``tokenizer.json``. Every byte goes through Python's writes, so a full disk is an
+    OSError with its errno (one line), not a Rust library's error.
     """
     from safetensors.numpy import save
 
     with atomic_dir(out) as tmp:
-        (tmp / "model.safetensors").write_bytes(save({tensor: table.matrix}))
+        (tmp / "model.safetensors").write_bytes(save(dict(tensors)))
         (tmp / "tokenizer.json").write_text(table.tokenizer.to_str(pretty=True), encoding="utf-8")
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8")
@@ -69,14 +71,13 @@ def token_table(vectors: Vectors) -> TokenTable:
     composer = vectors.composer
     if composer is not None and json.loads(composer.tokenizer_json)["model"]["type"] == "WordPiece":
         return _subword_table(vectors)
-    lowercase = all(w == w.lower() for w in vectors.words)
     matrix = np.zeros((len(vectors) + 2, vectors.dim), dtype=np.float32)
     matrix[2:] = vectors.matrix
     why = (
         "" if composer is None else " (the teacher's byte-level pieces cannot share a word-level vocabulary)"
     )
     return TokenTable(
-        word_tokenizer(list(vectors.words), lowercase),
+        word_tokenizer(list(vectors.words), vectors.lowercase),
         matrix,
         "word",
         f"A word outside the table is `[UNK]`, a zero row{why}; `Vectors.query` in ctx2static composes it.",
@@ -84,10 +85,10 @@ def token_table(vectors: Vectors) -> TokenTable:
 
 
 def _corpus_split() -> Any:
-    """Whitespace, then the corpus reader's word pattern (pipeline: text/corpus.py ``TOKEN``)."""
+    """Whitespace, then the corpus reader's word pattern (:data:`ctx2static.words.TOKEN`)."""
     from tokenizers import Regex, pre_tokenizers
 
-    from ctx2static.text.corpus import TOKEN
+    from ctx2static.words import TOKEN
 
     words_and_punctuation = pre_tokenizers.Split(Regex(TOKEN.pattern), behavior="isolated")
     return pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), words_and_punctuation])

@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 
 from ctx2static.errors import UserError
-from ctx2static.export import Format, export_vectors
+from ctx2static.export import ExportConfig, Format, export_vectors
 from ctx2static.vectors import Vectors
+
+RAW = ExportConfig(normalize=False)  # the mean itself, comparable with the rows
 
 
 @pytest.fixture
@@ -31,7 +33,7 @@ def test_a_suffix_that_contradicts_the_format_is_refused(tmp_path, vectors):
 
 def test_model2vec_folder_loads_in_model2vec_and_encodes_our_vectors(tmp_path, vectors):
     model2vec = pytest.importorskip("model2vec")
-    out = export_vectors(vectors, Format.MODEL2VEC, tmp_path / "m2v")
+    out = export_vectors(vectors, Format.MODEL2VEC, tmp_path / "m2v", config=RAW)
     model = model2vec.StaticModel.from_pretrained(out)
     np.testing.assert_allclose(model.encode(["cat"])[0], vectors["cat"])
     # split as our corpus reader: case folded, punctuation apart, inner apostrophes and hyphens kept;
@@ -44,7 +46,8 @@ def test_model2vec_folder_loads_in_model2vec_and_encodes_our_vectors(tmp_path, v
 def test_model2vec_keeps_case_when_the_vocabulary_has_upper_case(tmp_path):
     model2vec = pytest.importorskip("model2vec")
     v = Vectors(["Paris", "paris"], np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32))
-    model = model2vec.StaticModel.from_pretrained(export_vectors(v, Format.MODEL2VEC, tmp_path / "m"))
+    out = export_vectors(v, Format.MODEL2VEC, tmp_path / "m", config=RAW)
+    model = model2vec.StaticModel.from_pretrained(out)
     np.testing.assert_allclose(model.encode(["Paris"])[0], [1.0, 0.0])
     np.testing.assert_allclose(model.encode(["paris"])[0], [0.0, 1.0])
 

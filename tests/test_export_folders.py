@@ -5,11 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from ctx2static.export import Card, Format, export_vectors
+from ctx2static.export import Card, ExportConfig, Format, export_vectors
 from ctx2static.students.registry import fit_cache_student
 from ctx2static.vectors import Vectors
 
 FOLDERS = [Format.MODEL2VEC, Format.SENTENCE_TRANSFORMERS]
+RAW = ExportConfig(normalize=False)  # the mean itself, comparable with the rows
 
 
 def load_and_encode(fmt, path, texts):
@@ -28,7 +29,7 @@ def bert_vectors(tiny_caches) -> Vectors:
 @pytest.mark.parametrize("fmt", FOLDERS)
 def test_word_table_encodes_words_and_sentences(tmp_path, fmt):
     v = Vectors(["the", "cat", "don't", ","], np.arange(12, dtype=np.float32).reshape(4, 3) + 1)
-    out = export_vectors(v, fmt, tmp_path / "m")
+    out = export_vectors(v, fmt, tmp_path / "m", config=RAW)
     got = load_and_encode(fmt, out, ["cat", "The cat, don't zebra"])
     np.testing.assert_allclose(got[0], v["cat"], rtol=1e-6)
     known = np.mean([v[w] for w in ["the", "cat", ",", "don't"]], axis=0)
@@ -40,7 +41,7 @@ def test_word_table_encodes_words_and_sentences(tmp_path, fmt):
 @pytest.mark.parametrize("fmt", FOLDERS)
 def test_subword_table_gives_table_rows_and_composes_unknown_words(tmp_path, fmt, bert_vectors):
     v = bert_vectors
-    out = export_vectors(v, fmt, tmp_path / "m")
+    out = export_vectors(v, fmt, tmp_path / "m", config=RAW)
     tok = json.loads((out / "tokenizer.json").read_text())
     assert tok["model"]["type"] == "WordPiece" and "cat" in tok["model"]["vocab"]
     words = ["cat", "unbelievably", "river", "mat"]  # "cat" is also a teacher piece: the table's row wins
@@ -60,7 +61,7 @@ def test_subword_table_gives_table_rows_and_composes_unknown_words(tmp_path, fmt
 def test_a_byte_level_bpe_composer_exports_the_word_table(tmp_path, tiny_caches):
     v = fit_cache_student("ase", tiny_caches["gpt2"])
     assert v.composer is not None
-    out = export_vectors(v, Format.MODEL2VEC, tmp_path / "m")
+    out = export_vectors(v, Format.MODEL2VEC, tmp_path / "m", config=RAW)
     assert json.loads((out / "tokenizer.json").read_text())["model"]["type"] == "WordLevel"
     assert "byte-level pieces cannot share a word-level vocabulary" in (out / "README.md").read_text()
     np.testing.assert_allclose(load_and_encode(Format.MODEL2VEC, out, ["cat"])[0], v["cat"], rtol=1e-6)

@@ -15,7 +15,18 @@ LAYERS = [
     {"pipeline", "students", "retrofit", "eval", "export"},
     {"cache"},
     {"text"},
-    {"vectors", "composer", "fileio", "errors", "options", "threads", "resources", "memory", "interrupts"},
+    {
+        "vectors",
+        "composer",
+        "words",
+        "fileio",
+        "errors",
+        "options",
+        "threads",
+        "resources",
+        "memory",
+        "interrupts",
+    },
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
 

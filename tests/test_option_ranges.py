@@ -18,6 +18,7 @@ import ctx2static
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.downstream.probes import ProbeConfig
+from ctx2static.export import ExportConfig
 from ctx2static.options import SEED_LIMIT, Options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
@@ -25,6 +26,7 @@ from ctx2static.students import ase, contextual, ctx2vec, glove, word2vec, x2sta
 from ctx2static.study.schema import ReportSpec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
+from ctx2static.vectors import EncodeConfig
 
 SEEDS = {"seed": [-1, SEED_LIMIT]}
 BAD: dict[type, dict[str, list]] = {
@@ -68,6 +70,8 @@ BAD: dict[type, dict[str, list]] = {
         "pos_stride": [0], "ner_folds": [1], "sentiment_folds": [1],
     },
     ReportSpec: {"neighbours": [0], "max_pairs": [1]},
+    EncodeConfig: {"sif_a": [0.0, 1.0]},
+    ExportConfig: {"dims": [-1]},
 }  # fmt: skip
 # numeric options any finite value suits (NaN and infinity are still refused, as for every number)
 ANY_FINITE = {(RetrofitConfig, "delta_att"), (RetrofitConfig, "delta_rep")}

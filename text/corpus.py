@@ -22,7 +22,6 @@ import copy
 import itertools
 import logging
 import os
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -34,12 +33,9 @@ from ctx2static.fileio import read_lines
 from ctx2static.options import Options, Rule, opt
 from ctx2static.text.sources import TEXT_EXPECT, Format, Source, find_sources, records
 from ctx2static.text.split import Sniff, Split, pieces, sentences_of, sniff
+from ctx2static.words import tokenize
 
 log = logging.getLogger(__name__)
-
-# A word: letters/digits with inner hyphens or apostrophes ("half-brothers", "don't");
-# any other non-space character is a token of its own (punctuation is split off).
-TOKEN = re.compile(r"\w+(?:[-'’]\w+)*|[^\w\s]+", re.UNICODE)
 
 LEGACY_READING = {"format": Format.TEXT.value, "split": Split.LINES.value}
 """How every file was read before the identity recorded it (one sentence a line, unbounded)."""
@@ -86,13 +82,6 @@ class Bounds:
 
 UNBOUNDED = Bounds(None, None)
 """How corpora were read before reading was bounded (a cache begun so is continued so)."""
-
-
-def tokenize(line: str, lowercase: bool = True) -> list[str]:
-    """Split a sentence into words, splitting off punctuation."""
-    if lowercase:
-        line = line.lower()
-    return TOKEN.findall(line)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,148 @@
+"""Exported folders encode texts as `Vectors.encode` does: same words, same weights, same normalisation.
+
+Checked with our reader of the folders (:class:`TokenBag`, numpy only) everywhere, and with
+model2vec and sentence-transformers themselves where they are installed.
+"""
+
+import json
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from ctx2static.errors import UserError
+from ctx2static.export import ExportConfig, Format, export_vectors
+from ctx2static.export.reader import TokenBag
+from ctx2static.students.registry import fit_cache_student
+from ctx2static.vectors import Vectors
+
+FOLDERS = [Format.MODEL2VEC, Format.SENTENCE_TRANSFORMERS]
+
+
+@pytest.fixture(scope="module")
+def bert_vectors(tiny_caches) -> Vectors:
+    """Vectors with a WordPiece composer, centred (the tiny teacher's vectors share one direction)."""
+    v = fit_cache_student("ase", tiny_caches["bert"])
+    return v.reduced(v.dim)
+
+
+def texts_of(v: Vectors, n: int = 40) -> list[str]:
+    """Texts of table words only (where the folder's tokenizer and the corpus reader agree)."""
+    rng = np.random.default_rng(0)
+    words = [w for w in v.words if w.isalpha()]
+    return [" ".join(rng.choice(words, size=rng.integers(1, 12))) for _ in range(n)]
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
+
+
+def library_encode(fmt: Format, path, texts) -> np.ndarray:
+    if fmt is Format.MODEL2VEC:
+        model2vec = pytest.importorskip("model2vec")
+        return model2vec.StaticModel.from_pretrained(path).encode(texts)
+    st = pytest.importorskip("sentence_transformers")
+    return st.SentenceTransformer(str(path), device="cpu").encode(texts)
+
+
+@pytest.mark.parametrize("weighting", ["none", "sif", "zipf"])
+@pytest.mark.parametrize("fmt", FOLDERS)
+def test_a_folder_encodes_as_vectors_encode(tmp_path, bert_vectors, fmt, weighting):
+    # "unsed" is no table word and its pieces (un ##s ##ed) are none either: it enters as the pieces
+    v, texts = bert_vectors, [*texts_of(bert_vectors), "the unsed river", "unsed"]
+    config = ExportConfig(weighting=weighting, sif_a=0.01)
+    out = export_vectors(v, fmt, tmp_path / "m", config=config)
+    want = v.encode(texts, weighting=weighting, sif_a=0.01)
+    plain = v.encode(texts)
+    got = TokenBag.load(out).encode(texts)
+    assert cosines(got, want).min() > 0.9999
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    if weighting != "none":  # the weights change the vectors (or this test could not fail)
+        assert cosines(plain, want).min() < 0.99
+    np.testing.assert_allclose(library_encode(fmt, out, texts), want, atol=1e-5)
+
+
+def test_without_normalize_the_folder_keeps_the_mean(tmp_path, bert_vectors):
+    v, texts = bert_vectors, texts_of(bert_vectors)
+    config = ExportConfig(weighting="sif", normalize=False)
+    out = export_vectors(v, Format.MODEL2VEC, tmp_path / "m", config=config)
+    assert json.loads((out / "config.json").read_text())["normalize"] is False
+    want = v.encode(texts, weighting="sif", normalize=False)
+    np.testing.assert_allclose(TokenBag.load(out).encode(texts), want, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("quantize, dtype", [("float16", np.float16), ("int8", np.int8)])
+def test_quantized_and_reduced_model2vec_folders_encode_as_the_reduced_vectors(
+    tmp_path, bert_vectors, quantize, dtype
+):
+    v, texts = bert_vectors, texts_of(bert_vectors)
+    config = ExportConfig(weighting="sif", quantize=quantize, dims=8)
+    out = export_vectors(v, Format.MODEL2VEC, tmp_path / "m", config=config)
+    tensors = load_file(out / "model.safetensors")
+    assert tensors["embeddings"].dtype == dtype and tensors["embeddings"].shape[1] == 8
+    assert ("weights" in tensors) == (quantize == "int8")  # the per-row scales
+    settings = json.loads((out / "config.json").read_text())
+    assert settings["embedding_dtype"] == quantize and settings["apply_pca"] == 8
+    want = v.reduced(8).encode(texts, weighting="sif")
+    assert cosines(TokenBag.load(out).encode(texts), want).min() > 0.98
+    assert cosines(library_encode(Format.MODEL2VEC, out, texts), want).min() > 0.98
+
+
+def test_int8_keeps_small_rows_with_a_scale_per_row(tmp_path):
+    """One scale for the table would round the short row to zero; a scale per row keeps it."""
+    v = Vectors(["big", "small"], np.array([[100.0, -50.0], [0.2, 0.1]], np.float32))
+    out = export_vectors(v, Format.MODEL2VEC, tmp_path / "m", config=ExportConfig(quantize="int8"))
+    got = TokenBag.load(out).encode(["small"])
+    assert cosines(got, v.encode(["small"]))[0] > 0.9999
+
+
+def test_reduced_is_pca_and_maps_the_composer_alike(bert_vectors):
+    v = bert_vectors
+    full = v.reduced(v.dim)  # a rotation of the centred rows: distances stay
+    centred = v.matrix - v.matrix.mean(0)
+    np.testing.assert_allclose(full.matrix @ full.matrix.T, centred @ centred.T, rtol=1e-3, atol=1e-3)
+    small = v.reduced(4)
+    cov = np.cov(small.matrix.T)
+    np.testing.assert_allclose(cov, np.diag(np.diag(cov)), atol=1e-4 * cov.max())  # uncorrelated
+    assert (np.diff(np.diag(cov)) <= 1e-6).all()  # by decreasing variance
+    assert small.meta["pca"] == {"dims": 4, "of": v.dim}
+    unknown = ["unbelievably", "zzyzx"]
+    axes = np.linalg.lstsq(centred, small.matrix, rcond=None)[0]  # the map the table went through
+    want = (v.query(unknown) - v.matrix.mean(0)) @ axes
+    np.testing.assert_allclose(small.query(unknown), want, rtol=1e-2, atol=1e-2)
+
+
+def test_what_a_format_cannot_hold_is_one_line(tmp_path, bert_vectors):
+    with pytest.raises(UserError, match="int8 is for --format model2vec"):
+        export_vectors(
+            bert_vectors, Format.SENTENCE_TRANSFORMERS, tmp_path / "s", config=ExportConfig(quantize="int8")
+        )
+    with pytest.raises(UserError, match="--quantize and --weighting are for the model2vec"):
+        export_vectors(
+            bert_vectors, Format.WORD2VEC, tmp_path / "v.txt", config=ExportConfig(weighting="sif")
+        )
+    with pytest.raises(UserError, match=f"dims=999: PCA keeps between 1 and the table's {bert_vectors.dim}"):
+        export_vectors(bert_vectors, Format.MODEL2VEC, tmp_path / "m", config=ExportConfig(dims=999))
+    assert not any(tmp_path.iterdir())
+
+
+def test_export_command_quantizes_reduces_and_weighs(tmp_path, cli_main, bert_vectors):
+    src = bert_vectors.save(tmp_path / "v")
+    args = ["export", src, "--format", "model2vec", "--no-eval", "--out", tmp_path / "m"]
+    code, _, err = cli_main(*args, "--quantize", "int8", "--dims", "8", "--weighting", "zipf")
+    assert code == 0, err
+    texts = texts_of(bert_vectors)
+    want = bert_vectors.reduced(8).encode(texts, weighting="zipf")
+    assert cosines(TokenBag.load(tmp_path / "m").encode(texts), want).min() > 0.98
+    assert json.loads((tmp_path / "m" / "config.json").read_text())["apply_pca"] == 8
+    code, _, err = cli_main(*args[:-1], tmp_path / "n", "--dims", "-1")
+    assert code == 2 and err.count("\n") == 1 and "option dims=-1 must be 0 (keep all) or more" in err
+
+
+def test_api_export_takes_the_options_as_keywords(tmp_path, bert_vectors):
+    from ctx2static.api import export
+
+    out = export(bert_vectors, "model2vec", tmp_path / "m", evaluate=False, quantize="float16", dims=4)
+    assert load_file(out / "model.safetensors")["embeddings"].shape[1] == 4
+    with pytest.raises(UserError, match="unknown option 'dim'; the options are: .*dims"):
+        export(bert_vectors, "model2vec", tmp_path / "n", evaluate=False, dim=4)
