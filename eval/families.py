@@ -4,9 +4,9 @@ A family is one kind of benchmark set (word similarity, analogy, categorization,
 probes, the sentence sets). Its module holds the set type, the reader of its files, its scoring
 and its coverage; its row in :data:`FAMILIES` says how they are wired. Everything else is
 derived from the table: ``eval --family`` and the per-family option ``--NAME`` (extra files, or
-the tasks to run), the
-study's ``[eval]`` keys, the suite's dispatch on a set's type, which sets share a common-items
-mask, which words ``--compose`` composes, and the protocol lines under a table and in its JSON.
+the tasks to run), the study's ``[eval]`` keys, the suite's dispatch on a set's type, which sets
+share a common-items mask, which words ``--compose`` composes, and the protocol lines under a
+table and in its JSON.
 A set whose type no family claims is an error, never scored as another family's.
 
 Adding a family:
