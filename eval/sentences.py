@@ -109,7 +109,7 @@ def read_pairs(path: str | os.PathLike) -> PairSet:
 
 def load_sentences(tasks: Sequence[str] = TASKS) -> list[SentenceSet]:
     """The bundled sets of ``tasks``, each named after its task."""
-    require_sklearn()
+    require_sklearn(FAMILY)
     out: list[SentenceSet] = []
     for task in tasks:
         path, labels = SETS[task]

@@ -2,6 +2,7 @@
 
 import json
 import lzma
+import sys
 
 import numpy as np
 import pytest
@@ -104,6 +105,12 @@ def test_a_bad_label_in_a_bundled_set_is_one_error_naming_file_and_line(toy, mon
     monkeypatch.setitem(SETS, "spam-subjects", (toy / "gone.tsv.xz", ("spam", "ham")))
     with pytest.raises(UserError, match=r"gone.tsv.xz: missing sentence set; reinstall ctx2static"):
         load_sentences(["spam-subjects"])
+
+
+def test_missing_scikit_learn_is_one_line_naming_the_family(toy, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # import sklearn now raises ImportError
+    with pytest.raises(UserError, match=r"^the sentences family needs scikit-learn: pip install 'ctx2static"):
+        load_sentences(["lee-docsim"])
 
 
 def test_the_family_runs_from_the_cli_with_its_protocol(toy):
