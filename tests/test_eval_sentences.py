@@ -91,7 +91,7 @@ def toy(tmp_path, monkeypatch):
     )
     pairs = _write_xz(tmp_path / "p.tsv.xz", "3\tpos1 pos2\tpos3\n2\tpos1\tthe\n1\tpos1\tneg1\n")
     for task, (_, labels) in SETS.items():
-        pointed = (pairs, labels) if isinstance(labels, str) else (labelled, ("pos", "neg"))
+        pointed = (pairs, None) if labels is None else (labelled, ("pos", "neg"))
         monkeypatch.setitem(SETS, task, pointed)
     vectors.save(tmp_path / "v.txt")
     return tmp_path
