@@ -1,11 +1,12 @@
 """Which evaluation families exist and everything the suite, the CLI and a study need of each.
 
 A family is one kind of benchmark set (word similarity, analogy, categorization, the downstream
-probes). Its module holds the set type, the reader of its files, its scoring and its coverage;
-its row in :data:`FAMILIES` says how they are wired. Everything else is derived from the table:
-``eval --family`` and the per-family option ``--NAME`` (extra files, or the tasks to run), the
-study's ``[eval]`` keys, the suite's dispatch on a set's type, which sets share a common-items
-mask, which words ``--compose`` composes, and the protocol lines under a table and in its JSON.
+probes, the sentence sets). Its module holds the set type, the reader of its files, its scoring
+and its coverage; its row in :data:`FAMILIES` says how they are wired. Everything else is
+derived from the table: ``eval --family`` and the per-family option ``--NAME`` (extra files, or
+the tasks to run), the study's ``[eval]`` keys, the suite's dispatch on a set's type, which sets
+share a common-items mask, which words ``--compose`` composes, and the protocol lines under a
+table and in its JSON.
 A set whose type no family claims is an error, never scored as another family's.
 
 Adding a family:
@@ -65,6 +66,9 @@ from ctx2static.eval.categorization import (
 from ctx2static.eval.downstream import DownstreamTask, ProbeConfig, Task, evaluate_downstream, load_downstream
 from ctx2static.eval.downstream.tasks import protocol as downstream_protocol
 from ctx2static.eval.results import Score
+from ctx2static.eval.sentences import TASKS as SENTENCE_TASKS
+from ctx2static.eval.sentences import SentenceConfig, SentenceSet, evaluate_sentences, load_sentences
+from ctx2static.eval.sentences import protocol as sentences_protocol
 from ctx2static.eval.similarity import (
     SimilaritySet,
     evaluate_similarity,
@@ -166,6 +170,15 @@ FAMILIES: dict[str, FamilySpec] = {
             help="Downstream tasks to run (repeat; implies --family downstream; default with it: all).",
             default=False,  # minutes per file
         ),
+        FamilySpec(
+            "sentences", typing.get_args(SentenceSet),
+            lambda vectors, bench, analogy, only: evaluate_sentences(vectors, bench),
+            load=load_sentences, tasks=SENTENCE_TASKS, task_noun="a sentence set",
+            note=lambda analogy: sentences_protocol(SentenceConfig()),
+            protocol=lambda analogy: {"sentence_probes": SentenceConfig().to_dict()},
+            help="Sentence sets to run (repeat; implies --family sentences; default with it: all).",
+            default=False,  # about half a minute per file; the default study's table stays as it was
+        ),
     ]
 }  # fmt: skip
 
@@ -173,7 +186,7 @@ Family = Enum("Family", [(name.upper(), name) for name in FAMILIES], type=str)  
 Family.__doc__ = "The evaluation families, by name (the rows of FAMILIES)."
 
 INTRINSIC = tuple(Family(name) for name, f in FAMILIES.items() if f.default)
-"""The families run by default (the downstream family takes minutes per file: asked for explicitly)."""
+"""The families run by default (downstream and sentences train probes: asked for explicitly)."""
 
 
 def family(name: str | Enum) -> FamilySpec:

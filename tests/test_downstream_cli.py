@@ -104,11 +104,16 @@ def _study(tmp_path, eval_table):
     return path
 
 
+def _downstream(tasks):
+    """The downstream tasks among ``tasks`` (those of other families are listed too, run only if asked)."""
+    return tuple(t for t in tasks if t in tuple(Task))
+
+
 def test_study_eval_keys(tmp_path):
     spec = load_study(_study(tmp_path, 'families = ["similarity", "downstream"]')).eval
-    assert spec.downstream and spec.tasks == tuple(Task)
+    assert spec.downstream and _downstream(spec.tasks) == tuple(Task)
     spec = load_study(_study(tmp_path, 'downstream = ["pos", "ner"]')).eval
-    assert spec.families[-1] is Family.DOWNSTREAM and spec.tasks == (Task.POS, Task.NER)
+    assert spec.families[-1] is Family.DOWNSTREAM and _downstream(spec.tasks) == (Task.POS, Task.NER)
     assert not load_study(_study(tmp_path, "")).eval.downstream
     with pytest.raises(
         UserError,

@@ -66,7 +66,7 @@ def test_a_registered_family_gets_its_cli_options(dummy):
     assert "dummy" in params["families"].type.choices and "probe" in params["families"].type.choices
     assert params["dummy"].multiple and params["dummy"].help == "Extra word list."
     assert list(params["probe"].type.choices) == ["t1", "t2"]
-    assert "default: all but downstream, probe" in params["families"].help
+    assert "default: all but downstream, sentences, probe" in params["families"].help
 
 
 def _study(tmp_path, eval_table):

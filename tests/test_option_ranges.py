@@ -18,6 +18,7 @@ import ctx2static
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.downstream.probes import ProbeConfig
+from ctx2static.eval.sentences import SentenceConfig
 from ctx2static.export import ExportConfig
 from ctx2static.options import SEED_LIMIT, Options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
@@ -69,6 +70,7 @@ BAD: dict[type, dict[str, list]] = {
         "window": [-1], "pos_c": [0.0], "ner_c": [0.0], "sentiment_c": [0.0], "max_iter": [0],
         "pos_stride": [0], "ner_folds": [1], "sentiment_folds": [1],
     },
+    SentenceConfig: {"c": [0.0], "max_iter": [0], "folds": [1], **SEEDS, "max_texts": [4]},
     ReportSpec: {"neighbours": [0], "max_pairs": [1]},
     EncodeConfig: {"sif_a": [0.0, 1.0]},
     ExportConfig: {"dims": [-1]},

@@ -67,13 +67,13 @@ def folds(n: int, k: int) -> np.ndarray:
     return np.arange(n) % k
 
 
-def require_sklearn() -> None:
-    """A one-line :class:`UserError` when scikit-learn (the ``downstream`` extra) is missing."""
+def require_sklearn(family: str = "downstream") -> None:
+    """A one-line :class:`UserError` naming ``family`` when scikit-learn (extra ``downstream``) is missing."""
     try:
         import sklearn  # noqa: F401
     except ImportError:
         raise UserError(
-            "the downstream family needs scikit-learn: pip install 'ctx2static[downstream]'"
+            f"the {family} family needs scikit-learn: pip install 'ctx2static[downstream]'"
         ) from None
 
 

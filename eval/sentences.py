@@ -1,0 +1,203 @@
+"""Sentence-level evaluation: texts pooled into one vector each, then a fixed linear probe or cosines.
+
+Static vectors are mostly used to embed sentences; the word-level families cannot show how a
+table serves that use. Each bundled set (data/sentences/README.md, and the two movie-review
+sets of data/downstream/) is a task of the ``sentences`` family:
+
+- a labelled set (``label<TAB>text`` lines: sentiment of tweets, editorials, product and movie
+  reviews; spam or not of e-mail subjects): standardised features -> logistic regression
+  (scikit-learn), scored by accuracy over fixed stratified folds (one seeded shuffle), mean ±
+  standard deviation over the folds, as SentEval and MTEB probe sentence embeddings;
+- a pair set (``score<TAB>text<TAB>text`` lines: Lee et al.'s document similarity): Spearman
+  correlation of the two texts' cosine with the gold score, no training.
+
+A text's vector is :func:`embed` (mean of its words' unit vectors); coverage counts the texts
+(or pairs) that got a vector, i.e. with at least one known word. The downstream family keeps its
+own 10-fold sentiment rows on the two movie-review sets; this family scores them again under its
+protocol, under other names, so both tables stay as they were.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ctx2static.errors import UserError
+from ctx2static.eval.downstream.data import LabelledTexts, read_labelled
+from ctx2static.eval.downstream.probes import encode, fit, mean_features, require_sklearn
+from ctx2static.eval.results import Score
+from ctx2static.fileio import read_lines
+from ctx2static.options import Options, Rule, opt, seed_rule
+from ctx2static.resources import DOWNSTREAM_DIR, SENTENCES_DIR
+from ctx2static.text.corpus import tokenize
+from ctx2static.threads import blas_threads
+from ctx2static.vectors import Vectors
+
+FAMILY = "sentences"
+
+
+@dataclass(frozen=True)
+class SentenceConfig(Options):
+    """The probe's fixed settings (the same for every vectors file, so their scores compare)."""
+
+    c: float = opt(1.0, "Inverse L2 strength of the logistic regression (scikit-learn's C).")
+    max_iter: int = opt(100, "L-BFGS iterations at most (a fixed budget, the same for every file).")
+    folds: int = opt(5, "Stratified cross-validation folds of a labelled set.")
+    seed: int = opt(0, "Seed of the folds' shuffle and of the subsample.")
+    max_texts: int = opt(
+        8000, "Texts at most per labelled set; a larger one is subsampled (seeded): a file in < 30 CPU s."
+    )
+
+    def rules(self) -> Iterable[Rule]:
+        """Positive strength and budget, at least two folds, a fold's worth of texts."""
+        return [
+            ("c", self.c > 0, "positive"),
+            ("max_iter", self.max_iter >= 1, "at least 1"),
+            ("folds", self.folds >= 2, "at least 2"),
+            seed_rule(self.seed),
+            ("max_texts", self.max_texts >= self.folds, "at least the number of folds"),
+        ]
+
+
+@dataclass(frozen=True)
+class PairSet:
+    """Text pairs with a gold similarity each."""
+
+    name: str
+    first: list[str]
+    second: list[str]
+    scores: list[float]
+
+
+SentenceSet = LabelledTexts | PairSet
+
+SETS: dict[str, tuple[Path, tuple[str, ...] | None]] = {
+    "rt-movies": (DOWNSTREAM_DIR / "sentiment-rt.tsv.xz", ("pos", "neg")),
+    "vader-movies": (DOWNSTREAM_DIR / "sentiment-vader-movies.tsv.xz", ("pos", "neg")),
+    "vader-tweets": (SENTENCES_DIR / "vader-tweets.tsv.xz", ("pos", "neg")),
+    "vader-nyt": (SENTENCES_DIR / "vader-nyt.tsv.xz", ("pos", "neg")),
+    "vader-amazon": (SENTENCES_DIR / "vader-amazon.tsv.xz", ("pos", "neg")),
+    "spam-subjects": (SENTENCES_DIR / "spam-subjects.tsv.xz", ("spam", "ham")),
+    "lee-docsim": (SENTENCES_DIR / "lee-docsim.tsv.xz", None),
+}
+"""Task name -> its bundled file and its labels (None: a pair set)."""
+
+TASKS = tuple(SETS)
+
+
+def read_pairs(path: str | os.PathLike) -> PairSet:
+    """Read ``score<TAB>text<TAB>text`` lines (a bad line is a one-line error naming file and line)."""
+    path = Path(path)
+    first, second, scores = [], [], []
+    for n, line in read_lines(path, "score<TAB>text<TAB>text lines"):
+        parts = line.split("\t")
+        try:
+            score = float(parts[0])
+        except ValueError:
+            score = float("nan")
+        if len(parts) != 3 or not np.isfinite(score) or not parts[1].strip() or not parts[2].strip():
+            raise UserError(f"{path}: line {n} is not 'score<TAB>text<TAB>text' with a finite score")
+        first.append(parts[1])
+        second.append(parts[2])
+        scores.append(score)
+    return PairSet(path.name.split(".")[0], first, second, scores)
+
+
+def load_sentences(tasks: Sequence[str] = TASKS) -> list[SentenceSet]:
+    """The bundled sets of ``tasks``, each named after its task."""
+    require_sklearn(FAMILY)
+    out: list[SentenceSet] = []
+    for task in tasks:
+        path, labels = SETS[task]
+        if not path.is_file():
+            raise UserError(
+                f"{path}: missing sentence set; reinstall ctx2static or run bench/data/prepare_sentences.py"
+            )
+        data = read_pairs(path) if labels is None else read_labelled(path, labels)
+        out.append(dataclasses.replace(data, name=task))
+    return out
+
+
+def embed(vectors: Vectors, texts: Sequence[str]) -> np.ndarray:
+    """One row per text: the mean of its known words' unit vectors (zero when none is known).
+
+    Words are split as a corpus is (:func:`tokenize`) and looked up as written, then lower-cased
+    (:meth:`Vectors.lookup`), as the downstream sentiment probe does.
+    """
+    return mean_features(encode(vectors, [tokenize(t, lowercase=False) for t in texts]))
+
+
+def _found(x: np.ndarray) -> np.ndarray:
+    """Rows that got a vector (a text with no known word is a zero row)."""
+    return np.any(x != 0, axis=1)
+
+
+def subsample(n: int, config: SentenceConfig) -> np.ndarray:
+    """Indices of the items kept: all up to ``max_texts``, else a seeded draw in file order."""
+    if n <= config.max_texts:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(config.seed).choice(n, config.max_texts, replace=False))
+
+
+def fold_accuracies(x: np.ndarray, y: np.ndarray, config: SentenceConfig) -> list[float]:
+    """Accuracy on each stratified fold of the probe trained on the other folds."""
+    from sklearn.model_selection import StratifiedKFold
+
+    splits = StratifiedKFold(config.folds, shuffle=True, random_state=config.seed).split(x, y)
+    return [
+        float(np.mean(fit(x[train], y[train], config.c, config.max_iter).predict(x[test]) == y[test]))
+        for train, test in splits
+    ]
+
+
+def evaluate_labelled(vectors: Vectors, data: LabelledTexts, config: SentenceConfig) -> Score:
+    """k-fold accuracy of logistic regression on the texts' vectors (module docstring)."""
+    keep = subsample(len(data.texts), config)
+    x = embed(vectors, [data.texts[i] for i in keep])
+    acc = fold_accuracies(x, np.array(data.labels)[keep], config)
+    return Score(
+        data.name, FAMILY, "accuracy", 100.0 * float(np.mean(acc)), int(_found(x).sum()), len(keep),
+        std=100.0 * float(np.std(acc)),
+    )  # fmt: skip
+
+
+def evaluate_pairs(vectors: Vectors, data: PairSet) -> Score:
+    """Spearman correlation of the pairs' cosines with the gold scores, over pairs with both vectors."""
+    from scipy.stats import spearmanr
+
+    x = embed(vectors, [*data.first, *data.second])
+    a, b = x[: len(data.first)], x[len(data.first) :]
+    both = _found(a) & _found(b)
+    cos = np.sum(a * b, axis=1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
+    rho = spearmanr(cos[both], np.array(data.scores)[both])[0] if both.sum() > 1 else float("nan")
+    return Score(data.name, FAMILY, "spearman (cosine)", 100.0 * float(rho), int(both.sum()), len(both))
+
+
+def evaluate_sentences(
+    vectors: Vectors, data: SentenceSet, config: SentenceConfig | None = None
+) -> list[Score]:
+    """The score of ``vectors`` on one sentence set."""
+    config = config or SentenceConfig()
+    with blas_threads(1):  # deterministic, and no busy-waiting BLAS threads on a shared machine
+        if isinstance(data, PairSet):
+            return [evaluate_pairs(vectors, data)]
+        return [evaluate_labelled(vectors, data, config)]
+
+
+def protocol(config: SentenceConfig) -> list[str]:
+    """Lines stating the sentence protocol under a results table."""
+    return [
+        "sentences: a text's vector = mean of its known words' unit vectors (corpus tokenizer, lookup as "
+        "written then lower-cased); coverage = texts (pairs) with at least one known word; every text "
+        "scored, no common-items restriction",
+        f"sentences, labelled sets: standardised vectors -> logistic regression (scikit-learn, C={config.c}, "
+        f"L-BFGS, at most {config.max_iter} iterations), accuracy mean ±std over {config.folds} stratified "
+        f"folds (shuffle seed {config.seed}); sets over {config.max_texts} texts subsampled (same seed)",
+        "sentences, lee-docsim: Spearman of the cosine of the two documents' vectors with the mean human "
+        "similarity (1,225 pairs of 50 news documents)",
+    ]
