@@ -11,8 +11,8 @@ sets of data/downstream/) is a task of the ``sentences`` family:
 - a pair set (``score<TAB>text<TAB>text`` lines: Lee et al.'s document similarity): Spearman
   correlation of the two texts' cosine with the gold score, no training.
 
-A text's vector is :func:`embed` (mean of its words' unit vectors); coverage counts the texts
-(or pairs) that got a vector, i.e. with at least one known word. The downstream family keeps its
+A text's vector is :meth:`Vectors.encode`, as a user embeds it; coverage counts the texts (or
+pairs) that got a vector, i.e. with at least one known (or composed) word. The downstream family keeps its
 own 10-fold sentiment rows on the two movie-review sets; this family scores them again under its
 protocol, under other names, so both tables stay as they were.
 """
@@ -29,14 +29,13 @@ import numpy as np
 
 from ctx2static.errors import UserError
 from ctx2static.eval.downstream.data import LabelledTexts, read_labelled
-from ctx2static.eval.downstream.probes import encode, fit, mean_features, require_sklearn
+from ctx2static.eval.downstream.probes import fit, require_sklearn
 from ctx2static.eval.results import Score
 from ctx2static.fileio import read_lines
 from ctx2static.options import Options, Rule, opt, seed_rule
 from ctx2static.resources import DOWNSTREAM_DIR, SENTENCES_DIR
-from ctx2static.text.corpus import tokenize
 from ctx2static.threads import blas_threads
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, Weighting
 
 FAMILY = "sentences"
 
@@ -51,6 +50,9 @@ class SentenceConfig(Options):
     seed: int = opt(0, "Seed of the folds' shuffle and of the subsample.")
     max_texts: int = opt(
         8000, "Texts at most per labelled set; a larger one is subsampled (seeded): a file in < 30 CPU s."
+    )
+    weighting: Weighting = opt(
+        Weighting.NONE, "Word weights in a text's mean (Vectors.encode): none, sif or zipf."
     )
 
     def rules(self) -> Iterable[Rule]:
@@ -123,13 +125,9 @@ def load_sentences(tasks: Sequence[str] = TASKS) -> list[SentenceSet]:
     return out
 
 
-def embed(vectors: Vectors, texts: Sequence[str]) -> np.ndarray:
-    """One row per text: the mean of its known words' unit vectors (zero when none is known).
-
-    Words are split as a corpus is (:func:`tokenize`) and looked up as written, then lower-cased
-    (:meth:`Vectors.lookup`), as the downstream sentiment probe does.
-    """
-    return mean_features(encode(vectors, [tokenize(t, lowercase=False) for t in texts]))
+def embed(vectors: Vectors, texts: Sequence[str], config: SentenceConfig) -> np.ndarray:
+    """One unit-length row per text, as a user encodes it (:meth:`Vectors.encode`; zero: no known word)."""
+    return vectors.encode(texts, weighting=config.weighting)
 
 
 def _found(x: np.ndarray) -> np.ndarray:
@@ -158,7 +156,7 @@ def fold_accuracies(x: np.ndarray, y: np.ndarray, config: SentenceConfig) -> lis
 def evaluate_labelled(vectors: Vectors, data: LabelledTexts, config: SentenceConfig) -> Score:
     """k-fold accuracy of logistic regression on the texts' vectors (module docstring)."""
     keep = subsample(len(data.texts), config)
-    x = embed(vectors, [data.texts[i] for i in keep])
+    x = embed(vectors, [data.texts[i] for i in keep], config)
     acc = fold_accuracies(x, np.array(data.labels)[keep], config)
     return Score(
         data.name, FAMILY, "accuracy", 100.0 * float(np.mean(acc)), int(_found(x).sum()), len(keep),
@@ -166,11 +164,11 @@ def evaluate_labelled(vectors: Vectors, data: LabelledTexts, config: SentenceCon
     )  # fmt: skip
 
 
-def evaluate_pairs(vectors: Vectors, data: PairSet) -> Score:
+def evaluate_pairs(vectors: Vectors, data: PairSet, config: SentenceConfig) -> Score:
     """Spearman correlation of the pairs' cosines with the gold scores, over pairs with both vectors."""
     from scipy.stats import spearmanr
 
-    x = embed(vectors, [*data.first, *data.second])
+    x = embed(vectors, [*data.first, *data.second], config)
     a, b = x[: len(data.first)], x[len(data.first) :]
     both = _found(a) & _found(b)
     cos = np.sum(a * b, axis=1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
@@ -185,16 +183,29 @@ def evaluate_sentences(
     config = config or SentenceConfig()
     with blas_threads(1):  # deterministic, and no busy-waiting BLAS threads on a shared machine
         if isinstance(data, PairSet):
-            return [evaluate_pairs(vectors, data)]
+            return [evaluate_pairs(vectors, data, config)]
         return [evaluate_labelled(vectors, data, config)]
+
+
+def mean_accuracy(scores: Sequence[Score]) -> Score | None:
+    """The family's headline: mean accuracy over every labelled set (None unless all were run)."""
+    by_name = {s.benchmark: s for s in scores if s.family == FAMILY and s.metric == "accuracy"}
+    labelled = [name for name, (_, labels) in SETS.items() if labels is not None]
+    if not all(name in by_name for name in labelled):
+        return None
+    picked = [by_name[name] for name in labelled]
+    mean = float(np.mean([s.score for s in picked]))
+    covered, total = sum(s.covered for s in picked), sum(s.total for s in picked)
+    return Score("sentences-mean", "summary", f"mean accuracy ({', '.join(labelled)})", mean, covered, total)
 
 
 def protocol(config: SentenceConfig) -> list[str]:
     """Lines stating the sentence protocol under a results table."""
     return [
-        "sentences: a text's vector = mean of its known words' unit vectors (corpus tokenizer, lookup as "
-        "written then lower-cased); coverage = texts (pairs) with at least one known word; every text "
-        "scored, no common-items restriction",
+        f"sentences: a text's vector = Vectors.encode (mean of its words' vectors, weighting "
+        f"{config.weighting.value}, unknown words composed when the vectors carry a composer, unit "
+        "length); coverage = texts (pairs) that got a vector; every text scored, no common-items "
+        "restriction",
         f"sentences, labelled sets: standardised vectors -> logistic regression (scikit-learn, C={config.c}, "
         f"L-BFGS, at most {config.max_iter} iterations), accuracy mean ±std over {config.folds} stratified "
         f"folds (shuffle seed {config.seed}); sets over {config.max_texts} texts subsampled (same seed)",

@@ -13,6 +13,7 @@ from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import Benchmark, load_benchmarks
 from ctx2static.eval.families import FAMILIES, FamilySpec, family, family_of
 from ctx2static.eval.results import Score
+from ctx2static.eval.sentences import mean_accuracy
 from ctx2static.vectors import Vectors, require_finite
 
 AVG5 = ("ws353", "simlex999", "men3k", "rw", "rg65")
@@ -42,7 +43,7 @@ def evaluate(
     only: ItemMasks | None = None,
     compose: bool = False,
 ) -> list[Score]:
-    """Scores of ``vectors`` on ``benchmarks`` (default: all bundled ones), plus the avg5 summary.
+    """Scores of ``vectors`` on ``benchmarks`` (default: all bundled ones), plus avg5 and sentences-mean.
 
     The protocol scores the items whose words the table holds. With ``only`` (e.g.
     :func:`common_items`), each benchmark is scored on the items of its mask that ``vectors``
@@ -63,8 +64,7 @@ def evaluate(
             continue
         mask = None if only is None else only[bench.name]
         scores += spec.evaluate(vectors if spec.words is None else covered, bench, analogy, mask)
-    summary = avg5(scores)
-    return scores if summary is None else [*scores, summary]
+    return [*scores, *(s for s in (avg5(scores), mean_accuracy(scores)) if s is not None)]
 
 
 def with_downstream(common: Sequence[Score], own: Sequence[Score]) -> list[Score]:

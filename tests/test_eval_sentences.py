@@ -161,3 +161,16 @@ def test_the_bundled_sets_load_with_both_labels_and_distinct_names():
             assert len(s.first) == len(s.second) == len(s.scores) > 1000
         else:
             assert len(set(s.labels)) == 2 and len(s.texts) > 3000
+
+
+def test_the_mean_accuracy_summary_needs_every_labelled_set_and_averages_them():
+    from ctx2static.eval.results import Score
+    from ctx2static.eval.sentences import SETS, mean_accuracy
+
+    labelled = [name for name, (_, labels) in SETS.items() if labels is not None]
+    scores = [Score(name, "sentences", "accuracy", 60.0 + i, 10, 10) for i, name in enumerate(labelled)]
+    pair = Score("lee-docsim", "sentences", "spearman (cosine)", -50.0, 5, 5)
+    summary = mean_accuracy([*scores, pair])
+    assert summary is not None and summary.benchmark == "sentences-mean"
+    assert summary.score == pytest.approx(60.0 + (len(labelled) - 1) / 2)  # the pair set is not averaged
+    assert mean_accuracy([*scores[1:], pair]) is None
