@@ -184,9 +184,11 @@ def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2stati
     if "threads" in options and "threads" in field_names(reg.load_student(student).Config):
         student_options["threads"] = options["threads"]
     config = reg.student_config(student, student_options)
+    switches = {f.name for f in dataclasses.fields(ExtractConfig) if isinstance(f.default, bool)}
     for signal in reg.needed_signals(student, config):
-        if SIGNALS[signal].option in ("vectors", "paragraph"):
-            extract_options.setdefault(SIGNALS[signal].option, True)
+        option = SIGNALS[signal].option
+        if option in switches:  # on or off; a size (--topk K, --attention S) is the user's to choose
+            extract_options.setdefault(option, True)
     reg.check_signals(student, config, _signals(extract_options), f"distill(student='{student}')")
     if out is not None:
         return reg.fit_cache_student(student, extract(corpus, teacher, out, **extract_options), config)

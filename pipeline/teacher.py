@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -39,22 +39,37 @@ class Request:
     attention: int = 0  # S: window +-S, keep the top S context words
 
 
+_PER_GROUP = {"per_group": True}
+"""Metadata of a field with one row per group (word) of the input: cut to the input's groups."""
+
+
 @dataclass
 class TeacherOutput:
     """Per-input results: all-token mean [d]; per group: vectors [G, d], top-k ids/logits, attention top S.
 
     ``hidden`` [G, n_hidden, d]: each hidden state's group means, and ``hidden_mean`` [n_hidden, d] its
-    all-token means (layer probes: one pass, every layer).
+    all-token means (layer probes: one pass, every layer). ``attn_ctx`` [G, S]: positions of the
+    context groups (-1 where none), ``attn_weight`` [G, S] their summed attention (raw). The forward
+    fills each field from the batch's result of the same name.
     """
 
     mean: np.ndarray
-    vectors: np.ndarray | None = None
-    hidden: np.ndarray | None = None
+    vectors: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
+    hidden: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
     hidden_mean: np.ndarray | None = None
-    topk_ids: np.ndarray | None = None
-    topk_scores: np.ndarray | None = None
-    attn_ctx: np.ndarray | None = None  # [G, S] positions of context groups, -1 where none
-    attn_weight: np.ndarray | None = None  # [G, S] summed attention (raw)
+    topk_ids: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
+    topk_scores: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
+    attn_ctx: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
+    attn_weight: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
+
+    @classmethod
+    def split(cls, arrays: dict[str, np.ndarray], batch: Sequence[Encoding]) -> list[TeacherOutput]:
+        """Each input's rows of a batch's results (per-group fields cut to the input's groups)."""
+        kept = [(f.name, bool(f.metadata.get("per_group"))) for f in fields(cls) if f.name in arrays]
+        return [
+            cls(**{k: arrays[k][i, : e.n_groups] if grouped else arrays[k][i] for k, grouped in kept})
+            for i, e in enumerate(batch)
+        ]
 
 
 @dataclass
@@ -305,17 +320,7 @@ class Teacher:
             if request.attention:
                 res.update(self._attention(out.attentions, pool, request.attention))
             arrays = {k: v.cpu().numpy() for k, v in res.items()}
-        outputs = []
-        for i, e in enumerate(batch):
-            g = e.n_groups
-            o = TeacherOutput(mean=arrays["mean"][i])
-            if "hidden_mean" in arrays:
-                o.hidden_mean = arrays["hidden_mean"][i]
-            for key in ("vectors", "hidden", "topk_ids", "topk_scores", "attn_ctx", "attn_weight"):
-                if key in arrays:
-                    setattr(o, key, arrays[key][i, :g])
-            outputs.append(o)
-        return outputs
+        return TeacherOutput.split(arrays, batch)
 
     def _topk(
         self, x: torch.Tensor, ids: torch.Tensor, first: torch.Tensor, has_target: torch.Tensor, k: int

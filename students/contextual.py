@@ -51,8 +51,8 @@ from numba import njit
 from tqdm import tqdm
 
 from ctx2static.cache import Cache
-from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
-from ctx2static.students.cache_input import Init, teacher_init
+from ctx2static.options import Rule, opt, rate_rule, seed_rule
+from ctx2static.students.cache_input import CacheConfig, Init, teacher_init
 from ctx2static.students.jit_bind import bind_update, centre_update
 from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
@@ -77,7 +77,7 @@ Array = np.ndarray  # shorthand for the centre updates' signatures
 
 
 @dataclass(frozen=True)
-class ContextualConfig(Options):
+class ContextualConfig(CacheConfig):
     """Defaults shared by BERT+Skip-gram and Context-to-Vec (Wang et al. 2021, Zheng et al. 2022)."""
 
     dim: int = opt(300, "Static vector size d_emb.")
