@@ -353,11 +353,10 @@ def evaluate_command(
     With several files, every file is scored on the items all of them cover (a "common" column
     gives that share), unless --items own; the downstream probes always score every token.
     """
-    import time
-
-    from ctx2static.eval import evaluate, load_benchmarks
+    from ctx2static.eval import load_benchmarks
+    from ctx2static.eval.comparison import compare_tables
     from ctx2static.eval.results import format_text, write_markdown, write_results_json
-    from ctx2static.eval.suite import common_items, composed, config_dict, notes, with_downstream
+    from ctx2static.eval.suite import config_dict, notes
     from ctx2static.vectors import Vectors
 
     config = pop_options(AnalogyConfig, options)
@@ -378,23 +377,9 @@ def evaluate_command(
         if not Path(path).exists():
             raise UserError(f"{path}: no such vectors file or folder")
     loaded = {path: Vectors.load(path, nonfinite=nonfinite) for path in vectors}
-    own = {}
-    for path, vecs in loaded.items():
-        start = time.perf_counter()
-        own[path] = evaluate(vecs, benchmarks, config, compose=compose)
-        log.info(
-            "%s: %d words x %d, evaluated in %.1f s", path, len(vecs), vecs.dim, time.perf_counter() - start
-        )
     common = items == "common" and len(loaded) > 1
-    if common:
-        ground = [composed(v, benchmarks) if compose else v for v in loaded.values()]
-        masks = common_items(ground, benchmarks, config)
-        results = {
-            path: with_downstream(evaluate(vecs, benchmarks, config, masks, compose), own[path])
-            for path, vecs in loaded.items()
-        }
-    else:
-        results = own
+    compared = compare_tables(loaded, benchmarks, config, common, compose)
+    results, own = compared.common, compared.own
     lines = notes(config, common=common, families=picked)
     lines += ["--compose: words outside a table get vectors composed from subwords"] * compose
     click.echo(format_text(results, lines, own if common else None), nl=False)

@@ -13,12 +13,13 @@ import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 
+from ctx2static.eval.comparison import Comparison
 from ctx2static.eval.results import Score, format_markdown, table
 from ctx2static.eval.suite import notes
 from ctx2static.fileio import atomic_write
 from ctx2static.study.figures import plot_curves, plot_pairs
 from ctx2static.study.layout import StudyLayout, read_record
-from ctx2static.study.schema import ReportSpec, Study, StudyResults
+from ctx2static.study.schema import ReportSpec, Study
 from ctx2static.vectors import Vectors
 
 
@@ -145,7 +146,7 @@ def cache_lines(study: Study, layout: StudyLayout) -> list[str]:
     return lines or ["No teacher cache in this study."]
 
 
-def write_report(study: Study, layout: StudyLayout, results: StudyResults) -> None:
+def write_report(study: Study, layout: StudyLayout, results: Comparison) -> None:
     """Write ``report.md`` and its figures from the study's outputs and their scores."""
     vectors = {name: Vectors.load(layout.vectors(name), mmap=True) for name in study.outputs}
     spec = study.report
