@@ -7,7 +7,6 @@ study key and an API argument share one name and one default. Library code logs 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
 from collections.abc import Callable
@@ -30,7 +29,7 @@ from ctx2static.export import Format
 from ctx2static.fileio import check_writable, environment_error
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import click_options, pop_options
-from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
+from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
@@ -103,7 +102,7 @@ def extract(
     corpus_paths: tuple[str, ...], teacher: str, out: str, vocab_path: str | None, **options: Any
 ) -> None:
     """Run a teacher once over a corpus and write the sharded cache (here, or on Ray workers)."""
-    from ctx2static.pipeline.extract import run_extract
+    from ctx2static.pipeline.extract import extract_with
     from ctx2static.text.corpus import Corpus
     from ctx2static.text.vocab import Vocab
 
@@ -112,32 +111,11 @@ def extract(
     vocab_config = pop_options(VocabConfig, options)
     teacher_config = pop_options(TeacherConfig, options)
     cfg = pop_options(ExtractConfig, options)
-    engine_config = pop_options(EngineConfig, options)
-    with contextlib.ExitStack() as stack:
-        if engine_config.engine is Engine.RAY:
-            from ctx2static.pipeline.ray_engine import RayEngine
 
-            vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, vocab_config)
-            engine: Any = stack.enter_context(
-                RayEngine.start(teacher, teacher_config, vocab, cfg, corpus.config.lowercase, engine_config)
-            )
-        else:
-            from ctx2static.pipeline.shard import ShardMaker
-            from ctx2static.pipeline.teacher import Teacher
-            from ctx2static.threads import torch_threads
+    def inputs() -> tuple[Corpus, Vocab]:
+        return corpus, Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, vocab_config)
 
-            stack.enter_context(torch_threads(teacher_config.threads))
-            # the teacher first: a missing model fails before the corpus is read
-            t = Teacher.load(teacher, teacher_config)
-            vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, vocab_config)
-            engine = ShardMaker(t, vocab, cfg, corpus.config.lowercase)
-        ident = engine.identity()
-        log.info(
-            "teacher %s: %s (%s, %s), %s; vocab %d words", teacher, ident["family"],
-            ident["substitutes_from"], ident["precision"], ident["source"], len(vocab),
-        )  # fmt: skip
-        log.info("config: %s", cfg)
-        m = run_extract(corpus, vocab, engine, out, cfg)
+    m = extract_with(teacher, teacher_config, inputs, out, cfg, pop_options(EngineConfig, options))
     tot = m["totals"]
     rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
     click.echo(
