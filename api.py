@@ -7,7 +7,8 @@
 Every keyword option is a field of a config dataclass, with the defaults the command line shows
 (``ctx2static extract --help``, ``fit-student --set``): corpus reading (``lowercase``...),
 vocabulary (``min_count``...), teacher (``device``, ``threads``...), extract (``vectors``,
-``paragraph``, ``max_sentences``...) and the student's own options (``epochs``, ``dim``...).
+``paragraph``, ``max_sentences``...), engine (``engine="ray"``, ``workers``...) and the student's
+own options (``epochs``, ``dim``...).
 ``threads`` sets the teacher's and the student's. An unknown option is a one-line ``UserError``.
 """
 

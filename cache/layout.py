@@ -26,12 +26,12 @@ Adding a signal, the checklist (:data:`SIGNALS` is the one table; what follows f
 1. its row in :data:`SIGNALS`: name, the extract option that writes it, rows / ndim / dtype kinds /
    the table its ids index. Follows: validation of every array read
    (:mod:`ctx2static.cache.validate`), the manifest's signal list, the "extract again with FLAG"
-   messages, ``ctx2static info``.
+   messages, ``ctx2static cache info``.
 2. a new option: its field in ``pipeline/config.py`` ``ExtractConfig``. Follows: the CLI flag,
    the study key and the API keyword; ``distill`` turns a boolean option on for the students
    that need it.
 3. a new teacher output: a ``Request`` field and a ``TeacherOutput`` field (per-group fields are
-   marked so and sliced by themselves), and the reduction in ``Teacher.forward``.
+   marked so and sliced by themselves), and its reduction in ``Teacher._reduce``.
 4. its array: one function in ``pipeline/shard.py`` ``SHARD_ARRAYS`` (a test checks that every
    shard signal of the table has one).
 5. the students that read it return its name from their config's ``signals()``
