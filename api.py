@@ -7,7 +7,8 @@
 Every keyword option is a field of a config dataclass, with the defaults the command line shows
 (``ctx2static extract --help``, ``fit-student --set``): corpus reading (``lowercase``...),
 vocabulary (``min_count``...), teacher (``device``, ``threads``...), extract (``vectors``,
-``paragraph``, ``max_sentences``...) and the student's own options (``epochs``, ``dim``...).
+``paragraph``, ``max_sentences``...), engine (``engine="ray"``, ``workers``...) and the student's
+own options (``epochs``, ``dim``...).
 ``threads`` sets the teacher's and the student's. An unknown option is a one-line ``UserError``.
 """
 
@@ -27,7 +28,7 @@ from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
 from ctx2static.fileio import atomic_write, check_writable, refuse_inputs
 from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.options import Options, field_names
-from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.split import Split
@@ -42,7 +43,13 @@ CorpusLike = str | os.PathLike | Iterable[str | os.PathLike]
 CORPUS_FILE = "corpus.txt"
 """Where sentences given as strings are written: inside the cache folder, so a rerun resumes."""
 
-_EXTRACT_CONFIGS: tuple[type[Options], ...] = (CorpusConfig, VocabConfig, TeacherConfig, ExtractConfig)
+_EXTRACT_CONFIGS: tuple[type[Options], ...] = (
+    CorpusConfig,
+    VocabConfig,
+    TeacherConfig,
+    ExtractConfig,
+    EngineConfig,
+)
 
 
 def _split(options: Mapping[str, Any], configs: Sequence[type[Options]], rest: bool) -> list[dict[str, Any]]:
@@ -117,25 +124,26 @@ def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike 
     """Run ``teacher`` over ``corpus`` into a cache folder (as ``ctx2static extract``); return the folder.
 
     ``out`` defaults to a new temporary folder (yours to delete); a folder given resumes an
-    interrupted run. Options: corpus, vocabulary, teacher and extract fields.
+    interrupted run. Options: corpus, vocabulary, teacher, extract and engine fields
+    (``engine="ray"``: the teacher runs on Ray workers).
     """
-    from ctx2static.pipeline.extract import extract as run_extract
-    from ctx2static.pipeline.teacher import Teacher
+    from ctx2static.pipeline.extract import extract_with
     from ctx2static.text.vocab import Vocab
-    from ctx2static.threads import torch_threads
 
     teacher, out = _teacher(teacher), _folder("out", out)
     _check_corpus(corpus)
-    text, vocab_cfg, teacher_cfg, cfg = (
+    text, vocab_cfg, teacher_cfg, cfg, engine = (
         c(**part) for c, part in zip(_EXTRACT_CONFIGS, _split(options, _EXTRACT_CONFIGS, False), strict=True)
     )
     folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="ctx2static-cache-"))
     check_writable(folder, inside=True)
     folder.mkdir(parents=True, exist_ok=True)
-    with torch_threads(teacher_cfg.threads):
-        model = Teacher.load(teacher, teacher_cfg)  # a missing model fails before the corpus is read
+
+    def inputs() -> tuple[Corpus, Vocab]:
         source = _corpus(corpus, folder, text)
-        run_extract(source, Vocab.build(source, vocab_cfg), model, folder, cfg)
+        return source, Vocab.build(source, vocab_cfg)
+
+    extract_with(teacher, teacher_cfg, inputs, folder, cfg, engine)
     return folder
 
 
@@ -184,9 +192,11 @@ def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2stati
     if "threads" in options and "threads" in field_names(reg.load_student(student).Config):
         student_options["threads"] = options["threads"]
     config = reg.student_config(student, student_options)
+    switches = {f.name for f in dataclasses.fields(ExtractConfig) if isinstance(f.default, bool)}
     for signal in reg.needed_signals(student, config):
-        if SIGNALS[signal].option in ("vectors", "paragraph"):
-            extract_options.setdefault(SIGNALS[signal].option, True)
+        option = SIGNALS[signal].option
+        if option in switches:  # on or off; a size (--topk K, --attention S) is the user's to choose
+            extract_options.setdefault(option, True)
     reg.check_signals(student, config, _signals(extract_options), f"distill(student='{student}')")
     if out is not None:
         return reg.fit_cache_student(student, extract(corpus, teacher, out, **extract_options), config)

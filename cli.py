@@ -7,7 +7,6 @@ study key and an API argument share one name and one default. Library code logs 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sys
 from collections.abc import Callable
@@ -30,7 +29,7 @@ from ctx2static.export import ExportConfig, Format
 from ctx2static.fileio import check_writable, environment_error
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import click_options, pop_options
-from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
+from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
@@ -103,7 +102,7 @@ def extract(
     corpus_paths: tuple[str, ...], teacher: str, out: str, vocab_path: str | None, **options: Any
 ) -> None:
     """Run a teacher once over a corpus and write the sharded cache (here, or on Ray workers)."""
-    from ctx2static.pipeline.extract import run_extract
+    from ctx2static.pipeline.extract import extract_with
     from ctx2static.text.corpus import Corpus
     from ctx2static.text.vocab import Vocab
 
@@ -112,32 +111,11 @@ def extract(
     vocab_config = pop_options(VocabConfig, options)
     teacher_config = pop_options(TeacherConfig, options)
     cfg = pop_options(ExtractConfig, options)
-    engine_config = pop_options(EngineConfig, options)
-    with contextlib.ExitStack() as stack:
-        if engine_config.engine is Engine.RAY:
-            from ctx2static.pipeline.ray_engine import RayEngine
 
-            vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, vocab_config)
-            engine: Any = stack.enter_context(
-                RayEngine.start(teacher, teacher_config, vocab, cfg, corpus.config.lowercase, engine_config)
-            )
-        else:
-            from ctx2static.pipeline.shard import ShardMaker
-            from ctx2static.pipeline.teacher import Teacher
-            from ctx2static.threads import torch_threads
+    def inputs() -> tuple[Corpus, Vocab]:
+        return corpus, Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, vocab_config)
 
-            stack.enter_context(torch_threads(teacher_config.threads))
-            # the teacher first: a missing model fails before the corpus is read
-            t = Teacher.load(teacher, teacher_config)
-            vocab = Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, vocab_config)
-            engine = ShardMaker(t, vocab, cfg, corpus.config.lowercase)
-        ident = engine.identity()
-        log.info(
-            "teacher %s: %s (%s, %s), %s; vocab %d words", teacher, ident["family"],
-            ident["substitutes_from"], ident["precision"], ident["source"], len(vocab),
-        )  # fmt: skip
-        log.info("config: %s", cfg)
-        m = run_extract(corpus, vocab, engine, out, cfg)
+    m = extract_with(teacher, teacher_config, inputs, out, cfg, pop_options(EngineConfig, options))
     tot = m["totals"]
     rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
     click.echo(
@@ -353,11 +331,10 @@ def evaluate_command(
     With several files, every file is scored on the items all of them cover (a "common" column
     gives that share), unless --items own; the downstream probes always score every token.
     """
-    import time
-
-    from ctx2static.eval import evaluate, load_benchmarks
+    from ctx2static.eval import load_benchmarks
+    from ctx2static.eval.comparison import compare_tables
     from ctx2static.eval.results import format_text, write_markdown, write_results_json
-    from ctx2static.eval.suite import common_items, composed, config_dict, notes, with_downstream
+    from ctx2static.eval.suite import config_dict, notes
     from ctx2static.vectors import Vectors
 
     config = pop_options(AnalogyConfig, options)
@@ -378,23 +355,9 @@ def evaluate_command(
         if not Path(path).exists():
             raise UserError(f"{path}: no such vectors file or folder")
     loaded = {path: Vectors.load(path, nonfinite=nonfinite) for path in vectors}
-    own = {}
-    for path, vecs in loaded.items():
-        start = time.perf_counter()
-        own[path] = evaluate(vecs, benchmarks, config, compose=compose)
-        log.info(
-            "%s: %d words x %d, evaluated in %.1f s", path, len(vecs), vecs.dim, time.perf_counter() - start
-        )
     common = items == "common" and len(loaded) > 1
-    if common:
-        ground = [composed(v, benchmarks) if compose else v for v in loaded.values()]
-        masks = common_items(ground, benchmarks, config)
-        results = {
-            path: with_downstream(evaluate(vecs, benchmarks, config, masks, compose), own[path])
-            for path, vecs in loaded.items()
-        }
-    else:
-        results = own
+    compared = compare_tables(loaded, benchmarks, config, common, compose)
+    results, own = compared.common, compared.own
     lines = notes(config, common=common, families=picked)
     lines += ["--compose: words outside a table get vectors composed from subwords"] * compose
     click.echo(format_text(results, lines, own if common else None), nl=False)

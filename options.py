@@ -153,7 +153,14 @@ def parse_value(key: str, value: Any, hint: Any) -> Any:
         return os.fspath(value)  # a file option given as a Path (checkpoint=Path(...))
     if isinstance(target, type) and issubclass(target, enum.Enum):
         return value  # Options coerces (and names the choices when it fails)
-    # numpy scalars count as numbers (np.int64 is no int); a bool is no number
+    return _checked(key, value, target)
+
+
+def _checked(key: str, value: Any, target: Any) -> Any:
+    """A value given as itself (not text), refused unless it is a ``target``; numbers as Python's own.
+
+    numpy scalars count as numbers (np.int64 is no int); a bool is no number.
+    """
     kinds = {int: (numbers.Integral,), float: (numbers.Real,)}.get(target) or (
         (target,) if isinstance(target, type) else None
     )

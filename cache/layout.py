@@ -20,12 +20,30 @@ teacher's maximum length; every per-occurrence array has one row per occurrence,
 A manifest may name only these files (:func:`shard_files`, :data:`VOCAB_FILES`, :data:`AUX_FILES`,
 :func:`running_sums_name`), bare and each in its own place: it is checked when read, so no name in
 it can make a reader or the writer open or delete anything outside the folder.
+
+Adding a signal, the checklist (:data:`SIGNALS` is the one table; what follows from it is marked):
+
+1. its row in :data:`SIGNALS`: name, the extract option that writes it, rows / ndim / dtype kinds /
+   the table its ids index. Follows: validation of every array read
+   (:mod:`ctx2static.cache.validate`), the manifest's signal list, the "extract again with FLAG"
+   messages, ``ctx2static cache info``.
+2. a new option: its field in ``pipeline/config.py`` ``ExtractConfig``. Follows: the CLI flag,
+   the study key and the API keyword; ``distill`` turns a boolean option on for the students
+   that need it.
+3. a new teacher output: a ``Request`` field and a ``TeacherOutput`` field (per-group fields are
+   marked so and sliced by themselves), and its reduction in ``Teacher._reduce``.
+4. its array: one function in ``pipeline/shard.py`` ``SHARD_ARRAYS`` (a test checks that every
+   shard signal of the table has one).
+5. the students that read it return its name from their config's ``signals()``
+   (``students/cache_input.CacheConfig``): a cache without it is refused before any work.
+6. tests that build caches holding it: ``tests/synthetic_cache.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 MANIFEST = "manifest.json"
@@ -38,13 +56,53 @@ FORMAT_VERSION = 2  # 2: per-word sums in vocab.h5, fp16 sentence/paragraph mean
 ATTN_COLUMNS = ("occ", "ctx", "offset", "weight")
 
 
+class Rows(str, Enum):
+    """What one row of a signal's array stands for: validation checks its row count against it."""
+
+    SENTENCE = "sentence"
+    BOUNDARY = "sentence boundary"  # one more than the sentences: each start, then the end
+    WORD = "word"
+    OCCURRENCE = "occurrence"
+    VOCAB = "vocabulary word"
+    PAIR = "attention pair"  # as many as the occurrences' context words (checked by their columns)
+
+
+class Ids(Enum):
+    """Which table a signal's values index, and the lowest value allowed (-1: outside the vocabulary).
+
+    The students' Numba kernels index with these values unchecked, so validation bounds them first.
+    """
+
+    WORD = ("word ids", -1)  # rows of the static vocabulary
+    TOKEN = ("teacher token ids", 0)  # rows of the teacher's token table
+
+    @property
+    def noun(self) -> str:
+        """What the values are, as a message names them."""
+        return self.value[0]
+
+    @property
+    def lowest(self) -> int:
+        """The smallest value allowed."""
+        return self.value[1]
+
+
 @dataclass(frozen=True)
 class Signal:
-    """One thing a cache can hold: where it is stored, which extract option writes it, what it is."""
+    """One thing a cache can hold: where it is stored, which extract option writes it, what it is.
+
+    ``rows``, ``ndim``, ``kinds`` (numpy dtype kinds) and ``ids`` are its shape contract:
+    :mod:`ctx2static.cache.validate` checks every array read against them, so a new signal's
+    arrays are checked before any kernel indexes with them without a line in the validator.
+    """
 
     name: str
     option: str | None  # the extract option that turns it on (None: always written)
     description: str
+    rows: Rows
+    ndim: int = 2
+    kinds: str = "f"  # "f" float, "iu" integer, "b" bool
+    ids: Ids | None = None  # the table its values index, bounded by validation
     stored: str = "shard"  # "shard" (an HDF5 array per shard), "attention" (Parquet per shard), "vocab"
 
     @property
@@ -55,36 +113,36 @@ class Signal:
         return {"topk": "--topk K", "attention": "--attention S"}.get(self.option, f"--{self.option}")
 
 
+_SENT, _OCC, _VOCAB = Rows.SENTENCE, Rows.OCCURRENCE, Rows.VOCAB
 SIGNALS: dict[str, Signal] = {
     s.name: s
     for s in [
-        Signal("sent_para", None, "paragraph id per sentence"),
-        Signal("sent_offsets", None, "sentence start offsets into word_ids (n+1)"),
-        Signal("word_ids", None, "static word id per word (-1: out of vocabulary)"),
-        Signal("word_aligned", None, "False where the teacher's max length cut the word"),
-        Signal(
-            "sent_ctx", None, "mean of the teacher layer over all tokens of the sentence (X2Static Eq. 3)"
-        ),
-        Signal(
-            "para_ctx",
-            "paragraph",
-            "per-sentence mean when the teacher saw the paragraph (X2Static Eq. 4; sent_ctx if cut)",
-        ),
-        Signal("occ_vec", "vectors", "subword-pooled vector per occurrence (fp16; PCA-reduced with --pca)"),
-        Signal("topk_ids", "topk", "LM top-k substitute teacher token ids per occurrence (SemGloVe md)"),
-        Signal("topk_scores", "topk", "raw logits of the substitutes"),
-        Signal(
-            "attention",
-            "attention",
-            "attention context words, raw summed weights (SemGloVe sd)",
-            stored="attention",
-        ),
-        Signal("token_emb", None, "input-embedding mean over each word's subwords ('token')", stored="vocab"),
-        Signal("word_emb", None, "each word encoded alone, subword mean ('word')", stored="vocab"),
-        Signal("occ_sum", None, "each word's subword-pooled contextual vectors summed (ASE)", stored="vocab"),
-        Signal("occ_count", None, "how many occurrences each occ_sum row holds", stored="vocab"),
+        Signal("sent_para", None, "paragraph id per sentence", _SENT, 1, "iu"),
+        Signal("sent_offsets", None, "sentence start offsets into word_ids (n+1)", Rows.BOUNDARY, 1, "iu"),
+        Signal("word_ids", None, "static word id per word (-1: out of vocabulary)", Rows.WORD, 1, "iu",
+               Ids.WORD),
+        Signal("word_aligned", None, "False where the teacher's max length cut the word", Rows.WORD, 1, "b"),
+        Signal("sent_ctx", None, "mean of the teacher layer over all tokens of the sentence (X2Static Eq. 3)",
+               _SENT),
+        Signal("para_ctx", "paragraph",
+               "per-sentence mean when the teacher saw the paragraph (X2Static Eq. 4; sent_ctx if cut)",
+               _SENT),
+        Signal("occ_vec", "vectors", "subword-pooled vector per occurrence (fp16; PCA-reduced with --pca)",
+               _OCC),
+        Signal("topk_ids", "topk", "LM top-k substitute teacher token ids per occurrence (SemGloVe md)", _OCC,
+               kinds="iu", ids=Ids.TOKEN),
+        Signal("topk_scores", "topk", "raw logits of the substitutes", _OCC),
+        Signal("attention", "attention", "attention context words, raw summed weights (SemGloVe sd)",
+               Rows.PAIR, 1, ids=Ids.WORD, stored="attention"),
+        Signal("token_emb", None, "input-embedding mean over each word's subwords ('token')", _VOCAB,
+               stored="vocab"),
+        Signal("word_emb", None, "each word encoded alone, subword mean ('word')", _VOCAB, stored="vocab"),
+        Signal("occ_sum", None, "each word's subword-pooled contextual vectors summed (ASE)", _VOCAB,
+               stored="vocab"),
+        Signal("occ_count", None, "how many occurrences each occ_sum row holds", _VOCAB, 1, "iu",
+               stored="vocab"),
     ]
-}
+}  # fmt: skip
 
 INDEX_ARRAYS = ("sent_para", "sent_offsets", "word_ids", "word_aligned")
 """The arrays every shard read brings along (they locate sentences, words and occurrences)."""

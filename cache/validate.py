@@ -23,14 +23,12 @@ from ctx2static.cache.layout import (
     INDEX_ARRAYS,
     SIGNALS,
     VOCAB_FILES,
+    Ids,
+    Rows,
     running_sums_name,
     shard_files,
     shard_name,
 )
-
-_PER_SENTENCE = ("sent_ctx", "para_ctx")
-_PER_OCCURRENCE = ("occ_vec", "topk_ids", "topk_scores")
-
 
 # IEEE exponent fields: all ones means infinity or NaN.
 _EXPONENT = {2: (np.uint16, 0x7C00), 4: (np.uint32, 0x7F800000), 8: (np.uint64, 0x7FF0000000000000)}
@@ -79,13 +77,14 @@ def nonfinite_array(arrays: Mapping[str, np.ndarray]) -> str | None:
 
 
 def _index_problem(arrays: Mapping[str, np.ndarray], n_words: int) -> str | None:
+    """What is wrong with the arrays that locate sentences, words and occurrences (beyond their shapes)."""
     missing = [k for k in INDEX_ARRAYS if k not in arrays]
     if missing:
         return f"lacks the array {missing[0]}"
     para, off, ids, aligned = (arrays[k] for k in INDEX_ARRAYS)
-    if any(a.ndim != 1 for a in (para, off, ids, aligned)):
+    if any(arrays[k].ndim != SIGNALS[k].ndim for k in INDEX_ARRAYS):
         return "has an index array that is not one-dimensional"
-    if off.dtype.kind not in "iu" or ids.dtype.kind not in "iu" or aligned.dtype != np.bool_:
+    if any(arrays[k].dtype.kind not in SIGNALS[k].kinds for k in INDEX_ARRAYS):
         return "has index arrays of the wrong types"
     if len(off) != len(para) + 1 or len(aligned) != len(ids):
         return "has index arrays of disagreeing lengths"
@@ -97,18 +96,27 @@ def _index_problem(arrays: Mapping[str, np.ndarray], n_words: int) -> str | None
 
 
 def _signal_problem(
-    arrays: Mapping[str, np.ndarray], n_sent: int, n_occ: int, n_tokens: int | None
+    arrays: Mapping[str, np.ndarray], rows: Mapping[Rows, int], bounds: Mapping[Ids, int | None]
 ) -> str | None:
-    for key in (*_PER_SENTENCE, *_PER_OCCURRENCE):
-        if key not in arrays:
+    """What is wrong with the other shard arrays, each against its row of the signal table.
+
+    ``rows`` counts each kind of row the shard holds; ``bounds`` is each id table's size (None:
+    unknown, only the lowest id is checked).
+    """
+    for key, signal in SIGNALS.items():
+        if key not in arrays or key in INDEX_ARRAYS or signal.stored != "shard":
             continue
-        a = arrays[key]
-        rows = n_sent if key in _PER_SENTENCE else n_occ
-        if a.ndim != 2 or len(a) != rows:
-            return f"has {key} of shape {a.shape}, expected {rows} rows (one per {key.split('_')[0]})"
-    ids = arrays.get("topk_ids")
-    if ids is not None and ids.size and (ids.min() < 0 or (n_tokens is not None and ids.max() >= n_tokens)):
-        return f"has substitute token ids outside 0..{(n_tokens or 0) - 1}"
+        a, n = arrays[key], rows[signal.rows]
+        if a.ndim != signal.ndim or len(a) != n:
+            return f"has {key} of shape {a.shape}, expected {n} rows (one per {signal.rows.value})"
+        if a.dtype.kind not in signal.kinds:
+            want = {"f": "a float", "iu": "an integer", "b": "a boolean"}.get(signal.kinds, signal.kinds)
+            return f"has {key} of type {a.dtype}, not {want} type"
+        if signal.ids is None or not a.size:
+            continue
+        low, size = signal.ids.lowest, bounds[signal.ids]
+        if a.min() < low or (size is not None and a.max() >= size):
+            return f"has {signal.ids.noun} outside {low}..{'' if size is None else size - 1} ({key})"
     return None
 
 
@@ -146,7 +154,13 @@ def shard_problem(
     for key, value in counted.items():
         if key in record and record[key] != value:
             return f"holds {value} for {key}, the manifest {record[key]}"
-    problem = _signal_problem(arrays, n_sent, n_occ, n_tokens)
+    rows = {
+        Rows.SENTENCE: n_sent,
+        Rows.BOUNDARY: n_sent + 1,
+        Rows.WORD: len(arrays["word_ids"]),
+        Rows.OCCURRENCE: n_occ,
+    }
+    problem = _signal_problem(arrays, rows, {Ids.WORD: n_words, Ids.TOKEN: n_tokens})
     if problem is None and attention is not None:
         problem = _attention_problem(attention, n_occ, n_words)
     if problem is None:

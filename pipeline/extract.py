@@ -6,10 +6,11 @@ process, or :mod:`~ctx2static.pipeline.ray_engine` on Ray workers); this process
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, replace
 from importlib.metadata import version
 from pathlib import Path
@@ -22,7 +23,8 @@ from ctx2static.cache.layout import PCA_H5
 from ctx2static.cache.reader import read_manifest
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
-from ctx2static.pipeline.config import ExtractConfig
+from ctx2static.pipeline.config import Engine as EngineName
+from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
 from ctx2static.text.corpus import LEGACY_READING, UNBOUNDED, Corpus
 from ctx2static.text.split import Split
@@ -215,3 +217,59 @@ def _write(corpus: Corpus, vocab: Vocab, engine: Engine, writer: CacheWriter, cf
 def extract(corpus: Corpus, vocab: Vocab, teacher: Teacher, out: str | Path, cfg: ExtractConfig) -> dict:
     """Write (or resume) the cache in ``out`` with the local engine (``teacher`` in this process)."""
     return run_extract(corpus, vocab, ShardMaker(teacher, vocab, cfg, corpus.config.lowercase), out, cfg)
+
+
+Inputs = Callable[[], tuple[Corpus, Vocab]]
+"""The corpus and its vocabulary, read when the engine asks (the local one loads its teacher first)."""
+
+
+@contextlib.contextmanager
+def start_engine(
+    teacher: str, teacher_config: TeacherConfig, inputs: Inputs, cfg: ExtractConfig, engine: EngineConfig
+) -> Iterator[tuple[Engine, Corpus, Vocab]]:
+    """The engine ``engine`` names, with the corpus and vocabulary it runs on, until the block ends.
+
+    Local: the teacher loads in this process first, so a missing model fails before the corpus is
+    read, and torch keeps ``threads`` threads throughout. Ray: the vocabulary comes first (every
+    worker receives it), then each worker loads its teacher.
+    """
+    if engine.engine is EngineName.RAY:
+        from ctx2static.pipeline.ray_engine import RayEngine
+
+        corpus, vocab = inputs()
+        with RayEngine.start(teacher, teacher_config, vocab, cfg, corpus.config.lowercase, engine) as workers:
+            yield workers, corpus, vocab
+        return
+    from ctx2static.pipeline.teacher import Teacher
+    from ctx2static.threads import torch_threads
+
+    with torch_threads(teacher_config.threads):
+        model = Teacher.load(teacher, teacher_config)
+        corpus, vocab = inputs()
+        yield ShardMaker(model, vocab, cfg, corpus.config.lowercase), corpus, vocab
+
+
+def extract_with(
+    teacher: str,
+    teacher_config: TeacherConfig,
+    inputs: Inputs,
+    out: str | Path,
+    cfg: ExtractConfig,
+    engine: EngineConfig | None = None,
+) -> dict:
+    """Write (or resume) the cache in ``out`` on the engine ``engine`` names (default: this process).
+
+    The one extract of the command line and the API; returns the manifest (plus ``run`` timing).
+    """
+    with start_engine(teacher, teacher_config, inputs, cfg, engine or EngineConfig()) as (
+        runner,
+        corpus,
+        vocab,
+    ):
+        ident = runner.identity()
+        log.info(
+            "teacher %s: %s (%s, %s), %s; vocab %d words", teacher, ident["family"],
+            ident["substitutes_from"], ident["precision"], ident["source"], len(vocab),
+        )  # fmt: skip
+        log.info("config: %s", cfg)
+        return run_extract(corpus, vocab, runner, out, cfg)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ctx2static.cache.layout import SIGNALS, shard_signals
 from ctx2static.cache.writer import WordSums, write_shard_files
 from ctx2static.errors import UserError
 from ctx2static.pipeline.config import ExtractConfig
@@ -85,30 +86,44 @@ Progress = Callable[[int, int], None]
 """Called after each teacher batch with its occurrences and teacher tokens (the extract bar)."""
 
 
-def shard_arrays(
+@dataclass
+class TeacherPass:
+    """One shard's sentences after the teacher's pass over them: what every signal's array is made of.
+
+    ``occ_vec`` [occurrences, d] (float32) is the one copy of the shard's occurrence vectors held:
+    each batch's are copied into place as it finishes, and its padded output is let go.
+    """
+
+    teacher: Teacher
+    cfg: ExtractConfig
+    words: list[list[str]]
+    paras: np.ndarray
+    wids: list[np.ndarray]
+    encs: list[Encoding]
+    occ: list[np.ndarray]
+    outs: list[TeacherOutput]
+    occ_vec: np.ndarray
+
+    @property
+    def means_dtype(self) -> type[np.floating]:
+        """Sentence and paragraph means are fp16 unless ``float32_means``: half the bytes."""
+        return np.float32 if self.cfg.float32_means else np.float16
+
+
+def teacher_pass(
     teacher: Teacher,
     cfg: ExtractConfig,
     vocab: Vocab,
     sents: list[tuple[int, list[str]]],
     progress: Progress | None = None,
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None, dict, WordSums]:
-    """Run the teacher over one shard's sentences (``progress`` hears of each batch).
-
-    Returns its dense arrays (sentence and paragraph means in fp16 unless ``float32_means``; the
-    per-occurrence vectors in float32 when asked for, before any PCA), attention rows, stats and
-    per-word sums of the occurrence vectors (always: they make ``ase`` and the students' start
-    table). The occurrence vectors are the one copy of the shard's vectors held: each batch's
-    are copied into place as it finishes, and its padded output is let go.
-    """
+) -> TeacherPass:
+    """Run the teacher over one shard's sentences in length-sorted batches (``progress`` hears of each)."""
     from ctx2static.pipeline.batching import run_sorted
     from ctx2static.pipeline.teacher import Request
 
     words = [toks for _, toks in sents]
-    paras = np.asarray([pid for pid, _ in sents], dtype=np.int64)
-    means_dtype = np.float32 if cfg.float32_means else np.float16
     wids = word_ids(vocab, words)
     encs = teacher.encode(words, cfg.max_length)
-    aligned = [e.complete for e in encs]
     occ = mark_occurrences(encs, wids)
     request = Request(vectors=True, topk=cfg.topk, attention=cfg.attention)
     n_occ = [int(m.sum()) for m in occ]
@@ -133,52 +148,92 @@ def shard_arrays(
             progress(sum(n_occ[i] for i in idx), sum(len(encs[i].ids) for i in idx))
 
     outs: list[TeacherOutput] = run_sorted(encs, cfg.token_budget, forward, batch_done)
-    arrays: dict[str, np.ndarray] = {
-        "sent_para": paras,
-        "sent_offsets": np.concatenate([[0], np.cumsum([len(w) for w in wids])]).astype(np.int64),
-        "word_ids": np.concatenate(wids),
-        "word_aligned": np.concatenate(aligned),
-        "sent_ctx": np.stack([o.mean for o in outs]).astype(means_dtype),
-    }
-    sums = WordSums.of(arrays["word_ids"][np.concatenate(occ)], occ_vec)
-    if cfg.vectors:
-        arrays["occ_vec"] = occ_vec
-    if cfg.topk:
-        arrays["topk_ids"] = np.concatenate([o.topk_ids[m] for o, m in zip(outs, occ, strict=True)])
-        arrays["topk_scores"] = np.concatenate([o.topk_scores[m] for o, m in zip(outs, occ, strict=True)])
-    attn = None
-    if cfg.attention:
-        rows: dict[str, list[np.ndarray]] = {"occ": [], "ctx": [], "offset": [], "weight": []}
-        base = 0
-        for o, w, m in zip(outs, wids, occ, strict=True):
-            pos = np.flatnonzero(m)
-            ctx, wt = o.attn_ctx[pos], o.attn_weight[pos]
-            occ_ix = np.broadcast_to((base + np.arange(len(pos)))[:, None], ctx.shape)
-            keep = ctx >= 0
-            rows["occ"].append(occ_ix[keep])
-            rows["ctx"].append(w[ctx[keep]])
-            rows["offset"].append((ctx - pos[:, None])[keep])
-            rows["weight"].append(wt[keep])
-            base += len(pos)
-        dtypes = {"occ": np.int32, "ctx": np.int32, "offset": np.int16, "weight": np.float32}
-        attn = {
-            k: np.concatenate(v).astype(dtypes[k]) if v else np.zeros(0, dtypes[k]) for k, v in rows.items()
-        }
-    if cfg.paragraph:
-        limit = min(cfg.paragraph_max_length, teacher.max_length)
-        p_encs, members = paragraph_inputs(teacher, paras, encs, words, limit)
-        p_outs = run_sorted(p_encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
-        # a sentence cut by the paragraph limit keeps its own sentence context instead
-        para_ctx = np.stack([o.mean for o in outs])
-        for o, e, mem in zip(p_outs, p_encs, members, strict=True):
-            para_ctx[mem[e.complete]] = o.vectors[e.complete]
-        arrays["para_ctx"] = para_ctx.astype(means_dtype)
+    paras = np.asarray([pid for pid, _ in sents], dtype=np.int64)
+    return TeacherPass(teacher, cfg, words, paras, wids, encs, occ, outs, occ_vec)
+
+
+def _sent_offsets(p: TeacherPass) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum([len(w) for w in p.wids])]).astype(np.int64)
+
+
+def _per_occurrence(p: TeacherPass, key: str) -> np.ndarray:
+    """A per-group teacher output at the occurrences, in corpus order."""
+    return np.concatenate([getattr(o, key)[m] for o, m in zip(p.outs, p.occ, strict=True)])
+
+
+def _para_ctx(p: TeacherPass) -> np.ndarray:
+    """X2Static Eq. 4: each sentence's mean when the teacher saw its paragraph (a second pass)."""
+    from ctx2static.pipeline.batching import run_sorted
+    from ctx2static.pipeline.teacher import Request
+
+    teacher, cfg = p.teacher, p.cfg
+    limit = min(cfg.paragraph_max_length, teacher.max_length)
+    p_encs, members = paragraph_inputs(teacher, p.paras, p.encs, p.words, limit)
+    p_outs = run_sorted(p_encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
+    # a sentence cut by the paragraph limit keeps its own sentence context instead
+    para_ctx = np.stack([o.mean for o in p.outs])
+    for o, e, mem in zip(p_outs, p_encs, members, strict=True):
+        para_ctx[mem[e.complete]] = o.vectors[e.complete]
+    return para_ctx.astype(p.means_dtype)
+
+
+SHARD_ARRAYS: dict[str, Callable[[TeacherPass], np.ndarray]] = {
+    "sent_para": lambda p: p.paras,
+    "sent_offsets": _sent_offsets,
+    "word_ids": lambda p: np.concatenate(p.wids),
+    "word_aligned": lambda p: np.concatenate([e.complete for e in p.encs]),
+    "sent_ctx": lambda p: np.stack([o.mean for o in p.outs]).astype(p.means_dtype),
+    "para_ctx": _para_ctx,
+    "occ_vec": lambda p: p.occ_vec,  # float32, before any PCA (the shard maker reduces and stores it)
+    "topk_ids": lambda p: _per_occurrence(p, "topk_ids"),
+    "topk_scores": lambda p: _per_occurrence(p, "topk_scores"),
+}
+"""How each signal stored as a shard array is made from the teacher's pass (one function a signal)."""
+
+
+def attention_rows(p: TeacherPass) -> dict[str, np.ndarray]:
+    """The attention signal's rows (SemGloVe sd): occurrence row, context word, offset, summed weight."""
+    rows: dict[str, list[np.ndarray]] = {"occ": [], "ctx": [], "offset": [], "weight": []}
+    base = 0
+    for o, w, m in zip(p.outs, p.wids, p.occ, strict=True):
+        pos = np.flatnonzero(m)
+        ctx, wt = o.attn_ctx[pos], o.attn_weight[pos]
+        occ_ix = np.broadcast_to((base + np.arange(len(pos)))[:, None], ctx.shape)
+        keep = ctx >= 0
+        rows["occ"].append(occ_ix[keep])
+        rows["ctx"].append(w[ctx[keep]])
+        rows["offset"].append((ctx - pos[:, None])[keep])
+        rows["weight"].append(wt[keep])
+        base += len(pos)
+    dtypes = {"occ": np.int32, "ctx": np.int32, "offset": np.int16, "weight": np.float32}
+    return {k: np.concatenate(v).astype(dtypes[k]) if v else np.zeros(0, dtypes[k]) for k, v in rows.items()}
+
+
+def shard_arrays(
+    teacher: Teacher,
+    cfg: ExtractConfig,
+    vocab: Vocab,
+    sents: list[tuple[int, list[str]]],
+    progress: Progress | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None, dict, WordSums]:
+    """Run the teacher over one shard's sentences (``progress`` hears of each batch).
+
+    Returns the dense arrays of the signals ``cfg`` turns on (:data:`SHARD_ARRAYS`), attention
+    rows, stats and per-word sums of the occurrence vectors (always: they make ``ase`` and the
+    students' start table).
+    """
+    p = teacher_pass(teacher, cfg, vocab, sents, progress)
+    signals = shard_signals(cfg.to_dict())
+    arrays = {k: SHARD_ARRAYS[k](p) for k in signals if SIGNALS[k].stored == "shard"}
+    occ = np.concatenate(p.occ)
+    sums = WordSums.of(arrays["word_ids"][occ], p.occ_vec)
+    attn = attention_rows(p) if "attention" in signals else None
     stats = {
         "n_sentences": len(sents),
         "n_words": len(arrays["word_ids"]),
-        "n_occurrences": sum(n_occ),
-        "n_truncated_words": int(sum(int((~a).sum()) for a in aligned)),
-        "n_teacher_tokens": int(sum(len(e.ids) for e in encs)),
+        "n_occurrences": int(occ.sum()),
+        "n_truncated_words": int((~arrays["word_aligned"]).sum()),
+        "n_teacher_tokens": int(sum(len(e.ids) for e in p.encs)),
     }
     return arrays, attn, stats, sums
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -39,22 +39,49 @@ class Request:
     attention: int = 0  # S: window +-S, keep the top S context words
 
 
+_PER_GROUP = {"per_group": True}
+"""Metadata of a field with one row per group (word) of the input: cut to the input's groups."""
+
+
 @dataclass
 class TeacherOutput:
     """Per-input results: all-token mean [d]; per group: vectors [G, d], top-k ids/logits, attention top S.
 
     ``hidden`` [G, n_hidden, d]: each hidden state's group means, and ``hidden_mean`` [n_hidden, d] its
-    all-token means (layer probes: one pass, every layer).
+    all-token means (layer probes: one pass, every layer). ``attn_ctx`` [G, S]: positions of the
+    context groups (-1 where none), ``attn_weight`` [G, S] their summed attention (raw). The forward
+    fills each field from the batch's result of the same name.
     """
 
     mean: np.ndarray
-    vectors: np.ndarray | None = None
-    hidden: np.ndarray | None = None
+    vectors: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
+    hidden: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
     hidden_mean: np.ndarray | None = None
-    topk_ids: np.ndarray | None = None
-    topk_scores: np.ndarray | None = None
-    attn_ctx: np.ndarray | None = None  # [G, S] positions of context groups, -1 where none
-    attn_weight: np.ndarray | None = None  # [G, S] summed attention (raw)
+    topk_ids: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
+    topk_scores: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
+    attn_ctx: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
+    attn_weight: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
+
+    @classmethod
+    def split(cls, arrays: dict[str, np.ndarray], batch: Sequence[Encoding]) -> list[TeacherOutput]:
+        """Each input's rows of a batch's results (per-group fields cut to the input's groups)."""
+        kept = [(f.name, bool(f.metadata.get("per_group"))) for f in fields(cls) if f.name in arrays]
+        return [
+            cls(**{k: arrays[k][i, : e.n_groups] if grouped else arrays[k][i] for k, grouped in kept})
+            for i, e in enumerate(batch)
+        ]
+
+
+@dataclass(frozen=True)
+class Padded:
+    """A batch padded to its longest input, on the device: what the forward and its reductions read."""
+
+    ids: torch.Tensor  # [n, T] token ids, the pad token where an input is shorter
+    mask: torch.Tensor  # [n, T] 1 on an input's tokens
+    pool: torch.Tensor  # [n, G, T] the mean over each group's tokens
+    first: torch.Tensor  # [n, G] each group's first token (-1: no such group)
+    has_target: torch.Tensor  # [n, G] wanted groups with a position to predict them from
+    gather: torch.Tensor  # [n, G] that position (causal: the token before the group), clamped to 0
 
 
 @dataclass
@@ -89,79 +116,28 @@ class Teacher:
         layers as int8 dynamic quantization (:mod:`ctx2static.pipeline.int8`).
         """
         config = config or TeacherConfig()
-        device = config.device
-        from transformers import (
-            AutoConfig,
-            AutoModel,
-            AutoModelForCausalLM,
-            AutoModelForMaskedLM,
-            AutoTokenizer,
-        )
-
         source = resolve(name)
-        local = Path(source).is_dir()
+        model_config, tok = _config_and_tokenizer(name, source)
+        model, kind = _model(source, model_config)
         try:
-            model_config = AutoConfig.from_pretrained(source, local_files_only=True)
-            tok = AutoTokenizer.from_pretrained(source, local_files_only=True)
-        except (OSError, ValueError) as exc:
-            if local:
-                raise UserError(
-                    f"{source}: not a loadable model folder ({str(exc).splitlines()[0]})"
-                ) from None
-            raise UserError(
-                f"teacher '{name}' ({source}) is not available offline: it is not in the local Hugging "
-                "Face cache; download it once with network access or pass a local model folder"
-            ) from None
-        if not getattr(tok, "is_fast", False):
-            raise UserError(f"{source}: the teacher needs a fast tokenizer (tokenizer.json) for word offsets")
-        kind = detect_kind(model_config)
-        auto = {TeacherKind.MLM: AutoModelForMaskedLM, TeacherKind.CAUSAL: AutoModelForCausalLM}.get(
-            kind, AutoModel
-        )
-        model, loading = auto.from_pretrained(source, local_files_only=True, output_loading_info=True)
-        if kind is not TeacherKind.ENCODER and any(
-            not k.startswith(f"{model.base_model_prefix}.") for k in loading["missing_keys"]
-        ):
-            # a config naming a head its weights lack (all-mpnet-base-v2 says MPNetForMaskedLM): the head
-            # would be random, so the teacher is the bare encoder with tied input embeddings
-            model, kind = model.base_model, TeacherKind.ENCODER
-        model = model.eval()
-        try:
-            model = model.to(device)
+            model = model.eval().to(config.device)
         except (RuntimeError, AssertionError) as exc:
             msg = str(exc).splitlines()[0]
-            raise UserError(f"--device {device}: not usable here ({msg}); try --device cpu") from None
+            raise UserError(f"--device {config.device}: not usable here ({msg}); try --device cpu") from None
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token or tok.unk_token
-        probe = tok("a", add_special_tokens=True)["input_ids"]
-        bos = tok.bos_token_id if kind is TeacherKind.CAUSAL and tok.bos_token_id is not None else None
-        if bos is not None and probe and probe[0] == bos:
-            bos = None  # the tokenizer adds it itself
-        max_pos = getattr(model_config, "max_position_embeddings", None) or getattr(
-            model_config, "n_positions", 512
-        )
-        if model_config.model_type in ("roberta", "xlm-roberta", "camembert", "mpnet"):
-            max_pos -= 2  # positions start after the padding index
-        max_len = min(max_pos, tok.model_max_length if tok.model_max_length < 1e6 else max_pos)
         impl = model.config._attn_implementation
         n_layers = int(getattr(model_config, "num_hidden_layers", 0) or getattr(model_config, "n_layer", 0))
         layers = parse_layers(config.layer, n_layers + 1) if n_layers else ()
-        dev = torch.device(device)
-        precision = Precision(config.precision)
-        if precision is Precision.AUTO:
-            cuda = dev.type == "cuda"
-            bf16 = cuda and torch.cuda.is_bf16_supported()
-            precision = Precision.BFLOAT16 if bf16 else Precision.FLOAT16 if cuda else Precision.FLOAT32
+        dev = torch.device(config.device)
+        precision = _precision(Precision(config.precision), dev)
         if precision is Precision.INT8:
-            if dev.type != "cpu":
-                raise UserError(f"--precision int8 runs on a CPU; on --device {device} use auto (bfloat16)")
             from ctx2static.pipeline.int8 import quantize_linears
 
             model = quantize_linears(model, source)
         n_hidden = n_layers + 1 if n_layers else 0
-        return cls(
-            name, source, model, tok, kind, dev, int(max_len), bos, impl, layers, n_hidden, precision.value
-        )
+        max_len, bos = _max_length(model_config, tok), _bos(tok, kind)
+        return cls(name, source, model, tok, kind, dev, max_len, bos, impl, layers, n_hidden, precision.value)
 
     def _set_attention(self, weights: bool) -> None:
         """Eager attention (the only one that returns weights) when asked for them, else the model's own."""
@@ -233,40 +209,54 @@ class Teacher:
 
     def forward(self, batch: list[Encoding], request: Request) -> list[TeacherOutput]:
         """One padded forward pass over a batch; every reduction runs on the device."""
+        padded = self._pad(batch)
+        out, head_in = self._run(padded, request)
+        with torch.inference_mode():
+            res = self._reduce(out, head_in, padded, request)
+            arrays = {k: v.cpu().numpy() for k, v in res.items()}
+        return TeacherOutput.split(arrays, batch)
+
+    def _pad(self, batch: list[Encoding]) -> Padded:
+        """The batch padded to its longest input and largest group count, on the device."""
         dev = self.device
         n, t_max = len(batch), max(len(e.ids) for e in batch)
         g_max = max(max(e.n_groups for e in batch), 1)
         ids = torch.full((n, t_max), int(self.tokenizer.pad_token_id), dtype=torch.long)
         mask = torch.zeros((n, t_max), dtype=torch.long)
         grp = torch.full((n, t_max), -1, dtype=torch.long)
+        first = torch.full((n, g_max), -1, dtype=torch.long)
+        wanted = torch.zeros((n, g_max), dtype=torch.bool)
         for i, e in enumerate(batch):
             ids[i, : len(e.ids)] = torch.from_numpy(e.ids)
             mask[i, : len(e.ids)] = 1
             grp[i, : len(e.ids)] = torch.from_numpy(e.tok_group.astype(np.int64))
-        ids, mask, grp = ids.to(dev), mask.to(dev), grp.to(dev)
-        # pooling matrix P [n, G, T]: mean over each group's tokens
-        onehot = (grp.unsqueeze(1) == torch.arange(g_max, device=dev).view(1, -1, 1)).float()
-        pool = onehot / onehot.sum(-1, keepdim=True).clamp(min=1)
-        first = torch.full((n, g_max), -1, dtype=torch.long)
-        for i, e in enumerate(batch):
             first[i, : e.n_groups] = torch.from_numpy(e.first_token())
-        first = first.to(dev)
-        wanted = torch.zeros((n, g_max), dtype=torch.bool)
-        for i, e in enumerate(batch):
             wanted[i, : e.n_groups] = True if e.wanted is None else torch.from_numpy(e.wanted)
+        ids, mask, grp, first = ids.to(dev), mask.to(dev), grp.to(dev), first.to(dev)
+        onehot = (grp.unsqueeze(1) == torch.arange(g_max, device=dev).view(1, -1, 1)).float()
         target = first - 1 if self.kind is TeacherKind.CAUSAL else first
-        has_target = (target >= 0) & wanted.to(dev)
-        gather = target.clamp(min=0)
+        return Padded(
+            ids=ids,
+            mask=mask,
+            pool=onehot / onehot.sum(-1, keepdim=True).clamp(min=1),
+            first=first,
+            has_target=(target >= 0) & wanted.to(dev),
+            gather=target.clamp(min=0),
+        )
 
+    def _run(self, p: Padded, request: Request) -> tuple[Any, list[torch.Tensor]]:
+        """The model's outputs, and the LM head's inputs at the target positions (top-k of LM teachers)."""
         head_in: list[torch.Tensor] = []
         head_hook = None
         if self.kind is not TeacherKind.ENCODER:
             # the LM head gets no input: its logits [tokens, vocabulary] would be 4 GB a batch for
             # Gemma's 262k pieces; top-k takes the head's input at the target positions to the scorer
+            rows = torch.arange(len(p.ids), device=self.device).unsqueeze(1)
+
             def pre_hook(_mod: Any, args: tuple) -> tuple:
                 x = args[0]
                 if request.topk:
-                    head_in.append(x[torch.arange(n, device=dev).unsqueeze(1), gather][has_target])
+                    head_in.append(x[rows, p.gather][p.has_target])
                 return (x[:, :0],)
 
             head_hook = self.model.get_output_embeddings().register_forward_pre_hook(pre_hook)
@@ -274,48 +264,41 @@ class Teacher:
         try:
             with torch.inference_mode(), self.autocast():
                 out = self.model(
-                    input_ids=ids,
-                    attention_mask=mask,
+                    input_ids=p.ids,
+                    attention_mask=p.mask,
                     output_hidden_states=True,
                     output_attentions=bool(request.attention),
                 )
         finally:
             if head_hook is not None:
                 head_hook.remove()
-        with torch.inference_mode():
-            picked = self.layers or (len(out.hidden_states) - 1,)
-            hid = out.hidden_states[picked[0]].float()
-            for i in picked[1:]:
-                hid = hid + out.hidden_states[i].float()
-            if len(picked) > 1:
-                hid = hid / len(picked)
-            m = mask.unsqueeze(-1).float()
-            mean = (hid * m).sum(1) / m.sum(1)
-            rows = torch.arange(n, device=dev).unsqueeze(1)
-            res: dict[str, torch.Tensor] = {"mean": mean}
-            if request.vectors:
-                res["vectors"] = torch.bmm(pool, hid)
-            if request.hidden_states:  # pooling is linear: a layer average's vectors average these
-                res["hidden"] = torch.stack([torch.bmm(pool, h.float()) for h in out.hidden_states], 2)
-                sums = torch.stack([(h.float() * m).sum(1) for h in out.hidden_states], 1)
-                res["hidden_mean"] = sums / m.sum(1, keepdim=True)
-            if request.topk:
-                x = hid[rows, gather][has_target] if self.kind is TeacherKind.ENCODER else head_in[0].float()
-                res.update(self._topk(x, ids, first, has_target, request.topk))
-            if request.attention:
-                res.update(self._attention(out.attentions, pool, request.attention))
-            arrays = {k: v.cpu().numpy() for k, v in res.items()}
-        outputs = []
-        for i, e in enumerate(batch):
-            g = e.n_groups
-            o = TeacherOutput(mean=arrays["mean"][i])
-            if "hidden_mean" in arrays:
-                o.hidden_mean = arrays["hidden_mean"][i]
-            for key in ("vectors", "hidden", "topk_ids", "topk_scores", "attn_ctx", "attn_weight"):
-                if key in arrays:
-                    setattr(o, key, arrays[key][i, :g])
-            outputs.append(o)
-        return outputs
+        return out, head_in
+
+    def _reduce(
+        self, out: Any, head_in: list[torch.Tensor], p: Padded, request: Request
+    ) -> dict[str, torch.Tensor]:
+        """The requested reductions of the chosen layers (averaged), named as the output's fields."""
+        picked = self.layers or (len(out.hidden_states) - 1,)
+        hid = out.hidden_states[picked[0]].float()
+        for i in picked[1:]:
+            hid = hid + out.hidden_states[i].float()
+        if len(picked) > 1:
+            hid = hid / len(picked)
+        m = p.mask.unsqueeze(-1).float()
+        res: dict[str, torch.Tensor] = {"mean": (hid * m).sum(1) / m.sum(1)}
+        if request.vectors:
+            res["vectors"] = torch.bmm(p.pool, hid)
+        if request.hidden_states:  # pooling is linear: a layer average's vectors average these
+            res["hidden"] = torch.stack([torch.bmm(p.pool, h.float()) for h in out.hidden_states], 2)
+            sums = torch.stack([(h.float() * m).sum(1) for h in out.hidden_states], 1)
+            res["hidden_mean"] = sums / m.sum(1, keepdim=True)
+        if request.topk:
+            rows = torch.arange(len(p.ids), device=self.device).unsqueeze(1)
+            x = hid[rows, p.gather][p.has_target] if self.kind is TeacherKind.ENCODER else head_in[0].float()
+            res.update(self._topk(x, p.ids, p.first, p.has_target, request.topk))
+        if request.attention:
+            res.update(self._attention(out.attentions, p.pool, request.attention))
+        return res
 
     def _topk(
         self, x: torch.Tensor, ids: torch.Tensor, first: torch.Tensor, has_target: torch.Tensor, k: int
@@ -357,3 +340,68 @@ class Teacher:
             "attn_ctx": torch.where(found, ctx, -1).int(),
             "attn_weight": torch.where(found, weight, torch.nan),
         }
+
+
+def _config_and_tokenizer(name: str, source: str) -> tuple[Any, Any]:
+    """The model's config and fast tokenizer, from local files only (a missing model: one clear line)."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    try:
+        model_config = AutoConfig.from_pretrained(source, local_files_only=True)
+        tok = AutoTokenizer.from_pretrained(source, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        if Path(source).is_dir():
+            raise UserError(f"{source}: not a loadable model folder ({str(exc).splitlines()[0]})") from None
+        raise UserError(
+            f"teacher '{name}' ({source}) is not available offline: it is not in the local Hugging "
+            "Face cache; download it once with network access or pass a local model folder"
+        ) from None
+    if not getattr(tok, "is_fast", False):
+        raise UserError(f"{source}: the teacher needs a fast tokenizer (tokenizer.json) for word offsets")
+    return model_config, tok
+
+
+def _model(source: str, model_config: Any) -> tuple[Any, TeacherKind]:
+    """The model with the head its config names, and its kind (an encoder when the head's weights lack)."""
+    from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM
+
+    kind = detect_kind(model_config)
+    auto = {TeacherKind.MLM: AutoModelForMaskedLM, TeacherKind.CAUSAL: AutoModelForCausalLM}.get(
+        kind, AutoModel
+    )
+    model, loading = auto.from_pretrained(source, local_files_only=True, output_loading_info=True)
+    if kind is not TeacherKind.ENCODER and any(
+        not k.startswith(f"{model.base_model_prefix}.") for k in loading["missing_keys"]
+    ):
+        # a config naming a head its weights lack (all-mpnet-base-v2 says MPNetForMaskedLM): the head
+        # would be random, so the teacher is the bare encoder with tied input embeddings
+        return model.base_model, TeacherKind.ENCODER
+    return model, kind
+
+
+def _bos(tok: Any, kind: TeacherKind) -> int | None:
+    """The token a causal teacher's inputs start with, when its tokenizer does not add it itself."""
+    bos = tok.bos_token_id if kind is TeacherKind.CAUSAL and tok.bos_token_id is not None else None
+    probe = tok("a", add_special_tokens=True)["input_ids"]
+    return None if bos is not None and probe and probe[0] == bos else bos
+
+
+def _max_length(model_config: Any, tok: Any) -> int:
+    """Tokens per input the model takes: its positions (less the padding offset of RoBERTa's kin)."""
+    max_pos = getattr(model_config, "max_position_embeddings", None) or getattr(
+        model_config, "n_positions", 512
+    )
+    if model_config.model_type in ("roberta", "xlm-roberta", "camembert", "mpnet"):
+        max_pos -= 2  # positions start after the padding index
+    return int(min(max_pos, tok.model_max_length if tok.model_max_length < 1e6 else max_pos))
+
+
+def _precision(precision: Precision, dev: torch.device) -> Precision:
+    """``auto`` made concrete for the device (bfloat16 on GPUs that have it); int8 only on a CPU."""
+    if precision is Precision.AUTO:
+        cuda = dev.type == "cuda"
+        bf16 = cuda and torch.cuda.is_bf16_supported()
+        return Precision.BFLOAT16 if bf16 else Precision.FLOAT16 if cuda else Precision.FLOAT32
+    if precision is Precision.INT8 and dev.type != "cpu":
+        raise UserError(f"--precision int8 runs on a CPU; on --device {dev} use auto (bfloat16)")
+    return precision

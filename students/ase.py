@@ -13,13 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ctx2static.cache import Cache
-from ctx2static.options import Options, Rule, opt
-from ctx2static.students.cache_input import occurrence_means
+from ctx2static.options import Rule, opt
+from ctx2static.students.cache_input import CacheConfig, occurrence_means
 from ctx2static.vectors import Vectors
 
 
 @dataclass(frozen=True)
-class Config(Options):
+class Config(CacheConfig):
     """ASE has no hyper-parameters beyond which words to keep."""
 
     min_occurrences: int = opt(1, "Drop words the cache saw (aligned) fewer times.")

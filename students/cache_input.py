@@ -1,17 +1,33 @@
-"""What cache students read besides their own signals: corpus ids, word means, start tables.
+"""What cache students read: the signals their config names, corpus ids, word means, start tables.
 
 Students read the cache through :class:`ctx2static.cache.Cache` only (no torch, no teacher).
 """
 
 from __future__ import annotations
 
+import abc
 import enum
+from dataclasses import dataclass
 
 import numpy as np
 
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
+from ctx2static.options import Options
 from ctx2static.text.encoded import EncodedCorpus
+
+
+@dataclass(frozen=True)
+class CacheConfig(Options, abc.ABC):
+    """Base of every cache student's config: it names the signals a run reads.
+
+    The registry checks them against the cache's (or, in a study, the teacher's extract options)
+    before any work, so a run never fails late for a signal the cache lacks.
+    """
+
+    @abc.abstractmethod
+    def signals(self) -> tuple[str, ...]:
+        """The per-shard signals this run reads (names in :data:`ctx2static.cache.layout.SIGNALS`)."""
 
 
 def encoded_corpus(cache: Cache) -> EncodedCorpus:

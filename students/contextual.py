@@ -40,9 +40,10 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -51,8 +52,8 @@ from numba import njit
 from tqdm import tqdm
 
 from ctx2static.cache import Cache
-from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
-from ctx2static.students.cache_input import Init, teacher_init
+from ctx2static.options import Rule, opt, rate_rule, seed_rule
+from ctx2static.students.cache_input import CacheConfig, Init, teacher_init
 from ctx2static.students.jit_bind import bind_update, centre_update
 from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
@@ -77,7 +78,7 @@ Array = np.ndarray  # shorthand for the centre updates' signatures
 
 
 @dataclass(frozen=True)
-class ContextualConfig(Options):
+class ContextualConfig(CacheConfig):
     """Defaults shared by BERT+Skip-gram and Context-to-Vec (Wang et al. 2021, Zheng et al. 2022)."""
 
     dim: int = opt(300, "Static vector size d_emb.")
@@ -439,6 +440,94 @@ class Step:
         return float(buf.losses[:n_b].sum(dtype=np.float64))
 
 
+@dataclass
+class Tally:
+    """Centres stepped and their loss over all workers, and the progress bar; one lock guards them all.
+
+    The same lock hands out a shard's batches (:func:`work`): a worker holds it for an instant
+    between steps, never during one.
+    """
+
+    bar: Any
+    batch: int
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    done: int = 0
+    loss_sum: float = 0.0
+
+    def add(self, data: ShardWindows, b0: int, b1: int, loss: float, lr: float) -> None:
+        """Count centres b0..b1 of ``data`` and their loss; the bar shows the mean loss every 50 batches."""
+        with self.lock:
+            self.done += b1 - b0
+            self.loss_sum += loss
+            self.bar.update(data.position(b1) - data.position(b0))
+            if (b0 // self.batch) % 50 == 0:
+                self.bar.set_postfix(loss=f"{self.loss_sum / self.done:.4f}", lr=f"{lr:.4g}")
+
+
+def work(
+    step: Step,
+    tally: Tally,
+    config: ContextualConfig,
+    total: int,
+    epoch: int,
+    before: int,
+    data: ShardWindows,
+    batches: Iterator[int],
+    buf: Buffers,
+) -> None:
+    """One worker: take the shard's next batch until none is left (``before``: occurrences of earlier epochs).
+
+    The rate decays linearly over the occurrences of all epochs (``total``), by each batch's place.
+    """
+    while True:
+        with tally.lock:
+            b0 = next(batches, None)
+        if b0 is None:
+            return
+        b1 = min(b0 + config.batch, len(data.occ_word))
+        lr = linear_alpha(config.lr, config.min_lr, before + data.first + data.position(b0), total)
+        tally.add(data, b0, b1, step(data, b0, b1, lr, epoch, buf), lr)
+
+
+def run_epoch(
+    pool: ThreadPoolExecutor,
+    shards: Iterator[Any],
+    read: Callable[[Any, int], ShardWindows],
+    worker: Callable[[ShardWindows, Iterator[int], Buffers], None],
+    buffers: list[Buffers],
+    batch: int,
+) -> None:
+    """Every shard's batches shared by the workers (one per buffer); the next shard is read meanwhile."""
+    data: ShardWindows | None = read(next(shards), 0)
+    while data is not None:
+        batches = iter(range(0, len(data.occ_word), batch))
+        jobs = [pool.submit(worker, data, batches, buf) for buf in buffers]
+        first = data.first + data.n_occ
+        shard = next(shards, None)
+        data = None if shard is None else read(shard, first)
+        for job in jobs:
+            job.result()
+
+
+def start_step(
+    cache: Cache, config: ContextualConfig, update: Any, params: Iterable[float], spreads: bool
+) -> Step:
+    """The step on E (a teacher table of ``config.init``, or random) and U (torch's ``Linear``, seeded)."""
+    counts = cache.vocab.counts
+    start_table = teacher_init(cache, config.init, config.dim)
+    table = (
+        init_table(len(counts), config.dim, config.seed).numpy()
+        if start_table is None
+        else np.ascontiguousarray(start_table, dtype=np.float32)
+    )
+    d = cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]
+    return Step(
+        update, np.asarray(tuple(params), np.float32), spreads, table,
+        init_projection(d, config.dim, config.seed), negative_table(counts, config.ns_exponent),
+        config.clip, config.batch, config.window, config.negative, config.seed,
+    )  # fmt: skip
+
+
 def train(
     name: str,
     cache: Cache,
@@ -450,82 +539,44 @@ def train(
     """Stream the shards and take one :class:`Step` per ``config.batch`` centres; return E.
 
     ``update`` is the student's centre update (module docstring), ``params`` its constants,
-    ``spreads`` whether it sends gradients to its window neighbours. U starts as torch's
-    ``Linear`` (seeded by ``config.seed``); E at the teacher table of ``config.init`` or random.
+    ``spreads`` whether it sends gradients to its window neighbours (:func:`start_step`).
     ``config.threads`` workers (0 = torch's default count) step side by side, each with
     single-threaded GEMMs; the next shard is read while they work on one.
     """
     with torch_threads(config.threads) as threads, torch_threads(1), blas_threads(1):
-        counts = cache.vocab.counts
-        start_table = teacher_init(cache, config.init, config.dim)
-        table = (
-            init_table(len(counts), config.dim, config.seed).numpy()
-            if start_table is None
-            else np.ascontiguousarray(start_table, dtype=np.float32)
-        )
-        d = cache.shard(0, ["occ_vec"])["occ_vec"].shape[1]
-        step = Step(
-            update, np.asarray(tuple(params), np.float32), spreads, table,
-            init_projection(d, config.dim, config.seed), negative_table(counts, config.ns_exponent),
-            config.clip, config.batch, config.window, config.negative, config.seed,
-        )  # fmt: skip
+        step = start_step(cache, config, update, params, spreads)
         n_occ = cache.totals("n_occurrences")
         total = n_occ * config.epochs or 1
-        keep_prob = keep_probabilities(counts, config.sample) if config.sample > 0 else None
+        keep_prob = keep_probabilities(cache.vocab.counts, config.sample) if config.sample > 0 else None
 
         def read(shard: Any, first: int, epoch: int) -> ShardWindows:
             """The shard's windows in ``epoch`` (subsampled when ``config.sample`` is set)."""
             return ShardWindows.read(shard, config.window, first, keep_prob, (config.seed, epoch))
 
-        lock = threading.Lock()
-        done, loss_sum = [0], [0.0]  # centres stepped and their loss, over all workers
         loss_per_epoch: list[float] = []
         start = time.perf_counter()
         bar = tqdm(total=total, desc=name, unit="occ", unit_scale=True, file=sys.stderr, mininterval=1.0)
-
-        def work(data: ShardWindows, epoch: int, before: int, batches: Iterator[int], buf: Buffers) -> None:
-            """Take the shard's next batch until none is left; ``before``: occurrences of earlier epochs."""
-            while True:
-                with lock:
-                    b0 = next(batches, None)
-                if b0 is None:
-                    return
-                b1 = min(b0 + config.batch, len(data.occ_word))
-                lr = linear_alpha(config.lr, config.min_lr, before + data.first + data.position(b0), total)
-                loss = step(data, b0, b1, lr, epoch, buf)
-                with lock:
-                    done[0] += b1 - b0
-                    loss_sum[0] += loss
-                    bar.update(data.position(b1) - data.position(b0))
-                    if (b0 // config.batch) % 50 == 0:
-                        bar.set_postfix(loss=f"{loss_sum[0] / done[0]:.4f}", lr=f"{lr:.4g}")
-
+        tally = Tally(bar, config.batch)
         buffers = [step.buffers() for _ in range(threads)]
         with ThreadPoolExecutor(threads) as pool:
             for epoch in range(config.epochs):
-                e_loss, e_done, before = loss_sum[0], done[0], epoch * n_occ
-                shards = cache.shards(["occ_vec"])
-                data: ShardWindows | None = read(next(shards), 0, epoch)
-                while data is not None:
-                    batches = iter(range(0, len(data.occ_word), config.batch))
-                    jobs = [pool.submit(work, data, epoch, before, batches, buf) for buf in buffers]
-                    first = data.first + data.n_occ
-                    shard = next(shards, None)
-                    data = None if shard is None else read(shard, first, epoch)
-                    for job in jobs:
-                        job.result()
-                loss_per_epoch.append((loss_sum[0] - e_loss) / max(done[0] - e_done, 1))
+                e_loss, e_done, before = tally.loss_sum, tally.done, epoch * n_occ
+                worker = partial(work, step, tally, config, total, epoch, before)
+                run_epoch(
+                    pool, cache.shards(["occ_vec"]), partial(read, epoch=epoch), worker, buffers, config.batch
+                )
+                loss_per_epoch.append((tally.loss_sum - e_loss) / max(tally.done - e_done, 1))
         bar.close()
     seconds = time.perf_counter() - start
-    mean_loss = loss_sum[0] / max(done[0], 1)
+    mean_loss = tally.loss_sum / max(tally.done, 1)
     log.info(
         "%s: %s centre words in %.1f s (%s words/s, %d threads), mean loss %.4f",
-        name, f"{done[0]:,}", seconds, f"{done[0] / max(seconds, 1e-9):,.0f}", threads, mean_loss,
+        name, f"{tally.done:,}", seconds, f"{tally.done / max(seconds, 1e-9):,.0f}", threads, mean_loss,
     )  # fmt: skip
     meta = {
-        "centres": done[0],
+        "centres": tally.done,
         "mean_loss": mean_loss,
         "loss_per_epoch": loss_per_epoch,
         "loop_seconds": round(seconds, 2),
     }
-    return Vectors(list(cache.vocab.words), table, counts.copy(), meta)
+    return Vectors(list(cache.vocab.words), step.table, cache.vocab.counts.copy(), meta)

@@ -4,7 +4,8 @@ Every student module exposes a ``Config`` (an :class:`~ctx2static.options.Option
 its paper's defaults, written once) and a ``fit`` function. Text students (plain baselines) take
 the encoded corpus: ``fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors``.
 Cache students (distilled and the contextual baselines) take a teacher cache:
-``fit(cache: Cache, config: Config) -> Vectors``; their ``Config.signals()`` names the cache
+``fit(cache: Cache, config: Config) -> Vectors``; their ``Config`` is a
+:class:`~ctx2static.students.cache_input.CacheConfig`, whose ``signals()`` names the cache
 signals the run needs, so a missing one is refused before any work (and, in a study, before the
 teacher runs).
 """
@@ -27,6 +28,7 @@ from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
 from ctx2static.errors import UserError
 from ctx2static.options import Options, configure, field_names
+from ctx2static.students.cache_input import CacheConfig
 from ctx2static.students.postprocess import all_but_the_top
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.encoded import encode_corpus
@@ -130,7 +132,9 @@ def needed_signals(name: str, config: Options) -> tuple[str, ...]:
     """The cache signals student ``name`` needs with ``config`` (none for text students)."""
     if spec(name).source is Source.TEXT:
         return ()
-    return tuple(config.signals())  # type: ignore[attr-defined]
+    if not isinstance(config, CacheConfig):
+        raise TypeError(f"student '{name}': a cache student's Config derives from CacheConfig")
+    return tuple(config.signals())
 
 
 def check_signals(name: str, config: Options, available: Iterable[str], where: str) -> None:

@@ -29,7 +29,7 @@ from tqdm import tqdm
 from ctx2static.cache import Cache
 from ctx2static.options import opt
 from ctx2static.students import glove
-from ctx2static.students.cache_input import encoded_corpus
+from ctx2static.students.cache_input import CacheConfig, encoded_corpus
 from ctx2static.students.cooc import window_cooccurrence
 from ctx2static.threads import numba_threads
 from ctx2static.vectors import Vectors
@@ -53,7 +53,7 @@ class Weighting(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Config(glove.Config):
+class Config(glove.Config, CacheConfig):
     """SemGloVe: the GloVe trainer's defaults plus the source of X and its weighting."""
 
     cooc: Cooc = opt(Cooc.ATTENTION, "Source of X: window counts, attention (sd) or LM substitutes (md).")

@@ -11,7 +11,8 @@ import enum
 from dataclasses import dataclass
 
 from ctx2static.cache import Cache
-from ctx2static.options import Options, opt
+from ctx2static.options import opt
+from ctx2static.students.cache_input import CacheConfig
 from ctx2static.vectors import Vectors
 
 
@@ -23,7 +24,7 @@ class Table(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Config(Options):
+class Config(CacheConfig):
     """Which table (set by the student's name: ``token`` or ``word``)."""
 
     table: Table = opt(Table.WORD, "The per-vocabulary table exported.")

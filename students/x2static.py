@@ -26,8 +26,8 @@ from numba import njit
 from tqdm import tqdm
 
 from ctx2static.cache import Cache
-from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
-from ctx2static.students.cache_input import Init, teacher_init
+from ctx2static.options import Rule, opt, rate_rule, seed_rule
+from ctx2static.students.cache_input import CacheConfig, Init, teacher_init
 from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
     draw_targets,
@@ -51,7 +51,7 @@ class Context(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Config(Options):
+class Config(CacheConfig):
     """X2Static defaults (Gupta & Jaggi 2021, Table 1 and reference code)."""
 
     context: Context = opt(Context.SENT, "E_ctx: the sentence mean (Eq. 3) or paragraph context (Eq. 4).")

@@ -13,12 +13,13 @@ import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 
+from ctx2static.eval.comparison import Comparison
 from ctx2static.eval.results import Score, format_markdown, table
 from ctx2static.eval.suite import notes
 from ctx2static.fileio import atomic_write
 from ctx2static.study.figures import plot_curves, plot_pairs
 from ctx2static.study.layout import StudyLayout, read_record
-from ctx2static.study.schema import ReportSpec, Study, StudyResults
+from ctx2static.study.schema import ReportSpec, Study
 from ctx2static.vectors import Vectors
 
 
@@ -145,55 +146,86 @@ def cache_lines(study: Study, layout: StudyLayout) -> list[str]:
     return lines or ["No teacher cache in this study."]
 
 
-def write_report(study: Study, layout: StudyLayout, results: StudyResults) -> None:
+def write_report(study: Study, layout: StudyLayout, results: Comparison) -> None:
     """Write ``report.md`` and its figures from the study's outputs and their scores."""
     vectors = {name: Vectors.load(layout.vectors(name), mmap=True) for name in study.outputs}
-    spec = study.report
+    lines = [
+        *_header_lines(study),
+        *_result_lines(study, results),
+        *_baseline_lines(study, results),
+        "## Nearest neighbours",
+        "",
+        *neighbour_lines(study.report, vectors),
+        *_figure_lines(study, layout, vectors),
+        "## Timings",
+        "",
+        *timing_lines(study, layout, vectors),
+        "",
+        "## Cache sizes",
+        "",
+        *cache_lines(study, layout),
+    ]
+    with atomic_write(layout.report, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines).rstrip() + "\n")
+
+
+def _header_lines(study: Study) -> list[str]:
+    """The title and what the study ran on: corpus, teachers and their options, references."""
     corpus = ", ".join(p.name for p in study.corpus.files)
     teachers = "; ".join(
         f"{t.name} = {t.model} ({_changed(t.extract.changed())})" for t in study.teachers.values()
     )
     references = "".join(f" Reference (not trained): {r.name} = {r.vectors}." for r in study.references)
-    lines = [
+    return [
         f"# Study report: {study.path.name}",
         "",
         f"Written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Corpus: {corpus}. "
         f"Teachers: {teachers or 'none'}.{references} "
         "Outputs are in vectors/, scores in eval/, the study in study.toml.",
         "",
+    ]
+
+
+def _result_lines(study: Study, results: Comparison) -> list[str]:
+    """The main table (every output on the common items), then each output on its own items."""
+    analogy, families = study.eval.analogy_config, study.eval.families
+    return [
         "## Results",
         "",
         "Every output scored on the items that all outputs cover (so the columns compare like with "
         "like); 'common' is that share of each benchmark, each cell's percentage the output's own "
         "coverage.",
         "",
-        format_markdown(
-            results.common,
-            notes(study.eval.analogy_config, common=True, families=study.eval.families),
-            results.own,
-        ),
+        format_markdown(results.common, notes(analogy, common=True, families=families), results.own),
         "### Each output on the items it covers",
         "",
         "The same outputs, each on every item its vocabulary covers (as `cli.py eval` scores one file "
         "alone); scores on different items do not compare across columns.",
         "",
-        format_markdown(results.own, notes(study.eval.analogy_config, families=study.eval.families)),
-        "## Against the plain baselines",
+        format_markdown(results.own, notes(analogy, families=families)),
+    ]
+
+
+def _baseline_lines(study: Study, results: Comparison) -> list[str]:
+    """Each output's scores minus its plain baseline's, on the common items."""
+    lines = ["## Against the plain baselines", ""]
+    header, rows = delta_table(study, results.common)
+    if len(header) <= 2:
+        return [*lines, "No output has a plain baseline in this study.", ""]
+    return [
+        *lines,
+        "Score of each output minus its baseline (a retrofit against its input), in points x100, on "
+        "the items all outputs cover.",
+        "",
+        *_md_table(header, rows, 2),
         "",
     ]
-    header, rows = delta_table(study, results.common)
-    if len(header) > 2:
-        lines += [
-            "Score of each output minus its baseline (a retrofit against its input), in points x100, on "
-            "the items all outputs cover.",
-            "",
-            *_md_table(header, rows, 2),
-            "",
-        ]
-    else:
-        lines += ["No output has a plain baseline in this study.", ""]
-    lines += ["## Nearest neighbours", "", *neighbour_lines(spec, vectors)]
-    lines += [f"## Male/female pairs (Google '{spec.pairs}' section)", ""]
+
+
+def _figure_lines(study: Study, layout: StudyLayout, vectors: Mapping[str, Vectors]) -> list[str]:
+    """The male/female pairs and the training curves, each drawn when there is something to draw."""
+    spec = study.report
+    lines = [f"## Male/female pairs (Google '{spec.pairs}' section)", ""]
     pairs = plot_pairs(spec, vectors, layout.pairs_png)
     if pairs:
         listed = ", ".join(f"{a}/{b}" for a, b in pairs)
@@ -206,16 +238,9 @@ def write_report(study: Study, layout: StudyLayout, results: StudyResults) -> No
     else:
         lines += ["Fewer than two pairs are known to every output; no figure.", ""]
     lines += ["## Training curves", ""]
-    curves = plot_curves(study, vectors, layout.curves_png)
-    lines += (
-        [f"![training curves]({layout.curves_png.name})", ""]
-        if curves
-        else ["No student recorded a loss.", ""]
-    )
-    lines += ["## Timings", "", *timing_lines(study, layout, vectors), "", "## Cache sizes", ""]
-    lines += cache_lines(study, layout)
-    with atomic_write(layout.report, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines).rstrip() + "\n")
+    if plot_curves(study, vectors, layout.curves_png):
+        return [*lines, f"![training curves]({layout.curves_png.name})", ""]
+    return [*lines, "No student recorded a loss.", ""]
 
 
 def _changed(changed: Mapping[str, object]) -> str:

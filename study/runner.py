@@ -18,7 +18,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,12 +28,13 @@ import numpy as np
 
 from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import Benchmark
+from ctx2static.eval.comparison import Comparison, compare
 from ctx2static.eval.results import Score
 from ctx2static.fileio import atomic_write, folder_lock, sha256_file, write_json
 from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.memory import PeakRss, release_freed
 from ctx2static.study.layout import StudyLayout, read_record
-from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, StudyResults, TeacherSpec
+from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, TeacherSpec
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -155,6 +156,21 @@ class StudyRunner:
         log.info("redo %s: %s was made from another configuration (or is damaged)", what, path)
         return False
 
+    def vectors_step(
+        self, name: str, h: str, what: str, make: Callable[[], Vectors], before: Callable[[], Any] = bool
+    ) -> None:
+        """Make output ``name`` (``make``, measured) and save it, unless it is up to date with hash ``h``.
+
+        ``before`` runs first when the step must run, outside its measures: the extract a student
+        waits for has its own row.
+        """
+        if self.is_up_to_date(name, h, what):
+            return
+        before()
+        with measured() as step:
+            vectors = make()
+        self.save(name, vectors, h, step)
+
     def fit(self, s: StudentRun) -> None:
         """Train student ``s`` unless its vectors are up to date."""
         from ctx2static.students.registry import fit_cache_student, fit_text_student
@@ -162,16 +178,15 @@ class StudyRunner:
 
         upstream = self.teacher_hash(s.teacher) if s.teacher else self.corpus_key
         h = digest({"student": s.student, "config": s.config.to_dict(), "input": upstream})
-        if self.is_up_to_date(s.name, h, f"student {s.name} ({s.student})"):
-            return
-        cache = self.ensure_cache(s.teacher) if s.teacher else None  # extract has its own row
-        with measured() as step:
-            if cache is not None:
-                vectors = fit_cache_student(s.student, cache, s.config)
-            else:
-                c = self.study.corpus
-                vectors = fit_text_student(s.student, Corpus(list(c.files), c.text), c.vocab, s.config)
-        self.save(s.name, vectors, h, step)
+
+        def train() -> Vectors:
+            if s.teacher:
+                return fit_cache_student(s.student, self.ensure_cache(s.teacher), s.config)
+            c = self.study.corpus
+            return fit_text_student(s.student, Corpus(list(c.files), c.text), c.vocab, s.config)
+
+        extract = (lambda: self.ensure_cache(s.teacher)) if s.teacher else bool
+        self.vectors_step(s.name, h, f"student {s.name} ({s.student})", train, extract)
 
     def reference(self, r: Reference) -> None:
         """Copy reference ``r`` into the study's vectors (its provenance: the content of its files)."""
@@ -180,11 +195,7 @@ class StudyRunner:
         else:  # a vectors file and its sidecar (metadata, counts)
             files = [r.vectors, r.vectors.with_name(r.vectors.name + ".meta.json")]
         h = digest({"reference": [[p.name, sha256_file(p)] for p in files if p.is_file()]})
-        if self.is_up_to_date(r.name, h, f"reference {r.name}"):
-            return
-        with measured() as step:
-            vectors = Vectors.load(r.vectors)
-        self.save(r.name, vectors, h, step)
+        self.vectors_step(r.name, h, f"reference {r.name}", lambda: Vectors.load(r.vectors))
 
     def save(self, name: str, vectors: Vectors, h: str, step: dict[str, float]) -> None:
         """Write output ``name`` with its provenance: the step's hash, seconds, peak memory, and when.
@@ -209,12 +220,12 @@ class StudyRunner:
                 "config": r.config.to_dict(),
             }
         )
-        if self.is_up_to_date(r.name, h, f"retrofit {r.name}"):
-            return
-        with measured() as step:
+
+        def make() -> Vectors:
             vectors = Vectors.load(self.layout.vectors(r.vectors))
-            result, _ = retrofit_vectors(vectors, r.lexicons, r.config, r.antonyms)
-        self.save(r.name, result, h, step)
+            return retrofit_vectors(vectors, r.lexicons, r.config, r.antonyms)[0]
+
+        self.vectors_step(r.name, h, f"retrofit {r.name}", make)
 
     @property
     def benchmarks(self) -> list[Benchmark]:
@@ -225,13 +236,6 @@ class StudyRunner:
             spec = self.study.eval
             self._benchmarks = load_benchmarks(spec.families, spec.extra(), bundled=True, tasks=spec.tasks)
         return self._benchmarks
-
-    def common_items(self) -> dict[str, np.ndarray]:
-        """Per benchmark, the items every output of the study covers."""
-        from ctx2static.eval.suite import common_items
-
-        outputs = (Vectors.load(self.layout.vectors(n), mmap=True) for n in self.study.outputs)
-        return common_items(outputs, self.benchmarks, self.study.eval.analogy_config)
 
     def evaluate(self, name: str, only: Mapping[str, np.ndarray] | None = None) -> list[Score]:
         """Scores of output ``name`` (on the ``only`` items when given), read back when up to date."""
@@ -293,7 +297,7 @@ def _intact(folder: Path) -> bool:
     return True
 
 
-def run_study(study: Study, out: str | Path) -> StudyResults:
+def run_study(study: Study, out: str | Path) -> Comparison:
     """Run every step of ``study`` into ``out`` that is not up to date; write results.md and report.md.
 
     Every output is scored twice: on the items it covers, and on the items every output covers
@@ -306,9 +310,9 @@ def run_study(study: Study, out: str | Path) -> StudyResults:
         return _run(study, layout)
 
 
-def _run(study: Study, layout: StudyLayout) -> StudyResults:
+def _run(study: Study, layout: StudyLayout) -> Comparison:
     from ctx2static.eval.results import write_markdown
-    from ctx2static.eval.suite import notes, with_downstream
+    from ctx2static.eval.suite import notes
     from ctx2static.study.report import write_report  # matplotlib loads only here
 
     with atomic_write(layout.study_toml, "w", encoding="utf-8") as fh:
@@ -320,13 +324,15 @@ def _run(study: Study, layout: StudyLayout) -> StudyResults:
         runner.reference(ref)
     for r in study.retrofits:
         runner.retrofit(r)
-    own = {name: runner.evaluate(name) for name in study.outputs}
-    common = runner.common_items()
-    results = StudyResults(
-        {name: with_downstream(runner.evaluate(name, common), own[name]) for name in study.outputs}, own
+    results = compare(
+        study.outputs,
+        runner.evaluate,
+        lambda name: Vectors.load(layout.vectors(name), mmap=True),
+        runner.benchmarks,
+        study.eval.analogy_config,
     )
     lines = notes(study.eval.analogy_config, common=True, families=study.eval.families)
-    write_markdown(layout.results, results.common, lines, own)
+    write_markdown(layout.results, results.common, lines, results.own)
     write_report(study, layout, results)
     log.info("report: %s", layout.report)
     return results

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import INTRINSIC, Family, all_tasks, file_families
-from ctx2static.eval.results import Score
 from ctx2static.options import Options, Rule, opt
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
@@ -148,11 +147,3 @@ class Study:
             return run.baseline
         plain = spec(run.student).baseline
         return next((s.name for s in self.students if s.student == plain), None)
-
-
-@dataclass(frozen=True)
-class StudyResults:
-    """Every output's scores on the items all outputs cover (``common``) and on its own (``own``)."""
-
-    common: dict[str, list[Score]]
-    own: dict[str, list[Score]]

@@ -124,6 +124,16 @@ def test_text_students_fit_and_retrofit(tmp_path, mini_corpus):
     assert Vectors.load(path).words == v.words
 
 
+def test_extract_takes_the_engine_options_of_the_command_line(tiny_models, mini_corpus, tmp_path):
+    """The engine is chosen below the command line: the API checks its options as ``extract`` does."""
+    with pytest.raises(UserError, match="option workers=2 must be 0 unless --engine ray"):
+        api.extract(mini_corpus, str(tiny_models["bert"]), tmp_path / "c", workers=2)
+    folder = api.extract(
+        mini_corpus, str(tiny_models["bert"]), tmp_path / "c", engine="local", max_sentences=20
+    )
+    assert Cache.open(folder).complete
+
+
 def test_unknown_options_and_text_students_are_one_line_errors(tiny_models, mini_corpus):
     with pytest.raises(UserError, match="unknown option 'epoch'; the options are: .*max_sentences"):
         api.extract(mini_corpus, str(tiny_models["bert"]), epoch=3)

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ctx2static.cache import Cache
+from ctx2static.cache.layout import SIGNALS, Ids, Rows, Signal
 from ctx2static.cache.validate import first_nonfinite, shard_problem
 from ctx2static.cache.writer import write_shard_files
 from ctx2static.errors import UserError
@@ -166,7 +167,7 @@ def test_a_damaged_vocabulary_or_manifest_is_one_line(cache_dir, tmp_path, cli_m
         ("para_ctx", (4, 0), np.inf, "x2static", {"context": "para"}, "NaN or infinity (para_ctx row 4)"),
         ("occ_vec", (7, 1), -np.inf, "bert-sg", {"dim": 4}, "NaN or infinity (occ_vec row 7)"),
         ("topk_scores", (2, 0), np.nan, "semglove", {"cooc": "lm"}, "NaN or infinity (topk_scores row 2)"),
-        ("topk_ids", (2, 0), T, "semglove", {"cooc": "lm"}, "substitute token ids outside 0..19"),
+        ("topk_ids", (2, 0), T, "semglove", {"cooc": "lm"}, "teacher token ids outside 0..19 (topk_ids)"),
     ],
 )
 def test_bad_values_are_refused_before_any_kernel(cache_dir, key, index, value, student, options, message):
@@ -178,6 +179,36 @@ def test_bad_values_are_refused_before_any_kernel(cache_dir, key, index, value, 
     with pytest.raises(UserError, match="shard_00000.h5: ") as err:
         fit_cache_student(student, cache_dir, options)
     assert message in str(err.value) and "rebuild shard 0" in str(err.value)
+
+
+def _shard_arrays():
+    """A valid shard of 2 sentences, 5 words and 4 occurrences (one word outside the vocabulary)."""
+    return {
+        "sent_para": np.zeros(2, np.int32),
+        "sent_offsets": np.array([0, 3, 5]),
+        "word_ids": np.array([0, 1, -1, 2, 3], np.int32),
+        "word_aligned": np.ones(5, bool),
+        "sent_ctx": np.zeros((2, D), np.float16),
+    }
+
+
+@pytest.mark.parametrize(
+    "rows, value, message",
+    [
+        (4, 0, None),  # one row per occurrence: valid
+        (5, 0, "has made_up of shape (5, 2), expected 4 rows (one per occurrence)"),
+        (4, V, "has word ids outside -1..29 (made_up)"),
+        (4, -2, "has word ids outside -1..29 (made_up)"),
+    ],
+)
+def test_a_new_signal_is_checked_from_its_row_of_the_table_alone(monkeypatch, rows, value, message):
+    """Adding a row to SIGNALS is enough for its arrays to be checked before any kernel reads them."""
+    made_up = Signal("made_up", "made_up", "word ids per row", Rows.OCCURRENCE, kinds="iu", ids=Ids.WORD)
+    monkeypatch.setitem(SIGNALS, "made_up", made_up)
+    arrays = {**_shard_arrays(), "made_up": np.full((rows, 2), value, np.int32)}
+    assert shard_problem(arrays, None, {}, V) == message
+    floats = {**_shard_arrays(), "made_up": np.zeros((4, 2), np.float32)}
+    assert shard_problem(floats, None, {}, V) == "has made_up of type float32, not an integer type"
 
 
 def _rewrite_attention(cache_dir, column, index, value):
