@@ -62,7 +62,7 @@ BETA1, BETA2, EPS = 0.9, 0.999, 1e-8  # torch's Adam defaults, as tokenlearn's A
 
 @dataclass(frozen=True)
 class Config(Options):
-    """Defaults: tokenlearn's rate and batch; epochs and anchor measured on Brown (the README's table)."""
+    """Defaults: tokenlearn's rate and batch (other settings on Brown: bench/results/sentence_student.md)."""
 
     epochs: int = opt(3, "Passes over the cache (sentences shuffled within each shard, per epoch).")
     lr: float = opt(1e-3, "Lazy Adam learning rate, in target standard deviations (tokenlearn: 1e-3).")
