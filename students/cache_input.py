@@ -39,16 +39,6 @@ def occurrence_means(cache: Cache) -> tuple[np.ndarray, np.ndarray]:
     return (sums / np.maximum(counts, 1)[:, None]).astype(np.float32), counts
 
 
-def ase_table(cache: Cache) -> np.ndarray:
-    """Every vocabulary word's ASE row in the teacher's space (words never seen aligned: the ``word`` table).
-
-    The start of the students that stay in the teacher's space, where the rows still pool to the
-    teacher's sentence means.
-    """
-    means, seen = occurrence_means(cache)
-    return np.where(seen[:, None] > 0, means, cache.vocab_arrays()["word_emb"]).astype(np.float32)
-
-
 class Init(str, enum.Enum):
     """Where a student's static table starts: its own random init, or a teacher table."""
 
@@ -73,7 +63,8 @@ def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
     if init is Init.RANDOM:
         return None
     if init is Init.ASE:
-        table = ase_table(cache).astype(np.float64)
+        means, seen = occurrence_means(cache)
+        table = np.where(seen[:, None] > 0, means, cache.vocab_arrays()["word_emb"]).astype(np.float64)
     else:
         table = cache.vocab_arrays()[f"{init.value}_emb"].astype(np.float64)
     if table.shape[1] < dim:

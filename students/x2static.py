@@ -27,7 +27,6 @@ from tqdm import tqdm
 
 from ctx2static.cache import Cache
 from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
-from ctx2static.students.adam import sparse_adam
 from ctx2static.students.cache_input import Init, teacher_init
 from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
@@ -111,6 +110,33 @@ def logistic_grad(u: np.ndarray, c: np.ndarray, label: float, grad: np.ndarray) 
 
 
 @njit(cache=True, fastmath=True)
+def _sparse_adam(
+    U: np.ndarray,
+    m: np.ndarray,
+    v: np.ndarray,
+    grad: np.ndarray,
+    rows: np.ndarray,
+    n_rows: int,
+    scale: float,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    step: int,
+) -> None:
+    """Lazy Adam on the touched ``rows`` only (torch.optim.SparseAdam's update); zeroes their grad."""
+    step_size = lr * math.sqrt(1.0 - beta2**step) / (1.0 - beta1**step)
+    for q in range(n_rows):
+        r = rows[q]
+        for d in range(U.shape[1]):
+            g = grad[r, d] * scale
+            m[r, d] = beta1 * m[r, d] + (1.0 - beta1) * g
+            v[r, d] = beta2 * v[r, d] + (1.0 - beta2) * g * g
+            U[r, d] -= step_size * m[r, d] / (math.sqrt(v[r, d]) + eps)
+            grad[r, d] = 0.0
+
+
+@njit(cache=True, fastmath=True)
 def _train_shard(
     word_ids: np.ndarray,
     aligned: np.ndarray,
@@ -167,7 +193,7 @@ def _train_shard(
         if n_batch == 0:
             continue
         step += 1
-        sparse_adam(U, m, v, grad, touched, n_rows, 1.0 / n_batch, lr, beta1, beta2, eps, step)
+        _sparse_adam(U, m, v, grad, touched, n_rows, 1.0 / n_batch, lr, beta1, beta2, eps, step)
         for q in range(n_rows):
             flag[touched[q]] = False
         n_targets += n_batch

@@ -4,7 +4,6 @@ import pytest
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.students import x2static
-from ctx2static.students.adam import sparse_adam
 from ctx2static.students.cache_input import Init
 from ctx2static.students.registry import fit_cache_student
 
@@ -79,7 +78,7 @@ def test_sparse_adam_step_matches_torch_sparse_adam_by_hand():
     U = np.ones((3, 2), np.float32)
     m, v = np.zeros_like(U), np.zeros_like(U)
     grad = np.array([[0, 0], [2.0, -4.0], [0, 0]], np.float32)
-    sparse_adam(U, m, v, grad, np.array([1]), 1, 0.5, 0.1, 0.9, 0.999, 1e-8, 1)
+    x2static._sparse_adam(U, m, v, grad, np.array([1]), 1, 0.5, 0.1, 0.9, 0.999, 1e-8, 1)
     g = np.array([1.0, -2.0])
     m1, v1 = 0.1 * g, 0.001 * g * g
     step = 0.1 * np.sqrt(0.001) / 0.1

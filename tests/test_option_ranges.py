@@ -21,7 +21,7 @@ from ctx2static.eval.downstream.probes import ProbeConfig
 from ctx2static.options import SEED_LIMIT, Options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
-from ctx2static.students import ase, contextual, ctx2vec, glove, sentence, word2vec, x2static
+from ctx2static.students import ase, contextual, ctx2vec, glove, word2vec, x2static
 from ctx2static.study.schema import ReportSpec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
@@ -49,7 +49,6 @@ BAD: dict[type, dict[str, list]] = {
         **SEEDS,
     },
     ase.Config: {"min_occurrences": [0]},
-    sentence.Config: {"epochs": [0], "lr": [0.0, 1.0], "batch_sentences": [0], "anchor": [-0.1], **SEEDS},
     RetrofitConfig: {
         "iterations": [-1], "alpha": [0.0], "a": [0.0], "b": [0.0], "nu": [0.0], "sigma": [0.0],
         "epochs": [-1], "batch_size": [1], "l2_reg": [-1.0], "learning_rate": [0.0, 1.0],
