@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
@@ -361,6 +361,26 @@ def _config_and_tokenizer(name: str, source: str) -> tuple[Any, Any]:
     return model_config, tok
 
 
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """Loading without transformers' per-weight progress bar and load report.
+
+    The report lists a head the weights lack as "newly initialized" weights, which reads as a fault:
+    :func:`_model` decides about such a head itself (it reads the bare encoder). Errors still show.
+    """
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bar = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bar:
+            hf_logging.enable_progress_bar()
+
+
 def _model(source: str, model_config: Any) -> tuple[Any, TeacherKind]:
     """The model with the head its config names, and its kind (an encoder when the head's weights lack)."""
     from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM
@@ -369,7 +389,8 @@ def _model(source: str, model_config: Any) -> tuple[Any, TeacherKind]:
     auto = {TeacherKind.MLM: AutoModelForMaskedLM, TeacherKind.CAUSAL: AutoModelForCausalLM}.get(
         kind, AutoModel
     )
-    model, loading = auto.from_pretrained(source, local_files_only=True, output_loading_info=True)
+    with _quiet_transformers():
+        model, loading = auto.from_pretrained(source, local_files_only=True, output_loading_info=True)
     if kind is not TeacherKind.ENCODER and any(
         not k.startswith(f"{model.base_model_prefix}.") for k in loading["missing_keys"]
     ):
