@@ -13,6 +13,7 @@ import atexit
 import dataclasses
 import enum
 import importlib
+import inspect
 import os
 import pkgutil
 import shutil
@@ -48,7 +49,7 @@ def on_startup(**_: Any) -> None:
 
 
 def _configs() -> list[type]:
-    """Every ``Options`` subclass defined in the package, by module then class name."""
+    """Every concrete ``Options`` subclass defined in the package, by module then class name."""
     import ctx2static
     from ctx2static.options import Options
 
@@ -58,7 +59,8 @@ def _configs() -> list[type]:
             continue
         for value in vars(importlib.import_module(info.name)).values():
             if isinstance(value, type) and issubclass(value, Options) and value is not Options:
-                found.add(value)
+                if not inspect.isabstract(value):  # a base such as CacheConfig has no options of its own
+                    found.add(value)
     return sorted(found, key=lambda c: f"{c.__module__}.{c.__qualname__}")
 
 
