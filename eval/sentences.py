@@ -12,7 +12,9 @@ sets of data/downstream/) is a task of the ``sentences`` family:
   correlation of the two texts' cosine with the gold score, no training.
 
 A text's vector is :meth:`Vectors.encode`, as a user embeds it; coverage counts the texts (or
-pairs) that got a vector, i.e. with at least one known (or composed) word. The downstream family keeps its
+pairs) that got a vector, i.e. with at least one known (or composed) word. :func:`score_encoder`
+takes any text encoder instead (a peer's Model2Vec model, an exported folder), so other models are
+scored under the same probe, folds and subsample. The downstream family keeps its
 own 10-fold sentiment rows on the two movie-review sets; this family scores them again under its
 protocol, under other names, so both tables stay as they were.
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,6 +93,9 @@ SETS: dict[str, tuple[Path, tuple[str, ...] | None]] = {
 
 TASKS = tuple(SETS)
 
+Encoder = Callable[[Sequence[str]], np.ndarray]
+"""Texts -> one row each (a zero row: the text got no vector)."""
+
 
 def read_pairs(path: str | os.PathLike) -> PairSet:
     """Read ``score<TAB>text<TAB>text`` lines (a bad line is a one-line error naming file and line)."""
@@ -153,10 +158,10 @@ def fold_accuracies(x: np.ndarray, y: np.ndarray, config: SentenceConfig) -> lis
     ]
 
 
-def evaluate_labelled(vectors: Vectors, data: LabelledTexts, config: SentenceConfig) -> Score:
+def evaluate_labelled(encode: Encoder, data: LabelledTexts, config: SentenceConfig) -> Score:
     """k-fold accuracy of logistic regression on the texts' vectors (module docstring)."""
     keep = subsample(len(data.texts), config)
-    x = embed(vectors, [data.texts[i] for i in keep], config)
+    x = np.asarray(encode([data.texts[i] for i in keep]), dtype=np.float32)
     acc = fold_accuracies(x, np.array(data.labels)[keep], config)
     return Score(
         data.name, FAMILY, "accuracy", 100.0 * float(np.mean(acc)), int(_found(x).sum()), len(keep),
@@ -164,11 +169,11 @@ def evaluate_labelled(vectors: Vectors, data: LabelledTexts, config: SentenceCon
     )  # fmt: skip
 
 
-def evaluate_pairs(vectors: Vectors, data: PairSet, config: SentenceConfig) -> Score:
+def evaluate_pairs(encode: Encoder, data: PairSet) -> Score:
     """Spearman correlation of the pairs' cosines with the gold scores, over pairs with both vectors."""
     from scipy.stats import spearmanr
 
-    x = embed(vectors, [*data.first, *data.second], config)
+    x = np.asarray(encode([*data.first, *data.second]), dtype=np.float32)
     a, b = x[: len(data.first)], x[len(data.first) :]
     both = _found(a) & _found(b)
     cos = np.sum(a * b, axis=1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
@@ -181,10 +186,16 @@ def evaluate_sentences(
 ) -> list[Score]:
     """The score of ``vectors`` on one sentence set."""
     config = config or SentenceConfig()
+    return [score_encoder(lambda texts: embed(vectors, texts, config), data, config)]
+
+
+def score_encoder(encode: Encoder, data: SentenceSet, config: SentenceConfig | None = None) -> Score:
+    """The score of any text encoder on one sentence set, under the family's probe and folds."""
+    config = config or SentenceConfig()
     with blas_threads(1):  # deterministic, and no busy-waiting BLAS threads on a shared machine
         if isinstance(data, PairSet):
-            return [evaluate_pairs(vectors, data, config)]
-        return [evaluate_labelled(vectors, data, config)]
+            return evaluate_pairs(encode, data)
+        return evaluate_labelled(encode, data, config)
 
 
 def mean_accuracy(scores: Sequence[Score]) -> Score | None:

@@ -20,6 +20,7 @@ from ctx2static.eval.sentences import (
     evaluate_sentences,
     load_sentences,
     read_pairs,
+    score_encoder,
 )
 from ctx2static.study.loader import load_study
 from ctx2static.vectors import Vectors
@@ -66,6 +67,22 @@ def test_pairs_score_the_spearman_of_cosines_over_pairs_with_both_vectors():
     assert (score.metric, score.score, score.covered, score.total) == ("spearman (cosine)", 100.0, 3, 4)
     (reverse,) = evaluate_sentences(vectors, PairSet("toy", pairs.first, pairs.second, [1.0, 2.0, 3.0, 0.0]))
     assert reverse.score == -100.0
+
+
+def test_any_encoder_is_scored_as_the_vectors_are_under_the_same_folds():
+    data, vectors = _labelled(n=120)
+    shuffled = LabelledTexts("toy", data.texts, np.random.default_rng(3).permutation(data.labels).tolist())
+    config = SentenceConfig(max_texts=100)
+    for subject in (data, shuffled):
+        (expected,) = evaluate_sentences(vectors, subject, config)
+        assert score_encoder(vectors.encode, subject, config) == expected
+    # an encoder that sees only the label words' first dimension, inverted, still separates the labels
+    flipped = score_encoder(lambda texts: -vectors.encode(texts)[:, :1], data, config)
+    assert flipped.score == 100.0
+    noise = score_encoder(lambda texts: np.random.default_rng(0).random((len(texts), 4)), data, config)
+    assert noise.score < 80.0 and noise.total == 100
+    pairs = PairSet("toy", ["pos1", "pos1", "pos1"], ["pos2", "the", "neg1"], [3.0, 2.0, 1.0])
+    assert score_encoder(vectors.encode, pairs).score == evaluate_sentences(vectors, pairs)[0].score
 
 
 def _write_xz(path, text):

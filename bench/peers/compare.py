@@ -1,21 +1,27 @@
-"""Peers and our vectors side by side: sentence level (each Model2Vec folder encodes the texts with
-its own tokenizer and pooling), word level (``cli.py eval`` on word-vectors files), and the
-recipes' wall time and peak memory from their ``<folder>.timings.json``.
+"""Peers and our vectors side by side: sentence level under the ``sentences`` family's protocol, word
+level (``cli.py eval``), folder sizes, and each recipe's wall time and peak memory.
 
-Runs in ctx2static's environment (model2vec loads a folder without its distill extra). Our side is
-a folder from ``cli.py export --format model2vec``; the peers' word vectors come from ``words.py``:
+Runs in ctx2static's environment (model2vec loads a folder without its distill extra). A ``--model``
+is either a Model2Vec folder (one with ``model.safetensors``: a peer's, or our ``cli.py export
+--format model2vec``), which encodes texts with its own tokenizer and pooling, or our vectors (a
+native folder or a file), which encode with :meth:`Vectors.encode` once per ``--weighting``, after
+PCA to ``--dims`` (:meth:`Vectors.reduced`) when they are wider:
 
-    python cli.py export runs/brown/ase.c2s --format model2vec -o runs/export/ase-brown
-    python bench/peers/compare.py \\
-        --model model2vec=runs/peers/model2vec-minilm --words model2vec=runs/peers/model2vec-brown.bin \\
-        --model tokenlearn=runs/peers/tokenlearn-minilm-brown \\
-        --words tokenlearn=runs/peers/tokenlearn-brown.bin \\
-        --model ase=runs/export/ase-brown --words ase=runs/brown/ase.c2s \\
-        --out bench/results/peers_brown.md
+    python bench/peers/compare.py --corpus ../shared/corpus/brown.txt.xz --dims 256 \\
+        --weighting none --weighting sif --weighting zipf \\
+        --model model2vec=runs/peers/model2vec-minilm --model tokenlearn=runs/peers/tokenlearn-minilm-brown \\
+        --model ase=runs/brown/vectors/ase --model ase-int8=runs/export/ase-int8-256 \\
+        --out bench/results/sentences_brown.md
 
-Sentence level: both bundled sentiment sets (data/downstream/), logistic regression on the
-embeddings with the downstream probes' classifier and iteration budget (``ProbeConfig``) and fixed
-folds (text i in fold i mod 5), mean +- std of the fold accuracies.
+Sentence level: the family's sets, subsample, stratified folds and logistic regression
+(:func:`~ctx2static.eval.sentences.score_encoder`, the code ``cli.py eval --family sentences``
+runs), so a row of ours here equals that command's on the same table and weighting. Word level:
+``cli.py eval`` on the items every row covers; a Model2Vec folder is scored on the vocabulary a
+study builds from ``--corpus`` (``words.py``), our vectors at ``--dims``. Timings: a Model2Vec
+folder's ``<folder>.timings.json`` (``peerrun.py``); for our vectors, the extraction from the
+cache's ``<cache>.json`` and the student from its ``meta.json``, both as the study recorded them.
+Sentence scores are kept in ``--scores`` (``<out>.scores.json``), so a rerun with more rows scores only
+the new ones.
 """
 
 from __future__ import annotations
@@ -26,104 +32,218 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+from ctx2static.eval.results import Score
+from ctx2static.eval.sentences import (
+    SentenceConfig,
+    evaluate_sentences,
+    load_sentences,
+    mean_accuracy,
+    protocol,
+    score_encoder,
+)
+from ctx2static.text.vocab import VocabConfig
+from ctx2static.vectors import Vectors, Weighting
+from words import study_vocab, vocab_words
 
-from ctx2static.eval.downstream.data import SENTIMENT_FILES, read_labelled
-from ctx2static.eval.downstream.probes import ProbeConfig, folds
-from ctx2static.eval.downstream.tasks import sentiment_fold_accuracy
-from ctx2static.resources import DOWNSTREAM_DIR
-
-FOLDS = 5
+MEAN = "sentences-mean"
 
 
-def named(items: list[str], flag: str) -> dict[str, Path]:
-    """``NAME=PATH`` arguments as a dict, in the order given."""
-    out = {}
+@dataclass(frozen=True)
+class Model:
+    """A row source: a Model2Vec folder, or our vectors (reduced to ``dims`` when wider; 0: as they are)."""
+
+    name: str
+    path: Path
+    dims: int
+
+    @property
+    def model2vec(self) -> bool:
+        return (self.path / "model.safetensors").is_file()
+
+    def vectors(self) -> Vectors:
+        """Our vectors, on their first ``dims`` principal axes when they have more."""
+        vectors = Vectors.load(self.path)
+        return vectors.reduced(self.dims) if 0 < self.dims < vectors.dim else vectors
+
+
+def named(items: list[str], dims: int) -> list[Model]:
+    """``NAME=PATH`` arguments as models, in the order given."""
+    out = []
     for item in items:
         name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            sys.exit(f"error: {flag} {item!r}: expected NAME=PATH")
-        out[name] = Path(path)
+        if not sep or not name or not path or not Path(path).exists():
+            sys.exit(f"error: --model {item!r}: expected NAME=PATH of an existing folder or file")
+        out.append(Model(name, Path(path), dims))
     return out
 
 
-def sentence_scores(folder: Path, config: ProbeConfig) -> dict[str, tuple[float, float]]:
-    """Mean and std (x100) of the fold accuracies on each sentiment set, for one Model2Vec folder."""
+def sentence_rows(
+    models: list[Model], weightings: list[Weighting], store: Path
+) -> dict[str, dict[str, Score]]:
+    """Row name -> set -> score; a Model2Vec folder is one row, our vectors one per weighting."""
+    cached = json.loads(store.read_text()) if store.exists() else {}
+    sets = load_sentences()
+    rows = {}
+    for model in models:
+        variants = [None] if model.model2vec else weightings
+        loaded = None
+        for weighting in variants:
+            name = model.name if weighting is None else f"{model.name} ({weighting.value})"
+            key = f"{model.path.resolve()}|{model.path.stat().st_mtime}|{model.dims}|{weighting}"
+            if key not in cached:
+                if loaded is None:
+                    loaded = _encoder_source(model)
+                start = time.perf_counter()
+                if weighting is None:
+                    scores = [score_encoder(loaded, data) for data in sets]
+                else:
+                    config = SentenceConfig(weighting=weighting)
+                    scores = [s for data in sets for s in evaluate_sentences(loaded, data, config)]
+                cached[key] = [s.to_json() for s in scores]
+                store.write_text(json.dumps(cached, indent=1))
+                print(f"{name}: sentences in {time.perf_counter() - start:.0f} s", flush=True)
+            scores = [Score.from_json(d) for d in cached[key]]
+            rows[name] = {s.benchmark: s for s in [*scores, mean_accuracy(scores)] if s is not None}
+    return rows
+
+
+def _encoder_source(model: Model):
+    """A Model2Vec folder's ``encode`` (its own tokenizer and pooling), or our (reduced) vectors."""
+    if not model.model2vec:
+        return model.vectors()
     from model2vec import StaticModel
 
-    model = StaticModel.from_pretrained(str(folder))
-    scores = {}
-    for name in SENTIMENT_FILES:
-        data = read_labelled(DOWNSTREAM_DIR / name)
-        x = np.asarray(model.encode(data.texts), dtype=np.float32)
-        y = np.array(data.labels)
-        fold = folds(len(y), FOLDS)
-        acc = [100 * sentiment_fold_accuracy(x, y, fold, j, config) for j in range(FOLDS)]
-        scores[data.name] = (float(np.mean(acc)), float(np.std(acc)))
-    return scores
+    static = StaticModel.from_pretrained(str(model.path))
+    return lambda texts: static.encode(list(texts))
 
 
-def word_table(words: dict[str, Path]) -> str:
-    """``cli.py eval``'s Markdown table for the word-vectors files (scored on common items)."""
+def sentence_table(rows: dict[str, dict[str, Score]]) -> list[str]:
+    """Markdown: one row per model, one column per set, the labelled sets' mean before the pair set."""
+    first = next(iter(rows.values()))
+    labelled = [b for b, s in first.items() if s.metric == "accuracy"]
+    pairs = [b for b, s in first.items() if s.metric.startswith("spearman")]
+    columns = [*labelled, MEAN, *pairs]
+    lines = ["| model | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
+    for name, scores in rows.items():
+        cells = []
+        for column in columns:
+            s = scores.get(column)
+            if s is None:
+                cells.append("")
+            elif column == MEAN:
+                cells.append(f"**{s.score:.1f}**")
+            else:
+                std = f" ±{s.std:.1f}" if s.std is not None else ""
+                cells.append(f"{s.score:.1f}{std}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def word_table(models: list[Model], corpus: list[str], min_count: int) -> str:
+    """``cli.py eval``'s Markdown table: our vectors at ``dims``, a Model2Vec folder over the corpus words."""
+    vocab = study_vocab(corpus, min_count) if any(m.model2vec for m in models) else None
     with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for model in models:
+            path = Path(tmp) / f"{model.name}.bin"
+            (vocab_words(model.path, vocab) if model.model2vec else model.vectors()).save(path)
+            files.append(path)
         table = Path(tmp) / "words.md"
         cli = Path(__file__).resolve().parents[2] / "cli.py"
         subprocess.run(
-            [sys.executable, str(cli), "eval", *map(str, words.values()), "--markdown", str(table)],
-            check=True,
+            [sys.executable, str(cli), "eval", *map(str, files), "--markdown", str(table)], check=True
         )
         text = table.read_text()
-    for name, path in words.items():
-        text = text.replace(str(path), name)
+        for model, path in zip(models, files, strict=True):
+            text = text.replace(str(path), model.name)
     return text
 
 
-def timings_rows(models: dict[str, Path]) -> list[str]:
-    """One row per folder that has ``<folder>.timings.json``: each step's wall time and peak RSS."""
+def timings_rows(models: list[Model]) -> list[str]:
+    """Each recipe's steps: wall time and peak RSS (a peer's timings JSON; our cache's and meta's)."""
     rows = ["| recipe | step | wall s | peak RSS MiB |", "|---|---|---:|---:|"]
-    for name, folder in models.items():
-        path = folder.with_name(folder.name + ".timings.json")
-        if path.exists():
-            record = json.loads(path.read_text())
-            for step, t in record["steps"].items():
-                rows.append(f"| {name} | {step} | {t['wall_s']} | {t['peak_rss_mib']} |")
-            rows.append(f"| {name} | total | {record['total_wall_s']} | |")
+    for model in models:
+        steps = _steps(model)
+        for step, (seconds, peak) in steps.items():
+            memory = "" if peak is None else f"{peak:,.0f}"
+            rows.append(f"| {model.name} | {step} | {seconds:,.1f} | {memory} |")
+        if len(steps) > 1:
+            rows.append(f"| {model.name} | total | {sum(s for s, _ in steps.values()):,.1f} | |")
+    return rows if len(rows) > 2 else []
+
+
+def _steps(model: Model) -> dict[str, tuple[float, float | None]]:
+    """Step -> (wall seconds, peak RSS MiB or None) of the recipe that made ``model``."""
+    if model.model2vec:
+        path = model.path.with_name(model.path.name + ".timings.json")
+        if not path.exists():
+            return {}
+        record = json.loads(path.read_text())
+        return {step: (t["wall_s"], t["peak_rss_mib"]) for step, t in record["steps"].items()}
+    path = model.path
+    meta_path = path / "meta.json" if path.is_dir() else path.with_name(path.name + ".meta.json")
+    if not meta_path.exists():
+        return {}
+    meta = json.loads(meta_path.read_text())
+    steps = {}
+    cache = Path(meta["cache"]).with_name(Path(meta["cache"]).name + ".json") if meta.get("cache") else None
+    if cache is not None and cache.exists():
+        record = json.loads(cache.read_text())
+        steps["extract"] = (record["seconds"], record.get("peak_rss_mb"))
+    study = meta.get("study", {})
+    steps[meta.get("student", "student")] = (study.get("seconds", meta["seconds"]), study.get("peak_rss_mb"))
+    return steps
+
+
+def size_rows(models: list[Model]) -> list[str]:
+    """The size on disk of each Model2Vec folder (all its files)."""
+    rows = ["| folder | MiB |", "|---|---:|"]
+    for model in models:
+        if model.model2vec:
+            size = sum(p.stat().st_size for p in model.path.iterdir() if p.is_file())
+            rows.append(f"| {model.name} | {size / 2**20:.1f} |")
     return rows if len(rows) > 2 else []
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", action="append", default=[], help="NAME=Model2Vec folder (sentence level)")
-    ap.add_argument("--words", action="append", default=[], help="NAME=word-vectors file (word level)")
-    ap.add_argument("--out", type=Path, help="write the tables here as Markdown (else print)")
+    ap.add_argument("--model", action="append", required=True, help="NAME=Model2Vec folder or our vectors")
+    ap.add_argument("--dims", type=int, default=0, help="PCA our vectors to this many dims (0: keep)")
+    ap.add_argument(
+        "--weighting", action="append", type=Weighting, help="our vectors' weighting (repeat; default none)"
+    )
+    ap.add_argument("--corpus", action="append", default=[], help="Model2Vec folders' word rows: corpus")
+    ap.add_argument("--min-count", type=int, default=VocabConfig().min_count)
+    ap.add_argument("--no-words", action="store_true", help="leave the word-level table out")
+    ap.add_argument("--out", required=True, type=Path, help="the Markdown file to write")
+    ap.add_argument("--scores", type=Path, help="sentence scores kept between runs [<out>.scores.json]")
     args = ap.parse_args()
-    models, words = named(args.model, "--model"), named(args.words, "--words")
-    config = ProbeConfig()
-    lines = [f"# Peers side by side ({time.strftime('%Y-%m-%d', time.gmtime())})", ""]
-    lines += ["Command: `python " + " ".join(sys.argv) + "`", ""]
-    if models:
-        scores = {name: sentence_scores(folder, config) for name, folder in models.items()}
-        sets = list(next(iter(scores.values())))
-        lines += ["## Sentence level: accuracy x100, mean +- std over 5 fixed folds", ""]
-        lines += ["| model | " + " | ".join(sets) + " | mean |", "|---|" + "---:|" * (len(sets) + 1)]
-        for name, s in scores.items():
-            cells = [f"{s[k][0]:.1f} +- {s[k][1]:.1f}" for k in sets]
-            lines.append(f"| {name} | " + " | ".join(cells) + f" | {np.mean([s[k][0] for k in sets]):.1f} |")
-        lines += [
-            "",
-            f"Logistic regression C={config.sentiment_c}, max_iter={config.max_iter}, standardised.",
-            "",
-        ]
-    if words:
-        lines += ["## Word level (`cli.py eval`)", "", word_table(words), ""]
+    models = named(args.model, args.dims)
+    if not args.no_words and not args.corpus and any(m.model2vec for m in models):
+        sys.exit("error: the word table of a Model2Vec folder needs --corpus (or pass --no-words)")
+    weightings = args.weighting or [Weighting.NONE]
+    store = args.scores or args.out.with_name(args.out.name + ".scores.json")
+    rows = sentence_rows(models, weightings, store)
+    lines = [f"## Sentence level ({time.strftime('%Y-%m-%d', time.gmtime())})", "", *sentence_table(rows), ""]
+    lines += [f"- {line}" for line in protocol(SentenceConfig())]
+    lines += [
+        "- a Model2Vec folder encodes with its own tokenizer and pooling (`StaticModel.encode`); our "
+        f"vectors with `Vectors.encode` at the weighting in brackets, PCA to {args.dims or 'all'} dims",
+        "",
+    ]
+    if not args.no_words:
+        lines += ["## Word level (`cli.py eval`)", "", word_table(models, args.corpus, args.min_count), ""]
+    sizes = size_rows(models)
+    if sizes:
+        lines += ["## Folder sizes", "", *sizes, ""]
     timing = timings_rows(models)
     if timing:
         lines += ["## Recipes: wall time and peak memory per step", "", *timing, ""]
     text = "\n".join(lines)
-    if args.out:
-        args.out.write_text(text)
+    args.out.write_text(text)
     print(text)
 
 

@@ -27,6 +27,25 @@ from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.vectors import Vectors
 
 
+def vocab_words(model: Path, vocab: Vocab) -> Vectors:
+    """Each word of ``vocab`` as the Model2Vec folder ``model`` encodes it (its tokens' pooled vector)."""
+    from model2vec import StaticModel
+
+    words = list(vocab.words)
+    matrix = np.asarray(StaticModel.from_pretrained(str(model)).encode(words, batch_size=4096), np.float32)
+    meta = {"student": model.name, "source": str(model)}
+    timings = model.with_name(model.name + ".timings.json")
+    if timings.exists():
+        record = json.loads(timings.read_text())
+        meta |= {"peer": record["peer"], "train_seconds": record["total_wall_s"]}
+    return Vectors(words, matrix, vocab.counts.copy(), meta)
+
+
+def study_vocab(corpus: list[str], min_count: int) -> Vocab:
+    """The vocabulary a study builds from ``corpus`` at ``min_count``."""
+    return Vocab.build(Corpus(corpus), VocabConfig(min_count=min_count))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", required=True, type=Path, help="a peer's Model2Vec folder")
@@ -34,20 +53,10 @@ def main() -> None:
     ap.add_argument("--min-count", type=int, default=VocabConfig().min_count)
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args()
-    from model2vec import StaticModel
-
-    model = StaticModel.from_pretrained(str(args.model))
-    vocab = Vocab.build(Corpus(args.corpus), VocabConfig(min_count=args.min_count))
-    words = list(vocab.words)
-    matrix = np.asarray(model.encode(words, batch_size=4096), dtype=np.float32)
-    meta = {"student": args.model.name, "source": str(args.model)}
-    timings = args.model.with_name(args.model.name + ".timings.json")
-    if timings.exists():
-        record = json.loads(timings.read_text())
-        meta |= {"peer": record["peer"], "train_seconds": record["total_wall_s"]}
+    vectors = vocab_words(args.model, study_vocab(args.corpus, args.min_count))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    Vectors(words, matrix, vocab.counts.copy(), meta).save(args.out)
-    print(f"{args.model.name}: {len(words):,} words -> {args.out}")
+    vectors.save(args.out)
+    print(f"{args.model.name}: {len(vectors):,} words -> {args.out}")
 
 
 if __name__ == "__main__":
