@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 from ctx2static.fileio import atomic_write, write_json
 
 
@@ -50,6 +52,13 @@ class Score:
     def from_json(cls, d: Mapping[str, Any]) -> Score:
         """The inverse of :meth:`to_json` (null becomes NaN)."""
         return cls(**{**d, "score": float("nan") if d["score"] is None else d["score"]})
+
+
+def summary(picked: Sequence[Score], benchmark: str, metric: str) -> Score:
+    """One row that averages ``picked`` (NaN if any is NaN), covering what they cover together."""
+    mean = float(np.mean([s.score for s in picked]))
+    covered, total = sum(s.covered for s in picked), sum(s.total for s in picked)
+    return Score(benchmark, "summary", metric, mean, covered, total)
 
 
 def _percent(fraction: float) -> str:

@@ -32,7 +32,7 @@ import numpy as np
 from ctx2static.errors import UserError
 from ctx2static.eval.downstream.data import LabelledTexts, read_labelled
 from ctx2static.eval.downstream.probes import fit, require_sklearn
-from ctx2static.eval.results import Score
+from ctx2static.eval.results import Score, summary
 from ctx2static.fileio import read_lines
 from ctx2static.options import Options, Rule, opt, seed_rule
 from ctx2static.resources import DOWNSTREAM_DIR, SENTENCES_DIR
@@ -204,10 +204,8 @@ def mean_accuracy(scores: Sequence[Score]) -> Score | None:
     labelled = [name for name, (_, labels) in SETS.items() if labels is not None]
     if not all(name in by_name for name in labelled):
         return None
-    picked = [by_name[name] for name in labelled]
-    mean = float(np.mean([s.score for s in picked]))
-    covered, total = sum(s.covered for s in picked), sum(s.total for s in picked)
-    return Score("sentences-mean", "summary", f"mean accuracy ({', '.join(labelled)})", mean, covered, total)
+    metric = f"mean accuracy ({', '.join(labelled)})"
+    return summary([by_name[name] for name in labelled], "sentences-mean", metric)
 
 
 def protocol(config: SentenceConfig) -> list[str]:

@@ -12,7 +12,7 @@ from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import Benchmark, load_benchmarks
 from ctx2static.eval.families import FAMILIES, FamilySpec, family, family_of
-from ctx2static.eval.results import Score
+from ctx2static.eval.results import Score, summary
 from ctx2static.eval.sentences import mean_accuracy
 from ctx2static.vectors import Vectors, require_finite
 
@@ -25,11 +25,7 @@ def avg5(scores: Sequence[Score]) -> Score | None:
     by_name = {s.benchmark: s for s in scores if s.family == "similarity"}
     if not all(name in by_name for name in AVG5):
         return None
-    picked = [by_name[name] for name in AVG5]
-    mean = float(np.mean([s.score for s in picked]))
-    metric = f"mean spearman ({', '.join(AVG5)})"
-    covered, total = sum(s.covered for s in picked), sum(s.total for s in picked)
-    return Score("avg5", "summary", metric, mean, covered, total)
+    return summary([by_name[name] for name in AVG5], "avg5", f"mean spearman ({', '.join(AVG5)})")
 
 
 ItemMasks = Mapping[str, np.ndarray]
