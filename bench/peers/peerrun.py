@@ -49,10 +49,10 @@ def refuse_existing(out: Path) -> None:
             sys.exit(f"error: {path} exists; remove it or pick another --out")
 
 
-def run_step(name: str, argv: list[str]) -> dict:
-    """Run one step as a child process; return its wall seconds and peak RSS (MiB)."""
+def run_step(name: str, argv: list[str], python: str = sys.executable) -> dict:
+    """Run one step as a child process of ``python``; return its wall seconds and peak RSS (MiB)."""
     start = time.perf_counter()
-    child = subprocess.Popen([sys.executable, *argv])
+    child = subprocess.Popen([python, *argv])
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - start
