@@ -105,3 +105,11 @@ def test_table_sets_the_studies_side_by_side_in_its_own_section(rvs, tmp_path):
     assert text.startswith("# Title\n\nintro\n") and text.endswith(
         "## Reader speed on raw.jsonl.xz\n\nkept\n"
     )
+
+
+def test_speed_reads_the_raw_rows_and_writes_its_section(rvs, prepared):
+    md = prepared / "results.md"
+    rvs.speed(Namespace(out=prepared, md=md, repeat=1))
+    text = md.read_text()
+    words = sum(len(t.split()) for t in SHARED.values())
+    assert f"{words:,} whitespace words" in text and "words/s wall" in text
