@@ -8,8 +8,9 @@ Every keyword option is a field of a config dataclass, with the defaults the com
 (``ctx2static extract --help``, ``fit-student --set``): corpus reading (``lowercase``...),
 vocabulary (``min_count``...), teacher (``device``, ``threads``...), extract (``vectors``,
 ``paragraph``, ``max_sentences``...), engine (``engine="ray"``, ``workers``...) and the student's
-own options (``epochs``, ``dim``...).
-``threads`` sets the teacher's and the student's. An unknown option is a one-line ``UserError``.
+own options (``epochs``, ``dim``...), typed for editors and type checkers by
+:mod:`~ctx2static.api_options`. ``threads`` sets the teacher's and the student's. An unknown
+option is a one-line ``UserError``.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import dataclasses
 import itertools
 import os
 import reprlib
+import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ctx2static.api_options import DistillOptions, ExportOptions, ExtractOptions, FitOptions, RetrofitOptions
 from ctx2static.errors import UserError
 from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
 from ctx2static.fileio import atomic_write, check_writable, refuse_inputs
@@ -34,6 +37,11 @@ from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.split import Split
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.vectors import Vectors
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:
+    from typing_extensions import Unpack
 
 __all__ = ["Vectors", "distill", "evaluate", "export", "extract", "fit", "retrofit"]
 
@@ -112,7 +120,8 @@ def _corpus(corpus: CorpusLike, folder: Path, config: CorpusConfig) -> Corpus:
     path = folder / CORPUS_FILE
     with atomic_write(path, "w", encoding="utf-8") as fh:
         for i, sentence in enumerate(items):
-            _check(f"corpus[{i}]", sentence, (str,), "sentences as str (decode bytes first)")
+            if not isinstance(sentence, str):
+                raise _wrong(f"corpus[{i}]", sentence, "sentences as str (decode bytes first)")
             fh.write(sentence.rstrip("\n") + "\n")
     if config.split is Split.AUTO:  # strings given one by one are sentences already
         config = dataclasses.replace(config, split=Split.LINES)
@@ -120,7 +129,7 @@ def _corpus(corpus: CorpusLike, folder: Path, config: CorpusConfig) -> Corpus:
 
 
 def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike | None = None,
-            **options: Any) -> Path:  # fmt: skip
+            **options: Unpack[ExtractOptions]) -> Path:  # fmt: skip
     """Run ``teacher`` over ``corpus`` into a cache folder (as ``ctx2static extract``); return the folder.
 
     ``out`` defaults to a new temporary folder (yours to delete); a folder given resumes an
@@ -132,9 +141,9 @@ def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike 
 
     teacher, out = _teacher(teacher), _folder("out", out)
     _check_corpus(corpus)
-    text, vocab_cfg, teacher_cfg, cfg, engine = (
-        c(**part) for c, part in zip(_EXTRACT_CONFIGS, _split(options, _EXTRACT_CONFIGS, False), strict=True)
-    )
+    parts = _split(options, _EXTRACT_CONFIGS, False)
+    text, vocab_cfg = CorpusConfig(**parts[0]), VocabConfig(**parts[1])
+    teacher_cfg, cfg, engine = TeacherConfig(**parts[2]), ExtractConfig(**parts[3]), EngineConfig(**parts[4])
     folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="ctx2static-cache-"))
     check_writable(folder, inside=True)
     folder.mkdir(parents=True, exist_ok=True)
@@ -149,7 +158,7 @@ def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike 
 
 @sigterm_as_interrupt()
 def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compose: bool = True,
-        **options: Any) -> Vectors:  # fmt: skip
+        **options: Unpack[FitOptions]) -> Vectors:  # fmt: skip
     """Train ``student`` (as ``ctx2static fit-student``) from a cache folder, or a corpus (sgns/cbow/glove).
 
     Options are the student's (``epochs``, ``dim``...; a text student also takes corpus and
@@ -170,7 +179,7 @@ def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compo
 
 @sigterm_as_interrupt()
 def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2static",
-            out: str | os.PathLike | None = None, **options: Any) -> Vectors:  # fmt: skip
+            out: str | os.PathLike | None = None, **options: Unpack[DistillOptions]) -> Vectors:  # fmt: skip
     """Corpus -> ``teacher`` -> cache -> ``student`` -> vectors, with the command line's defaults.
 
     ``out`` is the cache folder (kept, and a rerun resumes); without it the cache lives in a
@@ -216,7 +225,7 @@ def _signals(extract_options: Mapping[str, Any]) -> list[str]:
 
 
 def retrofit(vectors: Vectors | str | os.PathLike, lexicons: str | Sequence[str] = "wordnet",
-             antonyms: str | Sequence[str] = (), **options: Any) -> Vectors:  # fmt: skip
+             antonyms: str | Sequence[str] = (), **options: Unpack[RetrofitOptions]) -> Vectors:  # fmt: skip
     """Retrofit ``vectors`` to synonym lexicons (as ``ctx2static retrofit``; ``wordnet`` is bundled).
 
     ``antonyms`` (``method="attract-repel"`` only; ``wordnet-antonyms`` is bundled) are pushed apart.
@@ -236,11 +245,11 @@ def evaluate(vectors: Vectors | str | os.PathLike, compose: bool = False) -> lis
     return run(_vectors(vectors), compose=compose)
 
 
-def export(vectors: Vectors | str | os.PathLike, format: str, out: str | os.PathLike,
-           evaluate: bool = True, **options: Any) -> Path:  # fmt: skip
-    """Write ``vectors`` as ``format`` (word2vec, word2vec-bin, model2vec, sentence-transformers).
+def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLike,
+           score: bool = True, **options: Unpack[ExportOptions]) -> Path:  # fmt: skip
+    """Write ``vectors`` in the format ``fmt`` (word2vec, word2vec-bin, model2vec, sentence-transformers).
 
-    The folder formats get a model card; with ``evaluate`` it holds the bundled benchmarks' table
+    The folder formats get a model card; with ``score`` it holds the bundled benchmarks' table
     (a second column scores every word, unknown ones composed, when the vectors have a composer).
     Options are :class:`~ctx2static.export.ExportConfig`'s, as ``ctx2static export``'s flags:
     ``weighting`` (none, sif, zipf), ``sif_a``, ``normalize`` (the pooling a folder encodes with,
@@ -254,26 +263,26 @@ def export(vectors: Vectors | str | os.PathLike, format: str, out: str | os.Path
     from ctx2static.export import Card, ExportConfig, Format, export_vectors
 
     try:
-        fmt = Format(format)
+        kind = Format(fmt)
     except ValueError:
-        raise UserError(f"format={format!r}: choose one of {', '.join(f.value for f in Format)}") from None
-    _check("evaluate", evaluate, (bool,), "True or False")
+        raise UserError(f"fmt={fmt!r}: choose one of {', '.join(f.value for f in Format)}") from None
+    _check("score", score, (bool,), "True or False")
     config = ExportConfig(**_split(options, (ExportConfig,), False)[0])
-    out = _folder("out", out, optional=False)
+    path = _path("out", out)
     named = [vectors] if isinstance(vectors, (str, os.PathLike)) else []
-    check_writable(out, inputs=named, folder=fmt.folder)
+    check_writable(path, inputs=named, folder=kind.folder)
     vectors = _vectors(vectors)
     if config.dims:
         vectors = vectors.reduced(config.dims)
         config = dataclasses.replace(config, dims=0)
     evaluation = None
-    if evaluate and fmt.folder:
+    if score and kind.folder:
         results = {"words in the table": run(vectors)}
         if vectors.composer is not None:
-            word_level = load_benchmarks((Family.SIMILARITY, Family.CATEGORIZATION))
+            word_level = load_benchmarks((Family("similarity"), Family("categorization")))
             results["every word (unknown: composed)"] = run(vectors, word_level, compose=True)
         evaluation = format_markdown(results, notes(AnalogyConfig()))
-    return export_vectors(vectors, fmt, out, Card.of(vectors, evaluation), config)
+    return export_vectors(vectors, kind, path, Card.of(vectors, evaluation), config)
 
 
 def _vectors(vectors: Vectors | str | os.PathLike) -> Vectors:
@@ -286,11 +295,14 @@ def _teacher(teacher: str | os.PathLike) -> str:
     return os.fspath(teacher)
 
 
-def _folder(param: str, path: str | os.PathLike | None, optional: bool = True) -> Path | None:
-    if path is None and optional:
-        return None
-    _check(param, path, (str, os.PathLike), "a path")
-    return Path(path)  # type: ignore[arg-type]
+def _folder(param: str, path: str | os.PathLike | None) -> Path | None:
+    return None if path is None else _path(param, path)
+
+
+def _path(param: str, path: object) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise _wrong(param, path, "a path")
+    return Path(path)
 
 
 def _names(param: str, names: str | Sequence[str]) -> list[str]:

@@ -423,7 +423,7 @@ def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str, **op
     config = pop_options(ExportConfig, options)
     check_writable(out, inputs=[vectors], folder=Format(fmt).folder)
     v = Vectors.load(vectors, nonfinite=nonfinite)
-    path = run_export(v, fmt, out, evaluate=not no_eval, **config.to_dict())
+    path = run_export(v, fmt, out, score=not no_eval, **config.to_dict())
     log.info(
         "%s: %s words x %d -> %s (%s, %s)",
         vectors, f"{len(v):,}", config.dims or v.dim, path, fmt, config.quantize.value,
@@ -479,7 +479,7 @@ def neighbours(
         raise UserError("give words to look up, or --analogy A B C")
     v = Vectors.load(vectors, mmap=True)
     asked = [*words, *(w for triple in analogy for w in triple)]
-    unknown = [w for w in asked if v.lookup(w) is None]
+    unknown = [w for w in asked if v.row_of(w) is None]
     if unknown and v.composer is None:
         raise UserError(
             f"{vectors}: '{unknown[0]}' is not among its {len(v):,} words and the vectors have no composer "

@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
@@ -274,11 +274,12 @@ def atomic_dir(path: str | os.PathLike, may_hold: Collection[str] = ()) -> Itera
             _check_replaceable(path, {*os.listdir(tmp), *may_hold})
             # the old folder moves to a temp name of this process, so a crash before it is deleted
             # leaves a temp that the next write of ``path`` removes, never a name that blocks it
-            old = path.with_name(f"{_temp_prefix(path)}old.tmp")
-            if old.is_dir() and not old.is_symlink():  # a dead namesake's (a reused pid)
-                shutil.rmtree(old)
+            temp = path.with_name(f"{_temp_prefix(path)}old.tmp")
+            if temp.is_dir() and not temp.is_symlink():  # a dead namesake's (a reused pid)
+                shutil.rmtree(temp)
+            old: Path | None = temp
             try:
-                os.rename(path, old)
+                os.rename(path, temp)
             except FileNotFoundError:
                 old = None
             try:
@@ -470,7 +471,7 @@ def release_lock(token: str) -> None:
         os.close(held[0])
 
 
-def write_npy(fh: BinaryIO, array: np.ndarray) -> None:
+def write_npy(fh: IO[bytes], array: np.ndarray) -> None:
     """Write ``array`` to ``fh`` in the .npy format through ``fh.write``.
 
     ``np.save`` writes through ``ndarray.tofile``, whose full-disk error carries no errno, so it
@@ -478,7 +479,7 @@ def write_npy(fh: BinaryIO, array: np.ndarray) -> None:
     """
     array = np.ascontiguousarray(array)
     np.lib.format.write_array_header_1_0(fh, np.lib.format.header_data_from_array_1_0(array))
-    fh.write(memoryview(array).cast("B"))
+    fh.write(array.data.cast("B"))
 
 
 def write_json(path: str | os.PathLike, data: Any, indent: int | None = 1, sort_keys: bool = False) -> None:
@@ -512,7 +513,9 @@ def open_compressed(path: str | os.PathLike) -> BinaryIO:
     return opener(path, "rb")  # type: ignore[operator]
 
 
-def read_lines(path: str | os.PathLike, expect: str, limit: int | None = None) -> Iterator[tuple[int, str]]:
+def read_lines(
+    path: str | os.PathLike, expect: str, limit: int | None = None
+) -> Generator[tuple[int, str], None, None]:
     """Yield ``(line number, line)`` of a plain or compressed UTF-8 file, without line ends.
 
     ``expect`` describes the format for the error messages (e.g. "UTF-8 text, one sentence a

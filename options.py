@@ -26,15 +26,18 @@ from ctx2static.errors import UserError
 
 C = TypeVar("C", bound="Options")
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 Rule = tuple[str, bool, str]
 """(field name, whether the constraint holds, what the value must be)."""
 
 
-def opt(default: Any, help: str, off: str | None = None) -> Any:
+def opt(default: T, help: str, off: str | None = None) -> T:
     """A dataclass field with its default and the help text the CLI shows.
 
-    ``off`` names the command-line flag that sets a boolean false (default ``--no-NAME``).
+    Typed as its default, as :func:`dataclasses.field` is, so a type checker compares the default
+    with the field's annotation. ``off`` names the command-line flag that sets a boolean false
+    (default ``--no-NAME``).
     """
     return dataclasses.field(default=default, metadata={"help": help, "off": off})
 

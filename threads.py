@@ -19,7 +19,7 @@ def numba_threads(threads: int) -> Iterator[int]:
     import numba
 
     _check(threads)
-    pool = numba.config.NUMBA_NUM_THREADS
+    pool = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]  # read from the environment at import
     before = numba.get_num_threads()
     numba.set_num_threads(min(threads, pool) if threads else pool)
     try:

@@ -31,7 +31,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from ctx2static.fileio import (
     read_lines,
     write_npy,
 )
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, configure, opt
 from ctx2static.words import tokenize
 
 log = logging.getLogger(__name__)
@@ -104,6 +104,48 @@ class EncodeConfig(Options):
         return [("sif_a", 0 < self.sif_a < 1, "between 0 and 1, both excluded")]
 
 
+class VectorsMeta(TypedDict, total=False):
+    """What a table records about how it was made (``meta.json``); every key is optional.
+
+    The keys some stage reads are checked when the vectors are opened (:data:`META_SCHEMA`);
+    the others are kept as they are. Vectors from elsewhere (gensim, a word2vec file) have none.
+    """
+
+    # provenance: students/registry.py writes it; the model card and the exports read it
+    student: str  # the student's name (x2static, sgns...)
+    config: dict[str, Any]  # the student's config (Options.to_dict)
+    teacher: str | None  # the cache's teacher (a short name, folder or hub id)
+    cache: str  # the cache folder a cache student was fitted from
+    corpus: list[str]  # the corpus files
+    corpus_config: dict[str, Any]  # how the corpus was read; its "lowercase" decides Vectors.lowercase
+    vocab_config: dict[str, Any]  # a text student's vocabulary settings (VocabConfig.to_dict)
+    # timings: students/registry.py; the study's report reads them
+    seconds: float  # reading the corpus or cache plus the fit
+    train_seconds: float  # the fit alone
+    tokens_per_second: int  # corpus tokens times epochs over the fit
+    # training traces, each written by the students named; the study's figures plot loss_per_epoch
+    loss_per_epoch: list[float]  # every iterative student
+    mean_loss: float  # x2static, the contextual students (bert-sg, ctx2vec)
+    loss_per_pair: float  # sgns, cbow (with compute_loss)
+    pairs: int  # sgns, cbow: (centre, target) pairs trained
+    kept_words: int  # sgns, cbow: corpus words kept by subsampling, over every epoch
+    centres: int  # contextual students: centre occurrences trained
+    loop_seconds: float  # contextual students: the training loop alone
+    targets: int  # x2static: training targets
+    adam_steps: int  # x2static
+    costs: list[float]  # glove, semglove: the cost of each epoch
+    nonzeros: int  # glove, semglove: co-occurrence cells
+    cooc_seconds: float  # glove, semglove: counting the co-occurrences
+    seconds_per_epoch: float  # glove
+    occurrences: int  # ase: occurrences averaged
+    table: str  # token, word: the cache table taken (token_emb, word_emb)
+    # later stages
+    study: dict[str, Any]  # study/runner.py: the step's hash, seconds, peak_rss_mb and when written
+    retrofit: list[dict[str, Any]]  # retrofit/solver.py, one entry a pass: method, lexicons, config...
+    pca: dict[str, int]  # Vectors.reduced: {"dims": kept, "of": before}; the Model2Vec export reads it
+    composer: dict[str, Any]  # Composer.save's settings (lowercase, teacher, words, ridge...)
+
+
 @dataclass
 class Vectors:
     """Static word vectors: ``matrix[i]`` is the vector of ``words[i]``."""
@@ -111,7 +153,7 @@ class Vectors:
     words: list[str]
     matrix: np.ndarray
     counts: np.ndarray | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: VectorsMeta = field(default_factory=VectorsMeta)
     composer: Composer | None = field(default=None, repr=False)
     index: dict[str, int] = field(init=False, repr=False)
 
@@ -140,7 +182,7 @@ class Vectors:
         """Vector size."""
         return int(self.matrix.shape[1])
 
-    def lookup(self, word: str) -> int | None:
+    def row_of(self, word: str) -> int | None:
         """Row of ``word``, falling back to its lower-case form; None when absent."""
         i = self.index.get(word)
         if i is None:
@@ -163,16 +205,16 @@ class Vectors:
         return self.matrix / np.maximum(norms, 1e-12)
 
     def query(self, words: Sequence[str]) -> np.ndarray:
-        """float32 ``[len(words), dim]``: each word's row (found as :meth:`lookup` does) or its composition.
+        """float32 ``[len(words), dim]``: each word's row (found as :meth:`row_of` does) or its composition.
 
         A word the table lacks is composed from the teacher's subwords when the vectors carry a
         composer; without one it is a ``KeyError``.
         """
-        rows = [self.lookup(w) for w in words]
+        rows = [self.row_of(w) for w in words]
         out = np.empty((len(rows), self.dim), dtype=np.float32)
         known = [k for k, r in enumerate(rows) if r is not None]
         missing = [k for k, r in enumerate(rows) if r is None]
-        out[known] = self.matrix[[rows[k] for k in known]]
+        out[known] = self.matrix[[r for r in rows if r is not None]]
         if missing:
             if self.composer is None:
                 raise KeyError(f"{words[missing[0]]!r} is not in the vectors, which have no composer")
@@ -198,14 +240,14 @@ class Vectors:
         for items, sign in ((pos, 1.0), (neg, -1.0)):
             for item in items:
                 if isinstance(item, str):
-                    given.add(self.lookup(item))
+                    given.add(self.row_of(item))
                     vec = self.query([item])[0]
                 else:
                     vec = np.asarray(item, dtype=np.float64)
                     if vec.shape != (self.dim,):
                         raise ValueError(f"a query vector must have shape ({self.dim},), not {vec.shape}")
                 target += sign * vec / max(np.linalg.norm(vec), 1e-12)
-        sims = self.unit() @ (target / max(np.linalg.norm(target), 1e-12))
+        sims = self.unit() @ (target / np.maximum(np.linalg.norm(target), 1e-12))
         for i in given - {None}:
             sims[i] = -np.inf
         top = np.argsort(-sims, kind="stable")[:topn]
@@ -258,7 +300,7 @@ class Vectors:
         scaled to unit L2 norm. Texts are pooled ``batch`` at a time (one sparse [batch, words]
         matrix times the table), so memory does not grow with their number.
         """
-        config = EncodeConfig(weighting=weighting, sif_a=sif_a, normalize=normalize)
+        config = configure(EncodeConfig, {"weighting": weighting, "sif_a": sif_a, "normalize": normalize})
         if isinstance(texts, str) or not isinstance(texts, Sequence):
             raise UserError(f"texts={type(texts).__name__}: pass a list of texts (one str each)")
         if batch < 1:
@@ -277,7 +319,7 @@ class Vectors:
         from scipy import sparse
 
         n = len(self)
-        split = [[(w, self.lookup(w)) for w in tokenize(text, lowercase)] for text in texts]
+        split = [[(w, self.row_of(w)) for w in tokenize(text, lowercase)] for text in texts]
         pieces: dict[str, list[int]] = {}
         if self.composer is not None:
             unknown = list(dict.fromkeys(w for words in split for w, i in words if i is None))
@@ -334,17 +376,17 @@ class Vectors:
         if self.composer is not None:
             composer = replace(self.composer, rows=map_rows(self.composer.rows, axes, shift))
             composer._tokenizer = self.composer._tokenizer
-        meta = {**self.meta, "pca": {"dims": dims, "of": self.dim}}
+        meta: VectorsMeta = {**self.meta, "pca": {"dims": dims, "of": self.dim}}
         return Vectors(list(self.words), matrix, self.counts, meta, composer)
 
-    def covering(self, words: Sequence[str]) -> Vectors:
+    def with_composed(self, words: Sequence[str]) -> Vectors:
         """These vectors plus, after the last row, a composed row for each of ``words`` the table lacks."""
-        new = list(dict.fromkeys(w for w in words if self.lookup(w) is None))
+        new = list(dict.fromkeys(w for w in words if self.row_of(w) is None))
         if not new:
             return self
         matrix = np.concatenate([np.asarray(self.matrix), self.query(new)])
         counts = None if self.counts is None else np.concatenate([self.counts, np.zeros(len(new), np.int64)])
-        return Vectors([*self.words, *new], matrix, counts, dict(self.meta), self.composer)
+        return Vectors([*self.words, *new], matrix, counts, self.meta.copy(), self.composer)
 
     def to_gensim(self) -> Any:
         """A gensim ``KeyedVectors`` with these words, vectors and counts (needs gensim)."""
@@ -446,7 +488,7 @@ class Vectors:
                 words, matrix = _read_binary(fh, path, n, d)
             else:
                 words, matrix = _read_text(fh, path, n, d)
-        meta: dict[str, Any] = {}
+        meta: VectorsMeta = {}
         counts = None
         side = _sidecar(path)
         if side.is_file():
@@ -523,7 +565,7 @@ list of such items, ``{key: spec}`` for an object whose listed keys (when presen
 Other keys, and other keys of the objects, are kept as they are. A bool is not taken for a number."""
 
 
-def checked_meta(meta: dict[str, Any], path: Path) -> dict[str, Any]:
+def checked_meta(meta: dict[str, Any], path: Path) -> VectorsMeta:
     """``meta`` as read from ``path``, once every key of :data:`META_SCHEMA` it holds has its type.
 
     Checked when the vectors are opened so that no later stage meets, say, a ``"lowercase": "no"``
@@ -532,7 +574,7 @@ def checked_meta(meta: dict[str, Any], path: Path) -> dict[str, Any]:
     problem = _schema_problem(meta, META_SCHEMA, "")
     if problem:
         raise UserError(f"{path}: {problem}; correct it or delete the key")
-    return meta
+    return cast(VectorsMeta, meta)
 
 
 def _schema_problem(value: Any, spec: Any, key: str) -> str | None:

@@ -227,8 +227,9 @@ class Cache:
         """
         tables = (*self.manifest.get("aux_files", {}), *self.manifest.get("vocab_files", {}))
         checked = [(name, f"{REBUILD} to rebuild it") for name in tables]
+        attention = keys is not None and "attention" in keys
         for i, record in enumerate(self.manifest["shards"] if keys is not None else ()):
-            wanted = [n for n in record["files"] if n.endswith(".h5") or "attention" in keys]
+            wanted = [n for n in record["files"] if n.endswith(".h5") or attention]
             checked += [(name, f"{REBUILD} to rebuild shard {i}") for name in wanted]
         if not self.complete and self.manifest.get("word_sums"):
             checked.append((self.manifest["word_sums"]["file"], f"{REBUILD} to recompute the per-word sums"))

@@ -233,7 +233,7 @@ def _shards_problem(m: dict) -> str | None:
     if not isinstance(shards, list):
         return "has malformed shard records"
     first = shards[0] if shards and isinstance(shards[0], dict) else {}
-    counted = [k for k in first if k.startswith("n_")]  # every record counts what the first does
+    counted: Collection[str] = [k for k in first if k.startswith("n_")]  # as the first record counts
     counted = counted if set(COUNTED) <= set(counted) else COUNTED
     return next(filter(None, (_record_problem(i, r, counted) for i, r in enumerate(shards))), None)
 

@@ -362,6 +362,7 @@ class CacheWriter:
         self.manifest["shards"] += self._unsaved
         self._unsaved = []
         old = self.manifest.get("word_sums")
+        assert self._sums is not None, "checkpointed after a shard's sums were added"
         name = running_sums_name(self.n_shards)
         digest = write_h5(self.folder / name, {"sum": self._sums, "count": self._counts})
         self.manifest["word_sums"] = {"file": name, "sha256": digest}

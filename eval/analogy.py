@@ -8,7 +8,7 @@ or a CSV with header ``,type,word1,word2,word3,target`` (vecto's SemEval-2012 la
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,14 +86,14 @@ class AnalogyConfig(Options):
         return [*sizes, ("eps", self.eps > 0, "positive")]
 
 
-def question_rows(vectors: Vectors, questions: list[tuple[str, ...]], top_n: int) -> np.ndarray:
-    """Rows (q, 4) of the words via ``Vectors.lookup``; -1 where a word is absent or not in the top N."""
+def question_rows(vectors: Vectors, questions: Sequence[tuple[str, ...]], top_n: int) -> np.ndarray:
+    """Rows (q, 4) of the words via ``Vectors.row_of``; -1 where a word is absent or not in the top N."""
     rows = np.full((len(questions), 4), -1, dtype=np.int64)
     row_of: dict[str, int] = {}
     for q, words in enumerate(questions):
         for k, w in enumerate(words):
             if w not in row_of:
-                i = vectors.lookup(w)
+                i = vectors.row_of(w)
                 row_of[w] = i if i is not None and i < top_n else -1
             rows[q, k] = row_of[w]
     return rows
@@ -101,7 +101,7 @@ def question_rows(vectors: Vectors, questions: list[tuple[str, ...]], top_n: int
 
 def _groups(abc: np.ndarray, max_words: int) -> Iterator[slice]:
     """Consecutive slices of the questions, each with at most ``max_words`` distinct words (or one row)."""
-    start, seen = 0, set()
+    start, seen = 0, set[int]()
     for i, row in enumerate(abc.tolist()):
         new = seen.union(row)
         if len(new) > max_words and i > start:
@@ -160,7 +160,8 @@ def _acc(correct: np.ndarray) -> float:
 
 def analogy_coverage(vectors: Vectors, bench: AnalogySet, config: AnalogyConfig) -> np.ndarray:
     """Which questions have all four words among the ``top_n`` most frequent words of ``vectors``."""
-    return (question_rows(vectors, bench.questions, min(config.top_n, len(vectors))) >= 0).all(axis=1)
+    rows = question_rows(vectors, bench.questions, min(config.top_n, len(vectors)))
+    return np.asarray((rows >= 0).all(axis=1))
 
 
 def evaluate_analogy(

@@ -35,7 +35,7 @@ __all__ = [
 
 def load_benchmarks(
     families: Sequence[str | Enum] = INTRINSIC,
-    extra: Mapping[str | Enum, Sequence[str | os.PathLike]] | None = None,
+    extra: Mapping[str, Sequence[str | os.PathLike]] | None = None,
     bundled: bool = True,
     tasks: Sequence[str] | None = None,
 ) -> list[Benchmark]:

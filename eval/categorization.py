@@ -64,11 +64,12 @@ def ward_clusters(x: np.ndarray, k: int) -> np.ndarray:
 
 def item_vector(vectors: Vectors, item: str) -> np.ndarray | None:
     """Vector of a word, or the mean of a phrase's word vectors when all are found; else None."""
-    i = vectors.lookup(item)
+    i = vectors.row_of(item)
     if i is not None:
         return np.asarray(vectors.matrix[i], dtype=np.float64)
-    rows = [vectors.lookup(w) for w in item.split()]
-    if len(rows) < 2 or any(r is None for r in rows):
+    words = item.split()
+    rows = [r for r in map(vectors.row_of, words) if r is not None]
+    if len(words) < 2 or len(rows) < len(words):
         return None
     return np.asarray(vectors.matrix[rows], dtype=np.float64).mean(axis=0)
 
@@ -89,10 +90,10 @@ def evaluate_categorization(
     found = [
         (item_vector(vectors, w), g) for w, g, k in zip(bench.items, bench.labels, keep, strict=True) if k
     ]
-    found = [(v, g) for v, g in found if v is not None]
-    gold = [g for _, g in found]
+    scored = [(v, g) for v, g in found if v is not None]
+    gold = [g for _, g in scored]
     score = float("nan")
     if gold:
-        clusters = ward_clusters(np.stack([v for v, _ in found]), len(set(gold)))
+        clusters = ward_clusters(np.stack([v for v, _ in scored]), len(set(gold)))
         score = 100.0 * purity(gold, clusters.tolist())
     return Score(bench.name, "categorization", "purity (Ward)", score, len(gold), len(bench.items))

@@ -75,8 +75,8 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def pair_cosines(vectors: Vectors, pairs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
-    """Cosines (float64) of the pairs whose two words ``Vectors.lookup`` finds, and the covered mask."""
-    rows = [(vectors.lookup(a), vectors.lookup(b)) for a, b in pairs]
+    """Cosines (float64) of the pairs whose two words ``Vectors.row_of`` finds, and the covered mask."""
+    rows = [(vectors.row_of(a), vectors.row_of(b)) for a, b in pairs]
     covered = np.array([i is not None and j is not None for i, j in rows], dtype=bool)
     idx = np.array([r for r, ok in zip(rows, covered, strict=True) if ok], dtype=np.int64).reshape(-1, 2)
     a = np.asarray(vectors.matrix[idx[:, 0]], dtype=np.float64)
@@ -87,7 +87,7 @@ def pair_cosines(vectors: Vectors, pairs: list[tuple[str, str]]) -> tuple[np.nda
 
 def similarity_coverage(vectors: Vectors, bench: SimilaritySet) -> np.ndarray:
     """Which pairs ``vectors`` holds both words of."""
-    return np.array([vectors.lookup(a) is not None and vectors.lookup(b) is not None for a, b in bench.pairs])
+    return np.array([vectors.row_of(a) is not None and vectors.row_of(b) is not None for a, b in bench.pairs])
 
 
 def evaluate_similarity(vectors: Vectors, bench: SimilaritySet, only: np.ndarray | None = None) -> Score:

@@ -100,7 +100,7 @@ def composed(vectors: Vectors, benchmarks: Sequence[Benchmark]) -> Vectors:
             "these vectors have no composer for words outside the table; fit one with "
             "'ctx2static compose VECTORS --cache DIR' or evaluate without --compose"
         )
-    return vectors.covering([w for b in benchmarks for w in _words(b)])
+    return vectors.with_composed([w for b in benchmarks for w in _words(b)])
 
 
 def _words(bench: Benchmark) -> list[str]:

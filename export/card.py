@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ctx2static.export.tokens import TokenTable
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, VectorsMeta
 
 KNOWN_TEACHERS = {
     "minilm": ("sentence-transformers/all-MiniLM-L6-v2", "apache-2.0"),
@@ -44,7 +43,7 @@ USAGE = {
 class Card:
     """What the card says: the vectors' provenance and, when evaluated, the results table (Markdown)."""
 
-    meta: dict[str, Any]
+    meta: VectorsMeta
     n_words: int
     dim: int
     evaluation: str | None = None
@@ -53,7 +52,7 @@ class Card:
     @classmethod
     def of(cls, vectors: Vectors, evaluation: str | None = None) -> Card:
         """The card of ``vectors`` with an optional evaluation table."""
-        return cls(dict(vectors.meta), len(vectors), vectors.dim, evaluation)
+        return cls(vectors.meta.copy(), len(vectors), vectors.dim, evaluation)
 
     def teacher(self) -> str | None:
         """The teacher's name as the vectors record it."""

@@ -16,7 +16,9 @@ counts k times in the mean (once in :meth:`Vectors.encode`), and a text is cut a
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ctx2static.export.card import Card
 from ctx2static.export.config import ExportConfig
@@ -31,6 +33,7 @@ def save_model2vec(vectors: Vectors, out: Path, card: Card, config: ExportConfig
     rows, scales = quantized(table.matrix, config.quantize)
     tensors = {"embeddings": rows} if scales is None else {"embeddings": rows, "weights": scales}
     weighted = config.weighting is not Weighting.NONE
+    meta: Mapping[str, Any] = vectors.meta  # read by key names taken from a tuple
     settings = {
         "model_type": "model2vec",
         "architectures": ["StaticModel"],
@@ -43,7 +46,7 @@ def save_model2vec(vectors: Vectors, out: Path, card: Card, config: ExportConfig
         "seq_length": 1000000,
         "embedding_dtype": config.quantize.value,
         "ctx2static": {
-            **{k: vectors.meta[k] for k in ("student", "teacher", "config") if k in vectors.meta},
+            **{k: meta[k] for k in ("student", "teacher", "config") if k in meta},
             "export": config.to_dict(),
         },
     }

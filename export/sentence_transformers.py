@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from ctx2static.errors import UserError
 from ctx2static.export.card import Card
@@ -29,7 +30,7 @@ from ctx2static.vectors import Vectors
 
 MODULES = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.StaticEmbedding"}]
 NORMALIZE = {"idx": 1, "name": "1", "path": "1_Normalize", "type": "sentence_transformers.models.Normalize"}
-CONFIG = {"prompts": {}, "default_prompt_name": None, "similarity_fn_name": "cosine"}
+CONFIG: dict[str, Any] = {"prompts": {}, "default_prompt_name": None, "similarity_fn_name": "cosine"}
 
 
 def save_sentence_transformers(vectors: Vectors, out: Path, card: Card, config: ExportConfig) -> Path:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, replace
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from tqdm import tqdm
@@ -23,8 +23,7 @@ from ctx2static.cache.layout import PCA_H5
 from ctx2static.cache.reader import read_manifest
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
-from ctx2static.pipeline.config import Engine as EngineName
-from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
+from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
 from ctx2static.text.corpus import LEGACY_READING, UNBOUNDED, Corpus
 from ctx2static.text.split import Split
@@ -36,7 +35,7 @@ if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
     from ctx2static.pipeline.teacher import Teacher
 
 
-IMPLIED = {
+IMPLIED: dict[str, Any] = {
     "corpus": [LEGACY_READING],
     "corpus_config": {"bounds": asdict(UNBOUNDED)},
     "options": {"shard_words": 0},
@@ -102,7 +101,7 @@ def _shards(sentences: Iterable[tuple[int, list[str]]], size: int, words: int) -
         yield shard
 
 
-class Engine(Protocol):
+class ShardEngine(Protocol):
     """Where shards are computed: :class:`ShardMaker` (this process) or the Ray engine (workers)."""
 
     def identity(self) -> dict:
@@ -126,7 +125,7 @@ class Bar:
     Updated after every teacher batch by an engine that can report them, else per recorded shard.
     """
 
-    def __init__(self, total: int | None, initial: int, engine: Engine) -> None:
+    def __init__(self, total: int | None, initial: int, engine: ShardEngine) -> None:
         self.tqdm = tqdm(
             unit="word", unit_scale=True, desc="extract", total=total, initial=initial, mininterval=1.0
         )
@@ -162,7 +161,9 @@ def _record(writer: CacheWriter, done: ShardDone, bar: Bar) -> None:
     bar.shard(done.stats)
 
 
-def run_extract(corpus: Corpus, vocab: Vocab, engine: Engine, out: str | Path, cfg: ExtractConfig) -> dict:
+def run_extract(
+    corpus: Corpus, vocab: Vocab, engine: ShardEngine, out: str | Path, cfg: ExtractConfig
+) -> dict:
     """Write (or resume) the cache in ``out`` with ``engine``; return its manifest (plus ``run`` timing).
 
     The corpus is streamed shard by shard; the cache writer records each shard only once it is
@@ -179,7 +180,9 @@ def run_extract(corpus: Corpus, vocab: Vocab, engine: Engine, out: str | Path, c
         writer.close()
 
 
-def _write(corpus: Corpus, vocab: Vocab, engine: Engine, writer: CacheWriter, cfg: ExtractConfig) -> dict:
+def _write(
+    corpus: Corpus, vocab: Vocab, engine: ShardEngine, writer: CacheWriter, cfg: ExtractConfig
+) -> dict:
     """Damaged shards, then missing ones, then the vocabulary tables (see :func:`run_extract`)."""
     if writer.complete and not writer.damaged:
         return writer.manifest
@@ -190,8 +193,8 @@ def _write(corpus: Corpus, vocab: Vocab, engine: Engine, writer: CacheWriter, cf
     with bar.tqdm:
         if writer.damaged:
             damaged, last = set(writer.damaged), max(writer.damaged)
-            jobs = itertools.takewhile(lambda job: job[0] <= last, shard_jobs(corpus, cfg, 0))
-            for done in engine.map(writer.folder, (job for job in jobs if job[0] in damaged), pca):
+            upto = itertools.takewhile(lambda job: job[0] <= last, shard_jobs(corpus, cfg, 0))
+            for done in engine.map(writer.folder, (job for job in upto if job[0] in damaged), pca):
                 writer.rebuilt_shard(done.index, done.files)
                 bar.shard(done.stats)
                 log.info("shard %d rebuilt", done.index)
@@ -199,6 +202,7 @@ def _write(corpus: Corpus, vocab: Vocab, engine: Engine, writer: CacheWriter, cf
             jobs = shard_jobs(corpus, cfg, writer.n_shards)
             if cfg.vectors and cfg.pca and pca is None:  # the first shard alone: it fits the projection
                 for done in engine.map(writer.folder, itertools.islice(jobs, 1), None):
+                    assert done.pca is not None, "a shard made without a projection fits one"
                     writer.add_aux(PCA_H5, done.pca)
                     pca = done.pca
                     _record(writer, done, bar)
@@ -226,14 +230,14 @@ Inputs = Callable[[], tuple[Corpus, Vocab]]
 @contextlib.contextmanager
 def start_engine(
     teacher: str, teacher_config: TeacherConfig, inputs: Inputs, cfg: ExtractConfig, engine: EngineConfig
-) -> Iterator[tuple[Engine, Corpus, Vocab]]:
+) -> Iterator[tuple[ShardEngine, Corpus, Vocab]]:
     """The engine ``engine`` names, with the corpus and vocabulary it runs on, until the block ends.
 
     Local: the teacher loads in this process first, so a missing model fails before the corpus is
     read, and torch keeps ``threads`` threads throughout. Ray: the vocabulary comes first (every
     worker receives it), then each worker loads its teacher.
     """
-    if engine.engine is EngineName.RAY:
+    if engine.engine is Engine.RAY:
         from ctx2static.pipeline.ray_engine import RayEngine
 
         corpus, vocab = inputs()

@@ -126,7 +126,7 @@ def _dequantise_gguf(cache: Path, gguf: Path) -> None:
     from ctx2static.fileio import atomic_dir
 
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-    model.hf_quantizer = None  # the weights are dequantised to fp32 now; save them as a plain model
+    model.hf_quantizer = None  # type: ignore[assignment]  # dequantised to fp32 now: save as a plain model
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)

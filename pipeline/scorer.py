@@ -121,6 +121,7 @@ class Scorer:
 
     def _top_rows(self, x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`topk` with row numbers of ``weight`` in place of token ids."""
+        pairs: list[tuple[torch.Tensor, torch.Tensor]]
         if self.low.shape[1] <= (k + self.MARGIN) * self.BLOCK:
             pairs = [self._exact(xs).topk(k, dim=-1) for xs in x.split(self.CHUNK)]
         elif self.low.dtype == torch.float32:

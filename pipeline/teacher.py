@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -191,7 +191,7 @@ class Teacher:
             if f.suffix in (".safetensors", ".bin", ".json") and f.is_file():
                 h.update(f.name.encode())
                 with open(f, "rb") as fh:
-                    for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    for block in iter(partial(fh.read, 1 << 20), b""):
                         h.update(block)
         return h.hexdigest()[:16]
 
@@ -409,9 +409,7 @@ def _bos(tok: Any, kind: TeacherKind) -> int | None:
 
 def _max_length(model_config: Any, tok: Any) -> int:
     """Tokens per input the model takes: its positions (less the padding offset of RoBERTa's kin)."""
-    max_pos = getattr(model_config, "max_position_embeddings", None) or getattr(
-        model_config, "n_positions", 512
-    )
+    max_pos = getattr(model_config, "max_position_embeddings", 0) or getattr(model_config, "n_positions", 512)
     if model_config.model_type in ("roberta", "xlm-roberta", "camembert", "mpnet"):
         max_pos -= 2  # positions start after the padding index
     return int(min(max_pos, tok.model_max_length if tok.model_max_length < 1e6 else max_pos))

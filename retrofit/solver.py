@@ -48,7 +48,7 @@ from ctx2static.retrofit.attract_repel import AttractRepel, build_constraints
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import build_graph, check_links
 from ctx2static.retrofit.propagate import propagate
-from ctx2static.vectors import Vectors, require_finite
+from ctx2static.vectors import Vectors, VectorsMeta, require_finite
 
 
 def log_student_t_kernel(sq_dist: np.ndarray, nu: float, sigma: float) -> np.ndarray:
@@ -276,5 +276,5 @@ def retrofit_vectors(
         q, entry["propagate"], m = propagate(q0, q, moved, config.ridge)
         if composer is not None:
             composer = replace(composer, rows=map_rows(composer.rows, m))
-    meta = {**vectors.meta, "retrofit": [*vectors.meta.get("retrofit", []), entry]}
+    meta: VectorsMeta = {**vectors.meta, "retrofit": [*vectors.meta.get("retrofit", []), entry]}
     return Vectors(list(vectors.words), q, vectors.counts, meta, composer), info["objective"]

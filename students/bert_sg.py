@@ -20,7 +20,7 @@ from numba import njit
 from ctx2static.cache import Cache
 from ctx2static.options import opt
 from ctx2static.students.contextual import Array, ContextualConfig, axpy, dot, negatives_update, train
-from ctx2static.students.sampling import logistic
+from ctx2static.students.losses import logistic
 from ctx2static.vectors import Vectors
 
 

@@ -55,6 +55,7 @@ from ctx2static.cache import Cache
 from ctx2static.options import Rule, opt, rate_rule, seed_rule
 from ctx2static.students.cache_input import CacheConfig, Init, teacher_init
 from ctx2static.students.jit_bind import bind_update, centre_update
+from ctx2static.students.losses import logistic
 from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
     draw_word,
@@ -62,13 +63,12 @@ from ctx2static.students.sampling import (
     keep_probabilities,
     lcg,
     linear_alpha,
-    logistic,
     negative_table,
     seed_state,
     unit_float,
 )
 from ctx2static.threads import blas_threads, torch_threads
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, VectorsMeta
 
 log = logging.getLogger(__name__)
 
@@ -573,7 +573,7 @@ def train(
         "%s: %s centre words in %.1f s (%s words/s, %d threads), mean loss %.4f",
         name, f"{tally.done:,}", seconds, f"{tally.done / max(seconds, 1e-9):,.0f}", threads, mean_loss,
     )  # fmt: skip
-    meta = {
+    meta: VectorsMeta = {
         "centres": tally.done,
         "mean_loss": mean_loss,
         "loss_per_epoch": loss_per_epoch,

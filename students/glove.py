@@ -39,7 +39,7 @@ from ctx2static.students.postprocess import abtt_rule
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.threads import numba_threads
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, VectorsMeta
 
 log = logging.getLogger(__name__)
 
@@ -249,7 +249,7 @@ def fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors:
         "glove: %s nonzeros in %.1f s; %d epochs, %.2f s/epoch, cost %.5f -> %.5f",
         f"{cooc.nnz:,}", cooc_seconds, state.epoch, per_epoch, state.costs[0], state.costs[-1],
     )  # fmt: skip
-    meta = {
+    meta: VectorsMeta = {
         "nonzeros": int(cooc.nnz),
         "cooc_seconds": round(cooc_seconds, 2),
         "seconds_per_epoch": round(per_epoch, 3),

@@ -16,7 +16,7 @@ from typing import Any
 
 from numba import njit
 
-from ctx2static.students import sampling
+from ctx2static.students import losses, sampling
 
 
 def centre_update(*args: Any) -> Any:
@@ -33,22 +33,23 @@ def bind_update(template: Callable[..., Any], update: Any, **jit_options: bool) 
     Numba cannot cache a function that takes another as an argument (the cache misses in every
     new process), so each (loop, student) pair gets its own copy of the loop. Numba's on-disk
     cache only checks the stamp of the file that holds the cached function (the template's), so
-    the copy is named after a hash of the student's module source and of :mod:`sampling`'s: an
-    edit to either recompiles it, an edit to the template's file invalidates it by its stamp. So
-    an update should call only these modules and its own; updates themselves are not cached, so
-    they never hold stale copies of these kernels. Compiled ``cache`` and ``fastmath``, with
-    ``jit_options`` (e.g. ``parallel=True``, ``nogil=True``).
+    the copy is named after a hash of the student's module source and of :mod:`sampling`'s and
+    :mod:`losses`'s: an edit to any of them recompiles it, an edit to the template's file
+    invalidates it by its stamp. So an update should call only these modules and its own; updates
+    themselves are not cached, so they never hold stale copies of these kernels. Compiled
+    ``cache`` and ``fastmath``, with ``jit_options`` (e.g. ``parallel=True``, ``nogil=True``).
     """
     key = (template, update)
     if key not in _BOUND:
         module = sys.modules[update.py_func.__module__]
         try:
-            source = "".join(inspect.getsource(m) for m in (module, sampling)).encode()
+            source = "".join(inspect.getsource(m) for m in (module, sampling, losses)).encode()
         except OSError:  # installed without sources: hash the bytecode instead
             source = update.py_func.__code__.co_code
         digest = hashlib.sha1(source).hexdigest()[:10]
         tag = f"{template.__name__}_{module.__name__.rsplit('.', 1)[-1]}_{update.__name__}_{digest}"
         fn = types.FunctionType(template.__code__, {**template.__globals__, "centre_update": update}, tag)
         fn.__qualname__ = tag
-        _BOUND[key] = njit(cache=True, fastmath=True, **jit_options)(fn)
+        # numba's stubs list its options by name, so a mapping of them matches no overload
+        _BOUND[key] = njit(cache=True, fastmath=True, **jit_options)(fn)  # type: ignore[call-overload]
     return _BOUND[key]

@@ -169,11 +169,13 @@ def _timed(name: str, config: Options, n_tokens: int, began: float, fit: Any, *a
     end = time.perf_counter()
     epochs = getattr(config, "epochs", 1)
     vectors.meta.update(
-        student=name,
-        config=config.to_dict(),
-        seconds=round(end - began, 2),
-        train_seconds=round(end - start, 2),
-        tokens_per_second=round(n_tokens * epochs / max(end - start, 1e-9)),
+        {
+            "student": name,
+            "config": config.to_dict(),
+            "seconds": round(end - began, 2),
+            "train_seconds": round(end - start, 2),
+            "tokens_per_second": round(n_tokens * epochs / max(end - start, 1e-9)),
+        }
     )
     return vectors
 
@@ -210,10 +212,10 @@ def fit_cache_student(
     log.info("%s: checksums of %.0f MB verified in %.1f s", cache_dir, size / 1e6, seconds)
     vectors = _timed(name, config, cache.totals("n_words"), began, load_student(name).fit, cache)
     identity = cache.manifest["identity"]
-    vectors.meta.update(cache=str(cache_dir), teacher=identity.get("teacher", {}).get("name"))
+    vectors.meta.update({"cache": str(cache_dir), "teacher": identity.get("teacher", {}).get("name")})
     if "corpus" in identity:  # provenance for model cards
         vectors.meta.update(
-            corpus=[c["path"] for c in identity["corpus"]], corpus_config=identity["corpus_config"]
+            {"corpus": [c["path"] for c in identity["corpus"]], "corpus_config": identity["corpus_config"]}
         )
     if compose and composable(cache):
         vectors.composer = fit_composer(cache, vectors)
@@ -238,8 +240,10 @@ def fit_text_student(
                  f"{len(vocab):,}")  # fmt: skip
         vectors = _timed(name, config, n_tokens, began, load_student(name).fit, encoded, vocab)
     vectors.meta.update(
-        corpus=[str(p) for p in corpus.paths],
-        corpus_config=corpus.config.to_dict(),
-        vocab_config=vocab_config.to_dict(),
+        {
+            "corpus": [str(p) for p in corpus.paths],
+            "corpus_config": corpus.config.to_dict(),
+            "vocab_config": vocab_config.to_dict(),
+        }
     )
     return vectors

@@ -3,13 +3,11 @@
 word2vec's machinery, written once (Mikolov et al. 2013, "Distributed Representations of Words
 and Phrases"): the unigram^0.75 negative-sampling distribution (Sec. 2.2; X2Static uses ^0.5),
 frequent-word subsampling (Sec. 2.3, in the form of the released C code), the dynamic (reduced)
-window, the per-chunk LCG random generator and its seeding, the linear learning-rate decay and
-the stable softplus and sigmoid of the logistic losses.
+window, the per-chunk LCG random generator and its seeding and the linear learning-rate decay
+(the losses' softplus and sigmoid are :mod:`~ctx2static.students.losses`).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numba import njit
@@ -150,17 +148,3 @@ def subsample(
         out[n] = w
         n += 1
     return n, state
-
-
-@njit(cache=True, fastmath=True, inline="always")
-def softplus(x: float) -> float:
-    """log(1 + e^x), stable."""
-    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
-
-
-@njit(cache=True, fastmath=True, inline="always")
-def logistic(x: float) -> tuple[float, float]:
-    """(s(x), softplus(x)) from one exponential, stable: s(x) = 1 / (1 + e^-x), softplus = log(1 + e^x)."""
-    t = math.exp(-abs(x))
-    s = 1.0 / (1.0 + t) if x >= 0.0 else t / (1.0 + t)
-    return s, max(x, 0.0) + math.log1p(t)

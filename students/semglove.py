@@ -32,7 +32,7 @@ from ctx2static.students import glove
 from ctx2static.students.cache_input import CacheConfig, encoded_corpus
 from ctx2static.students.cooc import window_cooccurrence
 from ctx2static.threads import numba_threads
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, VectorsMeta
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ def fit(cache: Cache, config: Config) -> Vectors:
         Cooc(config.cooc).value, Weighting(config.weighting).value, f"{x.nnz:,}", built,
         state.costs[0], state.costs[-1],
     )  # fmt: skip
-    meta = {
+    meta: VectorsMeta = {
         "nonzeros": int(x.nnz),
         "cooc_seconds": round(built, 2),
         "costs": state.costs,

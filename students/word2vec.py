@@ -29,6 +29,7 @@ from tqdm import tqdm
 from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
 from ctx2static.students import sampling
 from ctx2static.students.jit_bind import bind_update, centre_update
+from ctx2static.students.losses import softplus
 from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
     exponent_rule,
@@ -36,13 +37,12 @@ from ctx2static.students.sampling import (
     linear_alpha_nb,
     reduced_window,
     seed_state,
-    softplus,
     subsample,
 )
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.threads import numba_threads
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, VectorsMeta
 
 log = logging.getLogger(__name__)
 
@@ -290,7 +290,7 @@ def train(
                 post["loss/pair"] = f"{loss_per_epoch[-1]:.4f}"
             bar.set_postfix(post)
     seconds = time.perf_counter() - start
-    meta: dict[str, Any] = {"pairs": int(pairs), "kept_words": int(kept)}
+    meta: VectorsMeta = {"pairs": int(pairs), "kept_words": int(kept)}
     summary = (
         f"{name}: {config.epochs} epochs over {n_tokens:,} tokens in {seconds:.1f} s "
         f"({total_words / seconds:,.0f} tokens/s, {threads} threads, "

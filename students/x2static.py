@@ -28,6 +28,7 @@ from tqdm import tqdm
 from ctx2static.cache import Cache
 from ctx2static.options import Rule, opt, rate_rule, seed_rule
 from ctx2static.students.cache_input import CacheConfig, Init, teacher_init
+from ctx2static.students.losses import softplus
 from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
     draw_targets,
@@ -35,10 +36,9 @@ from ctx2static.students.sampling import (
     keep_probabilities,
     negative_table,
     seed_state,
-    softplus,
     subsample,
 )
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, VectorsMeta
 
 log = logging.getLogger(__name__)
 
@@ -242,7 +242,7 @@ def fit(cache: Cache, config: Config) -> Vectors:
         "x2static (%s): %s targets in %.1f s (%s targets/s), mean loss %.4f",
         key, f"{n_targets:,}", seconds, f"{n_targets / max(seconds, 1e-9):,.0f}", mean_loss,
     )  # fmt: skip
-    meta = {
+    meta: VectorsMeta = {
         "targets": n_targets,
         "mean_loss": mean_loss,
         "adam_steps": step,

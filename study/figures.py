@@ -102,7 +102,7 @@ def plot_pairs(spec: ReportSpec, vectors: Mapping[str, Vectors], path: Path) -> 
     known = [
         p
         for p in google_pairs(spec.pairs)
-        if all(v.lookup(w) is not None for v in vectors.values() for w in p)
+        if all(v.row_of(w) is not None for v in vectors.values() for w in p)
     ]
     pairs = known[: spec.max_pairs]
     if len(pairs) < 2:
@@ -110,7 +110,7 @@ def plot_pairs(spec: ReportSpec, vectors: Mapping[str, Vectors], path: Path) -> 
         return []
     fig, axes = _grid(len(vectors), 4.6, 4.2)
     for ax, (name, v) in zip(axes, vectors.items(), strict=False):
-        rows = [v.lookup(w) for p in pairs for w in p]
+        rows = [r for p in pairs for w in p if (r := v.row_of(w)) is not None]  # every word is known
         xy, ratio = pca_2d(v.unit()[rows].astype(np.float64))
         male, female = xy[0::2], xy[1::2]
         for m, f in zip(male, female, strict=True):

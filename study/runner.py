@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,7 @@ class StudyRunner:
 
             c = self.study.corpus
             files = Corpus(list(c.files), c.text).identity()
-            key = {
+            key: dict[str, Any] = {
                 "files": [[f["path"], f["sha256"]] for f in files],
                 "text": c.text.tokens(),
                 "vocab": c.vocab.to_dict(),
@@ -244,7 +245,7 @@ class StudyRunner:
 
         spec = self.study.eval
         key = {
-            "families": [f.value for f in spec.families],
+            "families": [f.value if isinstance(f, Enum) else f for f in spec.families],
             **opt_in_key(spec.families, spec.tasks, spec.analogy_config),
             "extra": {f: [[str(p), sha256_file(p)] for p in ps] for f, ps in spec.extra().items()},
             "analogy": spec.analogy_config.to_dict(),

@@ -82,7 +82,7 @@ class EvalSpec:
     @property
     def downstream(self) -> bool:
         """Whether the downstream family runs."""
-        return Family.DOWNSTREAM in self.families
+        return Family("downstream") in self.families
 
     def extra(self) -> dict[str, tuple[Path, ...]]:
         """The extra benchmark files of every family that reads files (none given: empty)."""
@@ -133,7 +133,11 @@ class Study:
     @property
     def outputs(self) -> list[str]:
         """Names of every vectors output: students, references, retrofits, each in the file's order."""
-        return [x.name for x in (*self.students, *self.references, *self.retrofits)]
+        return [
+            *(s.name for s in self.students),
+            *(r.name for r in self.references),
+            *(r.name for r in self.retrofits),
+        ]
 
     def baseline(self, name: str) -> str | None:
         """The vectors ``name`` is compared with: a retrofit's input, a student's plain counterpart."""

@@ -90,7 +90,7 @@ def test_api_page_stage_and_vectors_blocks_run(tmp_path, monkeypatch, mini_corpu
     v = scope["v"]
     [(answer, _)] = v.most_similar(["king", "woman"], negative=["man"], topn=1)
     assert answer not in ("king", "woman", "man") and v.most_similar(v["bank"], topn=1)[0][0] == "bank"
-    assert "riverbank" not in v and v.covering(["riverbank"]).words[-1] == "riverbank"
+    assert "riverbank" not in v and v.with_composed(["riverbank"]).words[-1] == "riverbank"
 
 
 def test_distill_from_sentences_into_a_folder_resumes_and_matches_the_stages(tmp_path, tiny_models):
@@ -209,7 +209,7 @@ def test_sentences_must_be_str_and_the_first_other_item_is_named(tmp_path, tiny_
         (lambda m: api.retrofit(TINY, [5]), "lexicons[0]=5: pass a lexicon name or file"),
         (lambda m: api.retrofit(TINY, iterations=[2]), "option iterations=[2] must be int"),
         (lambda m: api.evaluate(5), "vectors=5: pass Vectors, or a vectors file or folder"),
-        (lambda m: api.export(TINY, "nope", "o.txt"), "format='nope': choose one of word2vec"),
+        (lambda m: api.export(TINY, "nope", "o.txt"), "fmt='nope': choose one of word2vec"),
         (lambda m: api.export(TINY, "word2vec", None), "out=None: pass a path"),
     ],
 )

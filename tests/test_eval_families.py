@@ -30,7 +30,7 @@ def _read(path):
 
 
 def _found(vectors, bench, analogy):
-    return np.array([vectors.lookup(w) is not None for w in bench.words])
+    return np.array([vectors.row_of(w) is not None for w in bench.words])
 
 
 def _score(vectors, bench, analogy, only):

@@ -142,7 +142,7 @@ def test_export_command_quantizes_reduces_and_weighs(tmp_path, cli_main, bert_ve
 def test_api_export_takes_the_options_as_keywords(tmp_path, bert_vectors):
     from ctx2static.api import export
 
-    out = export(bert_vectors, "model2vec", tmp_path / "m", evaluate=False, quantize="float16", dims=4)
+    out = export(bert_vectors, "model2vec", tmp_path / "m", score=False, quantize="float16", dims=4)
     assert load_file(out / "model.safetensors")["embeddings"].shape[1] == 4
     with pytest.raises(UserError, match="unknown option 'dim'; the options are: .*dims"):
-        export(bert_vectors, "model2vec", tmp_path / "n", evaluate=False, dim=4)
+        export(bert_vectors, "model2vec", tmp_path / "n", score=False, dim=4)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = [
-    {"cli", "api"},
+    {"cli", "api", "api_options"},
     {"study"},
     {"pipeline", "students", "retrofit", "eval", "export"},
     {"cache"},

@@ -47,14 +47,14 @@ def prepare(args: argparse.Namespace) -> None:
     out.mkdir(parents=True, exist_ok=False)
     vectors = Vectors.load(args.vectors)
     texts = list(corpus_texts(args.corpus))[:: args.every][: args.texts]
-    known = [all(vectors.lookup(w) is not None for w in tokenize(t, vectors.lowercase)) for t in texts]
+    known = [all(vectors.row_of(w) is not None for w in tokenize(t, vectors.lowercase)) for t in texts]
     pooling = {"weighting": args.weighting, "sif_a": args.sif_a}
     for dims in args.dims:
         table = vectors.reduced(dims) if dims else vectors
         np.save(out / f"ref-{dims or 'full'}.npy", table.encode(texts, **pooling))
         for quantize in QUANTIZE:
             folder = out / folder_name(quantize, dims)
-            export(vectors, "model2vec", folder, evaluate=False, quantize=quantize, dims=dims, **pooling)
+            export(vectors, "model2vec", folder, score=False, quantize=quantize, dims=dims, **pooling)
     info = {
         "vectors": str(args.vectors), "dim": vectors.dim, "words": len(vectors), **pooling,
         "texts": texts, "known": known, "dims": args.dims,

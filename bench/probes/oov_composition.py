@@ -37,7 +37,7 @@ def unit(m: np.ndarray) -> np.ndarray:
 
 
 def coverage_rows(v: Vectors, benches) -> list[str]:
-    full = v.covering([w for b in benches for p in b.pairs for w in p])
+    full = v.with_composed([w for b in benches for p in b.pairs for w in p])
     zero = Vectors(full.words, np.concatenate([v.matrix, np.zeros((len(full) - len(v), v.dim))]))
     rows = []
     for b in benches:
@@ -91,8 +91,8 @@ def heldout_once(
     sub = {w: composed[k] for k, w in enumerate(held_words)}
     sets = {}
     for b in benches:
-        rows = [(k, [v.words[v.lookup(w)] for w in pair]) for k, pair in enumerate(b.pairs)
-                if v.lookup(pair[0]) is not None and v.lookup(pair[1]) is not None]  # fmt: skip
+        rows = [(k, [v.words[v.row_of(w)] for w in pair]) for k, pair in enumerate(b.pairs)
+                if v.row_of(pair[0]) is not None and v.row_of(pair[1]) is not None]  # fmt: skip
         rows = [(k, ws) for k, ws in rows if ws[0] in sub or ws[1] in sub]
         true = [unit(matrix[[v.index[w] for w in ws]]) for _, ws in rows]
         comp = [unit(np.array([sub.get(w, matrix[v.index[w]]) for w in ws])) for _, ws in rows]

@@ -111,11 +111,11 @@ class Encoded:
 
 
 def encode(vectors: Vectors, sentences: Sequence[Sequence[str]]) -> Encoded:
-    """Look every token up (exact, then lower-cased: :meth:`Vectors.lookup`) and keep the rows used."""
+    """Look every token up (exact, then lower-cased: :meth:`Vectors.row_of`) and keep the rows used."""
     cache: dict[str, int] = {}
     ids = np.fromiter(
         (
-            cache[w] if w in cache else cache.setdefault(w, -1 if (i := vectors.lookup(w)) is None else i)
+            cache[w] if w in cache else cache.setdefault(w, -1 if (i := vectors.row_of(w)) is None else i)
             for s in sentences
             for w in s
         ),

@@ -93,8 +93,8 @@ class SentimentTask(_DataTask):
 DownstreamTask = PosTask | NerTask | SentimentTask
 
 
-def load_downstream(tasks: Sequence[Task] = tuple(Task)) -> list[DownstreamTask]:
-    """Read the bundled data of ``tasks`` (the Penn-tagged set too when it was prepared)."""
+def load_downstream(tasks: Sequence[str] = tuple(Task)) -> list[DownstreamTask]:
+    """Read the bundled data of ``tasks`` (tasks or their names; Penn-tagged too when prepared)."""
     require_sklearn()
     out: list[DownstreamTask] = []
     if Task.POS in tasks:

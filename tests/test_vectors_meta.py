@@ -1,0 +1,8 @@
+"""The metadata keys checked when vectors are opened are the documented ones (VectorsMeta)."""
+
+from ctx2static.vectors import META_SCHEMA, VectorsMeta
+
+
+def test_every_checked_key_is_a_documented_key():
+    assert not VectorsMeta.__required_keys__
+    assert set(META_SCHEMA) <= VectorsMeta.__optional_keys__
