@@ -31,10 +31,12 @@ class TeacherConfig(Options):
     device: str = opt("cpu", "torch device, e.g. cpu, cuda, cuda:1.")
     threads: int = opt(0, "CPU threads for torch (0 = torch's default).")
     layer: str = opt(
-        "1:",
-        "Hidden layers read and averaged: 1: = every layer but the input embeddings (the default: best "
-        "average of similarity and analogy for word, ase and x2static as measured with MiniLM), "
-        "-1 = the last, 0 = the embeddings, 2,3,4 or a slice such as -4: (Bommasani et al. 2020).",
+        "auto",
+        "Hidden layers read and averaged: auto = the default of the teacher's family (encoders 1:, "
+        "causal LMs the first half of their layers; the cache records the layers it resolves to), "
+        "1: = every layer but the input embeddings (best average of similarity and analogy for word, "
+        "ase and x2static as measured with MiniLM), -1 = the last, 0 = the embeddings, 2,3,4 or a "
+        "slice such as -4: (Bommasani et al. 2020).",
     )
     precision: Precision = opt(
         Precision.AUTO,
@@ -49,13 +51,15 @@ class TeacherConfig(Options):
             ("threads", self.threads >= 0, "0 (torch's default) or more"),
             (
                 "layer",
-                _LAYERS.fullmatch(self.layer.replace(" ", "")) is not None,
-                "an index, a list or a slice",
+                self.layer == AUTO_LAYER or _LAYERS.fullmatch(self.layer.replace(" ", "")) is not None,
+                "auto, an index, a list or a slice",
             ),
         ]
 
 
 _LAYERS = re.compile(r"-?\d+(,-?\d+)*|-?\d*:-?\d*")
+AUTO_LAYER = "auto"
+"""The layer spec that stands for the default of the teacher's family (``models.LAYER_DEFAULTS``)."""
 
 
 def parse_layers(spec: str, n_hidden: int) -> tuple[int, ...]:

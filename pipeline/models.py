@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from dataclasses import dataclass
 from enum import Enum
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from ctx2static.errors import UserError
+from ctx2static.pipeline.config import AUTO_LAYER
 
 
 class TeacherKind(str, Enum):
@@ -51,6 +54,85 @@ def detect_kind(config: Any) -> TeacherKind:
     ):
         return TeacherKind.CAUSAL
     return TeacherKind.ENCODER
+
+
+def n_hidden_states(config: Any) -> int:
+    """Hidden states the model returns: its layers and the embeddings (0: its config does not say)."""
+    n_layers = int(getattr(config, "num_hidden_layers", 0) or getattr(config, "n_layer", 0))
+    return n_layers + 1 if n_layers else 0
+
+
+@dataclass(frozen=True)
+class DepthBand:
+    """The layers in (``start``, ``stop``] of a teacher's depth: one default for teachers of any depth.
+
+    Of L layers (hidden states 1..L), layer i is in the band when start < i / L <= stop; a band too
+    narrow for a shallow model keeps the one layer at its start.
+    """
+
+    start: Fraction
+    stop: Fraction
+
+    def spec(self, n_hidden: int) -> str:
+        """The band as a layer spec for a model with ``n_hidden`` hidden states (layers + embeddings)."""
+        n = max(n_hidden - 1, 1)
+        lo = min(int(self.start * n) + 1, n)
+        hi = max(int(self.stop * n), lo)
+        return str(lo) if hi == lo else f"{lo}:{hi + 1}"
+
+
+FIRST_HALF = DepthBand(Fraction(0), Fraction(1, 2))
+
+LAYER_DEFAULTS: dict[TeacherKind, str | DepthBand] = {
+    TeacherKind.MLM: "1:",
+    TeacherKind.ENCODER: "1:",
+    # a causal LM's last layers are tuned to the next token and hold a few massive dimensions (at
+    # 1:, 3 of SmolLM2's 576 hold 97.6% of its word table's energy); its early layers hold more of
+    # the word (Ethayarajh 2019): the first half beat 1: and the middle third on SmolLM2 and Gemma 3
+    # (ase avg5 +12.7 and +11.4 over 1:, bench/results/layers_by_family.md)
+    TeacherKind.CAUSAL: FIRST_HALF,
+}
+"""What ``--layer auto`` reads, per teacher family."""
+
+
+def resolve_layer(spec: str, kind: TeacherKind, n_hidden: int) -> str:
+    """``spec`` itself, or for ``auto`` the default of the family ``kind`` at a depth of ``n_hidden``.
+
+    The resolved spec, not ``auto``, decides what a cache holds, so a cache records the layers it
+    reads and a default that changes does not pass for the old one.
+    """
+    if spec != AUTO_LAYER:
+        return spec
+    default = LAYER_DEFAULTS[kind]
+    return default if isinstance(default, str) else default.spec(n_hidden)
+
+
+def teacher_layer(name: str, spec: str) -> str:
+    """The layer spec teacher ``name`` reads under ``spec`` (``auto``: from its config, not its weights)."""
+    if spec != AUTO_LAYER:
+        return spec
+    config = read_config(name, resolve(name))
+    return resolve_layer(spec, detect_kind(config), n_hidden_states(config))
+
+
+def read_config(name: str, source: str) -> Any:
+    """The model's transformers config, from local files only (a missing model: one clear line)."""
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(source, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise unavailable(name, source, exc) from None
+
+
+def unavailable(name: str, source: str, exc: Exception) -> UserError:
+    """The one line for a teacher whose files do not load: a broken folder, or a model not downloaded."""
+    if Path(source).is_dir():
+        return UserError(f"{source}: not a loadable model folder ({str(exc).splitlines()[0]})")
+    return UserError(
+        f"teacher '{name}' ({source}) is not available offline: it is not in the local Hugging "
+        "Face cache; download it once with network access or pass a local model folder"
+    )
 
 
 def _package_dir(name: str) -> Path | None:

