@@ -32,7 +32,7 @@ from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.vectors import Vectors
 
-from .synthetic_cache import write_cache
+from ..synthetic_cache import write_cache
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

@@ -13,7 +13,7 @@ from ctx2static.cache.writer import write_h5
 from ctx2static.cli import cli
 from ctx2static.errors import UserError
 
-from . import tiny_models as tm
+from .. import tiny_models as tm
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +132,7 @@ def test_open_without_manifest_is_a_user_error(tmp_path):
 
 
 def test_unfinished_cache_names_the_missing_final_file(tmp_path):
-    from .synthetic_cache import write_cache
+    from ..synthetic_cache import write_cache
 
     cache = Cache.open(write_cache(tmp_path / "c", ["a", "b"], [[0, 1]], 4, np.zeros((1, 2)), finish=False))
     with pytest.raises(UserError, match="no vocab.h5 yet.*re-run the same extract"):

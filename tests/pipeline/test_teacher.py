@@ -27,7 +27,7 @@ from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.split import Split
 from ctx2static.text.vocab import Vocab, VocabConfig
 
-from . import tiny_models as tm
+from .. import tiny_models as tm
 
 K, S = 3, 2
 CFG = ExtractConfig(shard_size=4, max_length=14, paragraph=True, vectors=True, topk=K, attention=S)

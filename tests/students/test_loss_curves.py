@@ -10,7 +10,7 @@ from ctx2static.students.registry import fit_cache_student
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 
-from .synthetic_cache import write_cache
+from ..synthetic_cache import write_cache
 
 
 def _topic_ids(n_sent: int = 200, seed: int = 0) -> list[np.ndarray]:

@@ -155,7 +155,7 @@ def test_large_running_sums_are_checkpointed_at_most_once_per_ten_checkpoint_dur
 def test_a_derived_cache_rewrites_what_it_is_told_links_the_rest_and_verifies(tmp_path):
     from ctx2static.cache.derive import derive_cache
 
-    from .synthetic_cache import write_cache
+    from ..synthetic_cache import write_cache
 
     rng = np.random.default_rng(0)
     sents = [list(rng.integers(0, 6, size=rng.integers(2, 6))) for _ in range(9)]

@@ -1,8 +1,5 @@
 """The contextual students' Numba centre updates and SGD step against autograd and finite differences."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -10,8 +7,7 @@ import torch
 from ctx2static.students import bert_sg, contextual, ctx2vec
 from ctx2static.students.sampling import keep_probabilities, negative_table, seed_state
 
-sys.path.insert(0, str(Path(__file__).parent))
-from contextual_reference import bert_sg_loss, ctx2vec_loss, window_mean
+from .contextual_reference import bert_sg_loss, ctx2vec_loss, window_mean
 
 PARAMS = np.array([0.7, 1.3, 0.9, 0.4])  # ctx2vec's e1, e2, e3, mix: unlike values catch a swapped one
 
@@ -194,8 +190,7 @@ def test_one_thread_train_is_the_serial_loop_of_steps(tmp_path, module, sample):
     from ctx2static.students.cache_input import Init
     from ctx2static.students.sampling import linear_alpha
 
-    sys.path.insert(0, str(Path(__file__).parent))
-    from synthetic_cache import write_cache
+    from ..synthetic_cache import write_cache
 
     rng = np.random.default_rng(5)
     sents = [list(rng.integers(0, 6, size=7)) for _ in range(80)]  # 2 shards of 64 + 16 sentences

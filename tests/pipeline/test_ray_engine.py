@@ -24,7 +24,7 @@ from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.threads import torch_threads
 
-from . import tiny_models as tm
+from .. import tiny_models as tm
 
 ONE_THREAD = TeacherConfig(threads=1)
 TWO_WORKERS = EngineConfig(engine=Engine.RAY, workers=2)

@@ -22,9 +22,9 @@ from ctx2static.cli import main
 from ctx2static.errors import UserError
 from ctx2static.fileio import sha256_file
 
-from . import tiny_models as tm
-from .faults import reseal
-from .synthetic_cache import write_cache
+from .. import tiny_models as tm
+from ..faults import reseal
+from ..synthetic_cache import write_cache
 
 V, D = 12, 4
 

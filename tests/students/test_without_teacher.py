@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from .synthetic_cache import write_cache
+from ..synthetic_cache import write_cache
 
 BLOCKED = (
     "transformers",

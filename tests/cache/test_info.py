@@ -10,7 +10,7 @@ from ctx2static.pipeline.teacher import Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 
-from . import tiny_models as tm
+from .. import tiny_models as tm
 
 
 def test_sizes_split_into_shard_signals_and_what_is_stored_once(tiny_models, tmp_path):

@@ -22,9 +22,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from .tiny_models import WORDS, _save, wordpiece_tokenizer
+from ..tiny_models import WORDS, _save, wordpiece_tokenizer
 
-STUDIES = sorted((Path(__file__).parents[1] / "bench" / "studies").glob("*.toml"))
+STUDIES = sorted((Path(__file__).parents[2] / "bench" / "studies").glob("*.toml"))
 
 
 def _value(v) -> str:

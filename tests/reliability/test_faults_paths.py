@@ -24,9 +24,9 @@ from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_dir, atomic_write, folder_lock
 from ctx2static.vectors import Vectors
 
-from . import tiny_models as tm
-from .faults import cli_command, cli_env
-from .synthetic_cache import write_cache
+from .. import tiny_models as tm
+from ..faults import cli_command, cli_env
+from ..synthetic_cache import write_cache
 
 PRECIOUS = "the user's own words\n"
 WORDS = ["king", "queen", "man", "woman", "past", "former"]

@@ -23,9 +23,9 @@ from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_dir, atomic_write, check_writable, remove_stale_temps_in
 from ctx2static.vectors import Vectors
 
-from . import tiny_models as tm
-from .faults import cli_env
-from .synthetic_cache import write_cache
+from .. import tiny_models as tm
+from ..faults import cli_env
+from ..synthetic_cache import write_cache
 
 
 @contextlib.contextmanager

@@ -6,7 +6,7 @@ from ctx2static.students import semglove
 from ctx2static.students.registry import fit_cache_student
 from ctx2static.students.semglove import Weighting, pair_weights
 
-from .synthetic_cache import write_cache
+from ..synthetic_cache import write_cache
 
 
 def test_pair_weights_divide_and_reciprocal_by_hand():

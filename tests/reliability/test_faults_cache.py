@@ -28,9 +28,9 @@ from ctx2static.students.registry import fit_cache_student
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 
-from . import tiny_models as tm
-from .faults import cli_subprocess, dataset_offset, flip, poke, reseal, truncate
-from .synthetic_cache import write_cache
+from .. import tiny_models as tm
+from ..faults import cli_subprocess, dataset_offset, flip, poke, reseal, truncate
+from ..synthetic_cache import write_cache
 
 V, T, D, K = 30, 20, 8, 3  # words, teacher tokens, width, substitutes per occurrence
 

@@ -16,8 +16,8 @@ import pytest
 from ctx2static.cache import Cache
 from ctx2static.vectors import Vectors
 
-from . import tiny_models as tm
-from .faults import cli_command, cli_env
+from .. import tiny_models as tm
+from ..faults import cli_command, cli_env
 
 pytestmark = pytest.mark.slow
 

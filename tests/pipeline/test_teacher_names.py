@@ -13,7 +13,7 @@ from ctx2static.pipeline import models
 from ctx2static.pipeline.models import resolve
 from ctx2static.study.loader import load_study
 
-from . import tiny_models as tm
+from .. import tiny_models as tm
 
 
 @pytest.fixture

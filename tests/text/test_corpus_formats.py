@@ -23,7 +23,7 @@ from ctx2static.text.corpus import Bounds, Corpus, CorpusConfig
 from ctx2static.text.split import Split, sentences_of
 from ctx2static.text.vocab import Vocab, VocabConfig
 
-CORPORA_PAGE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "corpora.md"
+CORPORA_PAGE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "corpora.md"
 DOCS = ["Dr. Smith paid $3.14 for it. He left.", "The U.S. Army came, e.g. on Monday. It rained!"]
 DOC_SENTENCES = [
     ["dr", ".", "smith", "paid", "$", "3", ".", "14", "for", "it", "."],

@@ -7,7 +7,7 @@ from ctx2static.students import bert_sg, contextual, ctx2vec
 from ctx2static.students.cache_input import Init
 from ctx2static.students.registry import fit_cache_student
 
-from .synthetic_cache import write_cache
+from ..synthetic_cache import write_cache
 
 
 def _sig(x):

@@ -15,7 +15,7 @@ import pytest
 
 import ctx2static
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 STATUSES = {"maintained bench", "one-off probe", "helper", "archived"}
 

@@ -7,7 +7,7 @@ from ctx2static.students import x2static
 from ctx2static.students.cache_input import Init
 from ctx2static.students.registry import fit_cache_student
 
-from .synthetic_cache import write_cache
+from ..synthetic_cache import write_cache
 
 WORDS = ["a0", "a1", "a2", "a3", "b0", "b1", "b2", "b3", "oov-ish"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "data" / "build_prose.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "data" / "build_prose.py"
 
 
 @pytest.fixture(scope="module")
