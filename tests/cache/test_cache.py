@@ -5,12 +5,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import ctx2static
 from ctx2static.cache import Cache
 from ctx2static.cache.writer import write_h5
-from ctx2static.cli import cli
 from ctx2static.errors import UserError
 
 from .. import tiny_models as tm
@@ -98,13 +96,13 @@ def test_reader_needs_no_torch(cache_dir):
     assert int(res.stdout) == Cache.open(cache_dir).manifest["totals"]["n_occurrences"]
 
 
-def test_verify_and_cache_info_catch_corruption(cache_dir, tmp_path):
+def test_verify_and_cache_info_catch_corruption(cache_dir, tmp_path, cli_main):
     bad = tmp_path / "bad"
     shutil.copytree(cache_dir, bad)
-    ok = CliRunner().invoke(cli, ["cache", "info", str(bad)])
-    assert ok.exit_code == 0, ok.output
-    assert "complete" in ok.output and "all valid" in ok.output
-    assert "occ_vec" in ok.output and "attention" in ok.output and "topk_scores" in ok.output
+    code, out, _ = cli_main("cache", "info", bad)
+    assert code == 0, out
+    assert "complete" in out and "all valid" in out
+    assert "occ_vec" in out and "attention" in out and "topk_scores" in out
     data = bytearray((bad / "shard_00001.h5").read_bytes())
     data[-100] ^= 0xFF
     (bad / "shard_00001.h5").write_bytes(bytes(data))
@@ -113,10 +111,10 @@ def test_verify_and_cache_info_catch_corruption(cache_dir, tmp_path):
         "shard_00000.attn.parquet: missing",
         "shard_00001.h5: checksum mismatch",
     ]
-    unchecked = CliRunner().invoke(cli, ["cache", "info", "--no-verify", str(bad)])
-    assert unchecked.exit_code == 0 and "INVALID" not in unchecked.output
-    checked = CliRunner().invoke(cli, ["cache", "info", str(bad)])
-    assert checked.exit_code == 1 and "INVALID" in checked.output
+    code, out, _ = cli_main("cache", "info", "--no-verify", bad)
+    assert code == 0 and "INVALID" not in out
+    code, out, _ = cli_main("cache", "info", bad)
+    assert code == 1 and "INVALID" in out
 
 
 def test_hdf5_shards_are_byte_reproducible(tmp_path):

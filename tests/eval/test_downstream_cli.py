@@ -6,9 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from ctx2static.cli import cli
 from ctx2static.errors import UserError
 from ctx2static.eval import Family, load_benchmarks
 from ctx2static.eval.downstream import Task
@@ -44,18 +42,14 @@ def toy(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_downstream_rows_in_table_and_json(toy):
+def test_downstream_rows_in_table_and_json(toy, cli_main):
     out = toy / "r.json"
-    result = CliRunner().invoke(
-        cli,
-        ["eval", str(toy / "v.txt"), "--downstream", "sentiment", "--json", str(out)],
-        catch_exceptions=False,
-    )
-    assert result.exit_code == 0, result.output
-    rows = [line for line in result.stdout.splitlines() if line.startswith("sentiment-")]
+    code, stdout, err = cli_main("eval", toy / "v.txt", "--downstream", "sentiment", "--json", out)
+    assert code == 0, err
+    rows = [line for line in stdout.splitlines() if line.startswith("sentiment-")]
     assert len(rows) == 2 and all(row.endswith("100.0 ±0.0 (75%)") for row in rows)  # 1 word of 4 unknown
-    assert not [line for line in result.stdout.splitlines() if line.startswith("ws353")]  # downstream only
-    assert "sentiment: mean of unit word vectors" in result.stdout
+    assert not [line for line in stdout.splitlines() if line.startswith("ws353")]  # downstream only
+    assert "sentiment: mean of unit word vectors" in stdout
     data = json.loads(out.read_text())
     assert data["config"]["downstream_probes"]["sentiment_folds"] == 10
     (first, _) = data["results"][str(toy / "v.txt")]
@@ -66,15 +60,12 @@ def test_downstream_rows_in_table_and_json(toy):
     )
 
 
-def test_a_missing_data_file_is_one_line(toy):
+def test_a_missing_data_file_is_one_line(toy, cli_main):
     (toy / "downstream" / SENTIMENT_FILES[1]).unlink()
-    result = CliRunner().invoke(
-        cli, ["eval", str(toy / "v.txt"), "--family", "downstream", "--downstream", "sentiment"]
-    )
-    assert isinstance(result.exception, UserError)
-    assert str(result.exception) == (
-        f"{toy / 'downstream' / SENTIMENT_FILES[1]}: missing downstream data file; "
-        "reinstall ctx2static or run bench/data/prepare_downstream.py"
+    code, _, err = cli_main("eval", toy / "v.txt", "--family", "downstream", "--downstream", "sentiment")
+    assert code == 2 and err == (
+        f"error: {toy / 'downstream' / SENTIMENT_FILES[1]}: missing downstream data file; "
+        "reinstall ctx2static or run bench/data/prepare_downstream.py\n"
     )
 
 
@@ -122,7 +113,7 @@ def test_study_eval_keys(tmp_path):
         load_study(_study(tmp_path, 'downstream = ["tagging"]'))
 
 
-def test_several_files_share_one_downstream_run(toy, monkeypatch):
+def test_several_files_share_one_downstream_run(toy, monkeypatch, cli_main):
     # with two files the intrinsic sets are rescored on common items; the probes run once per file
     calls = []
     import ctx2static.eval.families as suite  # the downstream row calls it
@@ -141,9 +132,9 @@ def test_several_files_share_one_downstream_run(toy, monkeypatch):
         "--downstream",
         "sentiment",
     ]
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    code, stdout, err = cli_main(*args)
+    assert code == 0, err
     assert sorted(calls) == sorted(["sentiment-vader-movies", "sentiment-rt"] * 2)
-    rows = [line.split() for line in result.stdout.splitlines() if line.startswith(("sentiment-", "ws353 "))]
+    rows = [line.split() for line in stdout.splitlines() if line.startswith(("sentiment-", "ws353 "))]
     assert [r[0] for r in rows] == ["ws353", "sentiment-vader-movies", "sentiment-rt"]
     assert rows[1][-3:] == ["100.0", "±0.0", "(75%)"]

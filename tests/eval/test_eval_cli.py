@@ -5,10 +5,8 @@ import sys
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from ctx2static.cli import cli, evaluate_command
-from ctx2static.errors import UserError
+from ctx2static.cli import evaluate_command
 from ctx2static.eval import Family
 from ctx2static.vectors import Vectors
 
@@ -27,14 +25,14 @@ def files(tmp_path):
     return tmp_path
 
 
-def test_two_vectors_side_by_side_table_json_markdown(files):
-    args = ["eval", str(files / "good.txt"), str(files / "bad"), "--no-bundled"]
-    args += ["--similarity", str(files / "sim.txt"), "--analogy", str(files / "ana.txt")]
-    args += ["--categorization", str(files / "cat.csv"), "--top-n", "5"]
-    args += ["--json", str(files / "out" / "r.json"), "--markdown", str(files / "out" / "r.md")]
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    table = [re.split(r"\s{2,}", line.strip()) for line in result.stdout.splitlines()]
+def test_two_vectors_side_by_side_table_json_markdown(files, cli_main):
+    args = ["eval", files / "good.txt", files / "bad", "--no-bundled"]
+    args += ["--similarity", files / "sim.txt", "--analogy", files / "ana.txt"]
+    args += ["--categorization", files / "cat.csv", "--top-n", "5"]
+    args += ["--json", files / "out" / "r.json", "--markdown", files / "out" / "r.md"]
+    code, stdout, err = cli_main(*args)
+    assert code == 0, err
+    table = [re.split(r"\s{2,}", line.strip()) for line in stdout.splitlines()]
     assert table[0] == ["benchmark", "metric", "common", str(files / "good.txt"), str(files / "bad")]
     rows = {tuple(r[:2]): r[2:] for r in table[2:]}  # same words: the common items are each one's own
     assert rows["ana", "3CosAdd acc"] == ["50%", "100.0 (50%)", "0.0 (50%)"]
@@ -42,7 +40,7 @@ def test_two_vectors_side_by_side_table_json_markdown(files):
     # good: cosines 0, .51, .63 follow gold 1, 2, 3; bad: cosines 0, 0, -.44 -> ranks 2.5, 2.5, 1 -> -0.866
     assert rows["sim", "spearman"] == ["75%", "100.0 (75%)", "-86.6 (75%)"]
     assert rows["cat", "purity (Ward)"] == ["75%", "100.0 (75%)", "100.0 (75%)"]
-    assert "top N=5" in result.stdout and "Ward" in result.stdout
+    assert "top N=5" in stdout and "Ward" in stdout
     data = json.loads((files / "out" / "r.json").read_text())
     assert data["config"]["analogy_top_n"] == 5
     good = {(s["benchmark"], s["metric"]): s for s in data["results"][str(files / "good.txt")]}
@@ -60,10 +58,10 @@ def test_two_vectors_side_by_side_table_json_markdown(files):
     assert not [p for p in (files / "out").iterdir() if p.name.startswith(".")]  # no temp files left
 
 
-def test_bundled_similarity_reports_avg5(files):
-    result = CliRunner().invoke(cli, ["eval", str(files / "good.txt"), "--family", "similarity"])
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+def test_bundled_similarity_reports_avg5(files, cli_main):
+    code, stdout, err = cli_main("eval", files / "good.txt", "--family", "similarity")
+    assert code == 0, err
+    lines = stdout.splitlines()
     assert [line.split()[0] for line in lines[2:10]] == [
         "ws353",
         "ws353_sim",
@@ -75,7 +73,7 @@ def test_bundled_similarity_reports_avg5(files):
         "mturk287",
     ]
     assert lines[10].startswith("avg5")
-    assert "google" not in result.stdout
+    assert "google" not in stdout
 
 
 def test_family_choices_match_the_enum():
@@ -99,14 +97,9 @@ def test_files_with_different_words_are_compared_on_the_items_both_cover(files, 
 
 def test_errors_are_one_line_naming_the_file(files, cli_main):
     (files / "broken.txt").write_text("a b c d\na b c\n")
-    result = CliRunner().invoke(
-        cli, ["eval", str(files / "good.txt"), "--analogy", str(files / "broken.txt")]
-    )
-    assert isinstance(result.exception, UserError)
-    assert (
-        str(result.exception)
-        == f"{files / 'broken.txt'}: line 2 has 3 words; expected 'a b c d' (a:b :: c:d)"
-    )
+    code, _, err = cli_main("eval", files / "good.txt", "--analogy", files / "broken.txt")
+    assert code == 2
+    assert err == f"error: {files / 'broken.txt'}: line 2 has 3 words; expected 'a b c d' (a:b :: c:d)\n"
     code, _, err = cli_main("eval", files / "good.txt", files / "missing.txt")
     assert code == 2
     assert err == f"error: {files / 'missing.txt'}: no such vectors file or folder\n"

@@ -6,9 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from ctx2static.cli import cli
 from ctx2static.errors import UserError
 from ctx2static.eval import Family, load_benchmarks
 from ctx2static.eval.downstream.data import LabelledTexts
@@ -130,25 +128,24 @@ def test_missing_scikit_learn_is_one_line_naming_the_family(toy, monkeypatch):
         load_sentences(["lee-docsim"])
 
 
-def test_the_family_runs_from_the_cli_with_its_protocol(toy):
+def test_the_family_runs_from_the_cli_with_its_protocol(toy, cli_main):
     out = toy / "r.json"
-    args = ["eval", str(toy / "v.txt"), "--family", "sentences", "--json", str(out)]
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    code, stdout, err = cli_main("eval", toy / "v.txt", "--family", "sentences", "--json", out)
+    assert code == 0, err
+    lines = stdout.splitlines()
     rows = {line.split()[0]: line for line in lines if line.split()[:1] in [[t] for t in TASKS]}
     assert list(rows) == list(TASKS)
     assert rows["spam-subjects"].endswith("100.0 ±0.0 (100%)") and rows["lee-docsim"].endswith("100.0 (100%)")
     assert not [line for line in lines if line.startswith("ws353")]  # only when asked
-    assert "sentences, labelled sets: standardised vectors -> logistic regression" in result.stdout
+    assert "sentences, labelled sets: standardised vectors -> logistic regression" in stdout
     config = json.loads(out.read_text())["config"]
     assert config["sentence_probes"] == SentenceConfig().to_dict()
 
 
-def test_naming_a_set_runs_only_it(toy):
-    result = CliRunner().invoke(cli, ["eval", str(toy / "v.txt"), "--sentences", "lee-docsim"])
-    assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+def test_naming_a_set_runs_only_it(toy, cli_main):
+    code, stdout, err = cli_main("eval", toy / "v.txt", "--sentences", "lee-docsim")
+    assert code == 0, err
+    lines = stdout.splitlines()
     assert [t for t in TASKS if any(line.startswith(t) for line in lines)] == ["lee-docsim"]
 
 

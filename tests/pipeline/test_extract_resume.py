@@ -1,17 +1,13 @@
 """A cache is resumed only by the same run, and a run killed with -9 resumes to the uninterrupted cache."""
 
-import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-import ctx2static
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.pipeline.config import ExtractConfig
@@ -22,6 +18,7 @@ from ctx2static.text.split import Split
 from ctx2static.text.vocab import Vocab, VocabConfig
 
 from .. import tiny_models as tm
+from ..faults import cli_command, cli_env
 
 
 def test_mismatched_rerun_refuses(tiny_models, corpus_file, tmp_path):
@@ -39,12 +36,11 @@ def test_mismatched_rerun_refuses(tiny_models, corpus_file, tmp_path):
 
 
 def _extract_cmd(model, corpus, out):
-    cli = Path(ctx2static.__file__).parent / "cli.py"
-    return [
-        sys.executable, str(cli), "extract", "--corpus", str(corpus), "--teacher", str(model),
-        "--out", str(out), "--min-count", "1", "--shard-size", "5", "--vectors", "--topk", "2",
+    return cli_command(
+        "extract", "--corpus", corpus, "--teacher", model, "--out", out,
+        "--min-count", "1", "--shard-size", "5", "--vectors", "--topk", "2",
         "--attention", "2", "--paragraph", "--threads", "1", "--split", "lines",
-    ]  # fmt: skip
+    )  # fmt: skip
 
 
 @pytest.mark.slow
@@ -53,7 +49,7 @@ def test_kill_9_then_rerun_equals_an_uninterrupted_run(tiny_models, tmp_path):
     rng = np.random.default_rng(0)
     lines = [" ".join(rng.choice(tm.WORDS, size=rng.integers(3, 12))) for _ in range(300)]
     corpus.write_text("\n".join(lines) + "\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(ctx2static.__file__).parent.parent)}
+    env = cli_env()
     killed = tmp_path / "killed"
     proc = subprocess.Popen(
         _extract_cmd(tiny_models["bert"], corpus, killed), env=env, stderr=subprocess.DEVNULL

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import ctx2static
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
@@ -25,6 +24,7 @@ from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.threads import torch_threads
 
 from .. import tiny_models as tm
+from ..faults import cli_command, cli_env
 
 ONE_THREAD = TeacherConfig(threads=1)
 TWO_WORKERS = EngineConfig(engine=Engine.RAY, workers=2)
@@ -133,20 +133,19 @@ def test_a_worker_killed_mid_run_is_restarted_and_the_cache_is_the_same(
 
 
 def _cli_command(model, corpus, out, address):
-    cli = Path(ctx2static.__file__).parent / "cli.py"
-    return [
-        sys.executable, str(cli), "extract", "--corpus", str(corpus), "--teacher", str(model),
-        "--out", str(out), "--min-count", "1", "--shard-size", "5", "--vectors", "--topk", "2",
+    return cli_command(
+        "extract", "--corpus", corpus, "--teacher", model, "--out", out,
+        "--min-count", "1", "--shard-size", "5", "--vectors", "--topk", "2",
         "--attention", "2", "--paragraph", "--threads", "1",
         "--engine", "ray", "--address", address, "--workers", "2",
-    ]  # fmt: skip
+    )  # fmt: skip
 
 
 @pytest.mark.slow
 def test_cli_on_ray_a_killed_driver_is_resumed_by_the_same_command_redoing_only_missing_shards(
     ray_session, tiny_models, long_corpus, long_reference, tmp_path
 ):
-    env = {**os.environ, "PYTHONPATH": str(Path(ctx2static.__file__).parent.parent)}
+    env = cli_env()
     address = ray_session.get_runtime_context().gcs_address  # this Ray: the driver's death ends its workers
     out = tmp_path / "ray"
     cmd = _cli_command(tiny_models["gpt2"], long_corpus, out, address)

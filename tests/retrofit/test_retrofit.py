@@ -3,10 +3,8 @@ import gzip
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from click.testing import CliRunner
 from scipy.special import gamma
 
-from ctx2static.cli import cli
 from ctx2static.errors import UserError
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.solver import (
@@ -167,16 +165,17 @@ def test_config_rejects_bad_values():
         RetrofitConfig(method="nope")
 
 
-def test_cli_end_to_end(tmp_path):
+def test_cli_end_to_end(tmp_path, cli_main):
     src = tmp_path / "in.txt"
     _tiny_vectors().save(src)
     lex = tmp_path / "lex.txt.gz"
     with gzip.open(lex, "wt") as fh:
         fh.write("big large\nlarge big\n")
     out = tmp_path / "out.bin"
-    args = ["retrofit", str(src), "-l", str(lex), "-l", "wordnet", "--method", "graph", "-o", str(out)]
-    res = CliRunner().invoke(cli, [*args, "--iterations", "3"])
-    assert res.exit_code == 0, res.output
+    code, _, err = cli_main(
+        "retrofit", src, "-l", lex, "-l", "wordnet", "--method", "graph", "-o", out, "--iterations", 3
+    )
+    assert code == 0, err
     v, w = Vectors.load(src), Vectors.load(out)
     assert w.words == v.words and w.meta["student"] == "test"
     assert w.meta["retrofit"][0]["config"]["iterations"] == 3
@@ -185,6 +184,6 @@ def test_cli_end_to_end(tmp_path):
     np.testing.assert_allclose(w["tree"], unit[5], rtol=1e-5)
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"big large\n\xff\n")
-    res = CliRunner().invoke(cli, ["retrofit", str(src), "-l", str(bad), "-o", str(tmp_path / "x.txt")])
-    assert isinstance(res.exception, UserError) and "line 2" in str(res.exception)
+    code, _, err = cli_main("retrofit", src, "-l", bad, "-o", tmp_path / "x.txt")
+    assert code == 2 and f"\nerror: {bad}: line 2 is not valid UTF-8" in err
     assert not (tmp_path / "x.txt").exists()
