@@ -22,7 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from ..tiny_models import WORDS, _save, wordpiece_tokenizer
+from ..tiny_models import WORDS, save_model, wordpiece_tokenizer
 
 STUDIES = sorted((Path(__file__).parents[2] / "bench" / "studies").glob("*.toml"))
 
@@ -78,7 +78,7 @@ def teacher(tmp_path_factory) -> Path:
         max_position_embeddings=64,
         pad_token_id=tok.pad_token_id,
     )
-    return _save(BertForMaskedLM(cfg), tok, tmp_path_factory.mktemp("bert") / "tiny-bert")
+    return save_model(BertForMaskedLM(cfg), tok, tmp_path_factory.mktemp("bert") / "tiny-bert")
 
 
 @pytest.mark.parametrize("study", STUDIES, ids=[s.stem for s in STUDIES])

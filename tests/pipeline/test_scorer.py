@@ -7,28 +7,23 @@ from ctx2static.pipeline.scorer import Scorer
 
 
 @pytest.mark.parametrize("spread", [1.0, 0.1, 1e-3])
-def test_scorer_topk_equals_a_float32_topk(monkeypatch, spread):
-    """Spread 1: the first k + FIRST candidates prove every row; 0.1: some rows need all k + MARGIN
-    (and some the fp32 product); 1e-3: all logits within bf16 rounding, every row is redone in fp32."""
+def test_scorer_topk_equals_a_float32_topk(spread):
+    """bf16 candidates, rescored in float32, give the float32 top-k however close the logits are.
+
+    Spread 1: logits far apart; 0.1: closer (rows that need more candidates than the first round);
+    1e-3: all logits of a row within bf16 rounding, so only the float32 product can order them (a
+    scorer trusting its bf16 candidates there fails).
+    """
     g = torch.Generator().manual_seed(0)
     w = torch.randn(3000, 24, generator=g)  # 3000 = 93 blocks of 32 + 24: the last block is padded
     w = w[:1] + spread * w
     bias = torch.randn(3000, generator=g) * (0 if spread < 0.01 else spread)
     x = torch.randn(700, 24, generator=g) * 3  # more rows than one chunk
     scorer = Scorer.from_weights(w, bias, blocked=True)  # bf16 candidates (by default only where fast)
-    redone, stages = [], set()
-    exact, rescore = scorer._exact, scorer._rescore
-    monkeypatch.setattr(scorer, "_exact", lambda xs: redone.append(len(xs)) or exact(xs))
-    monkeypatch.setattr(scorer, "_rescore", lambda xs, c: stages.add(c.shape[1]) or rescore(xs, c))
     scores, ids = scorer.topk(x, 7)
     want_scores, want_ids = (x @ w.T + bias).topk(7, dim=-1)
     assert torch.equal(ids, want_ids)
     torch.testing.assert_close(scores, want_scores, rtol=1e-5, atol=1e-5)
-    assert stages == ({7 + Scorer.FIRST} if spread == 1.0 else {7 + Scorer.FIRST, 7 + Scorer.MARGIN})
-    if spread == 1.0:
-        assert not redone
-    if spread < 0.01:
-        assert sum(redone) == len(x)
 
 
 @pytest.mark.parametrize("blocked", [True, False])
