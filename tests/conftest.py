@@ -64,7 +64,11 @@ def tiny_caches(tmp_path_factory: pytest.TempPathFactory, tiny_models: dict[str,
 
 @pytest.fixture
 def cli_main(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
-    """Run the console entry point in-process: returns (exit code, stdout, stderr)."""
+    """Run the console entry point in-process: returns (exit code, stdout, stderr).
+
+    The one way tests run the CLI; only where a real process is the point (kill -9, a hang, blocked
+    imports, a fresh interpreter) do they use ``faults.cli_command`` or ``faults.cli_subprocess``.
+    """
     from ctx2static.cli import main
 
     def run(*args: object) -> tuple[int, str, str]:

@@ -1,6 +1,6 @@
 """The front page's commands: CI installs and tests as it says, and its command-line quickstart runs.
 
-The Python quickstart is run by ``test_api.py``; the corpus examples by ``test_corpus_formats.py``.
+The Python quickstart is run by ``test_api.py``; the corpus examples by ``text/test_corpus_formats.py``.
 """
 
 import re

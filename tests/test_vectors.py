@@ -1,3 +1,6 @@
+import errno
+import os
+
 import numpy as np
 import pytest
 
@@ -59,21 +62,25 @@ def test_ragged_row_truncated_and_bad_header(tmp_path):
         Vectors.load(tmp_path / "nope.txt")
 
 
-def test_failed_save_keeps_old_file(tmp_path, monkeypatch):
-    p = tmp_path / "v.bin"
-    _vecs().save(p)
-    before = p.read_bytes()
+@pytest.mark.parametrize("name", ["v.txt", "v.bin", "native"])
+def test_a_save_that_fails_keeps_the_old_vectors_and_leaves_no_temp(tmp_path, monkeypatch, name):
+    _vecs().save(tmp_path / name)
+    before = _tree(tmp_path)
 
-    class Exploding(np.ndarray):
-        def astype(self, *a, **k):
-            raise RuntimeError("disk full")
+    def disk_full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    bad = Vectors(["x", "y"], np.zeros((2, 5)))
-    bad.matrix = bad.matrix.view(Exploding)
-    with pytest.raises(RuntimeError, match="disk full"):
-        bad.save(p)
-    assert p.read_bytes() == before
-    assert [f.name for f in tmp_path.iterdir() if f.name.endswith(".tmp")] == []
+    monkeypatch.setattr(os, "fsync", disk_full)  # the disk fills up while the new vectors are written
+    with pytest.raises(UserError, match="no space left on the device"):
+        Vectors(["x", "y"], np.zeros((2, 5))).save(tmp_path / name)
+    monkeypatch.undo()
+    assert _tree(tmp_path) == before
+    assert Vectors.load(tmp_path / name).words == _vecs().words
+
+
+def _tree(root):
+    """Every file under ``root`` and its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_most_similar():

@@ -120,7 +120,7 @@ def save_tiny_bert(path: Path) -> Path:
         max_position_embeddings=64,
         pad_token_id=tok.pad_token_id,
     )
-    return _save(BertForMaskedLM(cfg), tok, path)
+    return save_model(BertForMaskedLM(cfg), tok, path)
 
 
 def save_tiny_roberta(path: Path) -> Path:
@@ -139,7 +139,7 @@ def save_tiny_roberta(path: Path) -> Path:
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
     )
-    return _save(RobertaForMaskedLM(cfg), tok, path)
+    return save_model(RobertaForMaskedLM(cfg), tok, path)
 
 
 def save_tiny_gpt2(path: Path) -> Path:
@@ -156,7 +156,7 @@ def save_tiny_gpt2(path: Path) -> Path:
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
     )
-    return _save(GPT2LMHeadModel(cfg), tok, path)
+    return save_model(GPT2LMHeadModel(cfg), tok, path)
 
 
 def save_tiny_llama(path: Path) -> Path:
@@ -175,7 +175,7 @@ def save_tiny_llama(path: Path) -> Path:
         pad_token_id=tok.pad_token_id,
         bos_token_id=tok.bos_token_id,
     )
-    return _save(LlamaForCausalLM(cfg), tok, path)
+    return save_model(LlamaForCausalLM(cfg), tok, path)
 
 
 def save_tiny_encoder(path: Path) -> Path:
@@ -192,7 +192,7 @@ def save_tiny_encoder(path: Path) -> Path:
         max_position_embeddings=64,
         pad_token_id=tok.pad_token_id,
     )
-    return _save(BertModel(cfg, add_pooling_layer=False), tok, path)
+    return save_model(BertModel(cfg, add_pooling_layer=False), tok, path)
 
 
 def save_tiny_mpnet(path: Path) -> Path:
@@ -213,7 +213,7 @@ def save_tiny_mpnet(path: Path) -> Path:
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
     )
-    _save(MPNetModel(cfg, add_pooling_layer=False), tok, path)
+    save_model(MPNetModel(cfg, add_pooling_layer=False), tok, path)
     saved = json.loads((path / "config.json").read_text())
     (path / "config.json").write_text(json.dumps({**saved, "architectures": ["MPNetForMaskedLM"]}))
     return path
@@ -242,10 +242,11 @@ def save_tiny_gemma3(path: Path) -> Path:
         eos_token_id=tok.eos_token_id,
         tie_word_embeddings=True,
     )
-    return _save(Gemma3ForCausalLM(cfg), tok, path)
+    return save_model(Gemma3ForCausalLM(cfg), tok, path)
 
 
-def _save(model: object, tok: PreTrainedTokenizerFast, path: Path) -> Path:
+def save_model(model: object, tok: PreTrainedTokenizerFast, path: Path) -> Path:
+    """Save ``model`` (its weights drawn from a fixed seed) and ``tok`` to ``path``, as a hub folder is."""
     import torch
 
     torch.manual_seed(0)

@@ -1,0 +1,190 @@
+"""The sentences family: probes on texts whose answer is known, its readers, the CLI and study wiring."""
+
+import json
+import lzma
+import sys
+
+import numpy as np
+import pytest
+
+from ctx2static.errors import UserError
+from ctx2static.eval import Family, load_benchmarks
+from ctx2static.eval.downstream.data import LabelledTexts
+from ctx2static.eval.sentences import (
+    SETS,
+    TASKS,
+    PairSet,
+    SentenceConfig,
+    evaluate_sentences,
+    load_sentences,
+    read_pairs,
+    score_encoder,
+)
+from ctx2static.study.loader import load_study
+from ctx2static.vectors import Vectors
+
+
+def _labelled(n=200, seed=0):
+    """Texts of three words drawn from their label's vocabulary, and vectors whose first dim is the label.
+
+    Every text also holds the word "the", shared by both labels, so only the label words tell them apart.
+    """
+    rng = np.random.default_rng(seed)
+    labels = ["pos" if i % 2 else "neg" for i in range(n)]
+    texts = [" ".join([*(f"{y}{rng.integers(0, 30)}" for _ in range(3)), "the"]) for y in labels]
+    words = [f"{y}{i}" for y in ("pos", "neg") for i in range(30)] + ["the"]
+    m = 0.1 * rng.standard_normal((len(words), 8)).astype(np.float32)
+    m[:30, 0] += 1.0
+    m[30:60, 0] -= 1.0
+    return LabelledTexts("toy", texts, labels), Vectors(words, m)
+
+
+def test_separable_texts_are_classified_and_shuffled_labels_are_at_chance():
+    data, vectors = _labelled()
+    (score,) = evaluate_sentences(vectors, data)
+    assert (score.family, score.metric, score.covered, score.total) == ("sentences", "accuracy", 200, 200)
+    assert score.score == 100.0 and score.std == 0.0
+    shuffled = np.random.default_rng(1).permutation(data.labels).tolist()
+    (chance,) = evaluate_sentences(vectors, LabelledTexts("toy", data.texts, shuffled))
+    assert 30.0 < chance.score < 70.0  # 5 folds of 40 texts: chance is 50 ± a few points
+
+
+def test_folds_are_fixed_and_a_large_set_is_subsampled_the_same_way_each_time():
+    data, vectors = _labelled(n=120)
+    shuffled = LabelledTexts("toy", data.texts, np.random.default_rng(2).permutation(data.labels).tolist())
+    config = SentenceConfig(max_texts=100)
+    first, again = (evaluate_sentences(vectors, shuffled, config)[0] for _ in range(2))
+    assert first == again and first.total == 100
+
+
+def test_pairs_score_the_spearman_of_cosines_over_pairs_with_both_vectors():
+    vectors = Vectors(["a", "b", "c"], np.array([[1, 0], [1, 1], [0, 1]], dtype=np.float32))
+    # cos(a,a)=1 > cos(a,b)=0.71 > cos(a,c)=0: gold in that order gives 100, reversed -100
+    pairs = PairSet("toy", ["a", "a", "a", "zz"], ["a", "b", "c", "a"], [3.0, 2.0, 1.0, 0.0])
+    (score,) = evaluate_sentences(vectors, pairs)
+    assert (score.metric, score.score, score.covered, score.total) == ("spearman (cosine)", 100.0, 3, 4)
+    (reverse,) = evaluate_sentences(vectors, PairSet("toy", pairs.first, pairs.second, [1.0, 2.0, 3.0, 0.0]))
+    assert reverse.score == -100.0
+
+
+def test_any_encoder_is_scored_as_the_vectors_are_under_the_same_folds():
+    data, vectors = _labelled(n=120)
+    shuffled = LabelledTexts("toy", data.texts, np.random.default_rng(3).permutation(data.labels).tolist())
+    config = SentenceConfig(max_texts=100)
+    for subject in (data, shuffled):
+        (expected,) = evaluate_sentences(vectors, subject, config)
+        assert score_encoder(vectors.encode, subject, config) == expected
+    # an encoder that sees only the label words' first dimension, inverted, still separates the labels
+    flipped = score_encoder(lambda texts: -vectors.encode(texts)[:, :1], data, config)
+    assert flipped.score == 100.0
+    noise = score_encoder(lambda texts: np.random.default_rng(0).random((len(texts), 4)), data, config)
+    assert noise.score < 80.0 and noise.total == 100
+    pairs = PairSet("toy", ["pos1", "pos1", "pos1"], ["pos2", "the", "neg1"], [3.0, 2.0, 1.0])
+    assert score_encoder(vectors.encode, pairs).score == evaluate_sentences(vectors, pairs)[0].score
+
+
+def _write_xz(path, text):
+    path.write_bytes(lzma.compress(text.encode()))
+    return path
+
+
+def test_a_bad_pair_line_is_one_error_naming_file_and_line(tmp_path):
+    path = _write_xz(tmp_path / "p.tsv.xz", "0.5\tone text\tanother\nhigh\tone text\tanother\n")
+    with pytest.raises(UserError, match=r"p.tsv.xz: line 2 is not 'score<TAB>text<TAB>text' with a finite"):
+        read_pairs(path)
+    _write_xz(path, "0.5\tonly one text\n")
+    with pytest.raises(UserError, match=r"p.tsv.xz: line 1 is not"):
+        read_pairs(path)
+
+
+@pytest.fixture()
+def toy(tmp_path, monkeypatch):
+    """Every sentence task pointed at two tiny files (one labelled, one of pairs), and matching vectors."""
+    data, vectors = _labelled(n=60)
+    labelled = _write_xz(
+        tmp_path / "l.tsv.xz", "".join(f"{y}\t{t}\n" for y, t in zip(data.labels, data.texts, strict=True))
+    )
+    pairs = _write_xz(tmp_path / "p.tsv.xz", "3\tpos1 pos2\tpos3\n2\tpos1\tthe\n1\tpos1\tneg1\n")
+    for task, (_, labels) in SETS.items():
+        pointed = (pairs, None) if labels is None else (labelled, ("pos", "neg"))
+        monkeypatch.setitem(SETS, task, pointed)
+    vectors.save(tmp_path / "v.txt")
+    return tmp_path
+
+
+def test_a_bad_label_in_a_bundled_set_is_one_error_naming_file_and_line(toy, monkeypatch):
+    path = _write_xz(toy / "spam.tsv.xz", "spam\tcheap pills\nmaybe\thello\n")
+    monkeypatch.setitem(SETS, "spam-subjects", (path, ("spam", "ham")))
+    with pytest.raises(UserError, match=r"spam.tsv.xz: line 2 is not 'spam\|ham<TAB>text'$"):
+        load_sentences(["spam-subjects"])
+    monkeypatch.setitem(SETS, "spam-subjects", (toy / "gone.tsv.xz", ("spam", "ham")))
+    with pytest.raises(UserError, match=r"gone.tsv.xz: missing sentence set; reinstall ctx2static"):
+        load_sentences(["spam-subjects"])
+
+
+def test_missing_scikit_learn_is_one_line_naming_the_family(toy, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # import sklearn now raises ImportError
+    with pytest.raises(UserError, match=r"^the sentences family needs scikit-learn: pip install 'ctx2static"):
+        load_sentences(["lee-docsim"])
+
+
+def test_the_family_runs_from_the_cli_with_its_protocol(toy, cli_main):
+    out = toy / "r.json"
+    code, stdout, err = cli_main("eval", toy / "v.txt", "--family", "sentences", "--json", out)
+    assert code == 0, err
+    lines = stdout.splitlines()
+    rows = {line.split()[0]: line for line in lines if line.split()[:1] in [[t] for t in TASKS]}
+    assert list(rows) == list(TASKS)
+    assert rows["spam-subjects"].endswith("100.0 ±0.0 (100%)") and rows["lee-docsim"].endswith("100.0 (100%)")
+    assert not [line for line in lines if line.startswith("ws353")]  # only when asked
+    assert "sentences, labelled sets: standardised vectors -> logistic regression" in stdout
+    config = json.loads(out.read_text())["config"]
+    assert config["sentence_probes"] == SentenceConfig().to_dict()
+
+
+def test_naming_a_set_runs_only_it(toy, cli_main):
+    code, stdout, err = cli_main("eval", toy / "v.txt", "--sentences", "lee-docsim")
+    assert code == 0, err
+    lines = stdout.splitlines()
+    assert [t for t in TASKS if any(line.startswith(t) for line in lines)] == ["lee-docsim"]
+
+
+def _study(tmp_path, eval_table):
+    (tmp_path / "corpus.txt").write_text("a b c\n")
+    path = tmp_path / "study.toml"
+    path.write_text(f'[corpus]\nfiles = ["corpus.txt"]\n\n[students.sgns]\n\n[eval]\n{eval_table}\n')
+    return path
+
+
+def test_a_study_lists_the_family_or_its_sets(tmp_path):
+    spec = load_study(_study(tmp_path, 'families = ["similarity", "sentences"]')).eval
+    assert Family.SENTENCES in spec.families and set(TASKS) <= set(spec.tasks)
+    spec = load_study(_study(tmp_path, 'sentences = ["vader-nyt"]')).eval
+    assert spec.families[-1] is Family.SENTENCES
+    assert "vader-nyt" in spec.tasks and "lee-docsim" not in spec.tasks
+    assert Family.SENTENCES not in load_study(_study(tmp_path, "")).eval.families  # opt-in: default kept
+    with pytest.raises(UserError, match=r"eval.sentences: 'trec' is not a sentence set; choose from rt-"):
+        load_study(_study(tmp_path, 'sentences = ["trec"]'))
+
+
+def test_the_bundled_sets_load_with_both_labels_and_distinct_names():
+    sets = load_benchmarks((Family.SENTENCES,), tasks=TASKS)
+    assert [s.name for s in sets] == list(TASKS)
+    for s in sets:
+        if isinstance(s, PairSet):
+            assert len(s.first) == len(s.second) == len(s.scores) > 1000
+        else:
+            assert len(set(s.labels)) == 2 and len(s.texts) > 3000
+
+
+def test_the_mean_accuracy_summary_needs_every_labelled_set_and_averages_them():
+    from ctx2static.eval.results import Score
+    from ctx2static.eval.sentences import SETS, mean_accuracy
+
+    labelled = [name for name, (_, labels) in SETS.items() if labels is not None]
+    scores = [Score(name, "sentences", "accuracy", 60.0 + i, 10, 10) for i, name in enumerate(labelled)]
+    pair = Score("lee-docsim", "sentences", "spearman (cosine)", -50.0, 5, 5)
+    summary = mean_accuracy([*scores, pair])
+    assert summary is not None and summary.benchmark == "sentences-mean"
+    assert summary.score == pytest.approx(60.0 + (len(labelled) - 1) / 2)  # the pair set is not averaged
+    assert mean_accuracy([*scores[1:], pair]) is None

@@ -1,0 +1,95 @@
+"""Words to teacher tokens and back: subword alignment, one BOS for causal teachers, sorted batches."""
+
+import numpy as np
+import pytest
+
+from ctx2static.pipeline.align import align
+from ctx2static.pipeline.batching import run_sorted, sorted_batches
+from ctx2static.pipeline.config import ExtractConfig
+from ctx2static.pipeline.extract import run_extract
+from ctx2static.pipeline.shard import ShardMaker
+from ctx2static.pipeline.teacher import Teacher
+from ctx2static.text.corpus import Corpus
+from ctx2static.text.vocab import Vocab, VocabConfig
+
+from .. import tiny_models as tm
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "bpe-roberta", "bpe-gpt2", "unigram"])
+def test_alignment_decodes_each_word_and_flags_truncated_words(kind):
+    tok = {
+        "wordpiece": tm.wordpiece_tokenizer,
+        "bpe-roberta": lambda: tm.bpe_tokenizer(True),
+        "bpe-gpt2": lambda: tm.bpe_tokenizer(False),
+        "unigram": tm.unigram_tokenizer,
+    }[kind]()
+    words = tm.SENTENCES[5].split()  # "unbelievably" splits into several subwords everywhere
+    (full,) = align(tok, [words], 64)
+    assert full.complete.all()
+    for g, w in enumerate(words):
+        ids = full.ids[full.tok_group == g]
+        assert tok.decode(ids.tolist()).strip() == w
+    assert (np.diff(full.first_token()) > 0).all()
+    # cut in the middle of the first word: it and everything after are reported, none misaligned
+    n_first = int((full.tok_group == 0).sum())
+    assert n_first >= 2
+    n_special = tok.num_special_tokens_to_add()
+    (cut,) = align(tok, [words], n_first - 1 + n_special)
+    assert not cut.complete.any()
+    (cut2,) = align(tok, [words], len(full.ids) - 1)
+    assert cut2.complete[:-1].all() and not cut2.complete[-1]
+
+
+def test_bos_is_prepended_for_causal_inputs():
+    tok = tm.bpe_tokenizer(False)
+    (e,) = align(tok, [["the", "cat"]], 16, bos_id=tok.bos_token_id)
+    assert e.ids[0] == tok.bos_token_id and e.tok_group[0] == -1
+    assert e.first_token()[0] == 1
+
+
+def test_causal_teachers_get_exactly_one_bos(tiny_models):
+    gpt2, llama = Teacher.load(str(tiny_models["gpt2"])), Teacher.load(str(tiny_models["llama"]))
+    assert gpt2.bos_id is not None and llama.bos_id is None  # the Llama-style tokenizer adds <s> itself
+    for t in (gpt2, llama):
+        (e,) = t.encode([["the", "cat"]])
+        assert e.ids[0] == t.tokenizer.bos_token_id and e.ids[1] != t.tokenizer.bos_token_id
+        assert e.first_token()[0] >= 1
+
+
+# ------------------------------------------------------------------ batching
+
+
+def test_sorted_batches_respect_budget_and_order_is_restored():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 20, size=50).tolist()
+    seen = []
+    for idx in sorted_batches(lengths, 40):
+        lens = [lengths[i] for i in idx]
+        assert max(lens) * len(idx) <= 40 or len(idx) == 1
+        seen += idx.tolist()
+    assert sorted(seen) == list(range(50))
+
+    class E:
+        def __init__(self, n):
+            self.ids = np.zeros(n)
+
+    items = [E(n) for n in lengths]
+    batches = []
+    res = run_sorted(items, 40, lambda b: [len(e.ids) for e in b], batches.append)
+    assert res == lengths
+    assert sorted(i for b in batches for i in b) == list(range(50)) and len(batches) > 1
+
+
+def test_extract_reports_every_batch_and_the_bar_reaches_the_occurrences(tiny_models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1))
+    cfg = ExtractConfig(shard_size=4, token_budget=16)  # a sentence a batch
+    maker = ShardMaker(Teacher.load(str(tiny_models["bert"])), vocab, cfg, True)
+    heard = []
+    real_watch = maker.watch
+    maker.watch = lambda bar: real_watch(lambda occ, tok: heard.append((occ, tok)) or bar(occ, tok))
+    m = run_extract(corpus, vocab, maker, tmp_path / "c", cfg)
+    stats = m["shards"]
+    assert len(heard) > len(stats)  # several batches a shard, each reported
+    assert sum(o for o, _ in heard) == sum(st["n_occurrences"] for st in stats)
+    assert sum(t for _, t in heard) == sum(st["n_teacher_tokens"] for st in stats)

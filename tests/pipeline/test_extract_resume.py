@@ -1,0 +1,82 @@
+"""A cache is resumed only by the same run, and a run killed with -9 resumes to the uninterrupted cache."""
+
+import signal
+import subprocess
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from ctx2static.cache import Cache
+from ctx2static.errors import UserError
+from ctx2static.pipeline.config import ExtractConfig
+from ctx2static.pipeline.extract import extract
+from ctx2static.pipeline.teacher import Teacher
+from ctx2static.text.corpus import Corpus, CorpusConfig
+from ctx2static.text.split import Split
+from ctx2static.text.vocab import Vocab, VocabConfig
+
+from .. import tiny_models as tm
+from ..faults import cli_command, cli_env
+
+
+def test_mismatched_rerun_refuses(tiny_models, corpus_file, tmp_path):
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1))
+    cfg = ExtractConfig(shard_size=4)
+    extract(corpus, vocab, Teacher.load(str(tiny_models["bert"])), tmp_path / "c", cfg)
+    with pytest.raises(UserError, match=r"different run \(differs in .*teacher") as exc:
+        extract(corpus, vocab, Teacher.load(str(tiny_models["gpt2"])), tmp_path / "c", cfg)
+    assert "\n" not in str(exc.value)
+    other = tmp_path / "other.txt"
+    other.write_text(corpus_file.read_text() + "one more line .\n")
+    with pytest.raises(UserError, match=r"differs in corpus"):
+        extract(Corpus([other]), vocab, Teacher.load(str(tiny_models["bert"])), tmp_path / "c", cfg)
+
+
+def _extract_cmd(model, corpus, out):
+    return cli_command(
+        "extract", "--corpus", corpus, "--teacher", model, "--out", out,
+        "--min-count", "1", "--shard-size", "5", "--vectors", "--topk", "2",
+        "--attention", "2", "--paragraph", "--threads", "1", "--split", "lines",
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_kill_9_then_rerun_equals_an_uninterrupted_run(tiny_models, tmp_path):
+    corpus = tmp_path / "big.txt"
+    rng = np.random.default_rng(0)
+    lines = [" ".join(rng.choice(tm.WORDS, size=rng.integers(3, 12))) for _ in range(300)]
+    corpus.write_text("\n".join(lines) + "\n")
+    env = cli_env()
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(
+        _extract_cmd(tiny_models["bert"], corpus, killed), env=env, stderr=subprocess.DEVNULL
+    )
+    deadline = time.time() + 300
+    while not (killed / "shard_00000.h5").exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    partial = Cache.open(killed)
+    assert not partial.complete and partial.n_shards < 60
+    subprocess.run(
+        _extract_cmd(tiny_models["bert"], corpus, killed), env=env, check=True, capture_output=True
+    )
+    whole = tmp_path / "whole"  # the same job uninterrupted, in this process with the same thread count
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        c = Corpus([corpus], CorpusConfig(split=Split.LINES))  # random words: some look like two sentences
+        cfg = ExtractConfig(shard_size=5, vectors=True, topk=2, attention=2, paragraph=True)
+        extract(
+            c, Vocab.build(c, VocabConfig(min_count=1)), Teacher.load(str(tiny_models["bert"])), whole, cfg
+        )
+    finally:
+        torch.set_num_threads(threads)
+    a, b = Cache.open(killed), Cache.open(whole)
+    assert a.complete and b.complete and a.n_shards == b.n_shards == 60
+    assert a.files() == b.files() and a.verify() == []
+    assert not [p.name for p in killed.iterdir() if p.name.endswith(".tmp")]  # stale temp files removed
