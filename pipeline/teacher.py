@@ -116,8 +116,8 @@ class Teacher:
 
         ``layer`` picks the hidden layer read (as ``hidden_states[layer]``: -1 the last, 0 the input
         embeddings), or several averaged (``2,3,4``, ``-4:``; Bommasani et al. 2020 find early-middle
-        layers best for static vectors); causal LMs' last layer is tuned to the next token, a middle
-        one holds more of the word (Ethayarajh 2019), so ``auto`` reads a default per family
+        layers best for static vectors); causal LMs' last layer is tuned to the next token, earlier
+        ones hold more of the word (Ethayarajh 2019), so ``auto`` reads a default per family
         (:data:`~ctx2static.pipeline.models.LAYER_DEFAULTS`). ``precision``: ``auto`` is bfloat16 autocast on
         GPUs (float16 where bf16 is missing) and float32 on CPUs; ``bfloat16`` on a CPU with fast
         bf16 products (:func:`fast_bf16`: AMX, AMD Zen 4) runs the forward 1.7-3x faster (cosines to
