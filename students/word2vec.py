@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, prange
 from tqdm import tqdm
 
-from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
+from ctx2static.options import Options, Rule, at_least, opt, rate_rule, seed_rule
 from ctx2static.students import sampling
 from ctx2static.students.jit_bind import bind_update, centre_update
 from ctx2static.students.losses import softplus
@@ -71,10 +71,7 @@ class Word2VecConfig(Options):
     def rules(self) -> Iterable[Rule]:
         """Sizes positive, rates in (0, 1) and ordered (from 1 up the updates diverge to NaN)."""
         return [
-            ("dim", self.dim >= 1, "at least 1"),
-            ("window", self.window >= 1, "at least 1"),
-            ("negative", self.negative >= 1, "at least 1"),
-            ("epochs", self.epochs >= 1, "at least 1"),
+            *at_least(self, 1, "dim", "window", "negative", "epochs"),
             ("threads", self.threads >= 0, "0 (all cores) or more"),
             ("sample", self.sample >= 0, "0 (off) or positive"),
             rate_rule("alpha", self.alpha),
