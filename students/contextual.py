@@ -64,6 +64,7 @@ from ctx2static.students.sampling import (
     lcg,
     linear_alpha,
     negative_table,
+    sample_rule,
     seed_state,
     unit_float,
 )
@@ -110,7 +111,7 @@ class ContextualConfig(CacheConfig):
             ("min_lr", 0 <= self.min_lr <= self.lr, "between 0 and lr"),
             *positive(self, "clip"),
             ("threads", self.threads >= 0, "0 (torch's default) or more"),
-            ("sample", self.sample >= 0, "0 (off) or positive"),
+            sample_rule(self.sample),
             exponent_rule(self.ns_exponent),
             abtt_rule(self.abtt, self.dim),
             seed_rule(self.seed),

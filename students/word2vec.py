@@ -36,6 +36,7 @@ from ctx2static.students.sampling import (
     lcg,
     linear_alpha_nb,
     reduced_window,
+    sample_rule,
     seed_state,
     subsample,
 )
@@ -73,7 +74,7 @@ class Word2VecConfig(Options):
         return [
             *at_least(self, 1, "dim", "window", "negative", "epochs"),
             ("threads", self.threads >= 0, "0 (all cores) or more"),
-            ("sample", self.sample >= 0, "0 (off) or positive"),
+            sample_rule(self.sample),
             rate_rule("alpha", self.alpha),
             ("min_alpha", 0 <= self.min_alpha <= self.alpha, "between 0 and alpha"),
             exponent_rule(self.ns_exponent),

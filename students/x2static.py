@@ -35,6 +35,7 @@ from ctx2static.students.sampling import (
     exponent_rule,
     keep_probabilities,
     negative_table,
+    sample_rule,
     seed_state,
     subsample,
 )
@@ -78,7 +79,7 @@ class Config(CacheConfig):
             *at_least(self, 1, "epochs"),
             ("negative", self.negative >= 0, "0 or more"),
             *at_least(self, 1, "batch_sentences"),
-            ("sample", self.sample >= 0, "0 (off) or positive"),
+            sample_rule(self.sample),
             rate_rule("lr", self.lr),
             ("beta1", 0 <= self.beta1 < 1, "at least 0 and below 1"),
             ("beta2", 0 <= self.beta2 < 1, "at least 0 and below 1"),
