@@ -61,6 +61,16 @@ def share_rule(name: str, value: float) -> Rule:
     return (name, 0 <= value <= 1, "between 0 and 1")
 
 
+def at_least(options: Options, low: int, *names: str) -> list[Rule]:
+    """Counts with a floor (sizes, epochs, budgets at 1; folds at 2): one rule per named field."""
+    return [(name, getattr(options, name) >= low, f"at least {low}") for name in names]
+
+
+def positive(options: Options, *names: str) -> list[Rule]:
+    """Strengths, scales and margins that must be above 0: one rule per named field."""
+    return [(name, getattr(options, name) > 0, "positive") for name in names]
+
+
 @dataclasses.dataclass(frozen=True)
 class Options:
     """Base of every config: enum fields are coerced from their values, then :meth:`rules` are enforced."""

@@ -17,7 +17,7 @@ import numpy as np
 from ctx2static.errors import UserError
 from ctx2static.eval.reading import csv_rows, lines
 from ctx2static.eval.results import Score
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, at_least, opt, positive
 from ctx2static.resources import BENCHMARK_DIR
 from ctx2static.vectors import Vectors
 
@@ -82,8 +82,7 @@ class AnalogyConfig(Options):
 
     def rules(self) -> Iterable[Rule]:
         """Sizes positive; eps positive (3CosMul divides by the third cosine term plus eps)."""
-        sizes = [(name, getattr(self, name) >= 1, "at least 1") for name in ("top_n", "group_words", "chunk")]
-        return [*sizes, ("eps", self.eps > 0, "positive")]
+        return [*at_least(self, 1, "top_n", "group_words", "chunk"), *positive(self, "eps")]
 
 
 def question_rows(vectors: Vectors, questions: Sequence[tuple[str, ...]], top_n: int) -> np.ndarray:

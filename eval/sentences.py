@@ -34,7 +34,7 @@ from ctx2static.eval.downstream.data import LabelledTexts, read_labelled
 from ctx2static.eval.downstream.probes import fit, require_sklearn
 from ctx2static.eval.results import Score, summary
 from ctx2static.fileio import read_lines
-from ctx2static.options import Options, Rule, opt, seed_rule
+from ctx2static.options import Options, Rule, at_least, opt, positive, seed_rule
 from ctx2static.resources import DOWNSTREAM_DIR, SENTENCES_DIR
 from ctx2static.threads import blas_threads
 from ctx2static.vectors import Vectors, Weighting
@@ -60,9 +60,9 @@ class SentenceConfig(Options):
     def rules(self) -> Iterable[Rule]:
         """Positive strength and budget, at least two folds, a fold's worth of texts."""
         return [
-            ("c", self.c > 0, "positive"),
-            ("max_iter", self.max_iter >= 1, "at least 1"),
-            ("folds", self.folds >= 2, "at least 2"),
+            *positive(self, "c"),
+            *at_least(self, 1, "max_iter"),
+            *at_least(self, 2, "folds"),
             seed_rule(self.seed),
             ("max_texts", self.max_texts >= self.folds, "at least the number of folds"),
         ]

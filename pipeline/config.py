@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ctx2static.errors import UserError
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, at_least, opt, positive
 
 
 class Precision(str, Enum):
@@ -111,11 +111,10 @@ class ExtractConfig(Options):
     def rules(self) -> Iterable[Rule]:
         """Sizes are positive, the optional signals 0 (off) or more."""
         return [
-            ("shard_size", self.shard_size >= 1, "at least 1"),
+            *at_least(self, 1, "shard_size"),
             ("shard_words", self.shard_words >= 0, "0 (no bound) or more"),
-            ("max_length", self.max_length >= 2, "at least 2"),
-            ("paragraph_max_length", self.paragraph_max_length >= 2, "at least 2"),
-            ("token_budget", self.token_budget >= 1, "at least 1"),
+            *at_least(self, 2, "max_length", "paragraph_max_length"),
+            *at_least(self, 1, "token_budget"),
             ("pca", self.pca >= 0, "0 (off) or more"),
             ("topk", self.topk >= 0, "0 (off) or more"),
             ("attention", self.attention >= 0, "0 (off) or more"),
@@ -152,7 +151,7 @@ class EngineConfig(Options):
         return [
             ("workers", self.workers >= 0, "0 (fill the cluster) or more"),
             ("gpus_per_worker", self.gpus_per_worker >= 0, "0 (CPU workers) or more"),
-            ("connect_timeout", self.connect_timeout > 0, "positive"),
+            *positive(self, "connect_timeout"),
             ("address", ray or not self.address, "empty unless --engine ray"),
             ("workers", ray or not self.workers, "0 unless --engine ray"),
             ("gpus_per_worker", ray or not self.gpus_per_worker, "0 unless --engine ray"),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ctx2static.cache import Cache
-from ctx2static.options import Rule, opt
+from ctx2static.options import Rule, at_least, opt
 from ctx2static.students.cache_input import CacheConfig, occurrence_means
 from ctx2static.vectors import Vectors
 
@@ -26,7 +26,7 @@ class Config(CacheConfig):
 
     def rules(self) -> Iterable[Rule]:
         """At least one occurrence."""
-        return [("min_occurrences", self.min_occurrences >= 1, "at least 1")]
+        return at_least(self, 1, "min_occurrences")
 
     def signals(self) -> tuple[str, ...]:
         """Only the per-word sums every cache holds."""

@@ -52,7 +52,7 @@ from numba import njit
 from tqdm import tqdm
 
 from ctx2static.cache import Cache
-from ctx2static.options import Rule, opt, rate_rule, seed_rule
+from ctx2static.options import Rule, at_least, opt, positive, rate_rule, seed_rule
 from ctx2static.students.cache_input import CacheConfig, Init, teacher_init
 from ctx2static.students.jit_bind import bind_update, centre_update
 from ctx2static.students.losses import logistic
@@ -64,6 +64,7 @@ from ctx2static.students.sampling import (
     lcg,
     linear_alpha,
     negative_table,
+    sample_rule,
     seed_state,
     unit_float,
 )
@@ -105,16 +106,12 @@ class ContextualConfig(CacheConfig):
     def rules(self) -> Iterable[Rule]:
         """Sizes positive, rates in (0, 1) and ordered, a clip that bounds (0 would freeze the projection)."""
         return [
-            ("dim", self.dim >= 1, "at least 1"),
-            ("window", self.window >= 1, "at least 1"),
-            ("negative", self.negative >= 1, "at least 1"),
-            ("epochs", self.epochs >= 1, "at least 1"),
-            ("batch", self.batch >= 1, "at least 1"),
+            *at_least(self, 1, "dim", "window", "negative", "epochs", "batch"),
             rate_rule("lr", self.lr),
             ("min_lr", 0 <= self.min_lr <= self.lr, "between 0 and lr"),
-            ("clip", self.clip > 0, "positive"),
+            *positive(self, "clip"),
             ("threads", self.threads >= 0, "0 (torch's default) or more"),
-            ("sample", self.sample >= 0, "0 (off) or positive"),
+            sample_rule(self.sample),
             exponent_rule(self.ns_exponent),
             abtt_rule(self.abtt, self.dim),
             seed_rule(self.seed),

@@ -33,7 +33,7 @@ from tqdm import tqdm
 
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write, check_writable, remove_stale_temps
-from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
+from ctx2static.options import Options, Rule, at_least, opt, positive, rate_rule, seed_rule
 from ctx2static.students.cooc import window_cooccurrence
 from ctx2static.students.postprocess import abtt_rule
 from ctx2static.text.encoded import EncodedCorpus
@@ -66,15 +66,12 @@ class Config(Options):
     def rules(self) -> Iterable[Rule]:
         """Sizes and rates positive (the rate below 1); a checkpoint needs a file path."""
         return [
-            ("dim", self.dim >= 1, "at least 1"),
-            ("window", self.window >= 1, "at least 1"),
-            ("epochs", self.epochs >= 1, "at least 1"),
-            ("xmax", self.xmax > 0, "positive"),
-            ("alpha", self.alpha > 0, "positive"),
+            *at_least(self, 1, "dim", "window", "epochs"),
+            *positive(self, "xmax", "alpha"),
             rate_rule("lr", self.lr),
             abtt_rule(self.abtt, self.dim),
             seed_rule(self.seed),
-            ("grad_clip", self.grad_clip > 0, "positive"),
+            *positive(self, "grad_clip"),
             ("threads", self.threads >= 0, "0 (all cores) or more"),
             ("checkpoint_every", self.checkpoint_every >= 0, "0 (off) or more"),
             (

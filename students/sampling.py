@@ -46,6 +46,11 @@ def exponent_rule(exponent: float) -> Rule:
     return ("ns_exponent", -1 <= exponent <= 1, "between -1 and 1 (word2vec: 0.75)")
 
 
+def sample_rule(sample: float) -> Rule:
+    """The subsampling threshold: 0 turns it off (:func:`keep_probabilities`); below 0 means nothing."""
+    return ("sample", sample >= 0, "0 (off) or positive")
+
+
 def keep_probabilities(counts: np.ndarray, sample: float) -> np.ndarray:
     """Probability of keeping each word under frequent-word subsampling (word2vec C code).
 

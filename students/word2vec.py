@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, prange
 from tqdm import tqdm
 
-from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
+from ctx2static.options import Options, Rule, at_least, opt, rate_rule, seed_rule
 from ctx2static.students import sampling
 from ctx2static.students.jit_bind import bind_update, centre_update
 from ctx2static.students.losses import softplus
@@ -36,6 +36,7 @@ from ctx2static.students.sampling import (
     lcg,
     linear_alpha_nb,
     reduced_window,
+    sample_rule,
     seed_state,
     subsample,
 )
@@ -71,12 +72,9 @@ class Word2VecConfig(Options):
     def rules(self) -> Iterable[Rule]:
         """Sizes positive, rates in (0, 1) and ordered (from 1 up the updates diverge to NaN)."""
         return [
-            ("dim", self.dim >= 1, "at least 1"),
-            ("window", self.window >= 1, "at least 1"),
-            ("negative", self.negative >= 1, "at least 1"),
-            ("epochs", self.epochs >= 1, "at least 1"),
+            *at_least(self, 1, "dim", "window", "negative", "epochs"),
             ("threads", self.threads >= 0, "0 (all cores) or more"),
-            ("sample", self.sample >= 0, "0 (off) or positive"),
+            sample_rule(self.sample),
             rate_rule("alpha", self.alpha),
             ("min_alpha", 0 <= self.min_alpha <= self.alpha, "between 0 and alpha"),
             exponent_rule(self.ns_exponent),

@@ -26,7 +26,7 @@ from numba import njit
 from tqdm import tqdm
 
 from ctx2static.cache import Cache
-from ctx2static.options import Rule, opt, rate_rule, seed_rule
+from ctx2static.options import Rule, at_least, opt, positive, rate_rule, seed_rule
 from ctx2static.students.cache_input import CacheConfig, Init, teacher_init
 from ctx2static.students.losses import softplus
 from ctx2static.students.postprocess import abtt_rule
@@ -35,6 +35,7 @@ from ctx2static.students.sampling import (
     exponent_rule,
     keep_probabilities,
     negative_table,
+    sample_rule,
     seed_state,
     subsample,
 )
@@ -75,14 +76,14 @@ class Config(CacheConfig):
         gradients were 0.
         """
         return [
-            ("epochs", self.epochs >= 1, "at least 1"),
+            *at_least(self, 1, "epochs"),
             ("negative", self.negative >= 0, "0 or more"),
-            ("batch_sentences", self.batch_sentences >= 1, "at least 1"),
-            ("sample", self.sample >= 0, "0 (off) or positive"),
+            *at_least(self, 1, "batch_sentences"),
+            sample_rule(self.sample),
             rate_rule("lr", self.lr),
             ("beta1", 0 <= self.beta1 < 1, "at least 0 and below 1"),
             ("beta2", 0 <= self.beta2 < 1, "at least 0 and below 1"),
-            ("eps", self.eps > 0, "positive"),
+            *positive(self, "eps"),
             exponent_rule(self.ns_exponent),
             abtt_rule(self.abtt),
             seed_rule(self.seed),

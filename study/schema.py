@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import INTRINSIC, Family, all_tasks, file_families
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, at_least, opt
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.students.registry import spec
@@ -101,7 +101,7 @@ class ReportSpec(Options):
     def rules(self) -> Iterable[Rule]:
         """Counts positive."""
         return [
-            ("neighbours", self.neighbours >= 1, "at least 1"),
+            *at_least(self, 1, "neighbours"),
             ("max_pairs", self.max_pairs >= 2, ">= 2"),
         ]
 

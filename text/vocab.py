@@ -12,7 +12,7 @@ import numpy as np
 
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, at_least, opt
 from ctx2static.text.corpus import Corpus
 
 
@@ -26,7 +26,7 @@ class VocabConfig(Options):
     def rules(self) -> Iterable[Rule]:
         """Both are positive."""
         return [
-            ("min_count", self.min_count >= 1, "at least 1"),
+            *at_least(self, 1, "min_count"),
             ("max_vocab", self.max_vocab is None or self.max_vocab >= 1, "none or at least 1"),
         ]
 

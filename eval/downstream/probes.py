@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ctx2static.errors import UserError
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, at_least, opt, positive
 from ctx2static.vectors import Vectors
 
 OOV = -1
@@ -52,13 +52,9 @@ class ProbeConfig(Options):
         """Sizes positive, at least two folds."""
         return [
             ("window", self.window >= 0, "0 or more"),
-            ("pos_c", self.pos_c > 0, "positive"),
-            ("ner_c", self.ner_c > 0, "positive"),
-            ("sentiment_c", self.sentiment_c > 0, "positive"),
-            ("max_iter", self.max_iter >= 1, "at least 1"),
-            ("pos_stride", self.pos_stride >= 1, "at least 1"),
-            ("ner_folds", self.ner_folds >= 2, "at least 2"),
-            ("sentiment_folds", self.sentiment_folds >= 2, "at least 2"),
+            *positive(self, "pos_c", "ner_c", "sentiment_c"),
+            *at_least(self, 1, "max_iter", "pos_stride"),
+            *at_least(self, 2, "ner_folds", "sentiment_folds"),
         ]
 
 
