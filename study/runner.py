@@ -71,6 +71,7 @@ class StudyRunner:
     provenance: dict[str, dict[str, Any]] = field(default_factory=dict)  # output -> meta["study"]
     _ready: set[str] = field(default_factory=set)  # teachers whose cache is complete
     _corpus_key: dict[str, Any] | None = None
+    _teacher_hashes: dict[str, str] = field(default_factory=dict)  # resolving "auto" reads the config
     _benchmarks: list | None = None
 
     @property
@@ -94,13 +95,14 @@ class StudyRunner:
 
     def teacher_hash(self, name: str) -> str:
         """Hash of everything that determines teacher ``name``'s cache."""
-        t = self.study.teachers[name]
-        teacher = {k: v for k, v in t.teacher.to_dict().items() if k in ("layer", "precision")}
-        # what "auto" resolves to, as the cache records it: the same layers spelled out are the same cache
-        teacher["layer"] = teacher_layer(t.model, t.teacher.layer)
-        return digest(
-            {"corpus": self.corpus_key, "model": t.model, **teacher, "extract": t.extract.to_dict()}
-        )
+        if name not in self._teacher_hashes:
+            t = self.study.teachers[name]
+            teacher = {k: v for k, v in t.teacher.to_dict().items() if k in ("layer", "precision")}
+            # what "auto" resolves to, as the cache records it: the same layers spelled out are the same cache
+            teacher["layer"] = teacher_layer(t.model, t.teacher.layer)
+            key = {"corpus": self.corpus_key, "model": t.model, **teacher, "extract": t.extract.to_dict()}
+            self._teacher_hashes[name] = digest(key)
+        return self._teacher_hashes[name]
 
     def ensure_cache(self, name: str) -> Path:
         """Extract teacher ``name``'s cache unless a complete one of the same configuration exists."""

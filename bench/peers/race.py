@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from peerrun import run_step
+from peerrun import refuse_existing, run_step
 
 ROOT = Path(__file__).resolve().parents[2]
 PEERS_PYTHON = "/root/peers-venv/bin/python"
@@ -93,8 +93,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--md", type=Path, required=True)
     args = ap.parse_args()
-    if args.out.exists():
-        sys.exit(f"error: {args.out} exists; remove it or pick another --out")
+    refuse_existing(args.out)
     args.out.mkdir(parents=True)
     started = time.strftime("%Y-%m-%d %H:%M")
     runs = {"tokenlearn": tokenlearn(args)}
