@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ctx2static.pipeline.config import Engine, Precision
     from ctx2static.retrofit.config import Method
     from ctx2static.students.cache_input import Init
+    from ctx2static.students.postprocess import Standardize
     from ctx2static.students.semglove import Cooc
     from ctx2static.students.semglove import Weighting as CoocWeighting
     from ctx2static.students.teacher_tables import Table
@@ -90,6 +91,7 @@ class CacheStudentOptions(TypedDict, total=False):
     seed: int
     abtt: int | None
     init: Init | str
+    standardize: Standardize | str
     lr: float
     min_lr: float
     clip: float

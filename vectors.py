@@ -139,6 +139,8 @@ class VectorsMeta(TypedDict, total=False):
     seconds_per_epoch: float  # glove
     occurrences: int  # ase: occurrences averaged
     table: str  # token, word: the cache table taken (token_emb, word_emb)
+    standardized: bool  # ase, word, token, x2static: teacher dimensions z-scored (students/postprocess.py)
+    rogue_ratio: float  # the same four: max over median of the teacher dimensions' E[x_d^2]
     # later stages
     study: dict[str, Any]  # study/runner.py: the step's hash, seconds, peak_rss_mb and when written
     retrofit: list[dict[str, Any]]  # retrofit/solver.py, one entry a pass: method, lexicons, config...

@@ -3,6 +3,7 @@
 v_w = (1/|occ(w)|) sum_{occurrences of w} o_i, with o_i the teacher's subword-pooled vector of the
 chosen layer. The teacher stage sums them per word as it runs (``occ_sum``/``occ_count``), so no
 per-occurrence vectors are needed. Words the cache never saw aligned are left out of the output.
+A causal LM's rogue dimensions are z-scored (``standardize``, students/postprocess.py).
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ import numpy as np
 
 from ctx2static.cache import Cache
 from ctx2static.options import Rule, at_least, opt
-from ctx2static.students.cache_input import CacheConfig, occurrence_means
-from ctx2static.vectors import Vectors
+from ctx2static.students.cache_input import TeacherSpaceConfig, occurrence_means
+from ctx2static.students.postprocess import standardized_table
+from ctx2static.vectors import Vectors, VectorsMeta
 
 
 @dataclass(frozen=True)
-class Config(CacheConfig):
-    """ASE has no hyper-parameters beyond which words to keep."""
+class Config(TeacherSpaceConfig):
+    """ASE has no hyper-parameters beyond which words to keep and whether to z-score dimensions."""
 
     min_occurrences: int = opt(1, "Drop words the cache saw (aligned) fewer times.")
 
@@ -38,4 +40,6 @@ def fit(cache: Cache, config: Config) -> Vectors:
     means, seen = occurrence_means(cache)
     keep = np.flatnonzero(seen >= config.min_occurrences)
     words = [cache.vocab.words[i] for i in keep]
-    return Vectors(words, means[keep], cache.vocab.counts[keep], {"occurrences": int(seen.sum())})
+    table, zscored, share = standardized_table(means[keep], config.standardize)
+    meta: VectorsMeta = {"occurrences": int(seen.sum()), "standardized": zscored, "rogue_ratio": share}
+    return Vectors(words, table, cache.vocab.counts[keep], meta)

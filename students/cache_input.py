@@ -13,7 +13,8 @@ import numpy as np
 
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
-from ctx2static.options import Options
+from ctx2static.options import Options, opt
+from ctx2static.students.postprocess import DimensionStats, Standardize
 from ctx2static.text.encoded import EncodedCorpus
 
 
@@ -28,6 +29,17 @@ class CacheConfig(Options, abc.ABC):
     @abc.abstractmethod
     def signals(self) -> tuple[str, ...]:
         """The per-shard signals this run reads (names in :data:`ctx2static.cache.layout.SIGNALS`)."""
+
+
+@dataclass(frozen=True)
+class TeacherSpaceConfig(CacheConfig):
+    """A cache student whose table lives in the teacher's dimensions (ase, word, token, x2static)."""
+
+    standardize: Standardize = opt(
+        Standardize.AUTO,
+        "Z-score the teacher's dimensions (rogue dimensions, students/postprocess.py): auto = when "
+        "one carries over 1,000x the median dimension's energy.",
+    )
 
 
 def encoded_corpus(cache: Cache) -> EncodedCorpus:
@@ -65,10 +77,11 @@ class Init(str, enum.Enum):
     AUTO = "auto"  # the default: ``ase``
 
 
-def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
+def teacher_init(cache: Cache, init: Init, dim: int, zscore: bool = False) -> np.ndarray | None:
     """The cache's ``word``/``token``/``ase`` table as a start for a ``dim``-wide static table.
 
     ``auto`` (the students' default: it won on every student measured; docs/guides/students.md) is ``ase``.
+    With ``zscore`` each dimension is z-scored first (the student trains on z-scored contexts).
     Projected onto its top ``dim`` principal directions when the teacher is wider (centred
     first; directions the table does not span are 0), then scaled to a mean row norm of 1.
     ``random`` returns None (the student's own init).
@@ -83,6 +96,8 @@ def teacher_init(cache: Cache, init: Init, dim: int) -> np.ndarray | None:
         table = np.where(seen[:, None] > 0, means, cache.vocab_arrays()["word_emb"]).astype(np.float64)
     else:
         table = cache.vocab_arrays()[f"{init.value}_emb"].astype(np.float64)
+    if zscore:
+        table = DimensionStats.of_rows([table]).zscore(table).astype(np.float64)
     if table.shape[1] < dim:
         raise UserError(
             f"--set init={init.value}: the teacher table is {table.shape[1]}-d, narrower than dim={dim}"

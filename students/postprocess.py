@@ -1,12 +1,25 @@
-"""Post-processing of a trained static table: "all-but-the-top" (Mu & Viswanath 2018, Algorithm 1).
+"""Post-processing in the teacher's space: "all-but-the-top" and z-scored (rogue) dimensions.
 
-Static tables learned against a teacher share a large common direction (every row is pushed
-towards the same projected centres), which dominates their cosines. Subtracting the mean row and
-the projections on the top D principal directions removes it. ``abtt`` in a student's config:
-None = off, 0 = mean-centring only, D > 0 = centring plus D directions removed.
+All-but-the-top (Mu & Viswanath 2018, Algorithm 1): static tables learned against a teacher share
+a large common direction (every row is pushed towards the same projected centres), which dominates
+their cosines. Subtracting the mean row and the projections on the top D principal directions
+removes it. ``abtt`` in a student's config: None = off, 0 = mean-centring only, D > 0 = centring
+plus D directions removed.
+
+Rogue dimensions (Timkey & van Schijndel 2021, "All Bark and No Bite"): a few hidden dimensions of
+many causal LMs carry activations hundreds of times larger than the rest, so they decide every
+cosine (and saturate x2static's logistic loss, Eq. 1 of Gupta & Jaggi, whose logits are u . E_ctx).
+Z-scoring each dimension, x'_d = (x_d - mean_d) / std_d, gives every dimension one unit of
+variance: ``standardize`` in the configs of the students whose table lives in the teacher's
+dimensions (ase, word, token, x2static). ``auto`` z-scores when one dimension's mean square E[x_d^2]
+is over :data:`ROGUE_RATIO` times the median dimension's.
 """
 
 from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,3 +43,57 @@ def all_but_the_top(matrix: np.ndarray, n_components: int) -> np.ndarray:
         top = vecs[:, -n_components:]
         centred -= (centred @ top) @ top.T
     return centred.astype(matrix.dtype)
+
+
+class Standardize(str, enum.Enum):
+    """Whether a student z-scores the teacher's dimensions."""
+
+    AUTO = "auto"  # when one dimension's energy is over ROGUE_RATIO times the median's
+    ON = "on"
+    OFF = "off"
+
+
+ROGUE_RATIO = 1000.0
+"""``auto``'s threshold on max_d E[x_d^2] / median_d E[x_d^2]. On Brown (bench/results/
+rogue_dimensions.md), over sentence contexts and the ase and word tables: encoders 2-272 (MiniLM,
+MPNet), causal LMs 2,195-189,241 (SmolLM2, Gemma 3); input token tables 3-35 for all four."""
+
+
+@dataclass(frozen=True)
+class DimensionStats:
+    """Per-dimension mean and standard deviation of a set of rows, and how rogue the largest is."""
+
+    mean: np.ndarray
+    std: np.ndarray
+    rogue_ratio: float  # max_d E[x_d^2] / median_d E[x_d^2]
+
+    @classmethod
+    def of_rows(cls, blocks: Iterable[np.ndarray]) -> DimensionStats:
+        """Streamed over row blocks (a cache's shards) with float64 sums: no block is kept."""
+        n, s1, s2 = 0, 0.0, 0.0
+        for block in blocks:
+            x = np.asarray(block, dtype=np.float64)
+            n, s1, s2 = n + len(x), s1 + x.sum(0), s2 + np.square(x).sum(0)
+        if n == 0:
+            raise UserError("no rows to standardise: the cache holds no sentence")
+        mean, energy = np.asarray(s1) / n, np.asarray(s2) / n
+        std = np.sqrt(np.maximum(energy - mean**2, 0.0))
+        return cls(mean, std, float(energy.max() / max(np.median(energy), 1e-300)))
+
+    def wanted(self, mode: Standardize) -> bool:
+        """``on``, or ``auto`` with a dimension over :data:`ROGUE_RATIO` times the median's energy."""
+        mode = Standardize(mode)
+        return mode is Standardize.ON or (mode is Standardize.AUTO and self.rogue_ratio > ROGUE_RATIO)
+
+    def zscore(self, x: np.ndarray) -> np.ndarray:
+        """(x - mean) / std per dimension, float32; a constant dimension becomes 0."""
+        safe = np.where(self.std > 0, self.std, 1.0)
+        return ((np.asarray(x, dtype=np.float64) - self.mean) / safe * (self.std > 0)).astype(np.float32)
+
+
+def standardized_table(matrix: np.ndarray, mode: Standardize) -> tuple[np.ndarray, bool, float]:
+    """A teacher-space table z-scored per :class:`Standardize` ``mode``: (table, z-scored?, rogue ratio)."""
+    stats = DimensionStats.of_rows([matrix])
+    if stats.wanted(mode):
+        return stats.zscore(matrix), True, stats.rogue_ratio
+    return matrix, False, stats.rogue_ratio

@@ -3,6 +3,8 @@
 - ``token`` ("BERT_token"): the teacher's input token embeddings, mean-pooled over a word's subwords.
 - ``word`` ("BERT_word"): the word encoded alone (special tokens around it), last layer,
   mean-pooled over its subwords.
+
+Both z-score a causal LM's rogue dimensions (``standardize``, students/postprocess.py).
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from dataclasses import dataclass
 
 from ctx2static.cache import Cache
 from ctx2static.options import opt
-from ctx2static.students.cache_input import CacheConfig
-from ctx2static.vectors import Vectors
+from ctx2static.students.cache_input import TeacherSpaceConfig
+from ctx2static.students.postprocess import standardized_table
+from ctx2static.vectors import Vectors, VectorsMeta
 
 
 class Table(str, enum.Enum):
@@ -24,7 +27,7 @@ class Table(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Config(CacheConfig):
+class Config(TeacherSpaceConfig):
     """Which table (set by the student's name: ``token`` or ``word``)."""
 
     table: Table = opt(Table.WORD, "The per-vocabulary table exported.")
@@ -37,5 +40,6 @@ class Config(CacheConfig):
 def fit(cache: Cache, config: Config) -> Vectors:
     """Export the teacher's ``token_emb`` or ``word_emb`` table for the cache's vocabulary."""
     key = f"{Table(config.table).value}_emb"
-    matrix = cache.vocab_arrays()[key]
-    return Vectors(list(cache.vocab.words), matrix, cache.vocab.counts.copy(), {"table": key})
+    table, zscored, share = standardized_table(cache.vocab_arrays()[key], config.standardize)
+    meta: VectorsMeta = {"table": key, "standardized": zscored, "rogue_ratio": share}
+    return Vectors(list(cache.vocab.words), table, cache.vocab.counts.copy(), meta)

@@ -9,6 +9,12 @@ over the sentence's tokens when the teacher saw the whole paragraph (Eq. 4, ``pa
 the cache, so only the static table U (teacher size) is learned. Defaults from Table 1 and the
 reference code: 1 epoch, 10 negatives drawn from counts^0.5, target subsampling t = 5e-6, lazy
 (sparse) Adam lr 1e-3, batches of 128 sentences, U uniform in +-1/d.
+
+A causal LM's rogue dimensions make u . E_ctx thousands (Gemma 3: mean context norm 11,500 against
+MiniLM's 8), which saturates l (Brown: mean loss 81,973 a target against MiniLM's 6.7, analogy
+below 1%); with ``standardize`` (auto: when one
+dimension carries 1,000x the median's energy) E_ctx and the start table are z-scored per
+dimension first (students/postprocess.py), so U lives in the z-scored space.
 """
 
 from __future__ import annotations
@@ -27,9 +33,9 @@ from tqdm import tqdm
 
 from ctx2static.cache import Cache
 from ctx2static.options import Rule, at_least, opt, positive, rate_rule, seed_rule
-from ctx2static.students.cache_input import CacheConfig, Init, teacher_init
+from ctx2static.students.cache_input import Init, TeacherSpaceConfig, teacher_init
 from ctx2static.students.losses import softplus
-from ctx2static.students.postprocess import abtt_rule
+from ctx2static.students.postprocess import DimensionStats, Standardize, abtt_rule
 from ctx2static.students.sampling import (
     draw_targets,
     exponent_rule,
@@ -52,7 +58,7 @@ class Context(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class Config(CacheConfig):
+class Config(TeacherSpaceConfig):
     """X2Static defaults (Gupta & Jaggi 2021, Table 1 and reference code)."""
 
     context: Context = opt(Context.SENT, "E_ctx: the sentence mean (Eq. 3) or paragraph context (Eq. 4).")
@@ -201,14 +207,29 @@ def _train_shard(
     return loss, n_targets, step, state
 
 
+def context_stats(cache: Cache, key: str, mode: Standardize) -> DimensionStats | None:
+    """The contexts' per-dimension statistics (one streamed pass), unless ``standardize`` is off."""
+    if Standardize(mode) is Standardize.OFF:
+        return None
+    stats = DimensionStats.of_rows(cache.shard(i, [key])[key] for i in range(cache.n_shards))
+    if stats.wanted(mode):
+        log.info(
+            "x2static: a teacher dimension carries %.0fx the median dimension's energy: contexts and "
+            "start table z-scored (standardize=%s)", stats.rogue_ratio, Standardize(mode).value,
+        )  # fmt: skip
+    return stats
+
+
 def fit(cache: Cache, config: Config) -> Vectors:
     """Train the static table U against the cached sentence/paragraph contexts (Eq. 1)."""
     key = f"{Context(config.context).value}_ctx"
     counts = cache.vocab.counts
     n_words = len(counts)
     dim = cache.shard(0, [key])[key].shape[1]
+    stats = context_stats(cache, key, config.standardize)
+    scorer = stats if stats is not None and stats.wanted(config.standardize) else None
     rng = np.random.default_rng(config.seed)
-    U = teacher_init(cache, config.init, dim)
+    U = teacher_init(cache, config.init, dim, zscore=scorer is not None)
     if U is None:
         U = ((rng.random((n_words, dim)) * 2 - 1) / dim).astype(np.float32)
     m = np.zeros_like(U)
@@ -226,10 +247,11 @@ def fit(cache: Cache, config: Config) -> Vectors:
         bar = tqdm(range(cache.n_shards), desc=f"x2static epoch {epoch + 1}", file=sys.stderr, leave=False)
         for i in bar:
             shard = cache.shard(i, [key])
+            ctx = scorer.zscore(shard[key]) if scorer else np.ascontiguousarray(shard[key], np.float32)
             state = np.uint64(seed_state(config.seed, epoch, i))
             s_loss, s_targets, step, _ = _train_shard(
                 shard["word_ids"], shard["word_aligned"], shard["sent_offsets"],
-                np.ascontiguousarray(shard[key], dtype=np.float32), U, m, v, grad, touched, flag,
+                ctx, U, m, v, grad, touched, flag,
                 keep_prob, cum_table, config.negative, config.batch_sentences, config.lr,
                 config.beta1, config.beta2, config.eps, step, state,
             )  # fmt: skip
@@ -248,5 +270,8 @@ def fit(cache: Cache, config: Config) -> Vectors:
         "mean_loss": mean_loss,
         "adam_steps": step,
         "loss_per_epoch": loss_per_epoch,
+        "standardized": scorer is not None,
     }
+    if stats is not None:
+        meta["rogue_ratio"] = stats.rogue_ratio
     return Vectors(list(cache.vocab.words), U, counts.copy(), meta)

@@ -185,3 +185,57 @@ def test_default_abtt_is_applied_to_the_trained_table(tmp_path):
 
     np.testing.assert_allclose(post.matrix, all_but_the_top(raw.matrix, 1), atol=1e-6)
     assert np.abs(post.matrix.mean(0)).max() < 1e-5
+
+
+def _with_rogue_dimension(ctx, value=300.0):
+    """A causal LM's rogue dimension: one huge, nearly constant coordinate added to every context."""
+    rng = np.random.default_rng(5)
+    return np.hstack([ctx, value + rng.normal(size=(len(ctx), 1))])
+
+
+def _topics_separate(v):
+    unit = v.unit()
+    sims = unit[:8] @ unit[:8].T
+    same = np.array([[(i < 4) == (j < 4) for j in range(8)] for i in range(8)])
+    return sims[same & ~np.eye(8, dtype=bool)].min() > sims[~same].max()
+
+
+def test_ase_zscores_a_rogue_dimension_and_recovers_the_topics(tmp_path):
+    from ctx2static.students.postprocess import DimensionStats
+
+    sents, ctx = _topic_corpus(n_sent=200)
+    folder = write_cache(tmp_path / "c", WORDS, sents, 64, _with_rogue_dimension(ctx))
+    raw = fit_cache_student("ase", folder, {"standardize": "off"})
+    auto = fit_cache_student("ase", folder)
+    assert not raw.meta["standardized"] and auto.meta["standardized"]
+    assert auto.meta["rogue_ratio"] > 1000
+    want = DimensionStats.of_rows([raw.matrix]).zscore(raw.matrix)
+    np.testing.assert_allclose(auto.matrix, want, atol=1e-5)
+    assert np.median(raw.unit()[:8] @ raw.unit()[:8].T) > 0.99  # every word looks alike
+    assert _topics_separate(auto)
+    clean = fit_cache_student("ase", write_cache(tmp_path / "d", WORDS, sents, 64, ctx))
+    assert not clean.meta["standardized"]  # no rogue dimension: auto keeps the teacher's table
+
+
+def test_x2static_learns_topics_through_a_rogue_dimension_only_when_zscored(tmp_path):
+    sents, ctx = _topic_corpus()
+    folder = write_cache(tmp_path / "c", WORDS, sents, 128, _with_rogue_dimension(ctx))
+    settings = {"sample": "0", "epochs": "3", "lr": "0.01", "abtt": "none", "init": "random"}
+    raw = fit_cache_student("x2static", folder, {**settings, "standardize": "off"})
+    auto = fit_cache_student("x2static", folder, settings)
+    assert auto.meta["standardized"] and not raw.meta["standardized"]
+    assert _topics_separate(auto) and not _topics_separate(raw)
+    assert auto.meta["mean_loss"] < np.log(2) * 11 < raw.meta["mean_loss"]
+
+
+def test_teacher_init_zscores_before_scaling(tmp_path):
+    from ctx2static.students.cache_input import teacher_init
+
+    word = np.array([[1, 100, 0], [3, 102, 2], [5, 101, 1]], np.float32)
+    tables = {"word_emb": word, "token_emb": word}
+    folder = write_cache(tmp_path / "c", WORDS[:3], [[0, 1, 2]], 4, np.zeros((1, 3)), vocab_tables=tables)
+    cache = Cache.open(folder)
+    z = (word - word.mean(0)) / word.std(0)
+    np.testing.assert_allclose(
+        teacher_init(cache, Init.WORD, 3, zscore=True), z / np.linalg.norm(z, axis=1).mean(), rtol=1e-5
+    )

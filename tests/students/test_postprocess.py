@@ -24,3 +24,33 @@ def test_keeps_dtype_and_rejects_bad_d():
     assert all_but_the_top(x, 2).dtype == np.float32
     with pytest.raises(UserError, match="abtt=3"):
         all_but_the_top(x, 3)
+
+
+def test_dimension_stats_stream_blocks_and_zscore():
+    from ctx2static.students.postprocess import DimensionStats
+
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(50, 4)) * [1, 2, 3, 0] + [0, 5, -1, 7]  # the last dimension is constant
+    stats = DimensionStats.of_rows([x[:7], x[7:30], x[30:]])
+    np.testing.assert_allclose(stats.mean, x.mean(0), atol=1e-12)
+    np.testing.assert_allclose(stats.std, x.std(0), atol=1e-9)
+    energy = (x**2).mean(0)
+    assert stats.rogue_ratio == pytest.approx(energy.max() / np.median(energy))
+    z = stats.zscore(x)
+    assert z.dtype == np.float32
+    np.testing.assert_allclose(z[:, :3].mean(0), 0, atol=1e-6)
+    np.testing.assert_allclose(z[:, :3].std(0), 1, atol=1e-5)
+    assert not z[:, 3].any()  # a constant dimension carries nothing: 0, not a division by 0
+
+
+@pytest.mark.parametrize(
+    ("ratio", "mode", "wanted"),
+    [(1001, "auto", True), (999, "auto", False), (1.0, "on", True), (1e6, "off", False)],
+)
+def test_auto_standardizes_above_the_rogue_ratio(ratio, mode, wanted):
+    from ctx2static.students.postprocess import ROGUE_RATIO, DimensionStats, Standardize
+
+    assert ROGUE_RATIO == 1000
+    # 3 dimensions of energy 1 and one of energy `ratio`: max / median = ratio
+    x = np.array([[1, 1, 1, np.sqrt(ratio)], [-1, -1, -1, -np.sqrt(ratio)]])
+    assert DimensionStats.of_rows([x]).wanted(Standardize(mode)) is wanted
