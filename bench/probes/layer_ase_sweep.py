@@ -8,7 +8,9 @@ table (each vocabulary word encoded alone) likewise. Every spec's two tables are
 bundled similarity, analogy and categorization sets. The specs default to ones made for the
 teacher's depth (:func:`default_specs`: single layers, every one up to 13 hidden states, then every
 2nd or 3rd and the last; bands such as ``1:``, ``-4:``, the middle third and the family defaults of
-``--layer auto``); ``--specs`` names others.
+``--layer auto``); ``--specs`` names others. Each spec's table is z-scored per dimension as the
+students do it (``--standardize``, default ``auto``: students/postprocess.py); the tables mark the
+specs z-scored with "z".
 
 Memory: the per-word sums, float64 [V, n_hidden * d], are the one big array (SmolLM2 on Brown: 15k
 words x 31 x 576 x 8 B = 2.1 GB; MiniLM: 0.3 GB); the ``word`` table, float32 [V, n_hidden, d], is
@@ -56,6 +58,7 @@ from ctx2static.pipeline.config import AUTO_LAYER, TeacherConfig, parse_layers
 from ctx2static.pipeline.models import FIRST_HALF, LAYER_DEFAULTS, DepthBand, resolve_layer
 from ctx2static.pipeline.shard import mark_occurrences, word_ids
 from ctx2static.pipeline.teacher import Request, Teacher
+from ctx2static.students.postprocess import Standardize, standardized_table
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.threads import torch_threads
@@ -173,17 +176,22 @@ def spec_scores(
     n_hidden: int,
     specs: list[str],
     benchmarks: list[Benchmark],
-) -> dict[str, list[Score]]:
+    standardize: Standardize,
+) -> tuple[dict[str, list[Score]], set[str]]:
     """Each spec's table scored: the mean of its hidden states' rows (``layer(i)``: [rows, d]).
 
     The mean is summed one hidden state at a time, never from a copy of every hidden state's rows.
+    Returns the scores and the specs whose table ``standardize`` z-scored.
     """
-    out = {}
+    out, zscored = {}, set()
     for spec in specs:
         pick = parse_layers(spec, n_hidden)
         rows = sum(layer(i).astype(np.float64) for i in pick) / len(pick)
+        rows, z, _ = standardized_table(rows, standardize)
+        if z:
+            zscored.add(spec)
         out[spec] = evaluate(Vectors(words, rows, counts), benchmarks)
-    return out
+    return out, zscored
 
 
 def ase_scores(
@@ -193,7 +201,8 @@ def ase_scores(
     specs: list[str],
     benchmarks: list[Benchmark],
     save: Path | None,
-) -> dict[str, list[Score]]:
+    standardize: Standardize,
+) -> tuple[dict[str, list[Score]], set[str]]:
     """Each spec's ``ase`` table (words the teacher saw whole) scored; with ``save``, the sums kept."""
     sums = acc.sums.reshape(len(vocab), n_hidden, -1)
     if save is not None:
@@ -202,7 +211,13 @@ def ase_scores(
     seen = np.flatnonzero(acc.counts > 0)
     words, counts = [vocab.words[i] for i in seen], vocab.counts[seen]
     return spec_scores(
-        words, counts, lambda i: sums[seen, i] / acc.counts[seen, None], n_hidden, specs, benchmarks
+        words,
+        counts,
+        lambda i: sums[seen, i] / acc.counts[seen, None],
+        n_hidden,
+        specs,
+        benchmarks,
+        standardize,
     )
 
 
@@ -213,13 +228,15 @@ def columns(scores: list[Score]) -> dict[str, Score]:
     }
 
 
-def table(rows: dict[str, list[Score]], names: list[str], labels: dict[str, str]) -> list[str]:
-    """Markdown: one row per spec (with its label) with the columns ``names`` and sim+ana, then coverage."""
+def table(
+    rows: dict[str, list[Score]], names: list[str], labels: dict[str, str], zscored: set[str]
+) -> list[str]:
+    """Markdown: a row per spec (label; "z" if z-scored) with the columns ``names`` and sim+ana; coverage."""
     lines = ["| spec | " + " | ".join(names) + " | sim+ana |", "|---|" + "---:|" * (len(names) + 1)]
     for spec, scores in rows.items():
         col = columns(scores)
         mix = (col["avg5"].score + (col["google add"].score + col["msr add"].score) / 2) / 2
-        name = f"`{spec}` {labels.get(spec, '')}".rstrip()
+        name = f"`{spec}` {labels.get(spec, '')}{' z' if spec in zscored else ''}".rstrip()
         lines.append(f"| {name} | " + " | ".join(f"{col[n].score:.1f}" for n in names) + f" | {mix:.1f} |")
     col = columns(next(iter(rows.values())))
     return [
@@ -243,6 +260,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--out", required=True, help="markdown results file")
     ap.add_argument("--save", type=Path, help="folder for the per-layer arrays (module docstring)")
+    ap.add_argument(
+        "--standardize", choices=[m.value for m in Standardize], default="auto", help="as the students'"
+    )
     args = ap.parse_args()
     if args.save is not None:
         args.save.mkdir(parents=True, exist_ok=True)
@@ -264,13 +284,14 @@ def main() -> None:
         specs = args.specs or list(labels)
         seen = np.flatnonzero(acc.counts > 0)
         n_occurrences = int(acc.counts.sum())
-        results = {"ase": ase_scores(acc, vocab, n_hidden, specs, benchmarks, args.save)}
+        mode = Standardize(args.standardize)
+        results = {"ase": ase_scores(acc, vocab, n_hidden, specs, benchmarks, args.save, mode)}
         del acc  # the sums go before the word table comes
         word = word_table(teacher, vocab, args.token_budget)
     if args.save is not None:
         np.save(args.save / "word_emb.npy", word)
     results["word"] = spec_scores(
-        vocab.words, vocab.counts, lambda i: word[:, i], n_hidden, specs, benchmarks
+        vocab.words, vocab.counts, lambda i: word[:, i], n_hidden, specs, benchmarks, mode
     )
     secs = time.perf_counter() - t0
     part = f" (the first {n_sents:,} sentences)" if args.max_sentences else ""
@@ -291,7 +312,7 @@ def main() -> None:
         "embeddings).",
     ]
     for name in ("ase", "word"):
-        lines += ["", f"## {name}", "", *table(results[name], names, labels)]
+        lines += ["", f"## {name}", "", *table(results[name][0], names, labels, results[name][1])]
     with open(args.out, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
     print("\n".join(lines))
