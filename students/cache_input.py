@@ -77,11 +77,15 @@ class Init(str, enum.Enum):
     AUTO = "auto"  # the default: ``ase``
 
 
-def teacher_init(cache: Cache, init: Init, dim: int, zscore: bool = False) -> np.ndarray | None:
+def teacher_init(
+    cache: Cache, init: Init, dim: int, zscore: DimensionStats | None = None
+) -> np.ndarray | None:
     """The cache's ``word``/``token``/``ase`` table as a start for a ``dim``-wide static table.
 
     ``auto`` (the students' default: it won on every student measured; docs/guides/students.md) is ``ase``.
-    With ``zscore`` each dimension is z-scored first (the student trains on z-scored contexts).
+    With ``zscore`` each dimension is first z-scored with those statistics: the contexts' the student
+    trains on, so its start rows and E_ctx share one coordinate system (rogue_dimensions.md: 2.2-2.5
+    avg5 above z-scoring the table with its own statistics).
     Projected onto its top ``dim`` principal directions when the teacher is wider (centred
     first; directions the table does not span are 0), then scaled to a mean row norm of 1.
     ``random`` returns None (the student's own init).
@@ -96,8 +100,8 @@ def teacher_init(cache: Cache, init: Init, dim: int, zscore: bool = False) -> np
         table = np.where(seen[:, None] > 0, means, cache.vocab_arrays()["word_emb"]).astype(np.float64)
     else:
         table = cache.vocab_arrays()[f"{init.value}_emb"].astype(np.float64)
-    if zscore:
-        table = DimensionStats.of_rows([table]).zscore(table).astype(np.float64)
+    if zscore is not None:
+        table = zscore.zscore(table).astype(np.float64)
     if table.shape[1] < dim:
         raise UserError(
             f"--set init={init.value}: the teacher table is {table.shape[1]}-d, narrower than dim={dim}"

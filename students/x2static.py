@@ -229,7 +229,7 @@ def fit(cache: Cache, config: Config) -> Vectors:
     stats = context_stats(cache, key, config.standardize)
     scorer = stats if stats is not None and stats.wanted(config.standardize) else None
     rng = np.random.default_rng(config.seed)
-    U = teacher_init(cache, config.init, dim, zscore=scorer is not None)
+    U = teacher_init(cache, config.init, dim, zscore=scorer)
     if U is None:
         U = ((rng.random((n_words, dim)) * 2 - 1) / dim).astype(np.float32)
     m = np.zeros_like(U)

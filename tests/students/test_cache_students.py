@@ -230,12 +230,15 @@ def test_x2static_learns_topics_through_a_rogue_dimension_only_when_zscored(tmp_
 
 def test_teacher_init_zscores_before_scaling(tmp_path):
     from ctx2static.students.cache_input import teacher_init
+    from ctx2static.students.postprocess import DimensionStats
 
     word = np.array([[1, 100, 0], [3, 102, 2], [5, 101, 1]], np.float32)
     tables = {"word_emb": word, "token_emb": word}
     folder = write_cache(tmp_path / "c", WORDS[:3], [[0, 1, 2]], 4, np.zeros((1, 3)), vocab_tables=tables)
     cache = Cache.open(folder)
-    z = (word - word.mean(0)) / word.std(0)
+    # z-scored with the statistics given (the contexts'), not the table's own
+    stats = DimensionStats(np.array([2.0, 90.0, 1.0]), np.array([1.0, 10.0, 0.5]), 1.0)
+    z = (word - stats.mean) / stats.std
     np.testing.assert_allclose(
-        teacher_init(cache, Init.WORD, 3, zscore=True), z / np.linalg.norm(z, axis=1).mean(), rtol=1e-5
+        teacher_init(cache, Init.WORD, 3, zscore=stats), z / np.linalg.norm(z, axis=1).mean(), rtol=1e-5
     )
