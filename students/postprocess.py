@@ -18,6 +18,7 @@ is over :data:`ROGUE_RATIO` times the median dimension's.
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -25,6 +26,8 @@ import numpy as np
 
 from ctx2static.errors import UserError
 from ctx2static.options import Rule
+
+log = logging.getLogger(__name__)
 
 
 def abtt_rule(abtt: int | None, dim: int | None = None) -> Rule:
@@ -95,5 +98,10 @@ def standardized_table(matrix: np.ndarray, mode: Standardize) -> tuple[np.ndarra
     """A teacher-space table z-scored per :class:`Standardize` ``mode``: (table, z-scored?, rogue ratio)."""
     stats = DimensionStats.of_rows([matrix])
     if stats.wanted(mode):
+        log.info(
+            "a teacher dimension carries %.0fx the median dimension's energy: the table is z-scored "
+            "(standardize=%s; --set standardize=off keeps the teacher's scale)", stats.rogue_ratio,
+            Standardize(mode).value,
+        )  # fmt: skip
         return stats.zscore(matrix), True, stats.rogue_ratio
     return matrix, False, stats.rogue_ratio

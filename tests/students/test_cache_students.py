@@ -200,13 +200,15 @@ def _topics_separate(v):
     return sims[same & ~np.eye(8, dtype=bool)].min() > sims[~same].max()
 
 
-def test_ase_zscores_a_rogue_dimension_and_recovers_the_topics(tmp_path):
+def test_ase_zscores_a_rogue_dimension_and_recovers_the_topics(tmp_path, caplog):
     from ctx2static.students.postprocess import DimensionStats
 
     sents, ctx = _topic_corpus(n_sent=200)
     folder = write_cache(tmp_path / "c", WORDS, sents, 64, _with_rogue_dimension(ctx))
     raw = fit_cache_student("ase", folder, {"standardize": "off"})
-    auto = fit_cache_student("ase", folder)
+    with caplog.at_level("INFO", logger="ctx2static"):
+        auto = fit_cache_student("ase", folder)
+    assert "the table is z-scored (standardize=auto" in caplog.text  # the user is told why
     assert not raw.meta["standardized"] and auto.meta["standardized"]
     assert auto.meta["rogue_ratio"] > 1000
     want = DimensionStats.of_rows([raw.matrix]).zscore(raw.matrix)
