@@ -40,6 +40,6 @@ def fit(cache: Cache, config: Config) -> Vectors:
     means, seen = occurrence_means(cache)
     keep = np.flatnonzero(seen >= config.min_occurrences)
     words = [cache.vocab.words[i] for i in keep]
-    table, zscored, share = standardized_table(means[keep], config.standardize)
-    meta: VectorsMeta = {"occurrences": int(seen.sum()), "standardized": zscored, "rogue_ratio": share}
+    table, zscored, ratio = standardized_table(means[keep], config.standardize)
+    meta: VectorsMeta = {"occurrences": int(seen.sum()), "standardized": zscored, "rogue_ratio": ratio}
     return Vectors(words, table, cache.vocab.counts[keep], meta)

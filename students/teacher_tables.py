@@ -40,6 +40,6 @@ class Config(TeacherSpaceConfig):
 def fit(cache: Cache, config: Config) -> Vectors:
     """Export the teacher's ``token_emb`` or ``word_emb`` table for the cache's vocabulary."""
     key = f"{Table(config.table).value}_emb"
-    table, zscored, share = standardized_table(cache.vocab_arrays()[key], config.standardize)
-    meta: VectorsMeta = {"table": key, "standardized": zscored, "rogue_ratio": share}
+    table, zscored, ratio = standardized_table(cache.vocab_arrays()[key], config.standardize)
+    meta: VectorsMeta = {"table": key, "standardized": zscored, "rogue_ratio": ratio}
     return Vectors(list(cache.vocab.words), table, cache.vocab.counts.copy(), meta)
