@@ -114,6 +114,9 @@ class CacheStudentOptions(TypedDict, total=False):
     weighting: CoocWeighting | str
     min_occurrences: int
     table: Table | str
+    ridge: float
+    iterations: int
+    tolerance: float
 
 
 class StudentOptions(CacheStudentOptions, total=False):

@@ -178,8 +178,8 @@ def fit_student(
 ) -> None:
     """Train static vectors: plain baselines from text, distilled students from a cache.
 
-    Students: sgns, cbow, glove (from --corpus); bert-sg, ctx2vec, x2static, semglove, ase,
-    token, word (from --cache, no teacher needed). Every option of a student's config can be
+    Students: sgns, cbow, glove (from --corpus); bert-sg, ctx2vec, x2static, sentence, semglove,
+    ase, token, word (from --cache, no teacher needed). Every option of a student's config can be
     set with --set KEY=VALUE; the effective configuration is printed and saved with the vectors.
     """
     from ctx2static.students.registry import (

@@ -138,9 +138,14 @@ class VectorsMeta(TypedDict, total=False):
     cooc_seconds: float  # glove, semglove: counting the co-occurrences
     seconds_per_epoch: float  # glove
     occurrences: int  # ase: occurrences averaged
+    sentences: int  # sentence: sentences with a word in the table
+    cg_iterations: int  # sentence: conjugate-gradient iterations of the solve
+    relative_residual: float  # sentence: the largest column's residual norm over its start
+    objective_start: float  # sentence: (S1) a sentence at the ase start
+    objective: float  # sentence: (S1) a sentence fitted
     table: str  # token, word: the cache table taken (token_emb, word_emb)
-    standardized: bool  # ase, word, token, x2static: teacher dimensions z-scored (students/postprocess.py)
-    rogue_ratio: float  # the same four: max over median of the teacher dimensions' E[x_d^2]
+    standardized: bool  # ase, word, token, x2static, sentence: dimensions z-scored (students/postprocess.py)
+    rogue_ratio: float  # the same five: max over median of the teacher dimensions' E[x_d^2]
     # later stages
     study: dict[str, Any]  # study/runner.py: the step's hash, seconds, peak_rss_mb and when written
     retrofit: list[dict[str, Any]]  # retrofit/solver.py, one entry a pass: method, lexicons, config...

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import abc
 import enum
+import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,8 @@ from ctx2static.errors import UserError
 from ctx2static.options import Options, opt
 from ctx2static.students.postprocess import DimensionStats, Standardize
 from ctx2static.text.encoded import EncodedCorpus
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,40 @@ class Init(str, enum.Enum):
     AUTO = "auto"  # the default: ``ase``
 
 
+def teacher_table(cache: Cache, init: Init, zscore: DimensionStats | None = None) -> np.ndarray:
+    """The cache's ``word``/``token``/``ase`` table (``auto``: ``ase``) in the teacher's scale, float64.
+
+    ``ase`` rows of words never seen aligned are their ``word`` rows. With ``zscore`` each
+    dimension is z-scored with those statistics.
+    """
+    init = Init.ASE if Init(init) is Init.AUTO else Init(init)
+    if init is Init.RANDOM:
+        raise ValueError("a random start has no teacher table")
+    if init is Init.ASE:
+        means, seen = occurrence_means(cache)
+        table = np.where(seen[:, None] > 0, means, cache.vocab_arrays()["word_emb"]).astype(np.float64)
+    else:
+        table = cache.vocab_arrays()[f"{init.value}_emb"].astype(np.float64)
+    return table if zscore is None else zscore.zscore(table).astype(np.float64)
+
+
+def context_stats(cache: Cache, key: str, mode: Standardize, student: str) -> DimensionStats | None:
+    """Per-dimension statistics of the cached contexts ``key`` (one streamed pass), unless ``mode`` is off.
+
+    The students that train against contexts z-score them and their start table with these, so
+    both share one coordinate system; a log line says when ``mode`` asks for it.
+    """
+    if Standardize(mode) is Standardize.OFF:
+        return None
+    stats = DimensionStats.of_rows(cache.shard(i, [key])[key] for i in range(cache.n_shards))
+    if stats.wanted(mode):
+        log.info(
+            "%s: a teacher dimension carries %.0fx the median dimension's energy: contexts and "
+            "start table z-scored (standardize=%s)", student, stats.rogue_ratio, Standardize(mode).value,
+        )  # fmt: skip
+    return stats
+
+
 def teacher_init(
     cache: Cache, init: Init, dim: int, zscore: DimensionStats | None = None
 ) -> np.ndarray | None:
@@ -91,17 +128,9 @@ def teacher_init(
     ``random`` returns None (the student's own init).
     """
     init = Init(init)
-    if init is Init.AUTO:
-        init = Init.ASE
     if init is Init.RANDOM:
         return None
-    if init is Init.ASE:
-        means, seen = occurrence_means(cache)
-        table = np.where(seen[:, None] > 0, means, cache.vocab_arrays()["word_emb"]).astype(np.float64)
-    else:
-        table = cache.vocab_arrays()[f"{init.value}_emb"].astype(np.float64)
-    if zscore is not None:
-        table = zscore.zscore(table).astype(np.float64)
+    table = teacher_table(cache, init, zscore)
     if table.shape[1] < dim:
         raise UserError(
             f"--set init={init.value}: the teacher table is {table.shape[1]}-d, narrower than dim={dim}"

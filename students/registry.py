@@ -75,6 +75,8 @@ STUDENTS: dict[str, StudentSpec] = {
                     "loss per centre word"),
         StudentSpec("x2static", _MODULE + "x2static", Source.CACHE, "X2Static (sent/para)", "cbow",
                     "loss per target"),
+        StudentSpec("sentence", _MODULE + "sentence", Source.CACHE,
+                    "rows whose sentence mean fits the teacher's (tokenlearn's target)", "cbow"),
         StudentSpec("semglove", _MODULE + "semglove", Source.CACHE, "SemGloVe (window/attention/lm)",
                     "glove", "cost J per nonzero"),
         StudentSpec("ase", _MODULE + "ase", Source.CACHE, "average contextual vectors", "sgns",

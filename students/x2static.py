@@ -33,9 +33,9 @@ from tqdm import tqdm
 
 from ctx2static.cache import Cache
 from ctx2static.options import Rule, at_least, opt, positive, rate_rule, seed_rule
-from ctx2static.students.cache_input import Init, TeacherSpaceConfig, teacher_init
+from ctx2static.students.cache_input import Init, TeacherSpaceConfig, context_stats, teacher_init
 from ctx2static.students.losses import softplus
-from ctx2static.students.postprocess import DimensionStats, Standardize, abtt_rule
+from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
     draw_targets,
     exponent_rule,
@@ -207,26 +207,13 @@ def _train_shard(
     return loss, n_targets, step, state
 
 
-def context_stats(cache: Cache, key: str, mode: Standardize) -> DimensionStats | None:
-    """The contexts' per-dimension statistics (one streamed pass), unless ``standardize`` is off."""
-    if Standardize(mode) is Standardize.OFF:
-        return None
-    stats = DimensionStats.of_rows(cache.shard(i, [key])[key] for i in range(cache.n_shards))
-    if stats.wanted(mode):
-        log.info(
-            "x2static: a teacher dimension carries %.0fx the median dimension's energy: contexts and "
-            "start table z-scored (standardize=%s)", stats.rogue_ratio, Standardize(mode).value,
-        )  # fmt: skip
-    return stats
-
-
 def fit(cache: Cache, config: Config) -> Vectors:
     """Train the static table U against the cached sentence/paragraph contexts (Eq. 1)."""
     key = f"{Context(config.context).value}_ctx"
     counts = cache.vocab.counts
     n_words = len(counts)
     dim = cache.shard(0, [key])[key].shape[1]
-    stats = context_stats(cache, key, config.standardize)
+    stats = context_stats(cache, key, config.standardize, "x2static")
     scorer = stats if stats is not None and stats.wanted(config.standardize) else None
     rng = np.random.default_rng(config.seed)
     U = teacher_init(cache, config.init, dim, zscore=scorer)

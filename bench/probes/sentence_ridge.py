@@ -1,0 +1,82 @@
+"""Choose the ``sentence`` student's ridge on held-out sentences, not on any benchmark.
+
+Every tenth sentence of the cache is held out; (S2) of students/sentence.py is solved on the other
+nine tenths for each ridge, and the held-out sentences' mean squared error
+(1/2 ||mean of rows - t_s||^2, the data term of (S1)) is reported next to the ase start's.
+
+    python bench/probes/sentence_ridge.py --cache CACHE [--ridge 1e-4 --ridge 1e-3 ...] --out FILE.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from ctx2static.cache import Cache
+from ctx2static.students.cache_input import Init, context_stats, teacher_table
+from ctx2static.students.postprocess import Standardize
+from ctx2static.students.sentence import sentence_design, solve
+
+
+def held_out_error(X: sp.csr_matrix, T: np.ndarray, R: np.ndarray) -> float:
+    """Mean over the sentences of 1/2 ||X_s R - t_s||^2."""
+    return float(0.5 * np.square(X @ R - T).sum() / X.shape[0])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cache", required=True)
+    ap.add_argument("--ridge", type=float, action="append", help="repeatable (default: 1e-5 ... 1e-1)")
+    ap.add_argument("--iterations", type=int, default=200)
+    ap.add_argument("--tolerance", type=float, default=1e-5)
+    ap.add_argument("--out", required=True, help="markdown table")
+    args = ap.parse_args()
+    ridges = args.ridge or [1e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 1e-1]
+    cache = Cache.open(args.cache)
+    n_words = len(cache.vocab.counts)
+    stats = context_stats(cache, "sent_ctx", Standardize.AUTO, "probe")
+    scorer = stats if stats is not None and stats.wanted(Standardize.AUTO) else None
+    R0 = teacher_table(cache, Init.ASE, scorer)
+    train_x, train_t, test_x, test_t = [], [], [], []
+    base = 0
+    for i in range(cache.n_shards):
+        shard = cache.shard(i, ["sent_ctx"])
+        X = sentence_design(shard["word_ids"], shard["word_aligned"], shard["sent_offsets"], n_words)
+        T = shard["sent_ctx"] if scorer is None else scorer.zscore(shard["sent_ctx"])
+        used = np.diff(X.indptr) > 0
+        held = (np.arange(base, base + X.shape[0]) % 10 == 0) & used
+        kept = ~held & used
+        base += X.shape[0]
+        train_x.append(X[kept])
+        train_t.append(np.asarray(T[kept], np.float64))
+        test_x.append(X[held])
+        test_t.append(np.asarray(T[held], np.float64))
+    Xtr, Ttr = sp.vstack(train_x, format="csr"), np.concatenate(train_t)
+    Xte, Tte = sp.vstack(test_x, format="csr"), np.concatenate(test_t)
+    xt_t = Xtr.T @ Ttr
+    rows = [("ase start", "", "", held_out_error(Xte, Tte, R0), held_out_error(Xtr, Ttr, R0), "")]
+    for ridge in ridges:
+        began = time.perf_counter()
+        R, its, res = solve(Xtr, xt_t + ridge * R0, R0, ridge, args.iterations, args.tolerance)
+        rows.append((f"{ridge:g}", str(its), f"{res:.1e}", held_out_error(Xte, Tte, R),
+                     held_out_error(Xtr, Ttr, R), f"{time.perf_counter() - began:.1f}"))  # fmt: skip
+        print(rows[-1], flush=True)
+    lines = [
+        f"Cache `{args.cache}`: {Xtr.shape[0]:,} training and {Xte.shape[0]:,} held-out sentences "
+        f"(every tenth), {n_words:,} words; standardized: {scorer is not None}.",
+        "",
+        "| ridge | CG iterations | relative residual | held-out error | training error | seconds |",
+        "|---|---:|---:|---:|---:|---:|",
+        *(f"| {r} | {i} | {q} | {h:.5f} | {t:.5f} | {s} |" for r, i, q, h, t, s in rows),
+        "",
+    ]
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
