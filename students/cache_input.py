@@ -36,7 +36,7 @@ class CacheConfig(Options, abc.ABC):
 
 @dataclass(frozen=True)
 class TeacherSpaceConfig(CacheConfig):
-    """A cache student whose table lives in the teacher's dimensions (ase, word, token, x2static)."""
+    """A cache student whose table lives in the teacher's dimensions: ase, word, token, x2static, sentence."""
 
     standardize: Standardize = opt(
         Standardize.AUTO,

@@ -11,8 +11,8 @@ many causal LMs carry activations hundreds of times larger than the rest, so the
 cosine (and saturate x2static's logistic loss, Eq. 1 of Gupta & Jaggi, whose logits are u . E_ctx).
 Z-scoring each dimension, x'_d = (x_d - mean_d) / std_d, gives every dimension one unit of
 variance: ``standardize`` in the configs of the students whose table lives in the teacher's
-dimensions (ase, word, token, x2static). ``auto`` z-scores when one dimension's mean square E[x_d^2]
-is over :data:`ROGUE_RATIO` times the median dimension's.
+dimensions (ase, word, token, x2static, sentence). ``auto`` z-scores when one dimension's mean
+square E[x_d^2] is over :data:`ROGUE_RATIO` times the median dimension's.
 """
 
 from __future__ import annotations
