@@ -267,7 +267,7 @@ def test_a_bad_study_is_a_one_line_error_naming_file_and_key(tmp_path, text, mes
 
 def test_the_bundled_default_study_loads():
     study = load_study(DEFAULT_STUDY)
-    assert {"sgns", "cbow", "ase", "x2static", "ctx2vec", "bert-sg"} <= set(study.outputs)
+    assert {"sgns", "cbow", "ase", "x2static", "sentence", "ctx2vec", "bert-sg"} <= set(study.outputs)
     assert study.baseline("x2static") == "cbow" and study.baseline("ctx2vec") == "sgns"
     assert study.corpus.files[0].is_file() and study.teachers["minilm"].extract.max_sentences > 0
     ar = next(r for r in study.retrofits if r.name == "x2static+attract-repel")
