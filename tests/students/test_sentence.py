@@ -95,3 +95,17 @@ def test_the_ridge_must_be_positive():
 
     with pytest.raises(UserError, match="ridge"):
         student_config("sentence", {"ridge": 0})
+
+
+def test_a_rogue_dimension_is_z_scored_in_the_targets_and_the_start(tmp_path):
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(10)]
+    sents = [list(rng.integers(0, 10, size=5)) for _ in range(300)]
+    ctx = rng.normal(size=(300, 4))
+    ctx[:, 0] = ctx[:, 0] * 30 + 500  # over 1,000x the median dimension's energy: auto z-scores
+    folder = write_cache(tmp_path / "c", words, sents, 64, ctx)
+    on = fit_cache_student("sentence", folder, compose=False)
+    off = fit_cache_student("sentence", folder, {"standardize": "off"}, compose=False)
+    assert on.meta["standardized"] is True and off.meta["standardized"] is False
+    assert on.meta["rogue_ratio"] > 1000
+    assert abs(on.matrix[:, 0].mean()) < 1.0 < 100 < abs(off.matrix[:, 0].mean())
