@@ -347,7 +347,7 @@ def check_writable(
 
 
 def refuse_inputs(path: str | os.PathLike, inputs: Iterable[str | os.PathLike | None]) -> None:
-    """A one-line error when output ``path`` is one of ``inputs`` or a folder holding one.
+    """A one-line error when output ``path`` is one of ``inputs``, a folder holding one, or inside one.
 
     Compared as resolved paths (through links and ``..``) and by inode (a hard link), so no
     spelling of an input gets it overwritten by the output.
@@ -365,6 +365,13 @@ def refuse_inputs(path: str | os.PathLike, inputs: Iterable[str | os.PathLike | 
         if real.startswith(out.rstrip(os.sep) + os.sep):
             raise UserError(
                 f"{path}: holds the input {given}; an output never replaces an input: write it elsewhere"
+            )
+        if os.path.isdir(real) and out.startswith(real.rstrip(os.sep) + os.sep):
+            # a file written into a cache or vectors folder replaces or joins what the folder's
+            # manifest checks; one written into a corpus folder is read as corpus next time
+            raise UserError(
+                f"{path}: is inside the input folder {given}; an output never writes into an input: "
+                "write it elsewhere"
             )
 
 

@@ -283,6 +283,8 @@ def _cases(inputs: Path) -> dict[str, tuple[list, Path]]:
     """Each command with an output that is (or holds) one of its inputs, and that input."""
     corpus, cache, v, native = inputs / "corpus.txt", inputs / "cache", inputs / "v.txt", inputs / "native"
     lex, sgns = inputs / "lex.txt", ["fit-student", "-s", "sgns", "--min-count", "1"]
+    x2s, m2v = ["fit-student", "-s", "x2static", "--cache", cache], ["--format", "model2vec"]
+    ext = ["extract", "--teacher", "minilm", "--corpus"]
     return {
         "fit-student corpus": ([*sgns, "--corpus", corpus, "-o", corpus], corpus),
         "fit-student ..": ([*sgns, "--corpus", inputs / "cache" / ".." / "corpus.txt", "-o", corpus], corpus),
@@ -295,21 +297,31 @@ def _cases(inputs: Path) -> dict[str, tuple[list, Path]]:
         "extract": (["extract", "--corpus", corpus, "--teacher", "minilm", "--out", inputs], corpus),
         "compose": (["compose", v, "--cache", cache, "-o", cache], cache),
         "run": (["run", inputs / "study.toml", "--out", inputs], corpus),
+        "fit-student into cache": ([*x2s, "-o", cache / "vocab.h5"], cache),
+        "compose into cache": (["compose", v, "--cache", cache, "-o", cache / "manifest.json"], cache),
+        "export into vectors": (["export", native, *m2v, "-o", native / "m2v"], native),
+        "retrofit into vectors": (["retrofit", native, "-l", lex, "-o", native / "retro.txt"], native),
+        "extract into corpus": ([*ext, inputs, "--out", inputs / "c"], inputs),
     }  # fmt: skip
 
 
 @pytest.mark.parametrize(
     "case",
     ["fit-student corpus", "fit-student ..", "fit-student cache", "retrofit lexicon",
-     "retrofit vectors", "eval --json", "export vectors", "export folder holds", "extract", "compose", "run"],
+     "retrofit vectors", "eval --json", "export vectors", "export folder holds", "extract", "compose", "run",
+     "fit-student into cache", "compose into cache", "export into vectors", "retrofit into vectors",
+     "extract into corpus"],
 )  # fmt: skip
-def test_an_output_that_is_or_holds_an_input_is_refused(inputs, cli_main, case):
+def test_an_output_that_is_holds_or_is_inside_an_input_is_refused(inputs, cli_main, case):
     args, given = _cases(inputs)[case]
     before = _snapshot(inputs)
     code, _, err = cli_main(*args)
     out = Path(str(args[-1]))
-    verb = "is" if given == out else "holds"
-    _one_line(code, err, f"{out}: {verb} the input ", "an output never replaces an input")
+    if out.parent == given:
+        _one_line(code, err, f"{out}: is inside the input folder {given}", "never writes into an input")
+    else:
+        verb = "is" if given == out else "holds"
+        _one_line(code, err, f"{out}: {verb} the input ", "an output never replaces an input")
     assert _snapshot(inputs) == before
 
 
