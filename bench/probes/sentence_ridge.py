@@ -16,6 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ctx2static.cache import Cache
+from ctx2static.errors import UserError
+from ctx2static.fileio import atomic_write, check_writable
 from ctx2static.students.cache_input import Init, context_stats, teacher_table
 from ctx2static.students.postprocess import Standardize
 from ctx2static.students.sentence import sentence_design, solve
@@ -35,6 +37,7 @@ def main() -> None:
     ap.add_argument("--out", required=True, help="markdown table")
     args = ap.parse_args()
     ridges = args.ridge or [1e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 1e-1]
+    check_writable(args.out, inputs=[args.cache], folder=False)  # before the solves, not after them
     cache = Cache.open(args.cache)
     n_words = len(cache.vocab.counts)
     stats = context_stats(cache, "sent_ctx", Standardize.AUTO, "probe")
@@ -73,10 +76,13 @@ def main() -> None:
         *(f"| {r} | {i} | {q} | {h:.5f} | {t:.5f} | {s} |" for r, i, q, h, t, s in rows),
         "",
     ]
-    with open(args.out, "w") as f:
+    with atomic_write(args.out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except UserError as e:
+        raise SystemExit(f"error: {e}") from None
