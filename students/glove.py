@@ -287,7 +287,10 @@ def _resume(config: Config, fingerprint: str, n_words: int) -> GloveState | None
             state = GloveState(z["params"], z["gradsq"], int(z["epoch"]), z["costs"].tolist())
             saved_fp, saved = str(z["fingerprint"]), json.loads(str(z["settings"]))
     except (OSError, KeyError, ValueError, zipfile.BadZipFile):
-        raise UserError(f"{path}: not a readable GloVe checkpoint; delete it to start afresh") from None
+        raise UserError(
+            f"{path}: not a readable GloVe checkpoint; name a new checkpoint path (or, if this was "
+            "one, delete it to start afresh)"
+        ) from None
     settings = {k: v for k, v in asdict(config).items() if k in _RESUME_KEYS}
     if saved != settings or saved_fp != fingerprint:
         changed = [k for k in settings if saved.get(k) != settings[k]]

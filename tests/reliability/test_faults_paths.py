@@ -325,6 +325,23 @@ def test_an_output_that_is_holds_or_is_inside_an_input_is_refused(inputs, cli_ma
     assert _snapshot(inputs) == before
 
 
+@pytest.mark.parametrize("where", ["corpus", "output"])
+def test_a_glove_checkpoint_never_names_the_corpus_or_the_output(inputs, cli_main, where):
+    corpus, out = inputs / "corpus.txt", inputs / "v.txt"
+    before = _snapshot(inputs)
+    checkpoint = {"corpus": corpus, "output": out}[where]
+    code, _, err = cli_main(
+        "fit-student", "-s", "glove", "--corpus", corpus, "--min-count", "1",
+        "--set", f"checkpoint={checkpoint}", "-o", out,
+    )  # fmt: skip
+    expected = {
+        "corpus": f"{corpus}: is the input {corpus}",
+        "output": "is both the GloVe checkpoint and the output",
+    }
+    _one_line(code, err, expected[where])
+    assert _snapshot(inputs) == before
+
+
 def test_an_input_reached_by_a_hard_link_is_refused(inputs, tmp_path, cli_main):
     alias = tmp_path / "alias.txt"
     os.link(inputs / "corpus.txt", alias)
