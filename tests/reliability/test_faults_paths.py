@@ -280,7 +280,7 @@ def test_a_folder_output_replaces_a_folder_and_leaves_no_old_copy(tmp_path):
 
 
 def _cases(inputs: Path) -> dict[str, tuple[list, Path]]:
-    """Each command with an output that is (or holds) one of its inputs, and that input."""
+    """Each command with an output that is, holds or lies inside one of its inputs, and that input."""
     corpus, cache, v, native = inputs / "corpus.txt", inputs / "cache", inputs / "v.txt", inputs / "native"
     lex, sgns = inputs / "lex.txt", ["fit-student", "-s", "sgns", "--min-count", "1"]
     x2s, m2v = ["fit-student", "-s", "x2static", "--cache", cache], ["--format", "model2vec"]
