@@ -198,13 +198,11 @@ def fit_student(
         overrides[key.strip()] = value.strip()
     config = student_config(student, overrides)
     check_writable(out, inputs=[*corpus_paths, cache_dir])  # before the training, not after it
-    checkpoint = getattr(config, "checkpoint", None)  # GloVe's resumable state, written every epoch
-    if checkpoint:
-        if Path(checkpoint).resolve() == Path(out).resolve():
-            raise UserError(
-                f"{checkpoint}: is both the GloVe checkpoint and the output (-o); give each its own path"
-            )
-        check_writable(checkpoint, inputs=[*corpus_paths, cache_dir], folder=False)
+    checkpoint = getattr(config, "checkpoint", None)  # the corpus is checked by fit_text_student
+    if checkpoint and Path(checkpoint).resolve() == Path(out).resolve():
+        raise UserError(
+            f"{checkpoint}: is both the GloVe checkpoint and the output (-o); give each its own path"
+        )
     if cache_dir and corpus_paths:
         raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
     if cache_dir:

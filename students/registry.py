@@ -27,6 +27,7 @@ from ctx2static.cache import Cache
 from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
 from ctx2static.errors import UserError
+from ctx2static.fileio import check_writable
 from ctx2static.options import Options, configure, field_names
 from ctx2static.students.cache_input import CacheConfig
 from ctx2static.students.postprocess import all_but_the_top
@@ -233,6 +234,9 @@ def fit_text_student(
     if spec(name).source is not Source.TEXT:
         raise UserError(f"student '{name}' trains from a teacher cache; pass --cache DIR")
     config, vocab_config = _config(name, config), vocab_config or VocabConfig()
+    checkpoint = getattr(config, "checkpoint", None)  # GloVe's resumable state, written every epoch
+    if checkpoint:  # here, where every entry point (command, study, API) knows the corpus files
+        check_writable(checkpoint, inputs=corpus.paths, folder=False)
     began = time.perf_counter()
     vocab = Vocab.build(corpus, vocab_config)
     with tempfile.TemporaryDirectory(prefix="ctx2static-enc-") as work:

@@ -342,6 +342,14 @@ def test_a_glove_checkpoint_never_names_the_corpus_or_the_output(inputs, cli_mai
     assert _snapshot(inputs) == before
 
 
+def test_the_api_refuses_a_glove_checkpoint_that_names_the_corpus(inputs):
+    corpus = inputs / "corpus.txt"
+    before = _snapshot(inputs)
+    with pytest.raises(UserError, match=f"{corpus}: is the input {corpus}"):
+        api.fit(corpus, "glove", min_count=1, epochs=1, checkpoint=str(corpus))
+    assert _snapshot(inputs) == before
+
+
 def test_an_input_reached_by_a_hard_link_is_refused(inputs, tmp_path, cli_main):
     alias = tmp_path / "alias.txt"
     os.link(inputs / "corpus.txt", alias)
