@@ -2,10 +2,11 @@
 level (``cli.py eval``), folder sizes, and each recipe's wall time and peak memory.
 
 Runs in ctx2static's environment (model2vec loads a folder without its distill extra). A ``--model``
-is either a Model2Vec folder (one with ``model.safetensors``: a peer's, or our ``cli.py export
---format model2vec``), which encodes texts with its own tokenizer and pooling, or our vectors (a
-native folder or a file), which encode with :meth:`Vectors.encode` once per ``--weighting``, after
-PCA to ``--dims`` (:meth:`Vectors.reduced`) when they are wider:
+is a folder that encodes texts with its own tokenizer and pooling (``words.py``): a Model2Vec folder
+(a peer's, or our ``cli.py export --format model2vec``) or a sentence-transformers folder (the
+teacher itself: the ceiling a static table distils towards); or it is our vectors (a native folder
+or a file), which encode with :meth:`Vectors.encode` once per ``--weighting``, after PCA to
+``--dims`` (:meth:`Vectors.reduced`) when they are wider:
 
     python bench/peers/compare.py --corpus ../shared/corpus/brown.txt.xz --dims 256 \\
         --weighting none --weighting sif --weighting zipf \\
@@ -16,10 +17,11 @@ PCA to ``--dims`` (:meth:`Vectors.reduced`) when they are wider:
 Sentence level: the family's sets, subsample, stratified folds and logistic regression
 (:func:`~ctx2static.eval.sentences.score_encoder`, the code ``cli.py eval --family sentences``
 runs), so a row of ours here equals that command's on the same table and weighting. Word level:
-``cli.py eval`` on the items every row covers; a Model2Vec folder is scored on the vocabulary a
-study builds from ``--corpus`` (``words.py``), our vectors at ``--dims``. Timings: a Model2Vec
-folder's ``<folder>.timings.json`` (``peerrun.py``); for our vectors, the extraction from the
-cache's ``<cache>.json`` and the student from its ``meta.json``, both as the study recorded them.
+``cli.py eval`` on the items every row covers; a folder that encodes itself is scored on the
+vocabulary a study builds from ``--corpus``, each word encoded alone (``words.py``), our vectors at
+``--dims``. Timings: a peer folder's ``<folder>.timings.json`` (``peerrun.py``); for our vectors,
+the extraction from the cache's ``<cache>.json`` and the student from its ``meta.json``, both as
+the study recorded them.
 Sentence scores are kept in ``--scores`` (``<out>.scores.json``), so a rerun with more rows scores only
 the new ones.
 """
@@ -46,22 +48,23 @@ from ctx2static.eval.sentences import (
 )
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.vectors import Vectors, Weighting
-from words import study_vocab, vocab_words
+from words import encodes_itself, folder_encoder, study_vocab, vocab_words
 
 MEAN = "sentences-mean"
 
 
 @dataclass(frozen=True)
 class Model:
-    """A row source: a Model2Vec folder, or our vectors (reduced to ``dims`` when wider; 0: as they are)."""
+    """A row source: a folder that encodes itself, or our vectors (PCA to ``dims`` when wider; 0: keep)."""
 
     name: str
     path: Path
     dims: int
 
     @property
-    def model2vec(self) -> bool:
-        return (self.path / "model.safetensors").is_file()
+    def folder(self) -> bool:
+        """Whether the row encodes with the folder's own tokenizer and pooling (``words.py``)."""
+        return encodes_itself(self.path)
 
     def vectors(self) -> Vectors:
         """Our vectors, on their first ``dims`` principal axes when they have more."""
@@ -83,12 +86,12 @@ def named(items: list[str], dims: int) -> list[Model]:
 def sentence_rows(
     models: list[Model], weightings: list[Weighting], store: Path
 ) -> dict[str, dict[str, Score]]:
-    """Row name -> set -> score; a Model2Vec folder is one row, our vectors one per weighting."""
+    """Row name -> set -> score; a folder that encodes itself is one row, our vectors one per weighting."""
     cached = json.loads(store.read_text()) if store.exists() else {}
     sets = load_sentences()
     rows = {}
     for model in models:
-        variants = [None] if model.model2vec else weightings
+        variants = [None] if model.folder else weightings
         loaded = None
         for weighting in variants:
             name = model.name if weighting is None else f"{model.name} ({weighting.value})"
@@ -111,13 +114,8 @@ def sentence_rows(
 
 
 def _encoder_source(model: Model):
-    """A Model2Vec folder's ``encode`` (its own tokenizer and pooling), or our (reduced) vectors."""
-    if not model.model2vec:
-        return model.vectors()
-    from model2vec import StaticModel
-
-    static = StaticModel.from_pretrained(str(model.path))
-    return lambda texts: static.encode(list(texts))
+    """A folder's own ``encode`` (its tokenizer and pooling), or our (reduced) vectors."""
+    return folder_encoder(model.path) if model.folder else model.vectors()
 
 
 def sentence_table(rows: dict[str, dict[str, Score]]) -> list[str]:
@@ -143,13 +141,13 @@ def sentence_table(rows: dict[str, dict[str, Score]]) -> list[str]:
 
 
 def word_table(models: list[Model], corpus: list[str], min_count: int) -> str:
-    """``cli.py eval``'s Markdown table: our vectors at ``dims``, a Model2Vec folder over the corpus words."""
-    vocab = study_vocab(corpus, min_count) if any(m.model2vec for m in models) else None
+    """``cli.py eval``'s Markdown table: our vectors at ``dims``, a folder over the corpus words."""
+    vocab = study_vocab(corpus, min_count) if any(m.folder for m in models) else None
     with tempfile.TemporaryDirectory() as tmp:
         files = []
         for model in models:
             path = Path(tmp) / f"{model.name}.bin"
-            (vocab_words(model.path, vocab) if model.model2vec else model.vectors()).save(path)
+            (vocab_words(model.path, vocab) if model.folder else model.vectors()).save(path)
             files.append(path)
         table = Path(tmp) / "words.md"
         cli = Path(__file__).resolve().parents[2] / "cli.py"
@@ -177,7 +175,7 @@ def timings_rows(models: list[Model]) -> list[str]:
 
 def _steps(model: Model) -> dict[str, tuple[float, float | None]]:
     """Step -> (wall seconds, peak RSS MiB or None) of the recipe that made ``model``."""
-    if model.model2vec:
+    if model.folder:
         path = model.path.with_name(model.path.name + ".timings.json")
         if not path.exists():
             return {}
@@ -199,38 +197,40 @@ def _steps(model: Model) -> dict[str, tuple[float, float | None]]:
 
 
 def size_rows(models: list[Model]) -> list[str]:
-    """The size on disk of each Model2Vec folder (all its files)."""
+    """The size on disk of each folder that encodes itself (all its files, subfolders included)."""
     rows = ["| folder | MiB |", "|---|---:|"]
     for model in models:
-        if model.model2vec:
-            size = sum(p.stat().st_size for p in model.path.iterdir() if p.is_file())
+        if model.folder:
+            size = sum(p.stat().st_size for p in model.path.rglob("*") if p.is_file())
             rows.append(f"| {model.name} | {size / 2**20:.1f} |")
     return rows if len(rows) > 2 else []
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", action="append", required=True, help="NAME=Model2Vec folder or our vectors")
+    models_help = "NAME=PATH: a Model2Vec or sentence-transformers folder, or our vectors"
+    ap.add_argument("--model", action="append", required=True, help=models_help)
     ap.add_argument("--dims", type=int, default=0, help="PCA our vectors to this many dims (0: keep)")
     ap.add_argument(
         "--weighting", action="append", type=Weighting, help="our vectors' weighting (repeat; default none)"
     )
-    ap.add_argument("--corpus", action="append", default=[], help="Model2Vec folders' word rows: corpus")
+    ap.add_argument("--corpus", action="append", default=[], help="the corpus whose words a folder encodes")
     ap.add_argument("--min-count", type=int, default=VocabConfig().min_count)
     ap.add_argument("--no-words", action="store_true", help="leave the word-level table out")
     ap.add_argument("--out", required=True, type=Path, help="the Markdown file to write")
     ap.add_argument("--scores", type=Path, help="sentence scores kept between runs [<out>.scores.json]")
     args = ap.parse_args()
     models = named(args.model, args.dims)
-    if not args.no_words and not args.corpus and any(m.model2vec for m in models):
-        sys.exit("error: the word table of a Model2Vec folder needs --corpus (or pass --no-words)")
+    if not args.no_words and not args.corpus and any(m.folder for m in models):
+        sys.exit("error: the word table of a folder that encodes itself needs --corpus (or pass --no-words)")
     weightings = args.weighting or [Weighting.NONE]
     store = args.scores or args.out.with_name(args.out.name + ".scores.json")
     rows = sentence_rows(models, weightings, store)
     lines = [f"## Sentence level ({time.strftime('%Y-%m-%d', time.gmtime())})", "", *sentence_table(rows), ""]
     lines += [f"- {line}" for line in protocol(SentenceConfig())]
     lines += [
-        "- a Model2Vec folder encodes with its own tokenizer and pooling (`StaticModel.encode`); our "
+        "- a Model2Vec or sentence-transformers folder encodes with its own tokenizer and pooling "
+        "(`StaticModel.encode`, `SentenceTransformer.encode`); our "
         f"vectors with `Vectors.encode` at the weighting in brackets, PCA to {args.dims or 'all'} dims",
         "",
     ]

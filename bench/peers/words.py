@@ -1,9 +1,11 @@
-"""A peer's Model2Vec folder as word vectors over a study's vocabulary, for its ``[references.NAME]``.
+"""A folder that encodes texts itself, as word vectors over a study's vocabulary (``[references.NAME]``).
 
-A Model2Vec model embeds subword tokens; every word of the corpus vocabulary (built as a study
-builds it: the same files and min_count) gets ``StaticModel.encode(word)`` (its tokens' pooled
-vector), so the peer is evaluated on the study's vocabulary. Runs in ctx2static's environment
-(model2vec loads a folder without its distill extra):
+Such a folder is a Model2Vec model (``model.safetensors``: a peer's, or our Model2Vec export) or a
+sentence-transformers model (``modules.json``: the teacher itself, with its transformer and
+pooling). Every word of the corpus vocabulary (built as a study builds it: the same files and
+min_count) is encoded alone (a Model2Vec folder pools its tokens' rows; the teacher reads the word
+without context, the decontextualised baseline), so the folder is evaluated on the study's
+vocabulary. Runs in ctx2static's environment (model2vec loads a folder without its distill extra):
 
     S=../shared/corpus
     python bench/peers/words.py --model runs/peers/model2vec-minilm --min-count 5 \\
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,12 +30,28 @@ from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.vectors import Vectors
 
 
-def vocab_words(model: Path, vocab: Vocab) -> Vectors:
-    """Each word of ``vocab`` as the Model2Vec folder ``model`` encodes it (its tokens' pooled vector)."""
+def encodes_itself(folder: Path) -> bool:
+    """Whether ``folder`` is a model that encodes texts with its own tokenizer and pooling."""
+    return (folder / "modules.json").is_file() or (folder / "model.safetensors").is_file()
+
+
+def folder_encoder(folder: Path) -> Callable[[Sequence[str]], np.ndarray]:
+    """``folder``'s own ``encode``: sentence-transformers when it has ``modules.json``, else Model2Vec."""
+    if (folder / "modules.json").is_file():
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(folder), device="cpu")
+        return lambda texts: model.encode(list(texts), batch_size=64, convert_to_numpy=True)
     from model2vec import StaticModel
 
+    static = StaticModel.from_pretrained(str(folder))
+    return lambda texts: static.encode(list(texts), batch_size=4096)
+
+
+def vocab_words(model: Path, vocab: Vocab) -> Vectors:
+    """Each word of ``vocab`` as the folder ``model`` encodes it alone (:func:`folder_encoder`)."""
     words = list(vocab.words)
-    matrix = np.asarray(StaticModel.from_pretrained(str(model)).encode(words, batch_size=4096), np.float32)
+    matrix = np.asarray(folder_encoder(model)(words), np.float32)
     meta = {"student": model.name, "source": str(model)}
     timings = model.with_name(model.name + ".timings.json")
     if timings.exists():
@@ -48,7 +67,7 @@ def study_vocab(corpus: list[str], min_count: int) -> Vocab:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", required=True, type=Path, help="a peer's Model2Vec folder")
+    ap.add_argument("--model", required=True, type=Path, help="a Model2Vec or sentence-transformers folder")
     ap.add_argument("--corpus", action="append", required=True, help="the study's corpus files")
     ap.add_argument("--min-count", type=int, default=VocabConfig().min_count)
     ap.add_argument("--out", required=True, type=Path)
