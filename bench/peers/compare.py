@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctx2static.errors import UserError
 from ctx2static.eval.results import Score
 from ctx2static.eval.sentences import (
     SentenceConfig,
@@ -46,6 +47,7 @@ from ctx2static.eval.sentences import (
     protocol,
     score_encoder,
 )
+from ctx2static.fileio import atomic_write, check_writable, read_json, write_json
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.vectors import Vectors, Weighting
 from words import encodes_itself, folder_encoder, study_vocab, vocab_words
@@ -87,7 +89,7 @@ def sentence_rows(
     models: list[Model], weightings: list[Weighting], store: Path
 ) -> dict[str, dict[str, Score]]:
     """Row name -> set -> score; a folder that encodes itself is one row, our vectors one per weighting."""
-    cached = json.loads(store.read_text()) if store.exists() else {}
+    cached = read_json(store, "delete it (its rows are scored again)") if store.exists() else {}
     sets = load_sentences()
     rows = {}
     for model in models:
@@ -106,7 +108,7 @@ def sentence_rows(
                     config = SentenceConfig(weighting=weighting)
                     scores = [s for data in sets for s in evaluate_sentences(loaded, data, config)]
                 cached[key] = [s.to_json() for s in scores]
-                store.write_text(json.dumps(cached, indent=1))
+                write_json(store, cached)
                 print(f"{name}: sentences in {time.perf_counter() - start:.0f} s", flush=True)
             scores = [Score.from_json(d) for d in cached[key]]
             rows[name] = {s.benchmark: s for s in [*scores, mean_accuracy(scores)] if s is not None}
@@ -225,6 +227,9 @@ def main() -> None:
         sys.exit("error: the word table of a folder that encodes itself needs --corpus (or pass --no-words)")
     weightings = args.weighting or [Weighting.NONE]
     store = args.scores or args.out.with_name(args.out.name + ".scores.json")
+    inputs = [m.path for m in models] + args.corpus
+    for output in (args.out, store):  # before the scoring, not after it
+        check_writable(output, inputs=inputs, folder=False)
     rows = sentence_rows(models, weightings, store)
     lines = [f"## Sentence level ({time.strftime('%Y-%m-%d', time.gmtime())})", "", *sentence_table(rows), ""]
     lines += [f"- {line}" for line in protocol(SentenceConfig())]
@@ -243,9 +248,13 @@ def main() -> None:
     if timing:
         lines += ["## Recipes: wall time and peak memory per step", "", *timing, ""]
     text = "\n".join(lines)
-    args.out.write_text(text)
+    with atomic_write(args.out, "w", encoding="utf-8") as fh:
+        fh.write(text)
     print(text)
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except UserError as e:
+        raise SystemExit(f"error: {e}") from None

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ctx2static.errors import UserError
+from ctx2static.fileio import check_writable
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.vectors import Vectors
@@ -72,11 +74,14 @@ def main() -> None:
     ap.add_argument("--min-count", type=int, default=VocabConfig().min_count)
     ap.add_argument("--out", required=True, type=Path)
     args = ap.parse_args()
+    check_writable(args.out, inputs=[args.model, *args.corpus])  # before the encoding, not after it
     vectors = vocab_words(args.model, study_vocab(args.corpus, args.min_count))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     vectors.save(args.out)
     print(f"{args.model.name}: {len(vectors):,} words -> {args.out}")
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except UserError as e:
+        raise SystemExit(f"error: {e}") from None
