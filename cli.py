@@ -31,6 +31,7 @@ from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
+from ctx2static.teachers import names as teacher_names
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.vectors import NonFinite
@@ -84,8 +85,8 @@ def cli(quiet: bool) -> None:
 @click.option(
     "--teacher",
     required=True,
-    help="minilm, mpnet, smollm2, gemma3, bert-base, roberta-base, gpt2, a folder or a hub id. A short "
-    "name wins over a folder of that name: write ./NAME for the folder.",
+    help=f"{teacher_names()}, a folder or a hub id. A short name wins over a folder of that name: write "
+    "./NAME for the folder.",
 )
 @click.option(
     "--out", required=True, type=click.Path(), help="Cache folder (re-run the same command to resume)."

@@ -29,7 +29,6 @@ from ctx2static.eval.families import (
 )
 from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
-from ctx2static.pipeline.models import SHORT_NAMES
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.retrofit.lexicon import resolve_lexicon
 from ctx2static.students.registry import Source, load_student, needed_signals, spec, student_config
@@ -43,6 +42,7 @@ from ctx2static.study.schema import (
     Study,
     TeacherSpec,
 )
+from ctx2static.teachers import BY_NAME
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
 
@@ -177,7 +177,7 @@ def _teacher(path: Path, name: str, data: Any) -> TeacherSpec:
 
 def _model(path: Path, model: str, where: str) -> str:
     """A short name or hub id as written; a folder found against the study file's folder, as every path."""
-    if model in SHORT_NAMES:
+    if model in BY_NAME:
         return model
     local = path.parent / Path(model).expanduser()  # an absolute path stays itself
     if local.is_dir():
