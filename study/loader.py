@@ -28,7 +28,7 @@ from ctx2static.eval.families import (
     with_named_tasks,
 )
 from ctx2static.options import Options, configure, field_names
-from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.retrofit.lexicon import resolve_lexicon
 from ctx2static.students.registry import Source, load_student, needed_signals, spec, student_config
@@ -168,11 +168,11 @@ def _corpus(path: Path, data: Any) -> CorpusSpec:
 
 def _teacher(path: Path, name: str, data: Any) -> TeacherSpec:
     where = f"teachers.{name}"
-    t = _table(path, data, where, ["model", *field_names(TeacherConfig), *field_names(ExtractConfig)])
+    configs = (TeacherConfig, ExtractConfig, EngineConfig)
+    t = _table(path, data, where, ["model", *(f for c in configs for f in field_names(c))])
     model = _model(path, _typed(path, t.get("model", name), f"{where}.model", str), f"{where}.model")
-    return TeacherSpec(
-        name, model, _config(path, TeacherConfig, t, where), _config(path, ExtractConfig, t, where)
-    )
+    teacher, extract, engine = (_config(path, c, t, where) for c in configs)
+    return TeacherSpec(name, model, teacher, extract, engine)
 
 
 def _model(path: Path, model: str, where: str) -> str:

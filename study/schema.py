@@ -14,7 +14,7 @@ from pathlib import Path
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import INTRINSIC, Family, all_tasks, file_families
 from ctx2static.options import Options, Rule, at_least, opt
-from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.students.registry import spec
 from ctx2static.text.corpus import CorpusConfig
@@ -38,6 +38,7 @@ class TeacherSpec:
     model: str  # minilm, smollm2, bert-base, ..., a folder or a hub id
     teacher: TeacherConfig = field(default_factory=TeacherConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
+    engine: EngineConfig = field(default_factory=EngineConfig)  # where it runs; not in the cache identity
 
 
 @dataclass(frozen=True)

@@ -305,3 +305,29 @@ def test_a_teachers_default_layer_counts_as_the_layers_it_resolves_to(tmp_path, 
     # an encoder's auto is 1: (a study run with it spelled out stays up to date); a causal LM's is not
     assert teacher_hash("bert", "") == teacher_hash("bert", "1:") != teacher_hash("bert", "-1")
     assert teacher_hash("gpt2", "") == teacher_hash("gpt2", "1") != teacher_hash("gpt2", "1:")
+
+
+def test_a_study_teacher_runs_on_the_engine_it_names(tmp_path, teacher, monkeypatch):
+    """The study's extract is the command line's (extract_with): `engine = "ray"` reaches it, and the
+    engine is not part of the cache's identity (the same cache whichever engine wrote it)."""
+    from ctx2static.pipeline import extract as pipeline_extract
+    from ctx2static.pipeline.config import Engine
+
+    path = _write(tmp_path, teacher)
+    local = load_study(path)
+    path.write_text(path.read_text().replace("vectors = true", 'vectors = true\nengine = "ray"\nworkers = 1'))
+    study = load_study(path)
+    assert study.teachers["tiny"].engine.engine is Engine.RAY and study.teachers["tiny"].engine.workers == 1
+    seen = []
+
+    def fake(teacher, teacher_config, inputs, out, cfg, engine):
+        seen.append(engine)
+        raise UserError("stop here")
+
+    monkeypatch.setattr(pipeline_extract, "extract_with", fake)
+    with pytest.raises(UserError, match="stop here"):
+        run_study(study, tmp_path / "run")
+    assert seen == [study.teachers["tiny"].engine]
+    layout = StudyLayout(tmp_path / "run")
+    ray_hash = runner.StudyRunner(study, layout).teacher_hash("tiny")
+    assert ray_hash == runner.StudyRunner(local, StudyLayout(tmp_path / "run2")).teacher_hash("tiny")
