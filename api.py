@@ -206,7 +206,9 @@ def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2stati
         option = SIGNALS[signal].option
         if option in switches:  # on or off; a size (--topk K, --attention S) is the user's to choose
             extract_options.setdefault(option, True)
-    reg.check_signals(student, config, _signals(extract_options), f"distill(student='{student}')")
+    reg.check_signals(
+        student, config, _signals(extract_options), f"distill(student='{student}')", "pass {}", "keyword"
+    )
     if out is not None:
         return reg.fit_cache_student(student, extract(corpus, teacher, out, **extract_options), config)
     with tempfile.TemporaryDirectory(prefix="ctx2static-cache-") as tmp:

@@ -140,14 +140,27 @@ def needed_signals(name: str, config: Options) -> tuple[str, ...]:
     return tuple(config.signals())
 
 
-def check_signals(name: str, config: Options, available: Iterable[str], where: str) -> None:
-    """Refuse, in one line naming the extract flag, a cache (``where``) without a signal the run needs."""
+def check_signals(
+    name: str,
+    config: Options,
+    available: Iterable[str],
+    where: str,
+    fix: str = "extract again with {}",
+    style: str = "flag",
+) -> None:
+    """The one missing-signal policy of every entry point (command line, study, API).
+
+    A cache (or the extract options that will make it, ``where``) without a signal student ``name``
+    needs is refused before any work, in one line naming the option that writes it; ``fix`` says
+    where to set it, its ``{}`` filled with the options spelled in ``style`` (``Signal.setting``:
+    flags, a study's keys, API keywords).
+    """
     missing = missing_signals(needed_signals(name, config), available)
     if missing:
-        flags = ", ".join(dict.fromkeys(SIGNALS[s].flag for s in missing))
+        options = ", ".join(dict.fromkeys(SIGNALS[s].setting(style) for s in missing))
         raise UserError(
             f"{where}: student '{name}' needs the cache signal '{missing[0]}', which this teacher does "
-            f"not extract; extract again with {flags}"
+            f"not extract; {fix.format(options)}"
         )
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ctx2static.cache.layout import SIGNALS, missing_signals, shard_signals
+from ctx2static.cache.layout import shard_signals
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import (
@@ -31,7 +31,13 @@ from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.retrofit.lexicon import resolve_lexicon
-from ctx2static.students.registry import Source, load_student, needed_signals, spec, student_config
+from ctx2static.students.registry import (
+    Source,
+    check_signals,
+    load_student,
+    spec,
+    student_config,
+)
 from ctx2static.study.schema import (
     CorpusSpec,
     EvalSpec,
@@ -171,8 +177,13 @@ def _teacher(path: Path, name: str, data: Any) -> TeacherSpec:
     configs = (TeacherConfig, ExtractConfig, EngineConfig)
     t = _table(path, data, where, ["model", *(f for c in configs for f in field_names(c))])
     model = _model(path, _typed(path, t.get("model", name), f"{where}.model", str), f"{where}.model")
-    teacher, extract, engine = (_config(path, c, t, where) for c in configs)
-    return TeacherSpec(name, model, teacher, extract, engine)
+    return TeacherSpec(
+        name,
+        model,
+        _config(path, TeacherConfig, t, where),
+        _config(path, ExtractConfig, t, where),
+        _config(path, EngineConfig, t, where),
+    )
 
 
 def _model(path: Path, model: str, where: str) -> str:
@@ -217,14 +228,8 @@ def _student(path: Path, name: str, data: Any, teachers: Mapping[str, TeacherSpe
 def _check_signals(path: Path, where: str, student: str, config: Options, teacher: TeacherSpec) -> None:
     """Refuse a student whose teacher does not extract a signal it needs (before any extraction)."""
     available = shard_signals(teacher.extract.to_dict())
-    missing = missing_signals(needed_signals(student, config), available)
-    if missing:
-        option = SIGNALS[missing[0]].option
-        value = "true" if option in ("vectors", "paragraph") else "N"
-        raise UserError(
-            f"{path}: {where}: {student} needs the cache signal '{missing[0]}'; "
-            f"set {option} = {value} in [teachers.{teacher.name}]"
-        )
+    fix = f"set {{}} in [teachers.{teacher.name}]"
+    check_signals(student, config, available, f"{path}: {where}", fix, style="key")
 
 
 def _reference(path: Path, name: str, data: Any) -> Reference:

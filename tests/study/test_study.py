@@ -331,3 +331,16 @@ def test_a_study_teacher_runs_on_the_engine_it_names(tmp_path, teacher, monkeypa
     layout = StudyLayout(tmp_path / "run")
     ray_hash = runner.StudyRunner(study, layout).teacher_hash("tiny")
     assert ray_hash == runner.StudyRunner(local, StudyLayout(tmp_path / "run2")).teacher_hash("tiny")
+
+
+def test_a_student_missing_its_signal_is_refused_with_the_study_key(tmp_path, teacher):
+    """The registry's one missing-signal policy, spelled as a study file writes the option."""
+    path = _write(tmp_path, teacher)
+    text = path.read_text().replace("vectors = true\n", "").replace("[students.ase]", "[students.bert-sg]")
+    path.write_text(text)
+    with pytest.raises(
+        UserError,
+        match=r"students\.bert-sg: student 'bert-sg' needs the cache signal 'occ_vec', which this teacher "
+        r"does not extract; set vectors = true in \[teachers\.tiny\]$",
+    ):
+        load_study(path)
