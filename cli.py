@@ -258,7 +258,7 @@ def retrofit(
     config = pop_options(RetrofitConfig, options)
     config.check_antonyms(antonyms)
     check_writable(out, inputs=[vectors, *lexicons, *antonyms])
-    log.info("retrofit: %s", config.to_dict())
+    log.info("retrofit: %s", config.method_options())
     start = time.perf_counter()
     result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)
     result.save(out)
