@@ -21,7 +21,7 @@ A step that fails is a line with its error (the traceback goes to stderr) and th
 steps not begun within ``--budget-s`` are listed as skipped. The results file (``check_cuda.md`` or
 ``check_cpu.md`` in ``--out``) is rewritten after every step, so a run cut off keeps its rows.
 
-    timeout 540 python bench/gpu/check.py --device cuda --out bench/results/gpu
+    timeout 540 python3 bench/gpu/check.py --device cuda --out bench/results/gpu
     python bench/gpu/check.py --device cpu --small --out /tmp/gpu-check       # what CI runs
 
 Exit status: 0 every step ran, 1 a step failed, 2 nothing could run (no GPU for --device cuda, or
@@ -231,6 +231,21 @@ def first_line(exc: BaseException) -> str:
 # --- the results file ---------------------------------------------------------------------------------
 
 
+SPEED_NOTE = (
+    "Bare forward: the model's own forward over the padded batch (ids to the device, its attention "
+    "implementation, autocast to the precision). Teacher.forward: the product's forward over the same "
+    "batches (every hidden state, the layer average, per-word pooling and sentence means, the copy to "
+    "the host), timed batch by batch in alternating order. extract: the teacher tokens/s of its shards "
+    "(tokenizing, aligning, the forward, pooling, writing) on the same sentences; all-in adds loading "
+    "the teacher, the vocabulary and its per-word tables. Peak GiB: torch.cuda.max_memory_allocated."
+)
+FIDELITY_NOTE = (
+    "The weights are random (std 0.02): these cosines show that the device computes what the CPU does, "
+    "and likely understate what half precision costs the real teachers, whose hidden states hold a few large "
+    "dimensions. Sentence means are stored as float16 in both caches."
+)
+
+
 @dataclass
 class Report:
     """The results file's sections, rewritten whole after every step."""
@@ -246,7 +261,7 @@ class Report:
 
     def write(self) -> None:
         sections = [
-            ("Imports", ["| module | version | needed for |", "|---|---|---|"], self.imports),
+            ("Imports", ["| module | version | needed for |", "|---|---|---|"], self.imports, ""),
             (
                 "Teachers (random weights, real shapes)",
                 [
@@ -254,6 +269,7 @@ class Report:
                     "|---|---|---|---:|---|",
                 ],
                 self.teachers,
+                "",
             ),
             (
                 "Speed: teacher tokens/s over the same batches",
@@ -264,6 +280,7 @@ class Report:
                     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
                 ],
                 self.speed,
+                SPEED_NOTE,
             ),
             (
                 "Fidelity: caches on the device against a CPU float32 cache of the same model",
@@ -273,21 +290,23 @@ class Report:
                     "|---|---|---:|---|---:|---|",
                 ],
                 self.fidelity,
+                FIDELITY_NOTE,
             ),
             (
                 "Ray: extract --engine ray",
                 [
                     "| teacher | precision | workers | extract tok/s | % of local extract | all-in s "
-                    "| sentence means cos to the local cache (min) |",
+                    "| sentence means cos to the local cache, mean / min |",
                     "|---|---|---:|---:|---:|---:|---|",
                 ],
                 self.ray,
+                "",
             ),
         ]
         lines = [*self.head, ""]
-        for title, header, rows in sections:
+        for title, header, rows, note in sections:
             if rows:
-                lines += [f"## {title}", "", *header, *rows, ""]
+                lines += [f"## {title}", "", *header, *rows, "", *([note, ""] if note else [])]
         if self.notes:
             lines += ["## Notes: failed, skipped, installed", "", *self.notes, ""]
         tmp = self.path.with_name(self.path.name + ".tmp")
