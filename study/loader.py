@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,12 +27,14 @@ from ctx2static.eval.families import (
     task_families,
     with_named_tasks,
 )
+from ctx2static.fileio import check_names
 from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.models import SHORT_NAMES
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.retrofit.lexicon import resolve_lexicon
 from ctx2static.students.registry import Source, load_student, needed_signals, spec, student_config
+from ctx2static.study.layout import StudyLayout
 from ctx2static.study.schema import (
     CorpusSpec,
     EvalSpec,
@@ -111,6 +113,11 @@ def load_study(path: str | Path) -> Study:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:  # tomllib parses nested arrays and tables by recursion
+        raise UserError(
+            f"{path}: not a study file: its arrays or tables nest deeper than Python can read; a study "
+            "nests a few levels"
+        ) from None
     top = _table(
         path, data, "", ("corpus", "teachers", "students", "references", "retrofit", "eval", "report")
     )
@@ -140,6 +147,7 @@ def load_study(path: str | Path) -> Study:
     for name in [*teachers, *outputs]:  # they name folders in the output
         if not _NAME.fullmatch(name):
             raise UserError(f"{path}: {name!r}: a name may hold only letters, digits, _, + and -")
+    _check_output_names(path, teachers, outputs)
     dupes = sorted({n for n in outputs if outputs.count(n) > 1})
     if dupes:
         raise UserError(f"{path}: two outputs are named {dupes[0]!r}; rename one (a retrofit: name = ...)")
@@ -151,6 +159,21 @@ def load_study(path: str | Path) -> Study:
     )
     evals = _eval(path, top.get("eval", {}))
     return Study(path.resolve(), corpus, teachers, students, retrofits, evals, report, references)
+
+
+def _check_output_names(path: Path, teachers: Iterable[str], outputs: Iterable[str]) -> None:
+    """Refuse a name whose files in the output folder (or their temporary names) the filesystem cannot hold.
+
+    Checked when the study loads, so a long name fails before any teacher or student runs.
+    """
+    layout = StudyLayout(Path())
+    made = {name: [layout.cache(name), layout.cache_record(name)] for name in teachers}
+    for name in outputs:
+        made[name] = [layout.vectors(name), layout.scores(name), layout.scores(name, common=True)]
+    for name, paths in made.items():
+        with _at(path, f"the name {name[:20]}{'...' * (len(name) > 20)}"):
+            for written in paths:
+                check_names(written)
 
 
 def _corpus(path: Path, data: Any) -> CorpusSpec:
