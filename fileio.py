@@ -413,17 +413,17 @@ def _check_names(path: Path, beside: list[Path], where: Path, temp: bool) -> Pat
         size = len(os.fsencode(part))
         if size > limit:
             raise UserError(
-                f"{_shown(str(path))}: the name {_shown(part)} is {size} bytes, over the {limit} a name may hold on "
-                "this filesystem; choose a shorter name"
+                f"{_shown(str(path))}: the name {_shown(part)} is {size} bytes, over the {limit} a name "
+                "may hold on this filesystem; choose a shorter name"
             )
     longest = max((path, *beside), key=lambda p: len(os.fsencode(p.name)))
     name = f"{_temp_prefix(longest)}{'X' * _RANDOM}{_OLD}"
     size = len(os.fsencode(name)) - len(str(os.getpid())) + _PID_DIGITS  # so a later run's pid fits too
     if temp and size > limit:
         raise UserError(
-            f"{_shown(str(path))}: the name is too long to write safely: the temporary name {_shown(name)} is {size} "
-            f"bytes, over the {limit} a name may hold on this filesystem; shorten the name by "
-            f"{size - limit} bytes"
+            f"{_shown(str(path))}: the name is too long to write safely: the temporary name of "
+            f"{_shown(longest.name)} (.NAME.PID.XXXXXXXX{_OLD}) is {size} bytes, over the {limit} a name "
+            f"may hold on this filesystem; shorten the name by {size - limit} bytes"
         )
     return longest
 
@@ -439,7 +439,7 @@ def check_names(path: str | os.PathLike) -> None:
 
 def _shown(name: str) -> str:
     """``name``, its middle left out when long (a message stays one readable line)."""
-    return name if len(name) <= 60 else f"{name[:28]}...{name[-28:]}"
+    return name if len(name) <= 60 else f"{name[:20]}...{name[-36:]}"  # the end: suffix, temp, sidecar
 
 
 def refuse_inputs(path: str | os.PathLike, inputs: Iterable[str | os.PathLike | None]) -> None:
