@@ -9,6 +9,7 @@ student whose teacher does not extract a signal it needs is refused here, before
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -203,7 +204,7 @@ def _model(path: Path, model: str, where: str) -> str:
     if model in SHORT_NAMES:
         return model
     local = path.parent / Path(model).expanduser()  # an absolute path stays itself
-    if local.is_dir():
+    if os.path.isdir(local):  # False for a name too long to be a folder: a hub id, checked later
         return str(local.resolve())
     if model.startswith((".", "~", "/")):
         raise UserError(f"{path}: {where}: {model}: no such folder (relative to the study file's folder)")
