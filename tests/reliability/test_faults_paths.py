@@ -381,10 +381,6 @@ SIDECARS = [".meta.json", ".subwords.npy", ".tokenizer.json"]
 def _sidecar_writers(inputs: Path, out: Path) -> dict[str, list]:
     """Each command that reads the vectors ``v.txt`` and writes ``out``."""
     v, sim, lex, cache = inputs / "v.txt", inputs / "sim.txt", inputs / "lex.txt", inputs / "cache"
-    (inputs / "ref.toml").write_text(
-        '[corpus]\nfiles = ["corpus.txt"]\nmin_count = 1\n[students.sgns]\n'
-        'options = { dim = 4, epochs = 1 }\n[references.peer]\nvectors = "v.txt"\n'
-    )
     return {
         "export": ["export", v, "--format", "word2vec", "-o", out],
         "export bin": ["export", v, "--format", "word2vec-bin", "-o", out],
@@ -392,13 +388,12 @@ def _sidecar_writers(inputs: Path, out: Path) -> dict[str, list]:
         "eval --json": ["eval", v, "--no-bundled", "--similarity", sim, "--json", out],
         "eval --markdown": ["eval", v, "--no-bundled", "--similarity", sim, "--markdown", out],
         "compose": ["compose", v, "--cache", cache, "-o", out],
-        "run": ["run", inputs / "ref.toml", "--out", out],
     }  # fmt: skip
 
 
 @pytest.mark.parametrize("sidecar", SIDECARS)
 @pytest.mark.parametrize(
-    "command", ["export", "export bin", "retrofit", "eval --json", "eval --markdown", "compose", "run"]
+    "command", ["export", "export bin", "retrofit", "eval --json", "eval --markdown", "compose"]
 )
 def test_no_output_replaces_a_sidecar_or_composer_file_of_its_input(inputs, cli_main, command, sidecar):
     v = inputs / "v.txt"
@@ -406,22 +401,10 @@ def test_no_output_replaces_a_sidecar_or_composer_file_of_its_input(inputs, cli_
         1:
     ]:  # the composer's files: their content does not matter, the refusal comes first
         (inputs / f"v.txt{suffix}").write_bytes(b"the composer the user fitted")
-    if command == "run":  # a study's output folder holds the reference's sidecar only
-        target = inputs / "folder"
-        target.mkdir()
-        (target / f"v.txt{sidecar}").write_bytes(b"x")
-        os.replace(target / f"v.txt{sidecar}", inputs / f"v.txt{sidecar}")
-        target.rmdir()
-        out = inputs
-    else:
-        out = inputs / f"v.txt{sidecar}"
-    args = _sidecar_writers(inputs, out if command != "export bin" else inputs / f"v.txt{sidecar}")[command]
+    out = inputs / f"v.txt{sidecar}"
     before = _snapshot(inputs)
-    code, _, err = cli_main(*args)
-    if command == "run":
-        _one_line(code, err, f"{inputs}: holds the input ")
-    else:
-        _one_line(code, err, f"{out}: is the input {v}{sidecar}", "an output never replaces an input")
+    code, _, err = cli_main(*_sidecar_writers(inputs, out)[command])
+    _one_line(code, err, f"{out}: is the input {v}{sidecar}", "an output never replaces an input")
     assert _snapshot(inputs) == before
 
 
@@ -461,6 +444,7 @@ def _fit(inputs: Path, out: Path) -> list:
     "name, part",
     [("a" * 300 + ".txt", "is 304 bytes"), ("d" * 300 + "/v.txt", "is 300 bytes"),
      ("b" * 246 + ".txt", "temporary name")],
+    ids=["file name", "folder name", "temporary name"],
 )  # fmt: skip
 def test_a_name_too_long_is_one_line_before_the_work(tmp_path, inputs, cli_main, name, part):
     out = tmp_path / name

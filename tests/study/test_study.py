@@ -254,20 +254,29 @@ def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[eval]\ntop_n = "many"\n',
             "eval: option top_n='many' is not a valid int",
         ),
-        (  # its folder's name would fit, not its scores' temporary file names
+        pytest.param(  # its folder's name would fit, not its scores' temporary file names
             f'[corpus]\nfiles = ["c.txt"]\n[students.{"s" * 220}]\nstudent = "sgns"\n',
             ".common.json (.NAME.PID.XXXXXXXX-old.tmp) is 258 bytes, over the 255",
+            id="a student name whose files' temporary names are too long",
         ),
-        (
+        pytest.param(
             f'[corpus]\nfiles = ["c.txt"]\n[students.{"s" * 300}]\nstudent = "sgns"\n',
             "is 300 bytes, over the 255 a name may hold",
+            id="a student name of 300 bytes",
         ),
-        (
+        pytest.param(
             f'[corpus]\nfiles = ["c.txt"]\n[teachers.{"t" * 300}]\n[students.sgns]\n',
             "is 300 bytes, over the 255 a name may hold",
+            id="a teacher name of 300 bytes",
         ),
-        ('[corpus]\nfiles = ["c.txt"]\n[students.sgns]\nx = ' + "[" * 50_000 + "]" * 50_000, "nest deeper"),
-        ("a = " + "{ b = " * 50_000 + "1" + " }" * 50_000, "nest deeper"),
+        pytest.param(
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\nx = ' + "[" * 50_000 + "]" * 50_000,
+            "nest deeper",
+            id="arrays nested 50k deep",
+        ),
+        pytest.param(
+            "a = " + "{ b = " * 50_000 + "1" + " }" * 50_000, "nest deeper", id="tables nested 50k deep"
+        ),
     ],
 )
 def test_a_bad_study_is_a_one_line_error_naming_file_and_key(tmp_path, text, message):
