@@ -294,11 +294,12 @@ def atomic_dir(path: str | os.PathLike, may_hold: Collection[str] = ()) -> Itera
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
         else:
-            kept = path.with_name(f"{path.name}.kept-{os.getpid()}")
+            kept = path.with_name(f"{path.name}.kept-{tmp.name.removesuffix('.tmp').rsplit('.', 1)[1]}")
             os.rename(tmp, kept)
             raise UserError(
-                f"{path}: another process kept replacing this folder while this run saved it; this run's "
-                f"output is kept as {kept}: keep the one you want under that name and delete the other"
+                f"{path}: another process saved this folder at the same moment, {_RACES} times over; it "
+                f"holds that one's output and this run's is kept as {kept}: rename the one you want to "
+                f"{path.name}"
             )
     remove_stale_temps(path)
 
@@ -313,9 +314,10 @@ def _swap(tmp: Path, path: Path) -> bool:
     The old folder first moves to a temp name of this process, so a crash before it is deleted
     leaves a temp that the next write of ``path`` removes, never a name that blocks it.
     """
-    old: Path | None = tmp.with_name(tmp.name.removesuffix(".tmp") + _OLD)
+    moved = tmp.with_name(tmp.name.removesuffix(".tmp") + _OLD)
+    old: Path | None = moved
     try:
-        os.rename(path, old)
+        os.rename(path, moved)
     except FileNotFoundError:
         old = None
     try:
@@ -371,17 +373,17 @@ def check_writable(
     file of each; None and paths that do not exist are skipped).
     """
     path = Path(path)
-    beside = [Path(b) for b in beside]
+    written = [Path(b) for b in beside]
     inputs = list(inputs)
     with user_errors_for(path):
         where = path if inside else path.parent
         while not os.path.exists(where) and where != where.parent:
             where = where.parent
-        longest = _check_names(path, beside, where, temp=not inside)
+        longest = _check_names(path, written, where, temp=not inside)
         if not inside or (path.is_symlink() and not path.is_dir()):
             check_target(path, folder=True if inside else folder)
-        for written in (path, *beside):
-            refuse_inputs(written, inputs)
+        for output in (path, *written):
+            refuse_inputs(output, inputs)
         if not where.is_dir():
             kind = _kind(where.stat().st_mode)
             raise UserError(f"{path}: {where} is {kind}, not a folder; choose another output path")
