@@ -4,14 +4,17 @@ Writes go to a temp name in the same folder (``.<name>.<pid>.<random>.tmp``), ar
 renamed over the target, so no run ever leaves a half-written file where a good one was; a
 successful write removes the temps that dead processes left for the same target (the pid says
 whose a temp is, so a live writer's is never touched). A write that fails for the environment's
-sake (no permission, read-only filesystem, disk or quota full) is a one-line :class:`UserError`
-naming the path and what to do; :func:`check_writable` asks the same question before any work.
+sake (no permission, read-only filesystem, disk or quota full, a name too long) is a one-line
+:class:`UserError` naming the path and what to do; :func:`check_writable` asks the same question
+before any work, with a probe that bears the longest temporary name the write will make. Work in
+TMPDIR goes through :func:`temp_folder`, whose refusals name TMPDIR, not the output.
 
 What is there already is never replaced unless it is what the write makes: a file output only
 replaces a regular file, a folder output only a real folder; a symbolic link, a device, a named
 pipe or a socket in the output's place is a one-line :class:`UserError` (replacing a link would
 lose it, writing through it would change a file the user did not name). :func:`check_writable`
-also refuses an output that is, or holds, one of the command's inputs.
+also refuses an output that is, or holds, one of the command's inputs, and
+:func:`refuse_same_outputs` two outputs of one command that are one file.
 :func:`folder_lock` keeps a second process from writing into a folder another one is writing; its
 lock file is never followed through a link and only ever holds the holder's note.
 Reads of text check every line (a NUL byte or bad UTF-8 is a one-line :class:`UserError` naming
