@@ -16,7 +16,6 @@ import enum
 import importlib
 import logging
 import os
-import tempfile
 import time
 import types
 from collections.abc import Iterable, Mapping
@@ -27,7 +26,7 @@ from ctx2static.cache import Cache
 from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
 from ctx2static.errors import UserError
-from ctx2static.fileio import check_writable
+from ctx2static.fileio import check_writable, temp_folder
 from ctx2static.options import Options, configure, field_names
 from ctx2static.students.cache_input import CacheConfig
 from ctx2static.students.postprocess import all_but_the_top
@@ -252,7 +251,7 @@ def fit_text_student(
         check_writable(checkpoint, inputs=corpus.paths, folder=False)
     began = time.perf_counter()
     vocab = Vocab.build(corpus, vocab_config)
-    with tempfile.TemporaryDirectory(prefix="ctx2static-enc-") as work:
+    with temp_folder("ctx2static-enc-") as work:
         encoded = encode_corpus(corpus, vocab, work)
         n_tokens = len(encoded.ids)
         log.info("corpus: %s tokens, %s sentences, %s words", f"{n_tokens:,}", f"{encoded.n_sentences:,}",

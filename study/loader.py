@@ -9,9 +9,10 @@ student whose teacher does not extract a signal it needs is refused here, before
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,6 +28,7 @@ from ctx2static.eval.families import (
     task_families,
     with_named_tasks,
 )
+from ctx2static.fileio import check_names
 from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
@@ -38,6 +40,7 @@ from ctx2static.students.registry import (
     spec,
     student_config,
 )
+from ctx2static.study.layout import StudyLayout
 from ctx2static.study.schema import (
     CorpusSpec,
     EvalSpec,
@@ -117,6 +120,11 @@ def load_study(path: str | Path) -> Study:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:  # tomllib parses nested arrays and tables by recursion
+        raise UserError(
+            f"{path}: not a study file: its arrays or tables nest deeper than Python can read; a study "
+            "nests a few levels"
+        ) from None
     top = _table(
         path, data, "", ("corpus", "teachers", "students", "references", "retrofit", "eval", "report")
     )
@@ -146,6 +154,7 @@ def load_study(path: str | Path) -> Study:
     for name in [*teachers, *outputs]:  # they name folders in the output
         if not _NAME.fullmatch(name):
             raise UserError(f"{path}: {name!r}: a name may hold only letters, digits, _, + and -")
+    _check_output_names(path, teachers, outputs)
     dupes = sorted({n for n in outputs if outputs.count(n) > 1})
     if dupes:
         raise UserError(f"{path}: two outputs are named {dupes[0]!r}; rename one (a retrofit: name = ...)")
@@ -157,6 +166,21 @@ def load_study(path: str | Path) -> Study:
     )
     evals = _eval(path, top.get("eval", {}))
     return Study(path.resolve(), corpus, teachers, students, retrofits, evals, report, references)
+
+
+def _check_output_names(path: Path, teachers: Iterable[str], outputs: Iterable[str]) -> None:
+    """Refuse a name whose files in the output folder (or their temporary names) the filesystem cannot hold.
+
+    Checked when the study loads, so a long name fails before any teacher or student runs.
+    """
+    layout = StudyLayout(Path())
+    made = {name: [layout.cache(name), layout.cache_record(name)] for name in teachers}
+    for name in outputs:
+        made[name] = [layout.vectors(name), layout.scores(name), layout.scores(name, common=True)]
+    for name, paths in made.items():
+        with _at(path, f"the name {name[:20]}{'...' * (len(name) > 20)}"):
+            for written in paths:
+                check_names(written)
 
 
 def _corpus(path: Path, data: Any) -> CorpusSpec:
@@ -191,7 +215,7 @@ def _model(path: Path, model: str, where: str) -> str:
     if model in BY_NAME:
         return model
     local = path.parent / Path(model).expanduser()  # an absolute path stays itself
-    if local.is_dir():
+    if os.path.isdir(local):  # False for a name too long to be a folder: a hub id, checked later
         return str(local.resolve())
     if model.startswith((".", "~", "/")):
         raise UserError(f"{path}: {where}: {model}: no such folder (relative to the study file's folder)")

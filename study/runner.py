@@ -37,7 +37,7 @@ from ctx2static.memory import PeakRss, release_freed
 from ctx2static.pipeline.models import teacher_layer
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, TeacherSpec
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, vector_files
 
 log = logging.getLogger(__name__)
 
@@ -197,8 +197,8 @@ class StudyRunner:
         """Copy reference ``r`` into the study's vectors (its provenance: the content of its files)."""
         if r.vectors.is_dir():
             files = sorted(p for p in r.vectors.iterdir() if p.is_file())
-        else:  # a vectors file and its sidecar (metadata, counts)
-            files = [r.vectors, r.vectors.with_name(r.vectors.name + ".meta.json")]
+        else:  # a vectors file, its sidecar (metadata, counts) and its composer's files
+            files = vector_files(r.vectors)
         h = digest({"reference": [[p.name, sha256_file(p)] for p in files if p.is_file()]})
         self.vectors_step(r.name, h, f"reference {r.name}", lambda: Vectors.load(r.vectors))
 

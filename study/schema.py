@@ -19,6 +19,7 @@ from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.students.registry import spec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
+from ctx2static.vectors import vector_files
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,8 @@ class Study:
         """
         lexicons = [x for r in self.retrofits for x in (*r.lexicons, *r.antonyms)]
         extra = [p for paths in self.eval.extra().values() for p in paths]
-        return [*self.corpus.files, *(r.vectors for r in self.references), *lexicons, *extra]
+        references = [f for r in self.references for f in vector_files(r.vectors)]
+        return [*self.corpus.files, *references, *lexicons, *extra]
 
     @property
     def outputs(self) -> list[str]:

@@ -254,6 +254,29 @@ def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[eval]\ntop_n = "many"\n',
             "eval: option top_n='many' is not a valid int",
         ),
+        pytest.param(  # its folder's name would fit, not its scores' temporary file names
+            f'[corpus]\nfiles = ["c.txt"]\n[students.{"s" * 220}]\nstudent = "sgns"\n',
+            ".common.json (.NAME.PID.XXXXXXXX-old.tmp) is 258 bytes, over the 255",
+            id="a student name whose files' temporary names are too long",
+        ),
+        pytest.param(
+            f'[corpus]\nfiles = ["c.txt"]\n[students.{"s" * 300}]\nstudent = "sgns"\n',
+            "is 300 bytes, over the 255 a name may hold",
+            id="a student name of 300 bytes",
+        ),
+        pytest.param(
+            f'[corpus]\nfiles = ["c.txt"]\n[teachers.{"t" * 300}]\n[students.sgns]\n',
+            "is 300 bytes, over the 255 a name may hold",
+            id="a teacher name of 300 bytes",
+        ),
+        pytest.param(
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\nx = ' + "[" * 50_000 + "]" * 50_000,
+            "nest deeper",
+            id="arrays nested 50k deep",
+        ),
+        pytest.param(
+            "a = " + "{ b = " * 50_000 + "1" + " }" * 50_000, "nest deeper", id="tables nested 50k deep"
+        ),
     ],
 )
 def test_a_bad_study_is_a_one_line_error_naming_file_and_key(tmp_path, text, message):
@@ -272,6 +295,15 @@ def test_the_bundled_default_study_loads():
     assert study.corpus.files[0].is_file() and study.teachers["minilm"].extract.max_sentences > 0
     ar = next(r for r in study.retrofits if r.name == "x2static+attract-repel")
     assert ar.antonyms == ("wordnet-antonyms",) and ar.config.learning_rate == 0.01
+
+
+def test_a_long_student_name_is_refused_before_any_work(tmp_path, cli_main):
+    (tmp_path / "c.txt").write_text("a b c\n")
+    study = f'[corpus]\nfiles = ["c.txt"]\n[students.{"s" * 300}]\nstudent = "sgns"\n'
+    (tmp_path / "s.toml").write_text(study)
+    code, out, err = cli_main("run", tmp_path / "s.toml", "--out", tmp_path / "o")
+    assert code == 2 and err.count("\n") == 1 and "is 300 bytes" in err
+    assert out == "" and not (tmp_path / "o").exists()
 
 
 def test_run_command_reports_a_bad_study_in_one_line(tmp_path, cli_main):
