@@ -66,9 +66,15 @@ class _Stderr(logging.StreamHandler):
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="ctx2static")
 @click.option("--quiet", "-q", is_flag=True, help="Print warnings and errors only.")
-def cli(quiet: bool) -> None:
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Also print the effective configuration (saved beside every output).",
+)
+def cli(quiet: bool, verbose: bool) -> None:
     """Distil contextual language models into static word vectors."""
-    log.setLevel(logging.WARNING if quiet else logging.INFO)
+    log.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
     if not any(isinstance(h, _Stderr) for h in log.handlers):
         log.addHandler(_Stderr())
 
@@ -119,10 +125,11 @@ def extract(
     m = extract_with(teacher, teacher_config, inputs, out, cfg, pop_options(EngineConfig, options))
     tot = m["totals"]
     rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
+    # a finished cache run again does no teacher work: no rate to speak of
+    done = f"{rate:,.0f} teacher tokens/s" if rate else "already complete, nothing to do"
     click.echo(
-        f"{out}: {len(m['shards'])} shards, {tot['n_sentences']} sentences, "
-        f"{tot['n_occurrences']} occurrences, "
-        f"{tot['n_truncated_words']} words cut by max length; {rate:,.0f} teacher tokens/s"
+        f"{out}: {len(m['shards'])} shards, {tot['n_sentences']:,} sentences, "
+        f"{tot['n_occurrences']:,} occurrences, {tot['n_truncated_words']:,} words cut by max length; {done}"
     )
 
 
@@ -258,7 +265,7 @@ def retrofit(
     config = pop_options(RetrofitConfig, options)
     config.check_antonyms(antonyms)
     check_vectors_output(out, [*vector_files(vectors), *lexicons, *antonyms])
-    log.info("retrofit: %s", config.method_options())
+    log.debug("retrofit: %s", config.method_options())
     start = time.perf_counter()
     result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)
     result.save(out)

@@ -106,3 +106,14 @@ def test_a_rate_in_range_that_still_diverges_is_one_line(tmp_path, cli_main, min
     )  # fmt: skip
     assert code == 2 and "Traceback" not in err
     assert "the training diverged" in err.strip().splitlines()[-1] and not out.exists()
+
+
+def test_the_configuration_is_shown_with_verbose_only(tmp_path, mini_corpus, cli_main):
+    """By default a run prints inputs, progress and one summary; -v adds the effective configuration."""
+    args = ["fit-student", "-s", "sgns", "--corpus", mini_corpus, "--dim", "8", "--epochs", "1"]
+    code, _, err = cli_main(*args, "--out", tmp_path / "a.txt")
+    assert code == 0, err
+    assert "Config(" not in err
+    code, _, err = cli_main("-v", *args, "--out", tmp_path / "b.txt")
+    assert code == 0 and "sgns: Config(" in err, err
+    assert "\x1b" not in err  # no control sequences in what a log file keeps
