@@ -34,7 +34,14 @@ from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.teachers import names as teacher_names
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
-from ctx2static.vectors import NonFinite, check_vectors_output, vector_files
+from ctx2static.vectors import (
+    NonFinite,
+    check_replace,
+    check_vectors_output,
+    made_by,
+    stored_meta,
+    vector_files,
+)
 
 log = logging.getLogger("ctx2static")
 
@@ -44,6 +51,14 @@ nonfinite_option = click.option(
     default=NonFinite.ERROR.value,
     show_default=True,
     help="Words whose vectors hold NaN or infinity: refuse the file, or drop those words.",
+)
+
+
+overwrite_option = click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Replace vectors at the output that another student or command made (the same step run "
+    "again replaces its own output without it).",
 )
 
 
@@ -175,6 +190,7 @@ _SHORTCUTS = ("dim", "epochs", "window", "threads", "seed")
     show_default=True,
     help="Cache students: store a composer that gives words outside the table a vector.",
 )
+@overwrite_option
 def fit_student(
     student: str,
     corpus_paths: tuple[str, ...],
@@ -182,6 +198,7 @@ def fit_student(
     out: str,
     settings: tuple[str, ...],
     compose: bool,
+    overwrite: bool,
     **options: Any,
 ) -> None:
     """Train static vectors: plain baselines from text, distilled students from a cache.
@@ -206,6 +223,7 @@ def fit_student(
         overrides[key.strip()] = value.strip()
     config = student_config(student, overrides)
     check_vectors_output(out, [*corpus_paths, cache_dir])  # before the training, not after it
+    check_replace(out, made_by({"student": student}), overwrite)
     checkpoint = getattr(config, "checkpoint", None)  # the corpus is checked by fit_text_student
     if checkpoint and Path(checkpoint).resolve() == Path(out).resolve():
         raise UserError(
@@ -247,6 +265,7 @@ def fit_student(
 )
 @click.option("--out", "-o", required=True, type=click.Path(), help="Output vectors (folder, .bin or .txt).")
 @nonfinite_option
+@overwrite_option
 @click_options(RetrofitConfig)
 def retrofit(
     vectors: str,
@@ -254,6 +273,7 @@ def retrofit(
     antonyms: tuple[str, ...],
     out: str,
     nonfinite: str,
+    overwrite: bool,
     **options: Any,
 ) -> None:
     """Retrofit vectors to lexicons (Faruqui et al. 2015, Context-to-Vec graph, Attract-Repel)."""
@@ -264,7 +284,11 @@ def retrofit(
 
     config = pop_options(RetrofitConfig, options)
     config.check_antonyms(antonyms)
+    source = stored_meta(vectors) or {}
+    steps = [*(source.get("retrofit") or []), {"method": config.method.value}]
+    maker = made_by({**source, "retrofit": steps})
     check_vectors_output(out, [*vector_files(vectors), *lexicons, *antonyms])
+    check_replace(out, maker, overwrite)
     log.debug("retrofit: %s", config.method_options())
     start = time.perf_counter()
     result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)

@@ -32,7 +32,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict, cast
@@ -698,6 +698,56 @@ def check_vectors_output(
     name must fit the filesystem; ``folder`` as there.
     """
     check_writable(path, inputs=inputs, folder=folder, beside=vector_files(path, output=True)[1:])
+
+
+def check_replace(path: str | os.PathLike, maker: str, overwrite: bool) -> None:
+    """Refuse to replace vectors at ``path`` that something other than ``maker`` made (``made_by``).
+
+    Unless ``overwrite``: the same step run again replaces its own output, but ``-s ase --out
+    x2static/`` must not silently take the place of the x2static vectors.
+    """
+    before = None if overwrite else existing_maker(path)
+    if before is not None and before != maker:
+        raise UserError(
+            f"{path}: holds the vectors of {before}; this run writes {maker}: pass --overwrite to "
+            "replace them, or choose another output"
+        )
+
+
+def made_by(meta: Mapping[str, Any]) -> str:
+    """What made a table, as the overwrite rule compares it: its student, and its last retrofit."""
+    steps = meta.get("retrofit") or []
+    last = steps[-1].get("method") if steps and isinstance(steps[-1], dict) else None
+    student = f"student '{meta.get('student')}'" if meta.get("student") else "unknown provenance"
+    return f"{student} retrofitted with {last}" if last else student
+
+
+def stored_meta(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The metadata of the vectors saved at ``path``, without loading them.
+
+    None: no vectors there; ``{}`` for a table without readable metadata, as another tool writes it.
+    """
+    path = Path(path)
+    if path.is_dir():
+        if not (path / "vectors.npy").exists():
+            return None
+        meta_path = path / "meta.json"
+    elif path.is_file():
+        meta_path = _sidecar(path)
+    else:
+        return None
+    try:
+        data = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    meta = data.get("meta", data) if isinstance(data, dict) and not path.is_dir() else data
+    return meta if isinstance(meta, dict) else {}
+
+
+def existing_maker(path: str | os.PathLike) -> str | None:
+    """:func:`made_by` of the vectors saved at ``path`` (None: none there)."""
+    meta = stored_meta(path)
+    return None if meta is None else made_by(meta)
 
 
 _ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\0": "\\0"}

@@ -334,7 +334,7 @@ def test_a_glove_checkpoint_never_names_the_corpus_or_the_output(inputs, cli_mai
     checkpoint = {"corpus": corpus, "output": out}[where]
     code, _, err = cli_main(
         "fit-student", "-s", "glove", "--corpus", corpus, "--min-count", "1",
-        "--set", f"checkpoint={checkpoint}", "-o", out,
+        "--set", f"checkpoint={checkpoint}", "-o", out, "--overwrite",
     )  # fmt: skip
     expected = {
         "corpus": f"{corpus}: is the input {corpus}",

@@ -186,7 +186,7 @@ def test_cli_end_to_end(tmp_path, cli_main):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"big large\n\xff\n")
     code, _, err = cli_main("retrofit", src, "-l", bad, "-o", tmp_path / "x.txt")
-    assert code == 2 and f"\nerror: {bad}: line 2 is not valid UTF-8" in err
+    assert code == 2 and f"error: {bad}: line 2 is not valid UTF-8" in err
     assert not (tmp_path / "x.txt").exists()
 
 
