@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ctx2static.errors import UserError
 from ctx2static.fileio import read_lines
+from ctx2static.memory import format_bytes
 from ctx2static.text.normal import nfc
 
 LINE_LIMIT = 1 << 20
@@ -26,17 +27,18 @@ def lines(path: Path, expect: str = "a benchmark file") -> Iterator[tuple[int, s
     """Numbered non-blank lines, stripped, in NFC; a missing file, bad UTF-8, an over-long line: UserError."""
     if not path.is_file():
         raise UserError(f"{path}: no such benchmark file")
-    last = 0
+    held: tuple[int, str] | None = None  # a line is passed on once the next one shows it was whole
     for n, line in read_lines(path, expect, limit=LINE_LIMIT):
-        if n == last:  # read_lines cut it: the line is over the limit
+        if held is not None and held[0] == n:  # read_lines cut it: the line is over the limit
             raise UserError(
-                f"{path}: line {n} is longer than {LINE_LIMIT >> 20} MiB; a benchmark line holds a few "
-                "words (is this the right file?)"
+                f"{path}: line {n} is longer than {format_bytes(LINE_LIMIT)}; a benchmark line holds a "
+                "few words (is this the right file?)"
             )
-        last = n
-        line = line.strip()
-        if line:
-            yield n, nfc(line)
+        if held is not None and held[1]:
+            yield held
+        held = n, nfc(line.strip())
+    if held is not None and held[1]:
+        yield held
 
 
 def csv_rows(

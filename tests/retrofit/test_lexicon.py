@@ -124,3 +124,11 @@ def test_a_lexicon_that_links_no_two_words_is_named_and_all_such_are_refused(tmp
         retrofit_vectors(
             Vectors.load(tmp_path / "v"), [ant], RetrofitConfig(method=Method.ATTRACT_REPEL), [ant]
         )
+
+
+def test_lexicon_words_in_nfd_link_the_nfc_vocabulary(tmp_path):
+    import unicodedata
+
+    path = tmp_path / "nfd.txt"
+    path.write_text(unicodedata.normalize("NFD", "café thé\nété hiver\n"), encoding="utf-8")
+    assert list(read_lexicon(path)) == [("café", ["thé"]), ("été", ["hiver"])]
