@@ -101,7 +101,7 @@ def pair_cosines(vectors: Vectors, pairs: Sequence[tuple[str, str]]) -> tuple[np
     2 x pairs x dim x 8 bytes (1 GB for 200,000 pairs of 300-dim vectors).
     """
     rows = pair_rows(vectors, pairs)
-    covered = (rows >= 0).all(axis=1)
+    covered = np.all(rows >= 0, axis=1)
     idx = rows[covered]
     cos = np.empty(len(idx), dtype=np.float64)
     for s in range(0, len(idx), PAIR_CHUNK):
@@ -114,7 +114,7 @@ def pair_cosines(vectors: Vectors, pairs: Sequence[tuple[str, str]]) -> tuple[np
 
 def similarity_coverage(vectors: Vectors, bench: SimilaritySet) -> np.ndarray:
     """Which pairs ``vectors`` holds both words of."""
-    return (pair_rows(vectors, bench.pairs) >= 0).all(axis=1)
+    return np.all(pair_rows(vectors, bench.pairs) >= 0, axis=1)
 
 
 def evaluate_similarity(vectors: Vectors, bench: SimilaritySet, only: np.ndarray | None = None) -> Score:
