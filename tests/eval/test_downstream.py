@@ -200,3 +200,16 @@ def test_score_with_std_shows_and_round_trips():
     assert s.cell() == "91.2 ±0.5 (90%)"
     assert Score.from_json(s.to_json()) == s
     assert Score("x", "y", "z", 50.0, 1, 1).cell() == "50.0 (100%)"
+
+
+def test_a_probe_whose_features_exceed_the_memory_is_refused_naming_the_vectors(monkeypatch):
+    from ctx2static import memory
+    from ctx2static.errors import UserError
+
+    vecs = Vectors(["a", "b"], np.ones((2, 1000), np.float32))
+    enc = encode(vecs, [["a", "b", "c"]] * 100)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 20)
+    with pytest.raises(
+        UserError, match=r"^a downstream probe on 1,000-dim vectors \(300 tokens x 5,005 features\)"
+    ):
+        window_features(enc, np.arange(300), 2)
