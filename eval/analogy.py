@@ -17,6 +17,7 @@ import numpy as np
 from ctx2static.errors import UserError
 from ctx2static.eval.reading import csv_rows, lines
 from ctx2static.eval.results import Score
+from ctx2static.memory import check_fits
 from ctx2static.options import Options, Rule, at_least, opt, positive
 from ctx2static.resources import BENCHMARK_DIR
 from ctx2static.vectors import Vectors
@@ -133,6 +134,12 @@ def solve(unit: np.ndarray, abc: np.ndarray, config: AnalogyConfig) -> tuple[np.
     3CosMul (Levy & Goldberg 2014): argmax_d cos'(d,b) cos'(d,c) / (cos'(d,a) + eps) with shifted
     cosines cos' = (cos + 1) / 2. The three question words are never answers.
     """
+    words, top_n = min(config.group_words, len(np.unique(abc))), len(unit)
+    check_fits(  # a group's cosines, shifted and reciprocal; a chunk's 3CosAdd and 3CosMul scores
+        3 * words * top_n * 4 + 2 * min(config.chunk, len(abc)) * top_n * 4,
+        f"analogy with --top-n {top_n} --group-words {config.group_words} --chunk {config.chunk}",
+        "lower --group-words or --chunk (or --top-n)",
+    )
     add_out = np.empty(len(abc), dtype=np.int64)
     mul_out = np.empty(len(abc), dtype=np.int64)
     for group in _groups(abc, config.group_words):

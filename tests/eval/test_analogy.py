@@ -153,3 +153,18 @@ def test_a_benchmark_line_over_the_limit_is_refused_without_reading_it_whole(tmp
     (tmp_path / "q.txt").write_text("a b c d\n" + "x " * 4000 + "\n")
     with pytest.raises(UserError, match=r"q.txt: line 2 is longer than 1 KiB; a benchmark line holds a few"):
         read_analogy(tmp_path / "q.txt")
+
+
+def test_search_options_too_large_for_the_memory_are_refused_naming_them(monkeypatch):
+    from ctx2static import memory
+    from ctx2static.errors import UserError
+
+    rng = np.random.default_rng(0)
+    unit = rng.normal(size=(5000, 8)).astype(np.float32)
+    abc = rng.integers(0, 5000, size=(3000, 3))
+    monkeypatch.setattr(memory, "available_bytes", lambda: 32 << 20)
+    solve(unit, abc, AnalogyConfig())  # 256 words x 5,000 cosines: 15 MB with the default chunk
+    with pytest.raises(
+        UserError, match=r"^analogy with --top-n 5000 --group-words 256 --chunk 3000 needs about"
+    ):
+        solve(unit, abc, AnalogyConfig(chunk=3000))
