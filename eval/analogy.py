@@ -134,9 +134,9 @@ def solve(unit: np.ndarray, abc: np.ndarray, config: AnalogyConfig) -> tuple[np.
     3CosMul (Levy & Goldberg 2014): argmax_d cos'(d,b) cos'(d,c) / (cos'(d,a) + eps) with shifted
     cosines cos' = (cos + 1) / 2. The three question words are never answers.
     """
-    words, top_n = min(config.group_words, len(np.unique(abc))), len(unit)
+    distinct, top_n = min(config.group_words, len(np.unique(abc))), len(unit)
     check_fits(  # a group's cosines, shifted and reciprocal; a chunk's 3CosAdd and 3CosMul scores
-        3 * words * top_n * 4 + 2 * min(config.chunk, len(abc)) * top_n * 4,
+        3 * distinct * top_n * 4 + 2 * min(config.chunk, len(abc)) * top_n * 4,
         f"analogy with --top-n {top_n} --group-words {config.group_words} --chunk {config.chunk}",
         "lower --group-words or --chunk (or --top-n)",
     )
