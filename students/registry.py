@@ -28,6 +28,7 @@ from ctx2static.cache.layout import SIGNALS, missing_signals
 from ctx2static.errors import UserError
 from ctx2static.fileio import check_writable, temp_folder
 from ctx2static.options import Options, configure, field_names
+from ctx2static.students.budget import Sizes, check_student_memory
 from ctx2static.students.cache_input import CacheConfig
 from ctx2static.students.postprocess import all_but_the_top
 from ctx2static.text.corpus import Corpus
@@ -221,6 +222,14 @@ def fit_cache_student(
         raise UserError(f"{cache_dir}: the cache has no complete shard; run extract (it resumes)")
     if not cache.complete:
         log.warning("%s is incomplete (%d shards); training on what is there", cache_dir, cache.n_shards)
+    largest = max(int(s.get("n_occurrences", 0)) for s in cache.manifest["shards"])
+    check_student_memory(
+        name,
+        load_student(name),
+        config,
+        Sizes(len(cache.vocab), largest),
+        "extract's --min-count, --max-vocab",
+    )
     start = time.perf_counter()
     size = cache.verify_for(list(needed_signals(name, config)) if spec(name).reads_shards else None)
     seconds = time.perf_counter() - start
@@ -251,6 +260,7 @@ def fit_text_student(
         check_writable(checkpoint, inputs=corpus.paths, folder=False)
     began = time.perf_counter()
     vocab = Vocab.build(corpus, vocab_config)
+    check_student_memory(name, load_student(name), config, Sizes(len(vocab)), "--min-count, --max-vocab")
     with temp_folder("ctx2static-enc-") as work:
         encoded = encode_corpus(corpus, vocab, work)
         n_tokens = len(encoded.ids)

@@ -216,3 +216,16 @@ def test_a_score_on_too_few_items_is_na_with_the_count_and_a_note():
     assert np.isnan(summary([full, thin], "avg5", "mean").score)
     assert summary([full, full], "avg5", "mean").score == 70.0
     assert THIN_NOTE in format_text({"v": [full, thin]}) and THIN_NOTE not in format_text({"v": [full]})
+
+
+def test_a_probe_whose_features_exceed_the_memory_is_refused_naming_the_vectors(monkeypatch):
+    from ctx2static import memory
+    from ctx2static.errors import UserError
+
+    vecs = Vectors(["a", "b"], np.ones((2, 1000), np.float32))
+    enc = encode(vecs, [["a", "b", "c"]] * 100)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 20)
+    with pytest.raises(
+        UserError, match=r"^a downstream probe on 1,000-dim vectors \(300 tokens x 5,005 features\)"
+    ):
+        window_features(enc, np.arange(300), 2)
