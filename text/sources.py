@@ -7,8 +7,16 @@ in name order, for all of these (hidden names skipped). The format comes from th
 ambiguous one (``.json``, or a folder of files without suffixes) takes ``--corpus-format``.
 
 Records are streamed (lines, CSV rows, Parquet and Arrow record batches): nothing holds a whole
-file. A record without the text field, or whose field is not text, is a one-line error naming
-the file, the row and the field.
+file, and a record over :data:`RECORD_BYTES` is refused. A record without the text field, or whose
+field is not text, is a one-line error naming the file, the row and the field; so is one that
+cannot be a record: a CSV quote never closed (it would swallow the rest of the file as one field),
+a JSON line nested too deep or with a number too long to read, or a lone UTF-16 surrogate (an
+escaped U+D800 to U+DFFF without its pair), which is no character and is refused like bad UTF-8.
+A UTF-8 byte order mark opening a file is dropped.
+
+The same file named twice (by another path, a link, or inside a folder also named) is read once,
+with a warning: counting it twice would silently double its words, and naming a folder and a
+file in it is an easy slip, not a wish to weight the file.
 """
 
 from __future__ import annotations
@@ -18,7 +26,10 @@ import enum
 import hashlib
 import io
 import json
+import logging
+import lzma
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +37,11 @@ from pathlib import Path
 from ctx2static.errors import UserError
 from ctx2static.fileio import COMPRESSED, open_compressed, read_json, read_lines, sha256_file
 
+log = logging.getLogger(__name__)
+
 RECORD_BYTES = 64 << 20  # a JSON line or CSV field longer than this is refused (no record costs more)
 BATCH_ROWS = 256  # Parquet / Arrow rows read at a time
+_UNREADABLE = (OSError, EOFError, lzma.LZMAError, zlib.error)  # a damaged file or archive
 
 
 class Format(str, enum.Enum):
@@ -89,8 +103,16 @@ def format_of(path: Path) -> Format | None:
     return _SUFFIXES.get(Path(_stem(path)).suffix)
 
 
-def find_sources(paths: Iterable[str | os.PathLike], forced: Format = Format.AUTO) -> list[Source]:
-    """The sources of the ``--corpus`` paths: files as named, folders searched (module docstring)."""
+def find_sources(
+    paths: Iterable[str | os.PathLike],
+    forced: Format = Format.AUTO,
+    seen: dict[tuple[int, int], Path] | None = None,
+) -> list[Source]:
+    """The sources of the ``--corpus`` paths: files as named, folders searched (module docstring).
+
+    A file already in ``seen`` (device and inode: the files of earlier paths) is left out, with a
+    warning; ``seen`` gains the files returned.
+    """
     out: list[Source] = []
     for p in map(Path, paths):
         if p.is_dir() and (p / "dataset_dict.json").is_file():
@@ -111,6 +133,19 @@ def find_sources(paths: Iterable[str | os.PathLike], forced: Format = Format.AUT
             out.append(Source(p, _named_format(p, forced)))
         else:
             raise UserError(f"{p}: no such file or folder; pass existing corpus files or folders")
+    return _once(out, {} if seen is None else seen)
+
+
+def _once(sources: list[Source], seen: dict[tuple[int, int], Path]) -> list[Source]:
+    """``sources`` without a file seen before under another name (module docstring), with a warning."""
+    out = []
+    for s in sources:
+        st = s.path.stat()
+        first = seen.setdefault((st.st_dev, st.st_ino), s.path)
+        if first is s.path:
+            out.append(s)
+        else:
+            log.warning("%s: the same file as %s, given twice as corpus; read once", s.path, first)
     return out
 
 
@@ -167,18 +202,43 @@ def _jsonl(path: Path, field: str) -> Iterator[tuple[int, str]]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}: row {n} is not JSON ({exc.msg}); pass {expect}") from None
+        except RecursionError:
+            raise UserError(
+                f"{path}: row {n} is nested too deep to read; pass {expect} of plain records"
+            ) from None
+        except ValueError as exc:  # a number over the interpreter's digit limit
+            raise UserError(f"{path}: row {n} cannot be read ({exc}); pass {expect}") from None
         value = obj.get(field) if isinstance(obj, dict) else None
         if not isinstance(value, str):
             raise _missing(path, n, field, value)
+        if "\\u" in line:  # only an escape can make a surrogate
+            _no_surrogate(path, n, value)
         yield n, value
 
 
+def _no_surrogate(path: Path, row: int, text: str) -> None:
+    """Refuse a lone UTF-16 surrogate: no character, it cannot be written as UTF-8 later."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UserError(
+            f"{path}: row {row} holds a lone surrogate (\\u{ord(text[exc.start]):x}), which is no character; "
+            "fix or drop that row"
+        ) from None
+
+
 def _csv(path: Path, field: str) -> Iterator[tuple[int, str]]:
+    """Rows of a CSV/TSV file; a quote never closed or a field over RECORD_BYTES is refused at its row.
+
+    ``strict``: a field that opens a quote must close it before the next delimiter or the file's
+    end, so a stray quote cannot swallow the rows after it into one field.
+    """
     csv.field_size_limit(RECORD_BYTES)  # a longer field is an error, not an unbounded allocation
     delimiter = "\t" if _stem(path).endswith(".tsv") else ","
+    row, line = 0, 1
     try:
-        with io.TextIOWrapper(open_compressed(path), encoding="utf-8", newline="") as fh:
-            reader = csv.reader(fh, delimiter=delimiter)
+        with io.TextIOWrapper(open_compressed(path), encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh, delimiter=delimiter, strict=True)
             header = next(reader, [])
             if field not in header:
                 raise UserError(
@@ -186,12 +246,21 @@ def _csv(path: Path, field: str) -> Iterator[tuple[int, str]]:
                     "pass --text-field NAME"
                 )
             col = header.index(field)
+            line = reader.line_num + 1
             for row, values in enumerate(reader, 1):
                 if col >= len(values):
                     raise _missing(path, row, field, None)
                 yield row, values[col]
-    except (csv.Error, UnicodeDecodeError, OSError, EOFError) as exc:
-        raise UserError(f"{path}: cannot read it as CSV ({exc}); pass UTF-8 CSV with a header row") from None
+                line = reader.line_num + 1
+    except csv.Error as exc:
+        raise UserError(
+            f"{path}: row {row + 1} (from line {line}) is not CSV ({exc}), e.g. a quote never closed; "
+            'fix that row (a quote inside a field is written "")'
+        ) from None
+    except (UnicodeDecodeError, *_UNREADABLE) as exc:
+        raise UserError(
+            f"{path}: cannot read it as CSV after row {row} ({exc}); pass complete UTF-8 CSV"
+        ) from None
 
 
 def _batches_text(path: Path, field: str, batches: Iterable) -> Iterator[tuple[int, str]]:

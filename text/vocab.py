@@ -14,6 +14,7 @@ from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write
 from ctx2static.options import Options, Rule, at_least, opt
 from ctx2static.text.corpus import Corpus
+from ctx2static.text.normal import nfc
 
 
 @dataclass(frozen=True)
@@ -90,17 +91,28 @@ class Vocab:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Vocab:
-        """Read a file written by :meth:`save`."""
+        """Read a file written by :meth:`save` (or by hand), its words in NFC like the corpus's.
+
+        A word given twice (also once composed, once decomposed) is refused: its vector would be
+        two rows, and a student refuses the vocabulary only after the teacher ran.
+        """
         words, counts = [], []
+        line_of: dict[str, int] = {}
         try:
-            with open(path, encoding="utf-8") as fh:
+            with open(path, encoding="utf-8-sig") as fh:
                 for n, line in enumerate(fh, 1):
                     parts = line.rstrip("\n").split("\t")
                     if len(parts) != 2 or not (
                         parts[1].isascii() and parts[1].isdigit() and len(parts[1]) <= 18
                     ):
                         raise UserError(f"{path}: line {n} is not 'word<TAB>count'; rebuild the vocabulary")
-                    words.append(parts[0])
+                    word = nfc(parts[0])
+                    if line_of.setdefault(word, n) != n:
+                        raise UserError(
+                            f"{path}: line {n} repeats the word {word!r} of line {line_of[word]} "
+                            "(in Unicode NFC); keep each word once"
+                        )
+                    words.append(word)
                     counts.append(int(parts[1]))
         except FileNotFoundError:
             raise UserError(f"{path}: no such vocabulary file") from None
