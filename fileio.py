@@ -553,7 +553,7 @@ def read_lines(
                     ) from None
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
         raise UserError(
-            f"{path}: cannot decompress or read it after line {n} ({exc}); check the file is complete"
+            f"{path}: cannot decompress or read it near line {n + 1} ({exc}); check the file is complete"
         ) from None
 
 

@@ -10,6 +10,10 @@ files that look split as lines and everything else as documents (:mod:`~ctx2stat
 says how it decides); the choice is logged, one line per ``--corpus`` path, and recorded per file
 in a cache's identity.
 
+A file named twice (by another path, a link, or inside a folder also named) is read once, with
+one warning: counting it twice would silently double its words, and naming a folder and a file in
+it is an easy slip, not a wish to weight the file (a refusal would stop a run for nothing).
+
 Every text is read in Unicode normal form C (:func:`~ctx2static.text.normal.nfc`), so a word
 saved decomposed (NFD) is the same word as saved composed.
 
@@ -153,12 +157,23 @@ class Corpus:
         if not self.paths:
             raise UserError("no corpus files given; pass at least one with --corpus")
         self.readings = []
-        seen: dict[tuple[int, int], Path] = {}  # a file named twice is read once (sources.py says why)
+        seen: dict[tuple[int, int], Path] = {}
+        repeats: list[tuple[Path, Path]] = []  # a file named again, and its first name
         for p in self.paths:
-            found = [self._reading(s) for s in find_sources([p], self.config.corpus_format, seen)]
+            found = []
+            for source in find_sources([p], self.config.corpus_format):
+                first = seen.setdefault(source.key, source.path)
+                if first is source.path:
+                    found.append(self._reading(source))
+                else:
+                    repeats.append((source.path, first))
             if found:
                 log.info("corpus %s: %s", p, _summary(found))
             self.readings += found
+        if repeats:
+            (again, first), more = repeats[0], len(repeats) - 1
+            log.warning("%s: the same file as %s, given twice as corpus; read once%s", again, first,
+                        f" (and {more} more file(s) given twice)" if more else "")  # fmt: skip
         self._reported: set[tuple[Path, str]] = set()
 
     def _reading(self, source: Source) -> Reading:

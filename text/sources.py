@@ -13,10 +13,6 @@ cannot be a record: a CSV quote never closed (it would swallow the rest of the f
 a JSON line nested too deep or with a number too long to read, or a lone UTF-16 surrogate (an
 escaped U+D800 to U+DFFF without its pair), which is no character and is refused like bad UTF-8.
 A UTF-8 byte order mark opening a file is dropped.
-
-The same file named twice (by another path, a link, or inside a folder also named) is read once,
-with a warning: counting it twice would silently double its words, and naming a folder and a
-file in it is an easy slip, not a wish to weight the file.
 """
 
 from __future__ import annotations
@@ -26,9 +22,9 @@ import enum
 import hashlib
 import io
 import json
-import logging
 import lzma
 import os
+import sys
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -36,8 +32,6 @@ from pathlib import Path
 
 from ctx2static.errors import UserError
 from ctx2static.fileio import COMPRESSED, open_compressed, read_json, read_lines, sha256_file
-
-log = logging.getLogger(__name__)
 
 RECORD_BYTES = 64 << 20  # a JSON line or CSV field longer than this is refused (no record costs more)
 BATCH_ROWS = 256  # Parquet / Arrow rows read at a time
@@ -74,6 +68,12 @@ class Source:
     format: Format
 
     @property
+    def key(self) -> tuple[int, int]:
+        """Device and inode: one file (or dataset folder) under any name, link or folder."""
+        st = self.path.stat()
+        return st.st_dev, st.st_ino
+
+    @property
     def records(self) -> bool:
         """Whether it holds records with a text field (else it is plain text)."""
         return self.format is not Format.TEXT
@@ -103,16 +103,8 @@ def format_of(path: Path) -> Format | None:
     return _SUFFIXES.get(Path(_stem(path)).suffix)
 
 
-def find_sources(
-    paths: Iterable[str | os.PathLike],
-    forced: Format = Format.AUTO,
-    seen: dict[tuple[int, int], Path] | None = None,
-) -> list[Source]:
-    """The sources of the ``--corpus`` paths: files as named, folders searched (module docstring).
-
-    A file already in ``seen`` (device and inode: the files of earlier paths) is left out, with a
-    warning; ``seen`` gains the files returned.
-    """
+def find_sources(paths: Iterable[str | os.PathLike], forced: Format = Format.AUTO) -> list[Source]:
+    """The sources of the ``--corpus`` paths: files as named, folders searched (module docstring)."""
     out: list[Source] = []
     for p in map(Path, paths):
         if p.is_dir() and (p / "dataset_dict.json").is_file():
@@ -133,19 +125,6 @@ def find_sources(
             out.append(Source(p, _named_format(p, forced)))
         else:
             raise UserError(f"{p}: no such file or folder; pass existing corpus files or folders")
-    return _once(out, {} if seen is None else seen)
-
-
-def _once(sources: list[Source], seen: dict[tuple[int, int], Path]) -> list[Source]:
-    """``sources`` without a file seen before under another name (module docstring), with a warning."""
-    out = []
-    for s in sources:
-        st = s.path.stat()
-        first = seen.setdefault((st.st_dev, st.st_ino), s.path)
-        if first is s.path:
-            out.append(s)
-        else:
-            log.warning("%s: the same file as %s, given twice as corpus; read once", s.path, first)
     return out
 
 
@@ -203,11 +182,12 @@ def _jsonl(path: Path, field: str) -> Iterator[tuple[int, str]]:
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}: row {n} is not JSON ({exc.msg}); pass {expect}") from None
         except RecursionError:
+            raise UserError(f"{path}: row {n} is nested too deep to read; fix or drop that row") from None
+        except ValueError:  # an integer over the interpreter's digit limit
             raise UserError(
-                f"{path}: row {n} is nested too deep to read; pass {expect} of plain records"
+                f"{path}: row {n} holds a number of over {sys.get_int_max_str_digits():,} digits; "
+                "fix or drop that row"
             ) from None
-        except ValueError as exc:  # a number over the interpreter's digit limit
-            raise UserError(f"{path}: row {n} cannot be read ({exc}); pass {expect}") from None
         value = obj.get(field) if isinstance(obj, dict) else None
         if not isinstance(value, str):
             raise _missing(path, n, field, value)
@@ -257,9 +237,14 @@ def _csv(path: Path, field: str) -> Iterator[tuple[int, str]]:
             f"{path}: row {row + 1} (from line {line}) is not CSV ({exc}), e.g. a quote never closed; "
             'fix that row (a quote inside a field is written "")'
         ) from None
-    except (UnicodeDecodeError, *_UNREADABLE) as exc:
+    except UnicodeDecodeError as exc:
         raise UserError(
-            f"{path}: cannot read it as CSV after row {row} ({exc}); pass complete UTF-8 CSV"
+            f"{path}: near row {row + 1}, not valid UTF-8 ({exc.reason}); "
+            "convert the file first, e.g. iconv -f latin1 -t utf-8"
+        ) from None
+    except _UNREADABLE as exc:
+        raise UserError(
+            f"{path}: cannot decompress or read it near row {row + 1} ({exc}); check the file is complete"
         ) from None
 
 

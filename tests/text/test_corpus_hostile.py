@@ -12,7 +12,6 @@ import lzma
 import os
 import tracemalloc
 import unicodedata
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -152,7 +151,7 @@ def test_a_corrupt_archive_is_one_line_naming_the_file(tmp_path, suffix, compres
     "line,message",
     [
         ('{"text": ' + "[" * 200_000 + "]" * 200_000 + "}", "row 2 is nested too deep to read"),
-        ('{"n": ' + "9" * 100_000 + ', "text": "a"}', "row 2 cannot be read (Exceeds the limit"),
+        ('{"n": ' + "9" * 100_000 + ', "text": "a"}', "row 2 holds a number of over 4,300 digits"),
         ('{"text": "half a pair \\ud800 ."}', "row 2 holds a lone surrogate (\\ud800)"),
     ],
     ids=["nested", "digits", "surrogate"],
@@ -239,7 +238,5 @@ def test_a_file_named_twice_is_read_once_with_one_warning(tmp_path, caplog):
     assert [r.source.path for r in corpus.readings] == [path, folder / "d.txt"]
     assert [toks for toks in corpus] == [["the", "cat", "sat", "."], ["a", "dog", "ran", "."]]
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
-    assert len(warned) == 3 and all(
-        w.endswith(f"the same file as {path}, given twice as corpus; read once") for w in warned
-    )
-    assert Path(warned[2].split(":")[0]) == folder / "c.txt"
+    more = "(and 2 more file(s) given twice)"
+    assert warned == [f"{names[1]}: the same file as {path}, given twice as corpus; read once {more}"]
