@@ -204,6 +204,15 @@ def test_a_vocabulary_list_is_read_in_nfc_and_a_repeated_word_refused(tmp_path):
         UserError, match=r"v.tsv: line 3 repeats the word 'café' of line 1 \(in Unicode NFC\)"
     ):
         Vocab.load(path)
+    path.write_text("café\t3\ngrand jury\t2\n")
+    with pytest.raises(UserError, match=r"v.tsv: line 2 holds 'grand jury', a word with a blank"):
+        Vocab.load(path)
+    path.write_text("café\t3\n\t2\n")
+    with pytest.raises(UserError, match=r"v.tsv: line 2 holds an empty word"):
+        Vocab.load(path)
+    path.write_text("café\t3\n" + "x" * 100_000 + "\t2\n")  # read in pieces, never whole
+    with pytest.raises(UserError, match=r"v.tsv: line 2 is not 'word<TAB>count'"):
+        Vocab.load(path)
 
 
 # ------------------------------------------------------------------ names, marks, repeats
