@@ -1,15 +1,17 @@
-"""Peak memory of reading a corpus does not follow its size: two hostile files through the reader.
+"""Peak memory of reading a corpus does not follow its size: three hostile files through the reader.
 
 Usage (from the repository root):
 
     PYTHONPATH=<pkg> python bench/speed/memory_corpus.py --scratch /work/scratch/memcorpus \\
         --sizes 30M,300M,3G --before <pkg before> --before-max 300M --out bench/results/memory_corpus.md
 
-Two files of each size (decimal: 3G is 3e9 bytes of text) are written once into ``--scratch``
+Three files of each size (decimal: 3G is 3e9 bytes of text) are written once into ``--scratch``
 (never the repository), xz-compressed as the issue's "bomb" (repetitive text compresses to a few
-MB): ``lines``, short lines (3 to 12 words) without one blank line, which ``--split auto`` reads
-one sentence a line and which was held whole as one paragraph; ``one-line``, the same words with
-no newline at all, one line of the whole size. Each is read in a fresh process by what
+MB): ``lines``, short lines (3 to 12 words, each ending in a full stop) without one blank line,
+which ``--split auto`` reads one sentence a line and which was held whole as one paragraph;
+``one-line``, the same words with no newline at all, one line of the whole size (``auto`` reads it
+as documents: a full stop every few words); ``one-line-bare``, that line without the full stops,
+which ``auto`` reads as lines and which was held whole too. Each is read in a fresh process by what
 ``extract`` and ``fit-student`` run before a teacher or a student: ``Corpus`` with the defaults
 (split auto, the default bounds), ``Vocab.build`` (``--min-count 5``) and ``encode_corpus`` into
 ``--scratch``; peak RSS of each pass is sampled with :class:`ctx2static.memory.PeakRss` and the
@@ -35,7 +37,7 @@ from pathlib import Path
 from machine import cpu_name
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = ("lines", "one-line")
+KINDS = ("lines", "one-line", "one-line-bare")
 BLOCKS = 64  # distinct 1 MB blocks the text is drawn from (it compresses, it is not one repeat)
 
 
@@ -45,15 +47,17 @@ def parse_size(text: str) -> int:
     return int(float(text[:-1]) * units[text[-1].upper()]) if text[-1].upper() in units else int(text)
 
 
-def _blocks(newlines: bool) -> list[bytes]:
+def _blocks(kind: str) -> list[bytes]:
     """BLOCKS blocks of about 1 MB: short lines (3 to 12 words) drawn from 2,000 lines of 20,000 words.
 
-    Drawing whole lines from a small pool makes the text compress about 10:1 with xz -1.
+    Drawing whole lines from a small pool makes the text compress about 10:1 with xz -1. The lines
+    end in a full stop but for ``one-line-bare``; all but ``lines`` are joined by a blank.
     """
     rng = random.Random(38)
     words = [f"w{i}" for i in range(20_000)]
-    pool = [" ".join(rng.choices(words, k=rng.randint(3, 12))) + " ." for _ in range(2_000)]
-    end = "\n" if newlines else " "
+    stop = "" if kind == "one-line-bare" else " ."
+    pool = [" ".join(rng.choices(words, k=rng.randint(3, 12))) + stop for _ in range(2_000)]
+    end = "\n" if kind == "lines" else " "
     return [end.join(rng.choices(pool, k=16_000)).encode() + end.encode() for _ in range(BLOCKS)]
 
 
@@ -62,7 +66,7 @@ def generate(scratch: Path, kind: str, size: int) -> Path:
     path = scratch / f"{kind}-{size}.txt.xz"
     if path.exists():
         return path
-    blocks, rng = _blocks(kind == "lines"), random.Random(size)
+    blocks, rng = _blocks(kind), random.Random(size)
     part = path.with_name(path.name + ".part")
     written = 0
     with lzma.open(part, "wb", preset=1) as fh:
@@ -168,7 +172,7 @@ def main() -> None:
                     print(rows[-1], flush=True)
     command = "PYTHONPATH=<after> python " + " ".join([str(Path(__file__).relative_to(ROOT)), *sys.argv[1:]])
     lines = [
-        "# Peak memory of reading a corpus: short lines without blank lines, and one line without a newline",
+        "# Peak memory of reading a corpus: short lines without blank lines, one line without a newline",
         "",
         f"Command: `{command}`",
         "",
