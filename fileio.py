@@ -660,10 +660,13 @@ def sha256_file(path: str | os.PathLike) -> str:
 
 
 def open_compressed(path: str | os.PathLike) -> BinaryIO:
-    """Open a file for reading bytes, decompressing by suffix (.gz, .xz, .bz2)."""
+    """Open a file for reading bytes, decompressing by suffix (.gz, .xz, .bz2, in any case)."""
     path = Path(path)
-    opener = _OPENERS.get(path.suffix, open)
+    opener = _OPENERS.get(path.suffix.lower(), open)  # "x.GZ" is as gzipped as "x.gz"
     return opener(path, "rb")  # type: ignore[operator]
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def read_lines(
@@ -672,15 +675,17 @@ def read_lines(
     """Yield ``(line number, line)`` of a plain or compressed UTF-8 file, without line ends.
 
     ``expect`` describes the format for the error messages (e.g. "UTF-8 text, one sentence a
-    line"): a NUL byte, bad UTF-8, a missing file or a damaged archive is a one-line error. With
+    line"): a NUL byte, bad UTF-8, a missing file or a damaged archive is a one-line error naming
+    the line. A UTF-8 byte order mark opening the file is dropped. With
     ``limit`` no line costs more than ``limit`` bytes of memory: a longer one comes in pieces (each
     with the line's number), cut after a space or tab where there is one, else between characters.
     """
     if not Path(path).is_file():
         raise UserError(f"{path}: no such file; pass {expect}")
+    n = 0
     try:
         with open_compressed(path) as fh:
-            for n, raw in _numbered(fh, limit):
+            for n, raw in _numbered(fh, limit, strip=_BOM):
                 if b"\x00" in raw:
                     raise UserError(
                         f"{path}: line {n} holds a NUL byte, so this looks like a binary file; pass {expect}"
@@ -693,11 +698,18 @@ def read_lines(
                         "convert the file first, e.g. iconv -f latin1 -t utf-8"
                     ) from None
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
-        raise UserError(f"{path}: cannot decompress or read it ({exc}); check the file is complete") from None
+        raise UserError(
+            f"{path}: cannot decompress or read it near line {n + 1} ({exc}); check the file is complete"
+        ) from None
 
 
-def _numbered(fh: BinaryIO, limit: int | None) -> Iterator[tuple[int, bytes]]:
-    """``(line number, bytes)`` of ``fh``; with ``limit``, lines longer than it in pieces (see read_lines)."""
+def _numbered(fh: BinaryIO, limit: int | None, strip: bytes = b"") -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes)`` of ``fh``; with ``limit``, lines longer than it in pieces (see read_lines).
+
+    ``strip``: bytes dropped where they open the file (a byte order mark, which Windows tools write).
+    """
+    if strip and fh.peek(len(strip))[: len(strip)] == strip:  # type: ignore[attr-defined]
+        fh.read(len(strip))
     if limit is None:
         yield from enumerate(fh, 1)
         return
