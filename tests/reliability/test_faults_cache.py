@@ -147,7 +147,7 @@ def test_a_damaged_vocabulary_or_manifest_is_one_line(cache_dir, tmp_path, cli_m
     with pytest.raises(UserError, match="vocab.tsv: damaged"):
         Cache.open(cache_dir)
     vocab.write_bytes(b"\xff\xfe" + text.encode())
-    with pytest.raises(UserError, match="vocab.tsv: not UTF-8"):
+    with pytest.raises(UserError, match="vocab.tsv: line 1 is not valid UTF-8"):
         Cache.open(cache_dir)
     (cache_dir / "manifest.json").write_text('{"shards": 3}')
     _fails(cli_main, tmp_path, "x2static", {}, "manifest.json: is not a cache manifest (damaged); delete")
