@@ -23,6 +23,7 @@ from ctx2static.cache.layout import PCA_H5
 from ctx2static.cache.reader import read_manifest
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
+from ctx2static.fileio import LOCK_NAME, acquire_lock, release_lock
 from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
 from ctx2static.text.corpus import LEGACY_READING, UNBOUNDED, Corpus
@@ -253,6 +254,28 @@ def start_engine(
         yield ShardMaker(model, vocab, cfg, corpus.config.lowercase), corpus, vocab
 
 
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Hold the cache folder's lock from before the teacher loads and the corpus is read.
+
+    A second extract into a folder another one writes then stops at once, not after loading its
+    teacher and counting its corpus (the writer takes the same lock again: it is re-entrant). A
+    folder made here for a run that failed before writing anything is removed with its lock file.
+    """
+    made = not out.exists()
+    token = acquire_lock(out, "cache")
+    try:
+        yield
+    except BaseException:
+        if made and [p.name for p in out.iterdir()] == [LOCK_NAME]:
+            with contextlib.suppress(OSError):
+                (out / LOCK_NAME).unlink()
+                out.rmdir()
+        raise
+    finally:
+        release_lock(token)
+
+
 def extract_with(
     teacher: str,
     teacher_config: TeacherConfig,
@@ -265,11 +288,11 @@ def extract_with(
 
     The one extract of the command line and the API; returns the manifest (plus ``run`` timing).
     """
-    with start_engine(teacher, teacher_config, inputs, cfg, engine or EngineConfig()) as (
-        runner,
-        corpus,
-        vocab,
+    with (
+        _locked(Path(out)),
+        start_engine(teacher, teacher_config, inputs, cfg, engine or EngineConfig()) as got,
     ):
+        runner, corpus, vocab = got
         ident = runner.identity()
         log.info(
             "teacher %s: %s, %s; vocab %s words",
