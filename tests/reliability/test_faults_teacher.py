@@ -158,3 +158,30 @@ def test_a_broken_teacher_folder_is_one_line(case, tmp_path, tiny_models, capfd)
     assert "\n" not in str(exc.value) and str(exc.value).startswith(str(folder))
     assert "re-download or re-save the model folder" in str(exc.value)
     assert "payload ran" not in capfd.readouterr().out
+
+
+BAD_VOCAB = {
+    "a repeated word": ("the\t5\ncat\t3\nthe\t2\n", "line 3 repeats the word 'the' of line 1"),
+    "a word with a space": ("the\t5\ngrand jury\t3\n", "line 2 holds 'grand jury', a word with a blank"),
+    "an empty word": ("the\t5\n\t3\n", "line 2 holds an empty word"),
+    "no words": ("", "holds no words"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_VOCAB))
+def test_a_bad_vocab_list_is_refused_before_the_teacher_loads(
+    case, tmp_path, tiny_models, cli_main, monkeypatch
+):
+    text, message = BAD_VOCAB[case]
+
+    def too_early(*_args, **_kwargs):
+        raise AssertionError("the teacher loaded before --vocab was read")
+
+    monkeypatch.setattr(Teacher, "load", too_early)
+    vocab, corpus = tmp_path / "v.tsv", tmp_path / "c.txt"
+    vocab.write_text(text)
+    corpus.write_text("\n".join(tm.SENTENCES) + "\n")
+    args = ["-q", "extract", "--teacher", tiny_models["bert"], "--corpus", corpus, "--vocab", vocab]
+    code, _, err = cli_main(*args, "--out", tmp_path / "cache")
+    assert code == 2 and err.startswith(f"error: {vocab}: {message}") and len(err.splitlines()) == 1
+    assert not (tmp_path / "cache").exists()
