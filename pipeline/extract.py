@@ -44,7 +44,7 @@ IMPLIED: dict[str, Any] = {
 """What a cache whose identity lacks these keys was made with: files one sentence a line, no bounds."""
 
 
-def _identity(teacher: dict, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -> dict:
+def _identity(teacher: dict, watch: CorpusWatch, vocab: Vocab, cfg: ExtractConfig) -> dict:
     """Everything that determines the cache's content; a resumed run must match it exactly.
 
     The engine is not part of it: a cache built on Ray is the cache the local engine builds.
@@ -54,8 +54,8 @@ def _identity(teacher: dict, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -
     """
     return {
         "teacher": teacher,
-        "corpus": corpus.identity(),
-        "corpus_config": corpus.config_identity(),
+        "corpus": watch.identity,
+        "corpus_config": watch.corpus.config_identity(),
         "vocab": {"sha256_16": vocab.digest(), "size": len(vocab)},
         "options": asdict(cfg),
         "code_version": version("ctx2static"),
@@ -100,6 +100,66 @@ def _shards(sentences: Iterable[tuple[int, list[str]]], size: int, words: int) -
         n += len(sentence[1])
     if shard:
         yield shard
+
+
+Stamp = dict[str, tuple[int, int]]
+"""Each corpus file's size and modification time (ns), by path."""
+
+
+def _stamp(corpus: Corpus) -> Stamp:
+    """The size and modification time of every file the corpus reads (a folder's files, recursively)."""
+    out: Stamp = {}
+    for path in map(Path, corpus.paths):
+        files = [path] if not path.is_dir() else sorted(f for f in path.rglob("*") if f.is_file())
+        for f in files:
+            try:
+                st = f.stat()
+            except OSError:
+                out[str(f)] = (-1, -1)  # gone: differs from any stamp it had
+                continue
+            out[str(f)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+class CorpusWatch:
+    """The corpus as the cache's identity records it, checked while extract reads it.
+
+    The manifest records each file's sha256 from the start of the run; a file edited in place
+    while the run reads it would make later shards from another text under that digest. Every
+    shard is checked before it is recorded (size and modification time: a stat per file), so the
+    shards a cache commits were all read before any change; the digests are computed again before
+    the cache is marked complete, which catches an edit that kept both (one more read of the
+    corpus, at hashing speed, against a teacher pass that is orders of magnitude slower).
+    """
+
+    def __init__(self, corpus: Corpus, out: Path) -> None:
+        self.corpus, self.out = corpus, out
+        self.stamp = _stamp(corpus)
+        self.identity = corpus.identity()  # the digests the manifest records
+        self.check()  # not changed while it was hashed
+
+    def _changed(self, kept: str) -> UserError:
+        names = ", ".join(map(str, self.corpus.paths))
+        return UserError(
+            f"{names}: the corpus changed while extract read it; {kept}: restore the corpus and run again "
+            f"to continue, or delete {self.out} and start over on a corpus that stays put"
+        )
+
+    def check(self, committed: int = 0) -> None:
+        """Refuse to go on when a corpus file's size or modification time changed since the start."""
+        if _stamp(self.corpus) != self.stamp:
+            kept = (
+                f"the {committed} shard(s) read before the change are kept"
+                if committed
+                else "no shard is kept"
+            )
+            raise self._changed(kept)
+
+    def verify(self) -> None:
+        """Refuse to complete the cache when a corpus file's digest is not the one it began with."""
+        self.check()
+        if self.corpus.identity() != self.identity:
+            raise self._changed(f"the cache in {self.out} may mix both versions and is not completed")
 
 
 class ShardEngine(Protocol):
@@ -174,17 +234,22 @@ def run_extract(
     committed files and rebuilds the damaged ones (:class:`~ctx2static.cache.writer.CacheWriter`).
     """
     corpus, cfg = _as_begun(corpus, cfg, Path(out))
-    writer = CacheWriter.open(out, _identity(engine.identity(), corpus, vocab, cfg), vocab, IMPLIED)
+    watch = CorpusWatch(corpus, Path(out))
+    writer = CacheWriter.open(out, _identity(engine.identity(), watch, vocab, cfg), vocab, IMPLIED)
     try:
-        return _write(corpus, vocab, engine, writer, cfg)
+        return _write(watch, vocab, engine, writer, cfg)
     finally:
         writer.close()
 
 
 def _write(
-    corpus: Corpus, vocab: Vocab, engine: ShardEngine, writer: CacheWriter, cfg: ExtractConfig
+    watch: CorpusWatch, vocab: Vocab, engine: ShardEngine, writer: CacheWriter, cfg: ExtractConfig
 ) -> dict:
-    """Damaged shards, then missing ones, then the vocabulary tables (see :func:`run_extract`)."""
+    """Damaged shards, then missing ones, then the vocabulary tables (see :func:`run_extract`).
+
+    Each shard is recorded only while the corpus is unchanged (:class:`CorpusWatch`).
+    """
+    corpus = watch.corpus
     if writer.complete and not writer.damaged:
         return writer.manifest
     pca = writer.aux(PCA_H5) if cfg.vectors and cfg.pca else None
@@ -196,6 +261,7 @@ def _write(
             damaged, last = set(writer.damaged), max(writer.damaged)
             upto = itertools.takewhile(lambda job: job[0] <= last, shard_jobs(corpus, cfg, 0))
             for done in engine.map(writer.folder, (job for job in upto if job[0] in damaged), pca):
+                watch.check(writer.n_shards)
                 writer.rebuilt_shard(done.index, done.files)
                 bar.shard(done.stats)
                 log.info("shard %d rebuilt", done.index)
@@ -204,16 +270,19 @@ def _write(
             if cfg.vectors and cfg.pca and pca is None:  # the first shard alone: it fits the projection
                 for done in engine.map(writer.folder, itertools.islice(jobs, 1), None):
                     assert done.pca is not None, "a shard made without a projection fits one"
+                    watch.check(writer.n_shards)
                     writer.add_aux(PCA_H5, done.pca)
                     pca = done.pca
                     _record(writer, done, bar)
             for done in engine.map(writer.folder, jobs, pca):
+                watch.check(writer.n_shards)
                 _record(writer, done, bar)
     secs = time.perf_counter() - bar.start
     run = {"seconds": secs, "teacher_tokens_per_s": bar.tokens / secs if secs else 0.0}
     if not writer.n_shards:
         raise UserError(f"{', '.join(map(str, corpus.paths))}: no sentences to extract")
     if not writer.complete:
+        watch.verify()
         tables, tokens, tokenizer_json = engine.tables()
         writer.finish(tables, tokens, tokenizer_json)
     return {**writer.manifest, "run": run}
