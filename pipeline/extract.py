@@ -24,6 +24,7 @@ from ctx2static.cache.reader import read_manifest
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
 from ctx2static.fileio import LOCK_NAME, acquire_lock, release_lock
+from ctx2static.memory import check_fits
 from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
 from ctx2static.text.corpus import LEGACY_READING, UNBOUNDED, Corpus
@@ -179,6 +180,9 @@ class ShardEngine(Protocol):
     def watch(self, progress: Progress) -> bool:
         """Report each teacher batch to ``progress`` if this engine can (True), else False."""
 
+    def width(self) -> int:
+        """The width of the teacher's hidden states (0: unknown)."""
+
 
 class Bar:
     """The extract progress bar: occurrences (in-vocabulary words) with an ETA, teacher tokens/s.
@@ -233,6 +237,7 @@ def run_extract(
     are reduced with the projection fitted on it. A re-run (of a complete cache too) re-verifies the
     committed files and rebuilds the damaged ones (:class:`~ctx2static.cache.writer.CacheWriter`).
     """
+    check_vocab_memory(vocab, engine.width())
     corpus, cfg = _as_begun(corpus, cfg, Path(out))
     watch = CorpusWatch(corpus, Path(out))
     writer = CacheWriter.open(out, _identity(engine.identity(), watch, vocab, cfg), vocab, IMPLIED)
@@ -321,6 +326,38 @@ def start_engine(
         model = Teacher.load(teacher, teacher_config)
         corpus, vocab = inputs()
         yield ShardMaker(model, vocab, cfg, corpus.config.lowercase), corpus, vocab
+
+
+VOCAB_BYTES_PER_DIM = 8 + 4 + 4 + 4
+"""Bytes per vocabulary word and teacher dimension extract holds at its end: the running per-word
+sums (float64, :class:`~ctx2static.cache.writer.CacheWriter`), their float32 copy in vocab.h5, and
+the word and token tables (float32, :func:`~ctx2static.pipeline.shard.vocab_tables`). Measured on
+random words of a 384-wide teacher: 60k and 120k words peaked 584 and 1,011 MiB above the loaded
+teacher, 19.4 bytes more per word and dimension, and ~145 MiB (batches, a chunk, a shard) that do
+not grow with the vocabulary."""
+
+
+def vocab_memory(n_words: int, width: int) -> int:
+    """Bytes extract's per-word tables take for ``n_words`` words of a ``width``-wide teacher.
+
+    Beside them one chunk of the tables' Python objects (:data:`~ctx2static.pipeline.shard.TABLE_CHUNK`
+    words) and one shard's arrays, both bounded whatever the vocabulary.
+    """
+    return n_words * width * VOCAB_BYTES_PER_DIM
+
+
+def check_vocab_memory(vocab: Vocab, width: int) -> None:
+    """Refuse, before the teacher runs, a vocabulary whose per-word tables the machine cannot hold.
+
+    A vocabulary of every token (``--min-count 1`` on a large corpus) can be millions of words:
+    3M words of a 384-wide teacher are 8.6 GiB of float64 sums alone, which numpy would fail to
+    allocate after the first shard's teacher pass.
+    """
+    check_fits(
+        vocab_memory(len(vocab), width),
+        f"the vocabulary of {len(vocab):,} words x {width} teacher dimensions",
+        "keep fewer words: raise --min-count, cap them with --max-vocab, or pass a shorter --vocab list",
+    )
 
 
 @contextlib.contextmanager

@@ -56,6 +56,11 @@ def detect_kind(config: Any) -> TeacherKind:
     return TeacherKind.ENCODER
 
 
+def hidden_width(config: Any) -> int:
+    """The width of the hidden states a transformers config describes (0: it does not say)."""
+    return int(getattr(config.get_text_config(), "hidden_size", 0) or 0)
+
+
 def n_hidden_states(config: Any) -> int:
     """Hidden states the model returns: its layers and the embeddings (0: its config does not say)."""
     n_layers = int(getattr(config, "num_hidden_layers", 0) or getattr(config, "n_layer", 0))
