@@ -134,6 +134,7 @@ def read_config(name: str, source: str) -> Any:
 
 CODE_NAMING_FILES = ("config.json", "tokenizer_config.json")
 """The files in which a model folder can name Python classes of its own for transformers to import."""
+REMOTE_CODE_FIX = "use a model whose architecture transformers implements"
 
 
 def refuse_remote_code(source: str) -> None:
@@ -161,7 +162,7 @@ def refuse_remote_code(source: str) -> None:
         if isinstance(data, dict) and "auto_map" in data:
             raise UserError(
                 f"{path}: the model names code of its own (auto_map), and ctx2static never runs code from a "
-                "model folder; use a model whose architecture transformers implements"
+                f"model folder; {REMOTE_CODE_FIX}"
             )
 
 
@@ -201,6 +202,11 @@ def _reason(exc: BaseException) -> str:
 
 def unavailable(name: str, source: str, exc: Exception, part: str = "files") -> UserError:
     """The one line for a teacher whose files do not load: a broken folder, or a model not downloaded."""
+    if "trust_remote_code" in str(exc):  # a hub model that needs its own code: never run
+        return UserError(
+            f"teacher '{name}' ({source}): the model needs code of its own, and ctx2static never runs code "
+            f"from a model; {REMOTE_CODE_FIX}"
+        )
     if Path(source).is_dir():
         return UserError(
             f"{source}: not a loadable model folder: cannot load its {part} ({_reason(exc)}); "

@@ -75,6 +75,23 @@ def test_code_named_by_the_tokenizer_config_is_refused_too(tmp_path, tiny_models
         Teacher.load(str(folder))
 
 
+def test_a_hub_model_with_code_of_its_own_is_refused_and_its_code_never_runs(tmp_path, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    repo = tmp_path / "hub" / "models--someone--evil"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("0" * 40)
+    marker = tmp_path / "ran"
+    shutil.copytree(_evil_folder(tmp_path, marker), repo / "snapshots" / ("0" * 40))
+    with pytest.raises(
+        UserError, match=r"^teacher 'someone/evil' \(someone/evil\): the model needs code of its own"
+    ):
+        Teacher.load("someone/evil")
+    assert not marker.exists()
+
+
 def test_every_load_passes_trust_remote_code_false(monkeypatch, tiny_models):
     """Hub ids too: no load leaves the choice to transformers' prompt."""
     calls = []
