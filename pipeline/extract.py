@@ -108,9 +108,9 @@ Stamp = dict[str, tuple[int, int]]
 
 
 def _stamp(corpus: Corpus) -> Stamp:
-    """The size and modification time of every file the corpus reads (a folder's files, recursively)."""
+    """The size and modification time of every file the corpus reads (a saved dataset's, recursively)."""
     out: Stamp = {}
-    for path in map(Path, corpus.paths):
+    for path in (r.source.path for r in corpus.readings):
         files = [path] if not path.is_dir() else sorted(f for f in path.rglob("*") if f.is_file())
         for f in files:
             try:
