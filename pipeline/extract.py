@@ -146,15 +146,10 @@ class CorpusWatch:
             f"to continue, or delete {self.out} and start over on a corpus that stays put"
         )
 
-    def check(self, committed: int = 0) -> None:
+    def check(self) -> None:
         """Refuse to go on when a corpus file's size or modification time changed since the start."""
         if _stamp(self.corpus) != self.stamp:
-            kept = (
-                f"the {committed} shard(s) read before the change are kept"
-                if committed
-                else "no shard is kept"
-            )
-            raise self._changed(kept)
+            raise self._changed("the shards recorded before the change are kept")
 
     def verify(self) -> None:
         """Refuse to complete the cache when a corpus file's digest is not the one it began with."""
@@ -266,7 +261,7 @@ def _write(
             damaged, last = set(writer.damaged), max(writer.damaged)
             upto = itertools.takewhile(lambda job: job[0] <= last, shard_jobs(corpus, cfg, 0))
             for done in engine.map(writer.folder, (job for job in upto if job[0] in damaged), pca):
-                watch.check(writer.n_shards)
+                watch.check()
                 writer.rebuilt_shard(done.index, done.files)
                 bar.shard(done.stats)
                 log.info("shard %d rebuilt", done.index)
@@ -275,12 +270,12 @@ def _write(
             if cfg.vectors and cfg.pca and pca is None:  # the first shard alone: it fits the projection
                 for done in engine.map(writer.folder, itertools.islice(jobs, 1), None):
                     assert done.pca is not None, "a shard made without a projection fits one"
-                    watch.check(writer.n_shards)
+                    watch.check()
                     writer.add_aux(PCA_H5, done.pca)
                     pca = done.pca
                     _record(writer, done, bar)
             for done in engine.map(writer.folder, jobs, pca):
-                watch.check(writer.n_shards)
+                watch.check()
                 _record(writer, done, bar)
     secs = time.perf_counter() - bar.start
     run = {"seconds": secs, "teacher_tokens_per_s": bar.tokens / secs if secs else 0.0}

@@ -67,7 +67,8 @@ def test_a_corpus_edited_while_extract_reads_it_stops_before_a_shard_of_the_new_
     _edit_after_shard(monkeypatch, corpus_path, 1)
     teacher = Teacher.load(str(tiny_models["bert"]))
     with pytest.raises(
-        UserError, match=r"c.txt: the corpus changed while extract read it; the 1 shard"
+        UserError,
+        match=r"c.txt: the corpus changed while extract read it; the shards recorded before the change are",
     ) as exc:
         extract(corpus, vocab, teacher, tmp_path / "c", ExtractConfig(shard_size=2))
     assert "\n" not in str(exc.value)
