@@ -134,8 +134,10 @@ def extract(
     teacher_config = pop_options(TeacherConfig, options)
     cfg = pop_options(ExtractConfig, options)
 
+    given = Vocab.load(vocab_path) if vocab_path else None  # a bad list fails before the teacher loads
+
     def inputs() -> tuple[Corpus, Vocab]:
-        return corpus, Vocab.load(vocab_path) if vocab_path else Vocab.build(corpus, vocab_config)
+        return corpus, given if given is not None else Vocab.build(corpus, vocab_config)
 
     m = extract_with(teacher, teacher_config, inputs, out, cfg, pop_options(EngineConfig, options))
     tot = m["totals"]

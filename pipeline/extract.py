@@ -23,6 +23,8 @@ from ctx2static.cache.layout import PCA_H5
 from ctx2static.cache.reader import read_manifest
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
+from ctx2static.fileio import LOCK_NAME, acquire_lock, release_lock
+from ctx2static.memory import check_fits
 from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
 from ctx2static.text.corpus import LEGACY_READING, UNBOUNDED, Corpus
@@ -43,7 +45,7 @@ IMPLIED: dict[str, Any] = {
 """What a cache whose identity lacks these keys was made with: files one sentence a line, no bounds."""
 
 
-def _identity(teacher: dict, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -> dict:
+def _identity(teacher: dict, watch: CorpusWatch, vocab: Vocab, cfg: ExtractConfig) -> dict:
     """Everything that determines the cache's content; a resumed run must match it exactly.
 
     The engine is not part of it: a cache built on Ray is the cache the local engine builds.
@@ -53,8 +55,8 @@ def _identity(teacher: dict, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -
     """
     return {
         "teacher": teacher,
-        "corpus": corpus.identity(),
-        "corpus_config": corpus.config_identity(),
+        "corpus": watch.identity,
+        "corpus_config": watch.corpus.config_identity(),
         "vocab": {"sha256_16": vocab.digest(), "size": len(vocab)},
         "options": asdict(cfg),
         "code_version": version("ctx2static"),
@@ -101,6 +103,61 @@ def _shards(sentences: Iterable[tuple[int, list[str]]], size: int, words: int) -
         yield shard
 
 
+Stamp = dict[str, tuple[int, int]]
+"""Each corpus file's size and modification time (ns), by path."""
+
+
+def _stamp(corpus: Corpus) -> Stamp:
+    """The size and modification time of every file the corpus reads (a saved dataset's, recursively)."""
+    out: Stamp = {}
+    for path in (r.source.path for r in corpus.readings):
+        files = [path] if not path.is_dir() else sorted(f for f in path.rglob("*") if f.is_file())
+        for f in files:
+            try:
+                st = f.stat()
+            except OSError:
+                out[str(f)] = (-1, -1)  # gone: differs from any stamp it had
+                continue
+            out[str(f)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+class CorpusWatch:
+    """The corpus as the cache's identity records it, checked while extract reads it.
+
+    The manifest records each file's sha256 from the start of the run; a file edited in place
+    while the run reads it would make later shards from another text under that digest. Every
+    shard is checked before it is recorded (size and modification time: a stat per file), so the
+    shards a cache commits were all read before any change; the digests are computed again before
+    the cache is marked complete, which catches an edit that kept both (one more read of the
+    corpus, at hashing speed, against a teacher pass that is orders of magnitude slower).
+    """
+
+    def __init__(self, corpus: Corpus, out: Path) -> None:
+        self.corpus, self.out = corpus, out
+        self.stamp = _stamp(corpus)
+        self.identity = corpus.identity()  # the digests the manifest records
+        self.check()  # not changed while it was hashed
+
+    def _changed(self, kept: str) -> UserError:
+        names = ", ".join(map(str, self.corpus.paths))
+        return UserError(
+            f"{names}: the corpus changed while extract read it; {kept}: restore the corpus and run again "
+            f"to continue, or delete {self.out} and start over on a corpus that stays put"
+        )
+
+    def check(self) -> None:
+        """Refuse to go on when a corpus file's size or modification time changed since the start."""
+        if _stamp(self.corpus) != self.stamp:
+            raise self._changed("the shards recorded before the change are kept")
+
+    def verify(self) -> None:
+        """Refuse to complete the cache when a corpus file's digest is not the one it began with."""
+        self.check()
+        if self.corpus.identity() != self.identity:
+            raise self._changed(f"the cache in {self.out} may mix both versions and is not completed")
+
+
 class ShardEngine(Protocol):
     """Where shards are computed: :class:`ShardMaker` (this process) or the Ray engine (workers)."""
 
@@ -117,6 +174,9 @@ class ShardEngine(Protocol):
 
     def watch(self, progress: Progress) -> bool:
         """Report each teacher batch to ``progress`` if this engine can (True), else False."""
+
+    def width(self) -> int:
+        """The width of the teacher's hidden states (0: unknown)."""
 
 
 class Bar:
@@ -172,18 +232,24 @@ def run_extract(
     are reduced with the projection fitted on it. A re-run (of a complete cache too) re-verifies the
     committed files and rebuilds the damaged ones (:class:`~ctx2static.cache.writer.CacheWriter`).
     """
+    check_vocab_memory(vocab, engine.width())
     corpus, cfg = _as_begun(corpus, cfg, Path(out))
-    writer = CacheWriter.open(out, _identity(engine.identity(), corpus, vocab, cfg), vocab, IMPLIED)
+    watch = CorpusWatch(corpus, Path(out))
+    writer = CacheWriter.open(out, _identity(engine.identity(), watch, vocab, cfg), vocab, IMPLIED)
     try:
-        return _write(corpus, vocab, engine, writer, cfg)
+        return _write(watch, vocab, engine, writer, cfg)
     finally:
         writer.close()
 
 
 def _write(
-    corpus: Corpus, vocab: Vocab, engine: ShardEngine, writer: CacheWriter, cfg: ExtractConfig
+    watch: CorpusWatch, vocab: Vocab, engine: ShardEngine, writer: CacheWriter, cfg: ExtractConfig
 ) -> dict:
-    """Damaged shards, then missing ones, then the vocabulary tables (see :func:`run_extract`)."""
+    """Damaged shards, then missing ones, then the vocabulary tables (see :func:`run_extract`).
+
+    Each shard is recorded only while the corpus is unchanged (:class:`CorpusWatch`).
+    """
+    corpus = watch.corpus
     if writer.complete and not writer.damaged:
         return writer.manifest
     pca = writer.aux(PCA_H5) if cfg.vectors and cfg.pca else None
@@ -195,6 +261,7 @@ def _write(
             damaged, last = set(writer.damaged), max(writer.damaged)
             upto = itertools.takewhile(lambda job: job[0] <= last, shard_jobs(corpus, cfg, 0))
             for done in engine.map(writer.folder, (job for job in upto if job[0] in damaged), pca):
+                watch.check()
                 writer.rebuilt_shard(done.index, done.files)
                 bar.shard(done.stats)
                 log.info("shard %d rebuilt", done.index)
@@ -203,16 +270,19 @@ def _write(
             if cfg.vectors and cfg.pca and pca is None:  # the first shard alone: it fits the projection
                 for done in engine.map(writer.folder, itertools.islice(jobs, 1), None):
                     assert done.pca is not None, "a shard made without a projection fits one"
+                    watch.check()
                     writer.add_aux(PCA_H5, done.pca)
                     pca = done.pca
                     _record(writer, done, bar)
             for done in engine.map(writer.folder, jobs, pca):
+                watch.check()
                 _record(writer, done, bar)
     secs = time.perf_counter() - bar.start
     run = {"seconds": secs, "teacher_tokens_per_s": bar.tokens / secs if secs else 0.0}
     if not writer.n_shards:
         raise UserError(f"{', '.join(map(str, corpus.paths))}: no sentences to extract")
     if not writer.complete:
+        watch.verify()
         tables, tokens, tokenizer_json = engine.tables()
         writer.finish(tables, tokens, tokenizer_json)
     return {**writer.manifest, "run": run}
@@ -253,6 +323,60 @@ def start_engine(
         yield ShardMaker(model, vocab, cfg, corpus.config.lowercase), corpus, vocab
 
 
+VOCAB_BYTES_PER_DIM = 8 + 4 + 4 + 4
+"""Bytes per vocabulary word and teacher dimension extract holds at its end: the running per-word
+sums (float64, :class:`~ctx2static.cache.writer.CacheWriter`), their float32 copy in vocab.h5, and
+the word and token tables (float32, :func:`~ctx2static.pipeline.shard.vocab_tables`). Measured on
+random words of a 384-wide teacher: 60k and 120k words peaked 584 and 1,011 MiB above the loaded
+teacher, 19.4 bytes more per word and dimension, and ~145 MiB (batches, a chunk, a shard) that do
+not grow with the vocabulary."""
+
+
+def vocab_memory(n_words: int, width: int) -> int:
+    """Bytes extract's per-word tables take for ``n_words`` words of a ``width``-wide teacher.
+
+    Beside them one chunk of the tables' Python objects (:data:`~ctx2static.pipeline.shard.TABLE_CHUNK`
+    words) and one shard's arrays, both bounded whatever the vocabulary.
+    """
+    return n_words * width * VOCAB_BYTES_PER_DIM
+
+
+def check_vocab_memory(vocab: Vocab, width: int) -> None:
+    """Refuse, before the teacher runs, a vocabulary whose per-word tables the machine cannot hold.
+
+    A vocabulary of every token (``--min-count 1`` on a large corpus) can be millions of words:
+    3M words of a 384-wide teacher are 8.6 GiB of float64 sums alone, which numpy would fail to
+    allocate after the first shard's teacher pass.
+    """
+    check_fits(
+        vocab_memory(len(vocab), width),
+        f"the vocabulary of {len(vocab):,} words x {width} teacher dimensions",
+        "keep fewer words: raise --min-count, cap them with --max-vocab, or pass a shorter --vocab list",
+    )
+
+
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Hold the cache folder's lock from before the teacher loads and the corpus is read.
+
+    A second extract into a folder another one writes then stops at once, not after loading its
+    teacher and counting its corpus (the writer takes the same lock again: it is re-entrant). A
+    folder made here for a run that failed before writing anything is removed with its lock file.
+    """
+    made = not out.exists()
+    token = acquire_lock(out, "cache")
+    try:
+        yield
+    except BaseException:
+        if made and [p.name for p in out.iterdir()] == [LOCK_NAME]:
+            with contextlib.suppress(OSError):
+                (out / LOCK_NAME).unlink()
+                out.rmdir()
+        raise
+    finally:
+        release_lock(token)
+
+
 def extract_with(
     teacher: str,
     teacher_config: TeacherConfig,
@@ -265,11 +389,11 @@ def extract_with(
 
     The one extract of the command line and the API; returns the manifest (plus ``run`` timing).
     """
-    with start_engine(teacher, teacher_config, inputs, cfg, engine or EngineConfig()) as (
-        runner,
-        corpus,
-        vocab,
+    with (
+        _locked(Path(out)),
+        start_engine(teacher, teacher_config, inputs, cfg, engine or EngineConfig()) as got,
     ):
+        runner, corpus, vocab = got
         ident = runner.identity()
         log.info(
             "teacher %s: %s, %s; vocab %s words",

@@ -11,9 +11,13 @@ never from its name.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import json
 import os
-from collections.abc import Callable
+import pickle
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
@@ -50,6 +54,11 @@ def detect_kind(config: Any) -> TeacherKind:
     ):
         return TeacherKind.CAUSAL
     return TeacherKind.ENCODER
+
+
+def hidden_width(config: Any) -> int:
+    """The width of the hidden states a transformers config describes (0: it does not say)."""
+    return int(getattr(config.get_text_config(), "hidden_size", 0) or 0)
 
 
 def n_hidden_states(config: Any) -> int:
@@ -112,23 +121,106 @@ def teacher_layer(name: str, spec: str) -> str:
 
 
 def read_config(name: str, source: str) -> Any:
-    """The model's transformers config, from local files only (a missing model: one clear line)."""
+    """The model's transformers config, from local files only (a missing model: one clear line).
+
+    A folder that names code of its own is refused first (:func:`refuse_remote_code`).
+    """
     from transformers import AutoConfig
 
+    refuse_remote_code(source)
+    with loading(name, source, "config"):
+        return AutoConfig.from_pretrained(source, local_files_only=True, trust_remote_code=False)
+
+
+CODE_NAMING_FILES = ("config.json", "tokenizer_config.json")
+"""The files in which a model folder can name Python classes of its own for transformers to import."""
+REMOTE_CODE_FIX = "use a model whose architecture transformers implements"
+
+
+def refuse_remote_code(source: str) -> None:
+    """Refuse a model folder whose config names its own code (``auto_map``), before anything is loaded.
+
+    transformers imports a folder's ``modeling_*.py`` for such a config when ``trust_remote_code`` is
+    true and asks on stdin when it is unset (``yes |`` answers it), so a teacher folder could run any
+    code. Every load here passes False; this check makes the refusal one line naming the file, where
+    transformers would read the config as an unknown model type or load its own class in silence.
+    """
+    folder = Path(source)
+    if not folder.is_dir():
+        return  # a hub id: trust_remote_code=False on every load keeps its code out
+    for name in CODE_NAMING_FILES:
+        path = folder / name
+        if not path.is_file():
+            continue
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+            raise UserError(
+                f"{path}: not a readable JSON file ({_reason(exc)}); re-download or re-save the model folder"
+            ) from None
+        if isinstance(data, dict) and "auto_map" in data:
+            raise UserError(
+                f"{path}: the model names code of its own (auto_map), and ctx2static never runs code from a "
+                f"model folder; {REMOTE_CODE_FIX}"
+            )
+
+
+@contextlib.contextmanager
+def loading(name: str, source: str, part: str) -> Iterator[None]:
+    """Any failure of transformers to load the teacher's ``part`` (config, tokenizer, weights): one line.
+
+    What a broken folder raises depends on the file: OSError for a missing one, KeyError or TypeError
+    for a tokenizer.json of another structure, RuntimeError for weights of other shapes than the
+    config's, SafetensorError for a truncated safetensors file, UnpicklingError for a pickle that is
+    more than tensors (torch loads weights only; transformers passes ``weights_only=True``). None of
+    them is a fault of this program, so none is a traceback. A MemoryError stays itself: the model
+    loaded, the machine is too small.
+    """
     try:
-        return AutoConfig.from_pretrained(source, local_files_only=True)
-    except (OSError, ValueError) as exc:
-        raise unavailable(name, source, exc) from None
+        with warnings.catch_warnings():
+            # torch's note on a pickle's protocol precedes the refusal of the pickle itself
+            warnings.filterwarnings("ignore", message="Detected pickle protocol")
+            yield
+    except (UserError, MemoryError):
+        raise
+    except Exception as exc:
+        raise unavailable(name, source, exc, part) from None
 
 
-def unavailable(name: str, source: str, exc: Exception) -> UserError:
+def _reason(exc: BaseException) -> str:
+    """What went wrong, in a few words: the exception's type and the first line of its message."""
+    text = str(exc).strip()
+    if "ignore_mismatched_sizes" in text or "size mismatch" in text:
+        return "the weights have other shapes than config.json gives"
+    if isinstance(exc, pickle.UnpicklingError):
+        return "a pickle that holds more than tensors, which is never run"
+    first = text.splitlines()[0] if text else ""
+    first = first if len(first) <= 200 else first[:200] + "..."
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def unavailable(name: str, source: str, exc: Exception, part: str = "files") -> UserError:
     """The one line for a teacher whose files do not load: a broken folder, or a model not downloaded."""
+    if "trust_remote_code" in str(exc):  # a hub model that needs its own code: never run
+        return UserError(
+            f"teacher '{name}' ({source}): the model needs code of its own, and ctx2static never runs code "
+            f"from a model; {REMOTE_CODE_FIX}"
+        )
     if Path(source).is_dir():
-        return UserError(f"{source}: not a loadable model folder ({str(exc).splitlines()[0]})")
+        return UserError(
+            f"{source}: not a loadable model folder: cannot load its {part} ({_reason(exc)}); "
+            "re-download or re-save the model folder"
+        )
     if name == source and "/" not in name:  # a bare word: most likely a mistyped short name
         return UserError(
             f"--teacher {name}: not a short name{did_you_mean(name, BY_NAME)}, a model folder or a model "
             f"in the local Hugging Face cache; the short names: {names()}"
+        )
+    if not isinstance(exc, OSError):
+        return UserError(
+            f"teacher '{name}' ({source}): cannot load its {part} ({_reason(exc)}); "
+            "delete it from the Hugging Face cache and download it again"
         )
     return UserError(
         f"teacher '{name}' ({source}) is not available offline: it is not in the local Hugging "
@@ -220,11 +312,13 @@ def _dequantise_gguf(cache: Path, gguf: Path) -> None:
 
     from ctx2static.fileio import atomic_dir
 
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(
+        gguf.parent, gguf_file=gguf.name, dtype=torch.float32, trust_remote_code=False, weights_only=True
+    )
     model.hf_quantizer = None  # type: ignore[assignment]  # dequantised to fp32 now: save as a plain model
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, trust_remote_code=False)
     with atomic_dir(cache) as tmp:
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)

@@ -102,6 +102,10 @@ class ShardWorker:
         """The per-vocabulary tables (:meth:`ShardMaker.tables`)."""
         return self._setup(vocab).tables()
 
+    def width(self, vocab: list[Any]) -> int:
+        """The width of the teacher's hidden states (:meth:`ShardMaker.width`)."""
+        return self._setup(vocab).width()
+
 
 _NO_CLUSTER = "start one with 'ray start --head' or leave --address empty for a local one"
 
@@ -194,6 +198,7 @@ class RayEngine:
                 "give every node the same model files and software"
             )
         self._identity = idents[0]
+        self._width: int = self._get(actors[0].width.remote(self.vocab))
 
     @classmethod
     def start(
@@ -260,6 +265,10 @@ class RayEngine:
     def watch(self, progress: Progress) -> bool:
         """Workers run elsewhere: False, the driver reports whole shards."""
         return False
+
+    def width(self) -> int:
+        """The width of the teacher's hidden states (every worker's alike: their identities agree)."""
+        return self._width
 
     def pids(self) -> list[int]:
         """The workers' process ids (ask before :meth:`map`: calls to a worker run one at a time)."""

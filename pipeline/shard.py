@@ -13,6 +13,7 @@ from ctx2static.cache.layout import SIGNALS, shard_signals
 from ctx2static.cache.writer import WordSums, write_shard_files
 from ctx2static.errors import UserError
 from ctx2static.pipeline.config import ExtractConfig
+from ctx2static.pipeline.models import hidden_width
 from ctx2static.text.vocab import Vocab
 
 if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
@@ -281,6 +282,12 @@ def word_substitutes(teacher: Teacher, words: np.ndarray, k: int) -> None:
     teacher.restrict_substitutes(ids)
 
 
+TABLE_CHUNK = 1 << 13
+"""Vocabulary words encoded and run at a time for the tables: their encodings and outputs (about
+2.5 KB a word in Python objects; 60k words of a 384-wide teacher peaked 128 MiB lower in chunks of
+8k than at once) are held for one chunk, not for the whole vocabulary."""
+
+
 def vocab_tables(
     teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, words: np.ndarray
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -289,21 +296,35 @@ def vocab_tables(
     Tables: "token" (input-embedding subword mean), "word" (the word encoded alone), and the
     teacher's whole input-embedding matrix ("teacher_token_emb", fp16: with the tokenizer it lets
     any string be composed from its subwords); the token table maps each teacher token id to its
-    string and the static word it spells (-1 for none).
+    string and the static word it spells (-1 for none). Each word's rows are its own whatever the
+    chunk (:data:`TABLE_CHUNK`), so only the dense tables grow with the vocabulary.
     """
     from ctx2static.pipeline.batching import run_sorted
     from ctx2static.pipeline.teacher import Request
 
-    encs = teacher.encode([[w] for w in vocab.words], cfg.max_length)
-    outs = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
     emb = teacher.model.get_input_embeddings().weight.detach().float().cpu().numpy()
-    token_emb = np.stack(
-        [emb[e.ids[e.tok_group == 0]].mean(0) if (e.tok_group == 0).any() else emb[0] * 0 for e in encs]
-    )
+    n = len(vocab)
+    token_emb = np.zeros((n, emb.shape[1]), np.float32)
+    word_emb: np.ndarray | None = None  # the hidden width: known from the first output
+    complete = np.zeros(n, bool)
+
+    def word_vectors(batch: list[Encoding]) -> list[np.ndarray]:
+        return [o.vectors[0] for o in teacher.forward(batch, Request(vectors=True))]
+
+    for start in range(0, n, TABLE_CHUNK):
+        encs = teacher.encode([[w] for w in vocab.words[start : start + TABLE_CHUNK]], cfg.max_length)
+        vectors = run_sorted(encs, cfg.token_budget, word_vectors)
+        if word_emb is None:
+            word_emb = np.zeros((n, len(vectors[0])), np.float32)
+        for i, (e, v) in enumerate(zip(encs, vectors, strict=True), start):
+            pieces = e.ids[e.tok_group == 0]
+            token_emb[i] = emb[pieces].mean(0) if len(pieces) else emb[0] * 0
+            word_emb[i] = v
+            complete[i] = bool(e.complete[0])
     arrays = {
-        "token_emb": token_emb.astype(np.float32),
-        "word_emb": np.stack([o.vectors[0] for o in outs]).astype(np.float32),
-        "word_complete": np.asarray([bool(e.complete[0]) for e in encs]),
+        "token_emb": token_emb,
+        "word_emb": word_emb if word_emb is not None else np.zeros((0, emb.shape[1]), np.float32),
+        "word_complete": complete,
         "teacher_token_emb": emb.astype(np.float16),
     }
     n_tok = len(teacher.tokenizer)
@@ -349,6 +370,10 @@ class ShardMaker:
     def identity(self) -> dict:
         """The teacher's part of the cache identity."""
         return teacher_identity(self.teacher)
+
+    def width(self) -> int:
+        """The width of the teacher's hidden states: the columns of the per-word sums and tables."""
+        return hidden_width(self.teacher.model.config)
 
     def make(
         self, folder: Path, index: int, sents: list[tuple[int, list[str]]], pca: dict[str, np.ndarray] | None

@@ -28,11 +28,11 @@ from ctx2static.pipeline.config import Precision, TeacherConfig, parse_layers
 from ctx2static.pipeline.models import (
     TeacherKind,
     detect_kind,
+    loading,
     n_hidden_states,
     read_config,
     resolve,
     resolve_layer,
-    unavailable,
 )
 from ctx2static.pipeline.scorer import Scorer
 
@@ -127,7 +127,7 @@ class Teacher:
         config = config or TeacherConfig()
         source = resolve(name)
         model_config, tok = _config_and_tokenizer(name, source)
-        model, kind = _model(source, model_config)
+        model, kind = _model(name, source, model_config)
         try:
             model = model.eval().to(config.device)
         except (RuntimeError, AssertionError) as exc:
@@ -352,10 +352,8 @@ def _config_and_tokenizer(name: str, source: str) -> tuple[Any, Any]:
     from transformers import AutoTokenizer
 
     model_config = read_config(name, source)
-    try:
-        tok = AutoTokenizer.from_pretrained(source, local_files_only=True)
-    except (OSError, ValueError) as exc:
-        raise unavailable(name, source, exc) from None
+    with loading(name, source, "tokenizer"):
+        tok = AutoTokenizer.from_pretrained(source, local_files_only=True, trust_remote_code=False)
     if not getattr(tok, "is_fast", False):
         raise UserError(f"{source}: the teacher needs a fast tokenizer (tokenizer.json) for word offsets")
     return model_config, tok
@@ -381,19 +379,36 @@ def _quiet_transformers() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def _model(source: str, model_config: Any) -> tuple[Any, TeacherKind]:
-    """The model with the head its config names, and its kind (an encoder when the head's weights lack)."""
+def _model(name: str, source: str, model_config: Any) -> tuple[Any, TeacherKind]:
+    """The model with the head its config names, and its kind (an encoder when the head's weights lack).
+
+    Weights that lack part of the encoder itself are refused: transformers would fill it with
+    random values, and the teacher would be noise.
+    """
     from transformers import AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM
 
     kind = detect_kind(model_config)
     auto = {TeacherKind.MLM: AutoModelForMaskedLM, TeacherKind.CAUSAL: AutoModelForCausalLM}.get(
         kind, AutoModel
     )
-    with _quiet_transformers():
-        model, loading = auto.from_pretrained(source, local_files_only=True, output_loading_info=True)
-    if kind is not TeacherKind.ENCODER and any(
-        not k.startswith(f"{model.base_model_prefix}.") for k in loading["missing_keys"]
-    ):
+    with _quiet_transformers(), loading(name, source, "weights"):
+        model, report = auto.from_pretrained(
+            source,
+            local_files_only=True,
+            output_loading_info=True,
+            trust_remote_code=False,
+            weights_only=True,
+        )
+    prefix = f"{model.base_model_prefix}."
+    missing = sorted(report["missing_keys"])
+    # the pooler makes only the pooled output, which no signal reads (some checkpoints leave it out)
+    own = [k for k in missing if (k.startswith(prefix) or kind is TeacherKind.ENCODER) and "pooler." not in k]
+    if own:
+        raise UserError(
+            f"{source}: not a loadable model folder: its weights lack {len(own)} of the model's tensors "
+            f"({own[0]}, ...), which would be random; re-download or re-save the model folder"
+        )
+    if kind is not TeacherKind.ENCODER and missing:
         # a config naming a head its weights lack (all-mpnet-base-v2 says MPNetForMaskedLM): the head
         # would be random, so the teacher is the bare encoder with tied input embeddings
         return model.base_model, TeacherKind.ENCODER

@@ -126,4 +126,6 @@ class Vocab:
                 )
             words.append(word)
             counts.append(int(parts[1]))
+        if not words:
+            raise UserError(f"{path}: holds no words; write one 'word<TAB>count' a line")
         return cls(words, np.array(counts, dtype=np.int64))

@@ -1,5 +1,6 @@
 """A cache is resumed only by the same run, and a run killed with -9 resumes to the uninterrupted cache."""
 
+import json
 import signal
 import subprocess
 import time
@@ -33,6 +34,60 @@ def test_mismatched_rerun_refuses(tiny_models, corpus_file, tmp_path):
     other.write_text(corpus_file.read_text() + "one more line .\n")
     with pytest.raises(UserError, match=r"differs in corpus"):
         extract(Corpus([other]), vocab, Teacher.load(str(tiny_models["bert"])), tmp_path / "c", cfg)
+
+
+def _edit_after_shard(monkeypatch, path, index, keep_stamp=False):
+    """Edit ``path`` in place once the shard maker has made shard ``index`` (before it is recorded)."""
+    import os
+
+    from ctx2static.pipeline.shard import ShardMaker
+
+    real = ShardMaker.make
+
+    def make(self, folder, i, sents, pca):
+        done = real(self, folder, i, sents, pca)
+        if i == index:
+            st = path.stat()
+            text = path.read_text()
+            path.write_text(text.replace("cat", "dog") if keep_stamp else text + "one more line .\n")
+            if keep_stamp:  # same length, and the modification time put back: only the digest tells
+                os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        return done
+
+    monkeypatch.setattr(ShardMaker, "make", make)
+
+
+def test_a_corpus_edited_while_extract_reads_it_stops_before_a_shard_of_the_new_text(
+    tiny_models, corpus_file, tmp_path, monkeypatch
+):
+    corpus_path = tmp_path / "c.txt"
+    corpus_path.write_text(corpus_file.read_text())
+    corpus = Corpus([corpus_path])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1))
+    _edit_after_shard(monkeypatch, corpus_path, 1)
+    teacher = Teacher.load(str(tiny_models["bert"]))
+    with pytest.raises(
+        UserError,
+        match=r"c.txt: the corpus changed while extract read it; the shards recorded before the change are",
+    ) as exc:
+        extract(corpus, vocab, teacher, tmp_path / "c", ExtractConfig(shard_size=2))
+    assert "\n" not in str(exc.value)
+    manifest = json.loads((tmp_path / "c" / "manifest.json").read_text())
+    assert [r["index"] for r in manifest["shards"]] == [0] and not manifest["complete"]
+
+
+def test_an_edit_that_keeps_size_and_time_is_caught_before_the_cache_completes(
+    tiny_models, corpus_file, tmp_path, monkeypatch
+):
+    corpus_path = tmp_path / "c.txt"
+    corpus_path.write_text(corpus_file.read_text())
+    corpus = Corpus([corpus_path])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1))
+    _edit_after_shard(monkeypatch, corpus_path, 1, keep_stamp=True)
+    teacher = Teacher.load(str(tiny_models["bert"]))
+    with pytest.raises(UserError, match=r"may mix both versions and is not completed"):
+        extract(corpus, vocab, teacher, tmp_path / "c", ExtractConfig(shard_size=2))
+    assert not json.loads((tmp_path / "c" / "manifest.json").read_text())["complete"]
 
 
 def _extract_cmd(model, corpus, out):

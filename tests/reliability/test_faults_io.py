@@ -264,6 +264,32 @@ def test_a_second_writer_of_a_cache_gets_one_line_naming_the_first(tmp_path, inp
     writer.close()
 
 
+def test_a_second_extract_meets_the_lock_before_its_teacher_loads_or_its_corpus_is_read(
+    tmp_path, inputs, tiny_models, cli_main, monkeypatch
+):
+    from ctx2static.pipeline.teacher import Teacher
+    from ctx2static.text.vocab import Vocab
+
+    def too_early(*_args, **_kwargs):
+        raise AssertionError("the teacher loaded or the corpus was read before the lock was checked")
+
+    monkeypatch.setattr(Teacher, "load", too_early)
+    monkeypatch.setattr(Vocab, "build", too_early)
+    folder = tmp_path / "cache"
+    with _holder(folder) as proc:
+        code, _, err = _extract(cli_main, tiny_models["bert"], inputs / "corpus.txt", folder)
+    assert code == 2 and err.startswith(
+        f"error: {folder}: another ctx2static process is writing this cache (pid "
+    )
+    assert f"(pid {proc.pid}: " in err and len(err.splitlines()) == 1
+
+
+def test_an_extract_that_fails_before_writing_leaves_no_folder_it_made(tmp_path, inputs, cli_main):
+    out = tmp_path / "cache"
+    code, _, err = _extract(cli_main, tmp_path / "no-such-teacher", inputs / "corpus.txt", out)
+    assert code == 2 and err.startswith("error: ") and not out.exists()
+
+
 def test_a_second_study_run_into_one_folder_gets_one_line(tmp_path, inputs, cli_main):
     out = tmp_path / "study"
     with _holder(out) as proc:
