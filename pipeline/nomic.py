@@ -186,8 +186,11 @@ _GGUF_NAMES = {
 
 
 def wordpiece_vocab(tokens: Sequence[str]) -> list[str]:
-    """The WordPiece vocabulary behind a GGUF's BERT tokens: llama.cpp marks word starts with ``▁``
-    and strips the ``##`` of continuations; special tokens (``[CLS]``, ``[unused0]``) are kept as are."""
+    """The WordPiece vocabulary behind a GGUF's BERT tokens.
+
+    llama.cpp marks word starts with ``▁`` and strips the ``##`` of continuations; special tokens
+    (``[CLS]``, ``[unused0]``) are kept as they are.
+    """
     return [
         t if t.startswith("[") and t.endswith("]") else t[1:] if t.startswith("\u2581") else "##" + t
         for t in tokens
@@ -219,9 +222,7 @@ def read_gguf(path: Path) -> tuple[NomicBertConfig, dict[str, torch.Tensor], lis
         pad_token_id=int(field("tokenizer.ggml.padding_token_id")),
         architectures=["NomicBertModel"],
     )
-    names = {
-        g.format(i=i): ours.format(i=i) for g, ours in _GGUF_NAMES.items() for i in range(n_layers)
-    }
+    names = {g.format(i=i): ours.format(i=i) for g, ours in _GGUF_NAMES.items() for i in range(n_layers)}
     # the GGUF's shapes are listed fastest-varying first; the data arrays are already [out, in]
     weights = {names[t.name]: torch.from_numpy(t.data.astype("float32")) for t in reader.tensors}
     config.type_vocab_size = weights["token_type_embeddings.weight"].shape[0]
@@ -250,7 +251,7 @@ class _Spliced(io.RawIOBase):
     """The GPT4All zip read from its last slices, zeros standing in for the ``lead`` bytes before them."""
 
     def __init__(self, lead: int, slices: Sequence[Path]) -> None:
-        self._files = [open(p, "rb") for p in slices]  # noqa: SIM115  # closed by close()
+        self._files = [open(p, "rb") for p in slices]  # closed by close()
         self._starts = [lead]
         for fh in self._files:
             self._starts.append(self._starts[-1] + fh.seek(0, io.SEEK_END))
