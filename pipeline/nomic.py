@@ -21,8 +21,9 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from huggingface_hub.dataclasses import strict
 from torch import nn
-from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
+from transformers import AutoConfig, AutoModel, PreTrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutput
 
 from ctx2static.errors import UserError
@@ -35,35 +36,23 @@ GGUF_IN_ZIP = "gpt4all/resources/nomic-embed-text-v1.5.f16.gguf"
 MAX_LENGTH = 2048  # the GGUF's context length (nomic-bert.context_length)
 
 
-class NomicBertConfig(PretrainedConfig):
+@strict
+class NomicBertConfig(PreTrainedConfig):
     """The shape of a nomic-bert encoder (defaults: nomic-embed-text-v1.5)."""
 
     model_type = MODEL_TYPE
 
-    def __init__(
-        self,
-        vocab_size: int = 30522,
-        hidden_size: int = 768,
-        num_hidden_layers: int = 12,
-        num_attention_heads: int = 12,
-        intermediate_size: int = 3072,
-        type_vocab_size: int = 2,
-        max_position_embeddings: int = MAX_LENGTH,
-        rope_theta: float = 1000.0,
-        layer_norm_eps: float = 1e-12,
-        pad_token_id: int = 0,
-        **kwargs: Any,
-    ) -> None:
-        self.vocab_size = vocab_size
-        self.hidden_size = hidden_size
-        self.num_hidden_layers = num_hidden_layers
-        self.num_attention_heads = num_attention_heads
-        self.intermediate_size = intermediate_size
-        self.type_vocab_size = type_vocab_size
-        self.max_position_embeddings = max_position_embeddings
-        self.rope_theta = rope_theta
-        self.layer_norm_eps = layer_norm_eps
-        super().__init__(pad_token_id=pad_token_id, **kwargs)
+    vocab_size: int = 30522
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    type_vocab_size: int = 2
+    max_position_embeddings: int = MAX_LENGTH
+    rope_theta: float = 1000.0
+    layer_norm_eps: float = 1e-12
+    pad_token_id: int | None = 0
+    tie_word_embeddings: bool = False  # no output head to tie
 
 
 def rotate(x: torch.Tensor, theta: float) -> torch.Tensor:
@@ -157,7 +146,7 @@ class NomicBertModel(PreTrainedModel):
         return BaseModelOutput(
             last_hidden_state=x,
             hidden_states=tuple(states) if output_hidden_states else None,
-            attentions=tuple(atts) if output_attentions else None,  # type: ignore[arg-type]
+            attentions=tuple(atts) if output_attentions else None,
         )
 
 
@@ -231,9 +220,9 @@ def read_gguf(path: Path) -> tuple[NomicBertConfig, dict[str, torch.Tensor], lis
 
 def bert_tokenizer(vocab: Sequence[str], max_length: int = MAX_LENGTH) -> Any:
     """A lowercasing BERT WordPiece tokenizer ([CLS] ... [SEP]) over ``vocab``, as upstream uses."""
-    from transformers import BertTokenizerFast
+    from transformers import BertTokenizer
 
-    return BertTokenizerFast(
+    return BertTokenizer(
         vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True, model_max_length=max_length
     )
 
