@@ -36,11 +36,12 @@ if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
 
 
 IMPLIED: dict[str, Any] = {
+    "teacher": {"backend": "torch"},
     "corpus": [LEGACY_READING],
     "corpus_config": {"bounds": asdict(UNBOUNDED)},
     "options": {"shard_words": 0},
 }
-"""What a cache whose identity lacks these keys was made with: files one sentence a line, no bounds."""
+"""What a cache whose identity lacks these keys was made with: torch, files one sentence a line, no bounds."""
 
 
 def _identity(teacher: dict, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -> dict:

@@ -1,0 +1,226 @@
+"""The teacher's forward on ONNX Runtime (``--backend onnx``): the same hidden states, a faster CPU pass.
+
+A separate option, not a value of ``--precision``: the backend (which engine computes) and the
+precision (which arithmetic) are two axes. ``--precision float32`` and ``int8`` mean the same on
+both, and the cache identity records each on its own line (``teacher.backend`` beside
+``teacher.precision``), so a cache begun with torch is refused when continued with onnx (a cache
+begun before the backend was recorded was torch's: :data:`~ctx2static.pipeline.extract.IMPLIED`).
+``auto`` stays torch: an ORT int8 graph computes other numbers than torch's int8 on the same CPU, and
+a default that changes with what happens to be installed would make two machines' caches differ.
+
+Export: ``torch.onnx.export`` with the TorchScript exporter (``dynamo=False``), of the bare model
+(no head), every hidden state a graph output. The TorchScript exporter needs nothing beyond torch
+(the dynamo one needs onnxscript) and traces every family the project loads; optimum also installs
+from PyPI, but its export writes the last hidden state only unless each family's ONNX config is
+subclassed, and it pins transformers' versions. The graph is exported once per teacher and
+precision into the user cache (``~/.cache/ctx2static/onnx/<key>/<precision>/model.onnx``), keyed by
+the model folder's resolved path, its config and weight files' sizes and times, and the versions of
+torch and transformers that trace it. int8 is ORT's dynamic quantization of that graph's MatMuls
+(weights int8 per channel, activations uint8 per batch; 7-bit weights where the CPU's int8 products
+add into int16, as :mod:`~ctx2static.pipeline.int8` explains for torch).
+
+The forward returns the hidden states the torch model returns, so pooling, sentence means and the
+per-word sums run unchanged (:meth:`~ctx2static.pipeline.teacher.Teacher.forward`). Signals that
+need the LM head's input or attention weights (``--topk``, ``--attention``) are refused: the graph
+holds neither.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ctx2static.errors import UserError
+from ctx2static.fileio import atomic_dir
+from ctx2static.pipeline.config import Precision
+from ctx2static.pipeline.models import _user_cache
+
+log = logging.getLogger(__name__)
+
+OPSET = 17
+"""The ONNX opset exported (LayerNormalization is an op from 17 on, which ORT fuses)."""
+
+MODEL = "model.onnx"
+
+
+def _require() -> Any:
+    """onnxruntime, or one line saying how to install it."""
+    try:
+        import onnxruntime
+    except ImportError:
+        raise UserError("--backend onnx needs onnxruntime: pip install 'ctx2static[onnx]'") from None
+    return onnxruntime
+
+
+def teacher_key(source: str) -> str:
+    """What identifies the weights and the tracing code: the export is redone when any of it changes."""
+    folder = Path(source).resolve()
+    files = sorted(
+        f for f in folder.glob("*") if f.suffix in (".json", ".safetensors", ".bin") and f.is_file()
+    )
+    stats = [[f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files]
+    key = {
+        "source": str(folder),
+        "files": stats,
+        "torch": torch.__version__,
+        "transformers": version("transformers"),
+        "opset": OPSET,
+    }
+    return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
+
+
+def recipe(precision: Precision) -> str:
+    """The folder name of a precision's graph: the quantization recipe where it depends on the CPU."""
+    if precision is Precision.FLOAT32:
+        return "float32"
+    from ctx2static.pipeline.int8 import full_range_activations
+
+    return "int8" if full_range_activations() else "int8-7bit"
+
+
+class _HiddenStates(torch.nn.Module):
+    """The bare model as a function of (ids, mask) to its hidden states, for the exporter to trace."""
+
+    def __init__(self, model: Any) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Every hidden state (embeddings first), as the torch teacher reads them."""
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
+        return tuple(out.hidden_states)
+
+
+def _export(model: Any, path: Path, pad_id: int) -> None:
+    """Trace ``model`` (its base model: no head) into ``path`` with dynamic batch and length."""
+    base = model.base_model
+    impl = base.config._attn_implementation
+    base.set_attn_implementation("eager")  # a plain graph of MatMul/Softmax that ORT fuses
+    try:
+        ids = torch.tensor([[5, 6, 7, 8], [5, 6, pad_id, pad_id]], dtype=torch.long)
+        mask = (torch.arange(4) < torch.tensor([[4], [2]])).long()
+        with torch.no_grad():
+            n = len(base(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states)
+        names = [f"hidden_{i}" for i in range(n)]
+        axes = {k: {0: "batch", 1: "tokens"} for k in ["input_ids", "attention_mask", *names]}
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")  # the tracer's warnings about Python values it fixes
+            torch.onnx.export(
+                _HiddenStates(base),
+                (ids, mask),
+                str(path),
+                input_names=["input_ids", "attention_mask"],
+                output_names=names,
+                dynamic_axes=axes,
+                opset_version=OPSET,
+                dynamo=False,
+            )
+    except Exception as exc:  # the tracer fails in many ways, all meaning this family cannot be exported
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(
+            f"--backend onnx: {model.config.model_type} does not export to ONNX here ({msg}); "
+            "use --backend torch"
+        ) from None
+    finally:
+        base.set_attn_implementation(impl)
+
+
+def _quantize(src: Path, dst: Path) -> None:
+    """ORT's dynamic int8 quantization of the graph's MatMuls (7-bit weights where int16 sums saturate)."""
+    from onnxruntime.quantization import QuantType, quant_pre_process, quantize_dynamic
+
+    from ctx2static.pipeline.int8 import full_range_activations
+
+    # ONNX's shapes inferred and constants folded first, as ORT advises (its symbolic shapes fail on BERT)
+    prepared = dst.with_name("prepared.onnx")
+    quant_pre_process(src, prepared, skip_symbolic_shape=True)
+    quantize_dynamic(
+        prepared,
+        dst,
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        reduce_range=not full_range_activations(),
+        op_types_to_quantize=["MatMul"],
+    )
+    prepared.unlink()
+
+
+def exported(model: Any, source: str, precision: Precision, pad_id: int, root: Path | None = None) -> Path:
+    """The graph of ``model`` at ``precision``: exported (and quantized) once, then read from the cache."""
+    folder = (root or _user_cache("onnx")) / teacher_key(source)
+    path = folder / recipe(precision) / MODEL
+    if path.is_file():
+        return path
+    if precision is Precision.INT8:
+        fp32 = exported(model, source, Precision.FLOAT32, pad_id, root)
+        log.info("quantizing %s to int8 (once)", fp32)
+        with atomic_dir(path.parent) as tmp:
+            _quantize(fp32, tmp / MODEL)
+        return path
+    log.info("exporting %s to ONNX (once): %s", source, path)
+    with atomic_dir(path.parent) as tmp:
+        _export(model, tmp / MODEL, pad_id)
+    return path
+
+
+@dataclass
+class Hidden:
+    """What :meth:`OnnxForward.run` returns in place of a transformers output: only hidden states."""
+
+    hidden_states: list[torch.Tensor | None]
+    attentions: None = None
+
+
+class OnnxForward:
+    """An ORT session over a teacher's exported graph: (ids, mask) in, the hidden states asked for out."""
+
+    def __init__(self, session: Any, path: Path) -> None:
+        self.session = session
+        self.path = path
+        self.names = [o.name for o in session.get_outputs()]
+
+    @classmethod
+    def load(
+        cls, model: Any, source: str, precision: Precision, device: torch.device, pad_id: int, threads: int
+    ) -> OnnxForward:
+        """The session for ``model`` at ``precision`` (float32 or int8) on ``threads`` threads (0: ORT's)."""
+        if device.type != "cpu":
+            raise UserError(f"--backend onnx runs on a CPU; on --device {device} use --backend torch")
+        if precision not in (Precision.FLOAT32, Precision.INT8):
+            raise UserError(f"--backend onnx runs float32 or int8, not --precision {precision.value}")
+        ort = _require()
+        path = exported(model, source, precision, pad_id)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.log_severity_level = 3  # ORT's warnings about the graph's unused initialisers
+        try:
+            session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # a damaged or foreign file in the cache: ORT's first line says which
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UserError(
+                f"{path}: ONNX Runtime cannot load it ({first}); delete {path.parent} to export it again"
+            ) from None
+        return cls(session, path)
+
+    def run(self, ids: torch.Tensor, mask: torch.Tensor, layers: Sequence[int] | None) -> Hidden:
+        """The hidden states ``layers`` names (None: all; empty: the last); the others are None."""
+        n = len(self.names)
+        wanted = range(n) if layers is None else (layers or (n - 1,))
+        feed = {"input_ids": ids.cpu().numpy(), "attention_mask": mask.cpu().numpy()}
+        arrays = self.session.run([self.names[i] for i in wanted], feed)
+        states: list[torch.Tensor | None] = [None] * n
+        for i, a in zip(wanted, arrays, strict=True):
+            states[i] = torch.from_numpy(np.asarray(a))
+        return Hidden(states)
