@@ -81,11 +81,16 @@ def test_the_export_is_made_once_per_teacher_and_precision(tiny_models, user_cac
     (key,) = [p.name for p in user_cache.iterdir()]
     graphs = {p: p.stat().st_mtime_ns for p in user_cache.glob("*/*/model.onnx")}
     assert {p.parent.name for p in graphs} == {"float32", onnx.recipe(ONNX_INT8.precision)}
+    import onnx as onnx_format
+
+    ops = {p.parent.name: {n.op_type for n in onnx_format.load(p).graph.node} for p in graphs}
+    assert "Attention" in ops["float32"] and "QAttention" in ops[onnx.recipe(ONNX_INT8.precision)]  # fused
 
     def fail(*_args: object) -> None:
         raise AssertionError("exported again")
 
     monkeypatch.setattr(onnx, "_export", fail)
+    monkeypatch.setattr(onnx, "_fuse", fail)
     monkeypatch.setattr(onnx, "_quantize", fail)
     Teacher.load(str(tiny_models["bert"]), ONNX)
     Teacher.load(str(tiny_models["bert"]), ONNX_INT8)
