@@ -273,8 +273,8 @@ def extract_with(
     ):
         ident = runner.identity()
         log.info(
-            "teacher %s: %s (%s, %s), %s; vocab %d words", teacher, ident["family"],
-            ident["substitutes_from"], ident["precision"], ident["source"], len(vocab),
+            "teacher %s: %s (%s, %s on %s), %s; vocab %d words", teacher, ident["family"],
+            ident["substitutes_from"], ident["precision"], ident["backend"], ident["source"], len(vocab),
         )  # fmt: skip
         log.info("config: %s", cfg)
         return run_extract(corpus, vocab, runner, out, cfg)

@@ -6,6 +6,7 @@ import sys
 import numpy as np
 import pytest
 
+from ctx2static.cache.info import describe
 from ctx2static.errors import UserError
 from ctx2static.pipeline import onnx
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
@@ -74,6 +75,7 @@ def test_a_cache_begun_with_torch_is_not_continued_with_onnx(tiny_models, corpus
     assert extract(corpus, vocab, torch_teacher, tmp_path / "c", cfg)["complete"]
     m = extract(corpus, vocab, ort, tmp_path / "o", cfg)
     assert m["identity"]["teacher"]["backend"] == "onnx" and m["complete"]
+    assert "float32 on onnx;" in describe(tmp_path / "o", verify=False)[0]
 
 
 def test_the_export_is_made_once_per_teacher_and_precision(tiny_models, user_cache, monkeypatch):
