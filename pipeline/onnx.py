@@ -29,11 +29,14 @@ holds neither.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import logging
+import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -43,7 +46,7 @@ import numpy as np
 import torch
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_dir
+from ctx2static.fileio import atomic_dir, user_errors_for
 from ctx2static.pipeline.config import Precision
 from ctx2static.pipeline.models import _user_cache
 
@@ -191,22 +194,36 @@ def _quantize(src: Path, dst: Path) -> None:
     prepared.unlink()
 
 
+@contextlib.contextmanager
+def _waiting_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on ``folder`` that waits: Ray workers starting together export once, in turn."""
+    with user_errors_for(folder):
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        with contextlib.suppress(OSError):  # a filesystem without locks: go on unlocked
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def exported(model: Any, source: str, precision: Precision, pad_id: int, root: Path | None = None) -> Path:
     """The graph of ``model`` at ``precision``: exported (and quantized) once, then read from the cache."""
     folder = (root or _user_cache("onnx")) / teacher_key(source)
-    path = folder / recipe(precision) / MODEL
+    path, fp32 = folder / recipe(precision) / MODEL, folder / "float32" / MODEL
     if path.is_file():
         return path
-    if precision is Precision.INT8:
-        fp32 = exported(model, source, Precision.FLOAT32, pad_id, root)
-        log.info("quantizing %s to int8 (once)", fp32)
-        with atomic_dir(path.parent) as tmp:
-            _quantize(fp32, tmp / MODEL)
-        return path
-    log.info("exporting %s to ONNX (once): %s", source, path)
-    with atomic_dir(path.parent) as tmp:
-        _export(model, tmp / "traced.onnx", pad_id)
-        _fuse(tmp / "traced.onnx", tmp / MODEL, model.config)
+    with _waiting_lock(folder):
+        if not fp32.is_file():  # int8 is quantized from the float32 graph
+            log.info("exporting %s to ONNX (once): %s", source, fp32)
+            with atomic_dir(fp32.parent) as tmp:
+                _export(model, tmp / "traced.onnx", pad_id)
+                _fuse(tmp / "traced.onnx", tmp / MODEL, model.config)
+        if not path.is_file():
+            log.info("quantizing %s to int8 (once)", fp32)
+            with atomic_dir(path.parent) as tmp:
+                _quantize(fp32, tmp / MODEL)
     return path
 
 
