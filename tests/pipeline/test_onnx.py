@@ -1,5 +1,6 @@
 """--backend onnx: the torch teacher's hidden states from ONNX Runtime, exported once, a cache of its own."""
 
+import itertools
 import json
 import sys
 
@@ -138,3 +139,23 @@ def test_a_damaged_export_is_one_line(tiny_models, user_cache):
         UserError, match=r"model\.onnx: ONNX Runtime cannot load it .*; delete \S+float32 to export it again$"
     ):
         Teacher.load(str(tiny_models["bert"]), ONNX)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["minilm", "mpnet"])
+def test_the_real_teachers_fused_graphs_give_their_hidden_states(name, mini_corpus, monkeypatch):
+    from ctx2static.pipeline.models import resolve
+
+    try:
+        resolve(name)
+    except UserError as exc:
+        pytest.skip(str(exc))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    words = [t for _, t in itertools.islice(Corpus([mini_corpus]).sentences(), 48)]
+    exact, ort, int8 = (Teacher.load(name, c) for c in (TeacherConfig(), ONNX, ONNX_INT8))
+    encs = exact.encode(words)
+    request = Request(vectors=True)
+    for a, b, c in zip(*(t.forward(encs, request) for t in (exact, ort, int8)), strict=True):
+        np.testing.assert_allclose(b.vectors, a.vectors, atol=1e-4)
+        np.testing.assert_allclose(b.mean, a.mean, atol=1e-4)
+        assert cosines(a.vectors, c.vectors).min() > 0.95 and cosines(a.mean, c.mean) > 0.98
