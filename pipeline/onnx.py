@@ -247,7 +247,7 @@ class OnnxForward:
     def load(
         cls, model: Any, source: str, precision: Precision, device: torch.device, pad_id: int, threads: int
     ) -> OnnxForward:
-        """The session for ``model`` at ``precision`` (float32 or int8) on ``threads`` threads (0: ORT's)."""
+        """The session for ``model`` at ``precision`` (float32 or int8) on ``threads`` (0: as torch)."""
         if device.type != "cpu":
             raise UserError(f"--backend onnx runs on a CPU; on --device {device} use --backend torch")
         if precision not in (Precision.FLOAT32, Precision.INT8):
@@ -255,7 +255,8 @@ class OnnxForward:
         ort = _require()
         path = exported(model, source, precision, pad_id)
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
+        # 0: as many as torch runs (a Ray worker sets 1 per worker), so the two backends compare alike
+        opts.intra_op_num_threads = threads or torch.get_num_threads()
         opts.inter_op_num_threads = 1
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3  # ORT's warnings about the graph's unused initialisers

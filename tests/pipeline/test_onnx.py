@@ -159,3 +159,16 @@ def test_the_real_teachers_fused_graphs_give_their_hidden_states(name, mini_corp
         np.testing.assert_allclose(b.vectors, a.vectors, atol=1e-4)
         np.testing.assert_allclose(b.mean, a.mean, atol=1e-4)
         assert cosines(a.vectors, c.vectors).min() > 0.95 and cosines(a.mean, c.mean) > 0.98
+
+
+def test_ort_runs_the_threads_asked_for_or_as_many_as_torch(tiny_models):
+    import torch
+
+    from ctx2static.threads import torch_threads
+
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+        ort = Teacher.load(str(tiny_models["bert"]), ONNX)  # 0: as torch (a Ray worker runs 1)
+        assert ort.onnx is not None and ort.onnx.session.get_session_options().intra_op_num_threads == 1
+        ort = Teacher.load(str(tiny_models["bert"]), TeacherConfig(backend="onnx", threads=2))
+        assert ort.onnx is not None and ort.onnx.session.get_session_options().intra_op_num_threads == 2
