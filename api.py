@@ -28,7 +28,7 @@ from typing import Any
 from ctx2static.api_options import DistillOptions, ExportOptions, ExtractOptions, FitOptions, RetrofitOptions
 from ctx2static.errors import UserError
 from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
-from ctx2static.fileio import atomic_write, check_writable, refuse_inputs
+from ctx2static.fileio import atomic_write, check_writable, refuse_inputs, temp_folder
 from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.options import Options, field_names
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
@@ -36,7 +36,7 @@ from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.split import Split
 from ctx2static.text.vocab import VocabConfig
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, check_vectors_output, vector_files
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -172,8 +172,8 @@ def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compo
         _check("source", source, (str, os.PathLike), "a cache folder")
         return fit_cache_student(student, source, options, compose)  # type: ignore[arg-type]
     text, vocab_cfg, student_options = _split(options, (CorpusConfig, VocabConfig), True)
-    with tempfile.TemporaryDirectory(prefix="ctx2static-corpus-") as tmp:
-        corpus = _corpus(source, Path(tmp), CorpusConfig(**text))
+    with temp_folder("ctx2static-corpus-") as tmp:
+        corpus = _corpus(source, tmp, CorpusConfig(**text))
         return fit_text_student(student, corpus, VocabConfig(**vocab_cfg), student_options)
 
 
@@ -206,10 +206,12 @@ def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2stati
         option = SIGNALS[signal].option
         if option in switches:  # on or off; a size (--topk K, --attention S) is the user's to choose
             extract_options.setdefault(option, True)
-    reg.check_signals(student, config, _signals(extract_options), f"distill(student='{student}')")
+    reg.check_signals(
+        student, config, _signals(extract_options), f"distill(student='{student}')", "pass {}", "keyword"
+    )
     if out is not None:
         return reg.fit_cache_student(student, extract(corpus, teacher, out, **extract_options), config)
-    with tempfile.TemporaryDirectory(prefix="ctx2static-cache-") as tmp:
+    with temp_folder("ctx2static-cache-") as tmp:
         vectors = reg.fit_cache_student(student, extract(corpus, teacher, tmp, **extract_options), config)
     vectors.meta.pop("cache", None)
     return vectors
@@ -269,8 +271,11 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
     _check("score", score, (bool,), "True or False")
     config = ExportConfig(**_split(options, (ExportConfig,), False)[0])
     path = _path("out", out)
-    named = [vectors] if isinstance(vectors, (str, os.PathLike)) else []
-    check_writable(path, inputs=named, folder=kind.folder)
+    named = vector_files(vectors) if isinstance(vectors, (str, os.PathLike)) else []
+    if kind.folder:
+        check_writable(path, inputs=named, folder=True)
+    else:
+        check_vectors_output(path, named, folder=False)
     vectors = _vectors(vectors)
     if config.dims:
         vectors = vectors.reduced(config.dims)

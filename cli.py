@@ -26,14 +26,22 @@ from ctx2static.eval.families import (
     with_named_tasks,
 )
 from ctx2static.export import ExportConfig, Format
-from ctx2static.fileio import check_writable, environment_error
+from ctx2static.fileio import check_writable, environment_error, refuse_same_outputs
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
+from ctx2static.teachers import names as teacher_names
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
-from ctx2static.vectors import NonFinite
+from ctx2static.vectors import (
+    NonFinite,
+    check_replace,
+    check_vectors_output,
+    made_by,
+    stored_meta,
+    vector_files,
+)
 
 log = logging.getLogger("ctx2static")
 
@@ -43,6 +51,14 @@ nonfinite_option = click.option(
     default=NonFinite.ERROR.value,
     show_default=True,
     help="Words whose vectors hold NaN or infinity: refuse the file, or drop those words.",
+)
+
+
+overwrite_option = click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Replace vectors at the output that another student or command made (the same step run "
+    "again replaces its own output without it).",
 )
 
 
@@ -65,9 +81,15 @@ class _Stderr(logging.StreamHandler):
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="ctx2static")
 @click.option("--quiet", "-q", is_flag=True, help="Print warnings and errors only.")
-def cli(quiet: bool) -> None:
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Also print the effective configuration (saved beside every output).",
+)
+def cli(quiet: bool, verbose: bool) -> None:
     """Distil contextual language models into static word vectors."""
-    log.setLevel(logging.WARNING if quiet else logging.INFO)
+    log.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
     if not any(isinstance(h, _Stderr) for h in log.handlers):
         log.addHandler(_Stderr())
 
@@ -84,8 +106,8 @@ def cli(quiet: bool) -> None:
 @click.option(
     "--teacher",
     required=True,
-    help="minilm, mpnet, smollm2, gemma3, bert-base, roberta-base, gpt2, a folder or a hub id. A short "
-    "name wins over a folder of that name: write ./NAME for the folder.",
+    help=f"{teacher_names()}, a folder or a hub id. A short name wins over a folder of that name: write "
+    "./NAME for the folder.",
 )
 @click.option(
     "--out", required=True, type=click.Path(), help="Cache folder (re-run the same command to resume)."
@@ -118,10 +140,11 @@ def extract(
     m = extract_with(teacher, teacher_config, inputs, out, cfg, pop_options(EngineConfig, options))
     tot = m["totals"]
     rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
+    # a finished cache run again does no teacher work: no rate to speak of
+    done = f"{rate:,.0f} teacher tokens/s" if rate else "already complete, nothing to do"
     click.echo(
-        f"{out}: {len(m['shards'])} shards, {tot['n_sentences']} sentences, "
-        f"{tot['n_occurrences']} occurrences, "
-        f"{tot['n_truncated_words']} words cut by max length; {rate:,.0f} teacher tokens/s"
+        f"{out}: {len(m['shards'])} shards, {tot['n_sentences']:,} sentences, "
+        f"{tot['n_occurrences']:,} occurrences, {tot['n_truncated_words']:,} words cut by max length; {done}"
     )
 
 
@@ -167,6 +190,7 @@ _SHORTCUTS = ("dim", "epochs", "window", "threads", "seed")
     show_default=True,
     help="Cache students: store a composer that gives words outside the table a vector.",
 )
+@overwrite_option
 def fit_student(
     student: str,
     corpus_paths: tuple[str, ...],
@@ -174,6 +198,7 @@ def fit_student(
     out: str,
     settings: tuple[str, ...],
     compose: bool,
+    overwrite: bool,
     **options: Any,
 ) -> None:
     """Train static vectors: plain baselines from text, distilled students from a cache.
@@ -197,7 +222,8 @@ def fit_student(
             raise UserError(f"--set {item!r}: write KEY=VALUE, e.g. --set negative=10")
         overrides[key.strip()] = value.strip()
     config = student_config(student, overrides)
-    check_writable(out, inputs=[*corpus_paths, cache_dir])  # before the training, not after it
+    check_vectors_output(out, [*corpus_paths, cache_dir])  # before the training, not after it
+    check_replace(out, made_by({"student": student}), overwrite)
     checkpoint = getattr(config, "checkpoint", None)  # the corpus is checked by fit_text_student
     if checkpoint and Path(checkpoint).resolve() == Path(out).resolve():
         raise UserError(
@@ -239,6 +265,7 @@ def fit_student(
 )
 @click.option("--out", "-o", required=True, type=click.Path(), help="Output vectors (folder, .bin or .txt).")
 @nonfinite_option
+@overwrite_option
 @click_options(RetrofitConfig)
 def retrofit(
     vectors: str,
@@ -246,6 +273,7 @@ def retrofit(
     antonyms: tuple[str, ...],
     out: str,
     nonfinite: str,
+    overwrite: bool,
     **options: Any,
 ) -> None:
     """Retrofit vectors to lexicons (Faruqui et al. 2015, Context-to-Vec graph, Attract-Repel)."""
@@ -256,8 +284,12 @@ def retrofit(
 
     config = pop_options(RetrofitConfig, options)
     config.check_antonyms(antonyms)
-    check_writable(out, inputs=[vectors, *lexicons, *antonyms])
-    log.info("retrofit: %s", config.to_dict())
+    source = stored_meta(vectors) or {}
+    steps = [*(source.get("retrofit") or []), {"method": config.method.value}]
+    maker = made_by({**source, "retrofit": steps})
+    check_vectors_output(out, [*vector_files(vectors), *lexicons, *antonyms])
+    check_replace(out, maker, overwrite)
+    log.debug("retrofit: %s", config.method_options())
     start = time.perf_counter()
     result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)
     result.save(out)
@@ -346,9 +378,11 @@ def evaluate_command(
     given = {name: options.pop(name) for name in FAMILIES}  # files, or tasks (naming one asks for the family)
     extra = {name: given[name] for name in file_families()}
     files = [p for paths in extra.values() for p in paths]
+    refuse_same_outputs([("--json", json_path), ("--markdown", markdown)])
+    read = [*(f for v in vectors for f in vector_files(v)), *files]
     for written in (json_path, markdown):
         if written is not None:
-            check_writable(written, inputs=[*vectors, *files], folder=False)
+            check_writable(written, inputs=read, folder=False)
     named = {name: given[name] for name in task_families() if given[name]}
     asked = tuple(member(f) for f in families) or (() if named else INTRINSIC)
     picked, tasks = with_named_tasks(asked, named)
@@ -426,7 +460,10 @@ def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str, **op
     from ctx2static.vectors import Vectors
 
     config = pop_options(ExportConfig, options)
-    check_writable(out, inputs=[vectors], folder=Format(fmt).folder)
+    if Format(fmt).folder:
+        check_writable(out, inputs=vector_files(vectors), folder=True)
+    else:
+        check_vectors_output(out, vector_files(vectors), folder=False)
     v = Vectors.load(vectors, nonfinite=nonfinite)
     path = run_export(v, fmt, out, score=not no_eval, **config.to_dict())
     log.info(
@@ -438,26 +475,35 @@ def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str, **op
 @cli.command()
 @click.argument("vectors", type=click.Path(exists=True))
 @click.option("--cache", "cache_dir", required=True, type=click.Path(exists=True), help="The vectors' cache.")
-@click.option("--out", "-o", type=click.Path(), help="Output vectors [VECTORS, rewritten].")
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(),
+    help="Output vectors with the composer: a new file (.txt/.vec, .bin) or folder; VECTORS is never "
+    "changed. A folder or .bin keeps the values exact, a .txt writes 6 significant digits.",
+)
 @click.option(
     "--ridge",
     type=float,
     help="The map's L2 penalty, a fraction of the largest squared singular value [picked on held-out words].",
 )
-def compose(vectors: str, cache_dir: str, out: str | None, ridge: float | None) -> None:
+def compose(vectors: str, cache_dir: str, out: str, ridge: float | None) -> None:
     """Give VECTORS a composer: a vector for any word from the cache's teacher subwords (no teacher run).
 
     fit-student does this for cache students itself; use it for vectors trained elsewhere on the
-    cache's vocabulary (or to refit after changing them).
+    cache's vocabulary (or to refit after changing them). The result goes to a new output, never
+    over VECTORS: rewriting it would re-encode the user's table (a .txt at 6 digits, a repeated
+    word's later row dropped) and replace its metadata.
     """
     from ctx2static.cache import Cache
     from ctx2static.cache.compose import fit_composer
     from ctx2static.vectors import Vectors
 
-    check_writable(out or vectors, inputs=[cache_dir])  # VECTORS itself is rewritten by default
+    check_vectors_output(out, [*vector_files(vectors), cache_dir])
     v = Vectors.load(vectors)
     v.composer = fit_composer(Cache.open(cache_dir), v, ridge)
-    path = v.save(out or vectors)
+    path = v.save(out)
     info = v.composer.info
     click.echo(
         f"{path}: composer of {len(v.composer.rows):,} teacher tokens fitted on {info['words']:,} words "
@@ -488,7 +534,7 @@ def neighbours(
     if unknown and v.composer is None:
         raise UserError(
             f"{vectors}: '{unknown[0]}' is not among its {len(v):,} words and the vectors have no composer "
-            f"(fit one: ctx2static compose {vectors} --cache DIR)"
+            f"(fit one: ctx2static compose {vectors} --cache DIR --out NEW)"
         )
     mark = {w: w + "*" * (w in unknown) for w in asked}
     columns = {mark[w]: v.most_similar(w, topn) for w in words}

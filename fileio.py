@@ -4,14 +4,17 @@ Writes go to a temp name in the same folder (``.<name>.<pid>.<random>.tmp``), ar
 renamed over the target, so no run ever leaves a half-written file where a good one was; a
 successful write removes the temps that dead processes left for the same target (the pid says
 whose a temp is, so a live writer's is never touched). A write that fails for the environment's
-sake (no permission, read-only filesystem, disk or quota full) is a one-line :class:`UserError`
-naming the path and what to do; :func:`check_writable` asks the same question before any work.
+sake (no permission, read-only filesystem, disk or quota full, a name too long) is a one-line
+:class:`UserError` naming the path and what to do; :func:`check_writable` asks the same question
+before any work, with a probe that bears the longest temporary name the write will make. Work in
+TMPDIR goes through :func:`temp_folder`, whose refusals name TMPDIR, not the output.
 
 What is there already is never replaced unless it is what the write makes: a file output only
 replaces a regular file, a folder output only a real folder; a symbolic link, a device, a named
 pipe or a socket in the output's place is a one-line :class:`UserError` (replacing a link would
 lose it, writing through it would change a file the user did not name). :func:`check_writable`
-also refuses an output that is, or holds, one of the command's inputs.
+also refuses an output that is, or holds, one of the command's inputs, and
+:func:`refuse_same_outputs` two outputs of one command that are one file.
 :func:`folder_lock` keeps a second process from writing into a folder another one is writing; its
 lock file is never followed through a link and only ever holds the holder's note.
 Reads of text check every line (a NUL byte or bad UTF-8 is a one-line :class:`UserError` naming
@@ -54,6 +57,8 @@ _ENVIRONMENT = {
     errno.EROFS: "the filesystem is read-only; write to another folder",
     errno.ENOSPC: "no space left on the device; free some space or write elsewhere, then re-run",
     errno.EDQUOT: "the disk quota is exhausted; free some space or write elsewhere, then re-run",
+    errno.ENAMETOOLONG: "a name in the path is longer than the filesystem allows (255 bytes, temporary "
+    "names included); choose a shorter name",
 }
 
 
@@ -83,6 +88,13 @@ def user_errors_for(path: str | os.PathLike) -> Iterator[None]:
 
 def _temp_prefix(path: Path) -> str:
     return f".{path.name}.{os.getpid()}."
+
+
+_OLD = "-old.tmp"
+"""The suffix of :func:`atomic_dir`'s old folder: its temp's name with ``.tmp`` replaced, the longest
+temporary name fileio makes for a target (``.<name>.<pid>.<8 random>-old.tmp``)."""
+_RANDOM = 8  # the characters tempfile puts between prefix and suffix
+_PID_DIGITS = 7  # the most a Linux pid has (pid_max is at most 2**22)
 
 
 _TEMP = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp")
@@ -256,7 +268,9 @@ def atomic_dir(path: str | os.PathLike, may_hold: Collection[str] = ()) -> Itera
     ``path``'s place is a one-line error before any work, never moved away or deleted. So is a
     folder holding anything the new one does not hold, save the names in ``may_hold`` (what an
     earlier output of the same kind may hold): ``--out`` naming a folder of other files must not
-    delete them.
+    delete them. Two processes saving to ``path`` at once both succeed, the later rename winning,
+    as with a file; should the other keep winning the race, this one's folder is kept under a name
+    a one-line error gives, never deleted.
     """
     path = Path(path)
     check_target(path, folder=True)
@@ -270,30 +284,62 @@ def atomic_dir(path: str | os.PathLike, may_hold: Collection[str] = ()) -> Itera
                 if f.is_file():
                     with open(f, "rb") as fh:
                         os.fsync(fh.fileno())
-            check_target(path, folder=True)  # what appeared there while the folder was written
-            _check_replaceable(path, {*os.listdir(tmp), *may_hold})
-            # the old folder moves to a temp name of this process, so a crash before it is deleted
-            # leaves a temp that the next write of ``path`` removes, never a name that blocks it
-            temp = path.with_name(f"{_temp_prefix(path)}old.tmp")
-            if temp.is_dir() and not temp.is_symlink():  # a dead namesake's (a reused pid)
-                shutil.rmtree(temp)
-            old: Path | None = temp
-            try:
-                os.rename(path, temp)
-            except FileNotFoundError:
-                old = None
-            try:
-                os.replace(tmp, path)
-            except BaseException:
-                if old is not None:
-                    os.rename(old, path)  # the old folder goes back where it was
-                raise
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+        for _ in range(_RACES):
+            try:
+                check_target(path, folder=True)  # what appeared there while the folder was written
+                _check_replaceable(path, {*os.listdir(tmp), *may_hold})
+                if _swap(tmp, path):
+                    break
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+        else:
+            kept = path.with_name(f"{path.name}.kept-{tmp.name.removesuffix('.tmp').rsplit('.', 1)[1]}")
+            os.rename(tmp, kept)
+            raise UserError(
+                f"{path}: another process saved this folder at the same moment, {_RACES} times over; it "
+                f"holds that one's output and this run's is kept as {kept}: rename the one you want to "
+                f"{path.name}"
+            )
     remove_stale_temps(path)
+
+
+_RACES = 3
+"""Tries :func:`atomic_dir` makes to rename its folder into place while another save does the same."""
+
+
+def _swap(tmp: Path, path: Path) -> bool:
+    """Put folder ``tmp`` in ``path``'s place; False when another process put a folder there meanwhile.
+
+    The old folder first moves to a temp name of this process, so a crash before it is deleted
+    leaves a temp that the next write of ``path`` removes, never a name that blocks it.
+    """
+    moved = tmp.with_name(tmp.name.removesuffix(".tmp") + _OLD)
+    old: Path | None = moved
+    try:
+        os.rename(path, moved)
+    except FileNotFoundError:
+        old = None
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        raced = exc.errno in (errno.ENOTEMPTY, errno.EEXIST)
+        if old is not None:
+            try:
+                os.rename(old, path)  # the old folder goes back where it was
+            except OSError:
+                if not raced:
+                    raise
+                shutil.rmtree(old, ignore_errors=True)  # a newer save took its place
+        if raced:
+            return False
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return True
 
 
 def _check_replaceable(path: Path, names: set[str]) -> None:
@@ -315,28 +361,39 @@ def check_writable(
     inside: bool = False,
     inputs: Iterable[str | os.PathLike | None] = (),
     folder: bool | None = None,
+    beside: Iterable[str | os.PathLike] = (),
 ) -> None:
     """Fail now, in one line, when ``path`` cannot or must not be written: before the work, not after it.
 
     Writes and deletes a small probe file where the output will go: beside ``path`` (a file, or a
     folder replaced whole), or in it with ``inside`` (a cache or study folder written file by
     file, which may be a link to a folder); a folder not made yet is probed at its nearest
-    existing parent. What is in ``path``'s place must be replaceable by the output (``folder``:
-    see :func:`check_target`), and ``path`` must not be, nor hold, any of ``inputs`` (the
-    command's input files and folders; None and paths that do not exist are skipped).
+    existing parent. Beside ``path`` the probe has the longest temporary name the write will make
+    (for ``path`` or any of ``beside``, the files written next to it), so a name too long for the
+    filesystem fails here, not once the work is done. What is in ``path``'s place must be
+    replaceable by the output (``folder``: see :func:`check_target`), and neither ``path`` nor
+    ``beside`` may be, nor hold, any of ``inputs`` (the command's input files and folders, every
+    file of each; None and paths that do not exist are skipped).
     """
     path = Path(path)
-    if not inside or (path.is_symlink() and not path.is_dir()):
-        check_target(path, folder=True if inside else folder)
-    refuse_inputs(path, inputs)
-    where = path if inside else path.parent
-    while not where.exists() and where != where.parent:
-        where = where.parent
-    if not where.is_dir():
-        kind = _kind(where.stat().st_mode)
-        raise UserError(f"{path}: {where} is {kind}, not a folder; choose another output path")
+    written = [Path(b) for b in beside]
+    inputs = list(inputs)
     with user_errors_for(path):
-        fd, probe = tempfile.mkstemp(prefix=f".{_PROBE}.{os.getpid()}.", suffix=".tmp", dir=where)
+        where = path if inside else path.parent
+        while not os.path.exists(where) and where != where.parent:
+            where = where.parent
+        longest = _check_names(path, written, where, temp=not inside)
+        if not inside or (path.is_symlink() and not path.is_dir()):
+            check_target(path, folder=True if inside else folder)
+        for output in (path, *written):
+            refuse_inputs(output, inputs)
+        if not where.is_dir():
+            kind = _kind(where.stat().st_mode)
+            raise UserError(f"{path}: {where} is {kind}, not a folder; choose another output path")
+        if inside:
+            fd, probe = tempfile.mkstemp(prefix=f".{_PROBE}.{os.getpid()}.", suffix=".tmp", dir=where)
+        else:
+            fd, probe = tempfile.mkstemp(prefix=_temp_prefix(longest), suffix=_OLD, dir=where)
         try:
             os.write(fd, b"\0" * 4096)
             os.fsync(fd)
@@ -344,6 +401,50 @@ def check_writable(
             os.close(fd)
             os.unlink(probe)
         _remove(where.glob(f".{_PROBE}.*.tmp"), _PROBE)  # probes of runs killed mid-probe
+
+
+def _check_names(path: Path, beside: list[Path], where: Path, temp: bool) -> Path:
+    """The one of ``path`` and ``beside`` with the longest name, once every name fits the filesystem.
+
+    Each part of ``path``, and with ``temp`` the longest temporary name a write beside it makes, must fit the
+    filesystem's limit on a name (``NAME_MAX``, 255 bytes on most): else a one-line error saying
+    by how much to shorten it.
+    """
+    try:
+        limit = os.pathconf(where if where.is_dir() else where.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    for part in path.parts:
+        size = len(os.fsencode(part))
+        if size > limit:
+            raise UserError(
+                f"{_shown(str(path))}: the name {_shown(part)} is {size} bytes, over the {limit} a name "
+                "may hold on this filesystem; choose a shorter name"
+            )
+    longest = max((path, *beside), key=lambda p: len(os.fsencode(p.name)))
+    name = f"{_temp_prefix(longest)}{'X' * _RANDOM}{_OLD}"
+    size = len(os.fsencode(name)) - len(str(os.getpid())) + _PID_DIGITS  # so a later run's pid fits too
+    if temp and size > limit:
+        raise UserError(
+            f"{_shown(str(path))}: the name is too long to write safely: the temporary name of "
+            f"{_shown(longest.name)} (.NAME.PID.XXXXXXXX{_OLD}) is {size} bytes, over the {limit} a name "
+            f"may hold on this filesystem; shorten the name by {size - limit} bytes"
+        )
+    return longest
+
+
+def check_names(path: str | os.PathLike) -> None:
+    """A one-line error when a part of ``path``, or the temporary name of a write to it, is too long.
+
+    For outputs known before their folder is (a study's names): the limit is that of the current
+    folder's filesystem; :func:`check_writable` asks the output's own folder later.
+    """
+    _check_names(Path(path), [], Path.cwd(), temp=True)
+
+
+def _shown(name: str) -> str:
+    """``name``, its middle left out when long (a message stays one readable line)."""
+    return name if len(name) <= 60 else f"{name[:20]}...{name[-36:]}"  # the end: suffix, temp, sidecar
 
 
 def refuse_inputs(path: str | os.PathLike, inputs: Iterable[str | os.PathLike | None]) -> None:
@@ -373,6 +474,51 @@ def refuse_inputs(path: str | os.PathLike, inputs: Iterable[str | os.PathLike | 
                 f"{path}: is inside the input folder {given}; an output never writes into an input: "
                 "write it elsewhere"
             )
+
+
+def refuse_same_outputs(outputs: Iterable[tuple[str, str | os.PathLike | None]]) -> None:
+    """A one-line error when two of a command's ``(option, path)`` outputs are one file (one would be lost).
+
+    Compared as :func:`refuse_inputs` compares: resolved paths, and by inode where both exist.
+    """
+    seen: list[tuple[str, str | os.PathLike]] = []
+    for option, path in outputs:
+        if path is None:
+            continue
+        for other, earlier in seen:
+            same = os.path.realpath(path) == os.path.realpath(earlier) or (
+                os.path.exists(path) and os.path.exists(earlier) and os.path.samefile(path, earlier)
+            )
+            if same:
+                raise UserError(
+                    f"{path}: given to both {other} and {option}; one would overwrite the other: "
+                    "give each its own path"
+                )
+        seen.append((option, path))
+
+
+@contextlib.contextmanager
+def temp_folder(prefix: str) -> Iterator[Path]:
+    """A temporary folder in TMPDIR, deleted at the end.
+
+    A full disk, a quota or a permission refused inside it is a one-line error naming the
+    temporary folder and TMPDIR, the fix, not the command's output.
+    """
+    where = tempfile.gettempdir()
+    try:
+        with tempfile.TemporaryDirectory(prefix=prefix, dir=where) as tmp:
+            yield Path(tmp)
+    except OSError as exc:
+        theirs = exc.filename is not None and not os.path.realpath(exc.filename).startswith(
+            os.path.realpath(where).rstrip(os.sep) + os.sep
+        )
+        what = None if theirs else _ENVIRONMENT.get(exc.errno or 0)
+        if what is None:
+            raise
+        raise UserError(
+            f"{where}: cannot write the temporary files there (TMPDIR): {what.split(';')[0]}; free "
+            "space there or set TMPDIR to a folder with room, e.g. TMPDIR=/path/with/space"
+        ) from None
 
 
 _HELD: dict[str, list[Any]] = {}  # lock file -> [file descriptor, count] (re-entrant within a process)
@@ -514,10 +660,13 @@ def sha256_file(path: str | os.PathLike) -> str:
 
 
 def open_compressed(path: str | os.PathLike) -> BinaryIO:
-    """Open a file for reading bytes, decompressing by suffix (.gz, .xz, .bz2)."""
+    """Open a file for reading bytes, decompressing by suffix (.gz, .xz, .bz2, in any case)."""
     path = Path(path)
-    opener = _OPENERS.get(path.suffix, open)
+    opener = _OPENERS.get(path.suffix.lower(), open)  # "x.GZ" is as gzipped as "x.gz"
     return opener(path, "rb")  # type: ignore[operator]
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def read_lines(
@@ -526,15 +675,17 @@ def read_lines(
     """Yield ``(line number, line)`` of a plain or compressed UTF-8 file, without line ends.
 
     ``expect`` describes the format for the error messages (e.g. "UTF-8 text, one sentence a
-    line"): a NUL byte, bad UTF-8, a missing file or a damaged archive is a one-line error. With
+    line"): a NUL byte, bad UTF-8, a missing file or a damaged archive is a one-line error naming
+    the line. A UTF-8 byte order mark opening the file is dropped. With
     ``limit`` no line costs more than ``limit`` bytes of memory: a longer one comes in pieces (each
     with the line's number), cut after a space or tab where there is one, else between characters.
     """
     if not Path(path).is_file():
         raise UserError(f"{path}: no such file; pass {expect}")
+    n = 0
     try:
         with open_compressed(path) as fh:
-            for n, raw in _numbered(fh, limit):
+            for n, raw in _numbered(fh, limit, strip=_BOM):
                 if b"\x00" in raw:
                     raise UserError(
                         f"{path}: line {n} holds a NUL byte, so this looks like a binary file; pass {expect}"
@@ -547,11 +698,18 @@ def read_lines(
                         "convert the file first, e.g. iconv -f latin1 -t utf-8"
                     ) from None
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
-        raise UserError(f"{path}: cannot decompress or read it ({exc}); check the file is complete") from None
+        raise UserError(
+            f"{path}: cannot decompress or read it near line {n + 1} ({exc}); check the file is complete"
+        ) from None
 
 
-def _numbered(fh: BinaryIO, limit: int | None) -> Iterator[tuple[int, bytes]]:
-    """``(line number, bytes)`` of ``fh``; with ``limit``, lines longer than it in pieces (see read_lines)."""
+def _numbered(fh: BinaryIO, limit: int | None, strip: bytes = b"") -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes)`` of ``fh``; with ``limit``, lines longer than it in pieces (see read_lines).
+
+    ``strip``: bytes dropped where they open the file (a byte order mark, which Windows tools write).
+    """
+    if strip and fh.peek(len(strip))[: len(strip)] == strip:  # type: ignore[attr-defined]
+        fh.read(len(strip))
     if limit is None:
         yield from enumerate(fh, 1)
         return

@@ -1,4 +1,9 @@
-"""Resident memory of this process: its peak over a block of code, and freed heap given back.
+"""Memory: what the machine has left before a large allocation, this process's peak, freed heap given back.
+
+An option that sizes an array (``--dim``, a vocabulary, a window table) can ask for more than the
+machine has; numpy then raises ``_ArrayMemoryError`` deep inside the work, or the kernel kills the
+process. :func:`check_fits` compares an estimate against :func:`available_bytes` first and refuses
+in one line that names the option.
 
 ``ru_maxrss`` only grows over a process's life, so a step that follows a larger one would report
 the larger one's peak; sampling the current RSS (``/proc/self/statm`` on Linux) while the block
@@ -26,7 +31,12 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+from ctx2static.errors import UserError
+
 _STATM = Path("/proc/self/statm")
+_MEMINFO = Path("/proc/meminfo")
+_CGROUP_V2 = Path("/sys/fs/cgroup")
+_CGROUP_V1 = Path("/sys/fs/cgroup/memory")
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 TRIM_SLACK = 128 << 20  # heap growth tolerated between two trims
 
@@ -49,6 +59,101 @@ def current_rss() -> int:
     except (OSError, IndexError, ValueError):
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return peak if sys.platform == "darwin" else peak * 1024
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, IndexError, ValueError):  # absent, "max", unreadable
+        return None
+
+
+def _meminfo_available() -> int | None:
+    """``MemAvailable`` of /proc/meminfo: free memory plus what the kernel can reclaim (page cache)."""
+    try:
+        for line in _MEMINFO.read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return None
+
+
+def _cgroup_headroom() -> int | None:
+    """The container's memory limit less what it uses now (its reclaimable page cache counted free)."""
+    for limit_file, usage_file, stat_file, cache_key in (
+        (
+            _CGROUP_V2 / "memory.max",
+            _CGROUP_V2 / "memory.current",
+            _CGROUP_V2 / "memory.stat",
+            "inactive_file",
+        ),
+        (
+            _CGROUP_V1 / "memory.limit_in_bytes",
+            _CGROUP_V1 / "memory.usage_in_bytes",
+            _CGROUP_V1 / "memory.stat",
+            "total_inactive_file",
+        ),
+    ):
+        limit, usage = _read_int(limit_file), _read_int(usage_file)
+        if limit is None or usage is None or limit >= 1 << 60:  # v1 writes "no limit" as ~2**63
+            continue
+        cache = 0
+        try:
+            for line in stat_file.read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == cache_key:
+                    cache = int(value)
+        except (OSError, ValueError):
+            pass
+        return max(0, limit - max(0, usage - cache))
+    return None
+
+
+def _address_space_headroom() -> int | None:
+    """``ulimit -v`` less this process's virtual size: numpy fails at that limit whatever RAM is free."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    try:
+        size = int(_STATM.read_text().split()[0]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return None
+    return max(0, soft - size)
+
+
+def available_bytes() -> int | None:
+    """Bytes this process can still allocate; None where nothing can be read (not Linux).
+
+    The least of the machine's ``MemAvailable``, the container's (cgroup) headroom and the
+    ``ulimit -v`` headroom: whichever runs out first is what fails the allocation.
+    """
+    known = [_meminfo_available(), _cgroup_headroom(), _address_space_headroom()]
+    return min((n for n in known if n is not None), default=None)
+
+
+def format_bytes(nbytes: float) -> str:
+    """``1.5 GiB``, ``640 MiB``: sizes as a user reads them in one line."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(nbytes) < 1024:
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.3g} {unit}"
+        nbytes /= 1024
+    return f"{nbytes:.3g} TiB"
+
+
+def check_fits(nbytes: float, what: str, fix: str) -> None:
+    """Refuse, before allocating, work estimated at ``nbytes`` that the machine cannot hold.
+
+    ``what`` names the option and its value (``"--dim 200000"``), ``fix`` says what to change; the
+    UserError reads ``--dim 200000 needs about 1.5 TiB of memory, more than the 20 GiB available:
+    <fix>``. Where the available memory cannot be read (not Linux) nothing is refused.
+    """
+    available = available_bytes()
+    if available is not None and nbytes > available:
+        raise UserError(
+            f"{what} needs about {format_bytes(nbytes)} of memory, more than the "
+            f"{format_bytes(available)} available: {fix}"
+        )
 
 
 class PeakRss:

@@ -1,11 +1,14 @@
 """`Vectors`: the one type every stage passes on (words, float32 matrix, counts, metadata).
 
 Formats, chosen by the path:
-- a folder (or a path ending ``/``): native form, ``vectors.npy`` (memory-mappable),
-  ``vocab.tsv`` (word, count) and ``meta.json``;
+- a folder (or a path ending ``/``, or without a suffix): native form, ``vectors.npy``
+  (memory-mappable), ``vocab.tsv`` (word, count; backslash, tab, newline, CR and NUL in a word
+  escaped with a backslash, so it holds any word) and ``meta.json``;
 - ``*.bin``: word2vec binary with header; anything else: word2vec text with header.
   Both load with gensim's ``KeyedVectors.load_word2vec_format`` (``binary=True`` for .bin);
-  metadata and counts go to a sidecar ``<file>.meta.json``.
+  metadata and counts go to a sidecar ``<file>.meta.json``. Their words are separated by a space
+  and a line break, so a word holding either, or an empty word, is refused when saving (one line
+  naming the word; a folder holds it).
 Reading needs numpy only (no torch). Vectors holding NaN or infinity are refused when loaded
 (or left out, ``nonfinite="drop"``) and never written.
 Vectors fitted from a teacher cache may carry a
@@ -28,7 +31,8 @@ import enum
 import json
 import logging
 import os
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict, cast
@@ -42,6 +46,7 @@ from ctx2static.fileio import (
     atomic_dir,
     atomic_files,
     atomic_write,
+    check_writable,
     read_json,
     read_lines,
     write_npy,
@@ -412,10 +417,11 @@ class Vectors:
         require_finite(
             self, f"{path}: not written", "the training diverged (lower its lr) or its input holds NaN"
         )
-        if str(path).endswith(os.sep) or path.is_dir() or path.suffix == "":
+        if saves_folder(path):
             self._save_native(path)
             return path
         binary = path.suffix == ".bin"
+        _require_word2vec_words(self.words, path)
         with atomic_files() as group:  # the table, its sidecar and composer appear together or not at all
             with atomic_write(path, "wb", group=group) as fh:
                 fh.write(f"{len(self.words)} {self.dim}\n".encode())
@@ -446,7 +452,7 @@ class Vectors:
             with open(tmp / "vocab.tsv", "w", encoding="utf-8") as fh:
                 counts = self.counts if self.counts is not None else np.zeros(len(self.words), int)
                 for w, c in zip(self.words, counts.tolist(), strict=True):
-                    fh.write(f"{w}\t{c}\n")
+                    fh.write(f"{escape_word(w)}\t{c}\n")
             meta = self._meta_with_composer(tmp, "")
             with open(tmp / "meta.json", "w", encoding="utf-8") as fh:
                 json.dump(meta, fh, indent=1)
@@ -523,7 +529,7 @@ class Vectors:
                 raise UserError(
                     f"{path / 'vocab.tsv'}: line {n} is not 'word<TAB>count'; re-save the vectors"
                 )
-            words.append(parts[0])
+            words.append(unescape_word(parts[0]))
             counts.append(int(parts[1]))
         if len(words) != matrix.shape[0]:
             raise UserError(
@@ -660,6 +666,131 @@ def _unique_rows(words: list[str], path: Path) -> tuple[np.ndarray | None, dict[
 
 def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".meta.json")
+
+
+def saves_folder(path: str | os.PathLike) -> bool:
+    """Whether :meth:`Vectors.save` writes ``path`` as a folder (a path ending ``/``, a folder, no suffix)."""
+    return str(path).endswith(os.sep) or os.path.isdir(path) or Path(path).suffix == ""
+
+
+def vector_files(path: str | os.PathLike, output: bool = False) -> list[Path]:
+    """Every file that vectors ``path`` are: the folder, or the word2vec file and the files beside it.
+
+    Beside a word2vec file lie its metadata sidecar and its composer's two files, all read by
+    :meth:`Vectors.load` and written by :meth:`Vectors.save`; so a command counts each among its
+    inputs (an output never replaces one), and probes an output's temporary names for each.
+    ``output``: ``path`` is to be written (a folder as :func:`saves_folder` says), else it is read
+    (a folder when it is one).
+    """
+    path = Path(path)
+    if saves_folder(path) if output else os.path.isdir(path):
+        return [path]
+    composer = [path.with_name(f"{path.name}.{name}") for name in (ROWS, TOKENIZER)]  # as Composer.load
+    return [path, _sidecar(path), *composer]
+
+
+def check_vectors_output(
+    path: str | os.PathLike, inputs: Iterable[str | os.PathLike | None], folder: bool | None = None
+) -> None:
+    """:func:`~ctx2static.fileio.check_writable` for vectors to be saved at ``path``, before the work.
+
+    Each file the save writes (:func:`vector_files`) must be none of ``inputs``, and its temporary
+    name must fit the filesystem; ``folder`` as there.
+    """
+    check_writable(path, inputs=inputs, folder=folder, beside=vector_files(path, output=True)[1:])
+
+
+def check_replace(path: str | os.PathLike, maker: str, overwrite: bool) -> None:
+    """Refuse to replace vectors at ``path`` that something other than ``maker`` made (``made_by``).
+
+    Unless ``overwrite``: the same step run again replaces its own output, but ``-s ase --out
+    x2static/`` must not silently take the place of the x2static vectors.
+    """
+    before = None if overwrite else existing_maker(path)
+    if before is not None and before != maker:
+        raise UserError(
+            f"{path}: holds the vectors of {before}; this run writes {maker}: pass --overwrite to "
+            "replace them, or choose another output"
+        )
+
+
+def made_by(meta: Mapping[str, Any]) -> str:
+    """What made a table, as the overwrite rule compares it: its student, and its last retrofit."""
+    steps = meta.get("retrofit") or []
+    last = steps[-1].get("method") if steps and isinstance(steps[-1], dict) else None
+    student = f"student '{meta.get('student')}'" if meta.get("student") else "unknown provenance"
+    return f"{student} retrofitted with {last}" if last else student
+
+
+def stored_meta(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The metadata of the vectors saved at ``path``, without loading them.
+
+    None: no vectors there; ``{}`` for a table without readable metadata, as another tool writes it.
+    """
+    path = Path(path)
+    if path.is_dir():
+        if not (path / "vectors.npy").exists():
+            return None
+        meta_path = path / "meta.json"
+    elif path.is_file():
+        meta_path = _sidecar(path)
+    else:
+        return None
+    try:
+        data = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    meta = data.get("meta", data) if isinstance(data, dict) and not path.is_dir() else data
+    return meta if isinstance(meta, dict) else {}
+
+
+def existing_maker(path: str | os.PathLike) -> str | None:
+    """:func:`made_by` of the vectors saved at ``path`` (None: none there)."""
+    meta = stored_meta(path)
+    return None if meta is None else made_by(meta)
+
+
+_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\0": "\\0"}
+_UNESCAPES = {v[1]: k for k, v in _ESCAPES.items()}
+_ESCAPE = re.compile(r"[\\\t\n\r\0]")
+_UNESCAPE = re.compile(r"\\([\\tnr0])")
+
+
+def escape_word(word: str) -> str:
+    """``word`` as a folder's ``vocab.tsv`` holds it: backslash, tab, newline, CR and NUL backslash-escaped.
+
+    So a line is always ``word<TAB>count`` whatever the word holds, and any word round-trips.
+    """
+    return _ESCAPE.sub(lambda m: _ESCAPES[m[0]], word)
+
+
+def unescape_word(text: str) -> str:
+    """The word :func:`escape_word` wrote as ``text`` (a backslash before any other character stays)."""
+    return _UNESCAPE.sub(lambda m: _UNESCAPES[m[1]], text) if "\\" in text else text
+
+
+_SEPARATOR = re.compile("[ \n]")
+
+
+def _require_word2vec_words(words: Sequence[str], path: Path) -> None:
+    """A one-line error naming the first word a word2vec file cannot hold (before anything is written).
+
+    A word2vec line is the word, a space and the values (the binary form: the word, a space, the
+    bytes), so a word may hold no space nor line break, and an empty word would start a line with
+    the separator. Both gensim and this reader would read such a file wrongly or not at all.
+    """
+    for w in words:
+        if w and not _SEPARATOR.search(w):
+            continue
+        what = (
+            "a word is empty"
+            if not w
+            else f"the word {w!r} holds a " + ("space" if " " in w else "line break")
+        )
+        raise UserError(
+            f"{path}: not written: {what}, which a word2vec file cannot hold (a space and a line break "
+            "end its words); save to a folder (a path without a suffix), whose vocab.tsv holds any word"
+        )
 
 
 def _json_dict(path: Path) -> dict[str, Any]:

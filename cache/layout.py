@@ -104,13 +104,21 @@ class Signal:
     kinds: str = "f"  # "f" float, "iu" integer, "b" bool
     ids: Ids | None = None  # the table its values index, bounded by validation
     stored: str = "shard"  # "shard" (an HDF5 array per shard), "attention" (Parquet per shard), "vocab"
+    size: str = ""  # the option's value, as a user writes it, when it is a size rather than a switch
 
-    @property
-    def flag(self) -> str:
-        """The ``extract`` flag that writes it."""
+    def setting(self, style: str) -> str:
+        """The extract option that writes it, spelled for ``style``.
+
+        "flag": ``--topk K``, ``--vectors``; "key" (a study's): ``topk = K``, ``vectors = true``;
+        "keyword" (the API's): ``topk=K``, ``vectors=True``.
+        """
         if self.option is None:
             return "(always written)"
-        return {"topk": "--topk K", "attention": "--attention S"}.get(self.option, f"--{self.option}")
+        if style == "flag":
+            return f"--{self.option} {self.size}" if self.size else f"--{self.option}"
+        if style == "key":
+            return f"{self.option} = {self.size or 'true'}"
+        return f"{self.option}={self.size or 'True'}"
 
 
 _SENT, _OCC, _VOCAB = Rows.SENTENCE, Rows.OCCURRENCE, Rows.VOCAB
@@ -130,10 +138,10 @@ SIGNALS: dict[str, Signal] = {
         Signal("occ_vec", "vectors", "subword-pooled vector per occurrence (fp16; PCA-reduced with --pca)",
                _OCC),
         Signal("topk_ids", "topk", "LM top-k substitute teacher token ids per occurrence (SemGloVe md)", _OCC,
-               kinds="iu", ids=Ids.TOKEN),
-        Signal("topk_scores", "topk", "raw logits of the substitutes", _OCC),
+               kinds="iu", ids=Ids.TOKEN, size="K"),
+        Signal("topk_scores", "topk", "raw logits of the substitutes", _OCC, size="K"),
         Signal("attention", "attention", "attention context words, raw summed weights (SemGloVe sd)",
-               Rows.PAIR, 1, ids=Ids.WORD, stored="attention"),
+               Rows.PAIR, 1, ids=Ids.WORD, stored="attention", size="S"),
         Signal("token_emb", None, "input-embedding mean over each word's subwords ('token')", _VOCAB,
                stored="vocab"),
         Signal("word_emb", None, "each word encoded alone, subword mean ('word')", _VOCAB, stored="vocab"),

@@ -175,7 +175,8 @@ class Cache:
         for key in keys or ():
             if key not in self.signals:
                 raise UserError(
-                    f"{self.folder}: the cache has no '{key}'; extract again with {SIGNALS[key].flag}"
+                    f"{self.folder}: the cache has no '{key}'; "
+                    f"extract again with {SIGNALS[key].setting('flag')}"
                 )
         record = self.manifest["shards"][i]
         fix = f"{REBUILD} to rebuild shard {i}"

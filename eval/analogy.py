@@ -17,6 +17,7 @@ import numpy as np
 from ctx2static.errors import UserError
 from ctx2static.eval.reading import csv_rows, lines
 from ctx2static.eval.results import Score
+from ctx2static.memory import check_fits
 from ctx2static.options import Options, Rule, at_least, opt, positive
 from ctx2static.resources import BENCHMARK_DIR
 from ctx2static.vectors import Vectors
@@ -42,14 +43,18 @@ result; pass it with ``--analogy`` to see it."""
 
 
 def read_analogy(path: str | os.PathLike) -> AnalogySet:
-    """Read Google-layout questions (``: section`` lines optional) or a vecto SemEval CSV."""
+    """Read Google-layout questions (``: section`` lines optional) or a vecto SemEval CSV, streamed.
+
+    A word or section name is one string however many questions hold it.
+    """
     path = Path(path)
     questions: list[tuple[str, str, str, str]] = []
     sections: list[str] = []
+    seen: dict[str, str] = {}
     if path.suffix.lower() == ".csv":
         for _, (kind, *words) in csv_rows(path, ("type", "word1", "word2", "word3", "target")):
-            questions.append(tuple(words))  # type: ignore[arg-type]
-            sections.append(kind)
+            questions.append(tuple(seen.setdefault(w, w) for w in words))  # type: ignore[arg-type]
+            sections.append(seen.setdefault(kind, kind))
     else:
         section = ""
         for n, line in lines(path):
@@ -59,7 +64,7 @@ def read_analogy(path: str | os.PathLike) -> AnalogySet:
             words = line.split()
             if len(words) != 4:
                 raise UserError(f"{path}: line {n} has {len(words)} words; expected 'a b c d' (a:b :: c:d)")
-            questions.append(tuple(words))  # type: ignore[arg-type]
+            questions.append(tuple(seen.setdefault(w, w) for w in words))  # type: ignore[arg-type]
             sections.append(section)
     if not questions:
         raise UserError(f"{path}: no analogy questions found")
@@ -98,6 +103,16 @@ def question_rows(vectors: Vectors, questions: Sequence[tuple[str, ...]], top_n:
     return rows
 
 
+def scorable(rows: np.ndarray) -> np.ndarray:
+    """The questions of ``rows`` (:func:`question_rows`) that are covered and answerable.
+
+    Covered: all four words found in the top N. Answerable: the answer is none of the three
+    question words, which :func:`solve` never returns (the usual rule), so "a a b b" could only
+    ever be scored wrong; such a question counts as not covered.
+    """
+    return (rows >= 0).all(axis=1) & (rows[:, 3:] != rows[:, :3]).all(axis=1)
+
+
 def _groups(abc: np.ndarray, max_words: int) -> Iterator[slice]:
     """Consecutive slices of the questions, each with at most ``max_words`` distinct words (or one row)."""
     start, seen = 0, set[int]()
@@ -119,6 +134,12 @@ def solve(unit: np.ndarray, abc: np.ndarray, config: AnalogyConfig) -> tuple[np.
     3CosMul (Levy & Goldberg 2014): argmax_d cos'(d,b) cos'(d,c) / (cos'(d,a) + eps) with shifted
     cosines cos' = (cos + 1) / 2. The three question words are never answers.
     """
+    distinct, top_n = min(config.group_words, len(np.unique(abc))), len(unit)
+    check_fits(  # a group's cosines, shifted and reciprocal; a chunk's 3CosAdd and 3CosMul scores
+        3 * distinct * top_n * 4 + 2 * min(config.chunk, len(abc)) * top_n * 4,
+        f"analogy with --top-n {top_n} --group-words {config.group_words} --chunk {config.chunk}",
+        "lower --group-words or --chunk (or --top-n)",
+    )
     add_out = np.empty(len(abc), dtype=np.int64)
     mul_out = np.empty(len(abc), dtype=np.int64)
     for group in _groups(abc, config.group_words):
@@ -158,15 +179,14 @@ def _acc(correct: np.ndarray) -> float:
 
 
 def analogy_coverage(vectors: Vectors, bench: AnalogySet, config: AnalogyConfig) -> np.ndarray:
-    """Which questions have all four words among the ``top_n`` most frequent words of ``vectors``."""
-    rows = question_rows(vectors, bench.questions, min(config.top_n, len(vectors)))
-    return np.asarray((rows >= 0).all(axis=1))
+    """Which questions :func:`scorable` keeps: all four words in the top N, the answer not asked."""
+    return scorable(question_rows(vectors, bench.questions, min(config.top_n, len(vectors))))
 
 
 def evaluate_analogy(
     vectors: Vectors, bench: AnalogySet, config: AnalogyConfig | None = None, only: np.ndarray | None = None
 ) -> list[Score]:
-    """Accuracy x 100 on the covered questions (all 4 words in the top N), with coverage.
+    """Accuracy x 100 on the covered questions (all 4 words in the top N, :func:`scorable`), with coverage.
 
     Rows: 3CosAdd and 3CosMul overall, and per semantic / syntactic split when the sections mix
     ``gram*`` (syntactic) and other sections (Google). ``per_section`` sets (SemEval-2012) give one
@@ -176,7 +196,7 @@ def evaluate_analogy(
     config = config or AnalogyConfig()
     top_n = min(config.top_n, len(vectors))
     rows = question_rows(vectors, bench.questions, top_n)
-    covered = (rows >= 0).all(axis=1) & (True if only is None else only)
+    covered = scorable(rows) & (True if only is None else only)
     sections = np.array(bench.sections)
     total = len(bench.questions)
     top = np.asarray(vectors.matrix[:top_n], dtype=np.float32)

@@ -36,10 +36,16 @@ def read_categorization(path: str | os.PathLike) -> CategorizationSet:
     Rows with an empty word are skipped (the bundled AP copy has one per category: 402 items remain).
     """
     path = Path(path)
-    rows = [(c, w) for _, (c, w) in csv_rows(path, ("category", "word"), may_be_empty=("word",)) if w]
-    if not rows:
+    items: list[str] = []
+    labels: list[str] = []
+    seen: dict[str, str] = {}  # one string per category, however many items it has
+    for _, (category, word) in csv_rows(path, ("category", "word"), may_be_empty=("word",)):
+        if word:
+            items.append(word)
+            labels.append(seen.setdefault(category, category))
+    if not items:
         raise UserError(f"{path}: no items found below the header")
-    return CategorizationSet(path.stem, [w for _, w in rows], [c for c, _ in rows])
+    return CategorizationSet(path.stem, items, labels)
 
 
 def purity(gold: Sequence[str], clusters: Sequence[int]) -> float:

@@ -128,7 +128,8 @@ def _plain(coverage: Callable[[Vectors, Any], Mask]) -> Callable[[Vectors, Any, 
 def _analogy_note(analogy: AnalogyConfig) -> list[str]:
     return [
         f"analogy: search over the top N={analogy.top_n} most frequent words (all if fewer), "
-        f"3CosMul eps={analogy.eps}; covered = all 4 words in the top N; question words excluded"
+        f"3CosMul eps={analogy.eps}; covered = all 4 words in the top N and the answer not a question "
+        "word (question words are excluded from the answers)"
     ]
 
 

@@ -1,46 +1,64 @@
-"""Reading benchmark files: numbered lines and CSV rows, every malformed line one :class:`UserError`.
+"""Reading benchmark files: numbered lines and CSV rows, streamed; a malformed line is one :class:`UserError`.
 
-Each family's module (:mod:`ctx2static.eval.families`) reads its own format with these.
+Each family's module (:mod:`ctx2static.eval.families`) reads its own format with these. A file is
+read a line at a time (plain or compressed, :func:`~ctx2static.fileio.read_lines`), never whole: a
+50 MB similarity file held as one string, its list of lines and their tuples peaked far above
+its size. No line may exceed :data:`LINE_LIMIT` (a benchmark line holds a few words), so a file
+without newlines cannot be read whole either. Lines come in Unicode NFC, as the corpus does, so a
+word saved in NFD finds its row.
 """
 
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from pathlib import Path
 
 from ctx2static.errors import UserError
+from ctx2static.fileio import read_lines
+from ctx2static.memory import format_bytes
+from ctx2static.text.normal import nfc
+
+LINE_LIMIT = 1 << 20
+"""Bytes a benchmark line may hold (the longest bundled line, a sentence pair, is under 10 KB)."""
 
 
-def lines(path: Path) -> list[tuple[int, str]]:
-    """Numbered non-blank lines, stripped; a missing or non-UTF-8 file is a UserError."""
+def lines(path: Path, expect: str = "a benchmark file") -> Iterator[tuple[int, str]]:
+    """Numbered non-blank lines, stripped, in NFC; a missing file, bad UTF-8, an over-long line: UserError."""
     if not path.is_file():
         raise UserError(f"{path}: no such benchmark file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 text ({exc.reason}); re-save it as UTF-8") from None
-    return [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    held: tuple[int, str] | None = None  # a line is passed on once the next one shows it was whole
+    for n, line in read_lines(path, expect, limit=LINE_LIMIT):
+        if held is not None and held[0] == n:  # read_lines cut it: the line is over the limit
+            raise UserError(
+                f"{path}: line {n} is longer than {format_bytes(LINE_LIMIT)}; a benchmark line holds a "
+                "few words (is this the right file?)"
+            )
+        if held is not None and held[1]:
+            yield held
+        held = n, nfc(line.strip())
+    if held is not None and held[1]:
+        yield held
 
 
 def csv_rows(
     path: Path, columns: tuple[str, ...], may_be_empty: tuple[str, ...] = ()
-) -> list[tuple[int, list[str]]]:
+) -> Iterator[tuple[int, list[str]]]:
     """Numbered rows of a CSV file restricted to ``columns`` (found by header name)."""
-    rows = [(n, next(csv.reader([line]))) for n, line in lines(path)]
-    if not rows:
+    rows = ((n, next(csv.reader([line]))) for n, line in lines(path, "a CSV file"))
+    first = next(rows, None)
+    if first is None:
         raise UserError(f"{path}: empty file; expected a CSV header naming {', '.join(columns)}")
-    header = [h.strip() for h in rows[0][1]]
+    header = [h.strip().lstrip("\ufeff") for h in first[1]]
     missing = [c for c in columns if c not in header]
     if missing:
-        raise UserError(f"{path}: line {rows[0][0]}: CSV header lacks column(s) {', '.join(missing)}")
+        raise UserError(f"{path}: line {first[0]}: CSV header lacks column(s) {', '.join(missing)}")
     cols = [header.index(c) for c in columns]
-    out = []
-    for n, row in rows[1:]:
+    for n, row in rows:
         if len(row) != len(header):
             raise UserError(f"{path}: line {n} has {len(row)} fields, the header has {len(header)}")
         values = [row[c].strip() for c in cols]
         empty = [c for c, v in zip(columns, values, strict=True) if not v and c not in may_be_empty]
         if empty:
             raise UserError(f"{path}: line {n} has an empty {empty[0]} field")
-        out.append((n, values))
-    return out
+        yield n, values

@@ -12,6 +12,17 @@ import numpy as np
 
 from ctx2static.fileio import atomic_write, write_json
 
+MIN_ITEMS = 20
+MIN_SHARE = 0.10
+"""A score on fewer items than MIN_ITEMS, or than MIN_SHARE of its set, is shown as ``n/a (N items)``:
+two word pairs give a Spearman of +-100, which says nothing about the vectors. Summaries (avg5) over
+such a score are n/a too."""
+
+THIN_NOTE = (
+    f"n/a (N items): fewer than {MIN_ITEMS} items or {MIN_SHARE:.0%} of the set were covered, too few for "
+    "a score that means anything; a larger corpus (or --compose) covers more words"
+)
+
 
 @dataclass(frozen=True)
 class Score:
@@ -34,8 +45,20 @@ class Score:
         """Fraction of the benchmark's items that were scored."""
         return self.covered / self.total if self.total else 0.0
 
+    @property
+    def thin(self) -> bool:
+        """Scored on too few of its set's items to mean anything (``MIN_ITEMS``, ``MIN_SHARE``).
+
+        A set scored whole is never thin, and a set smaller than ``MIN_ITEMS`` (a user's own) only
+        by its share.
+        """
+        few = self.total >= MIN_ITEMS and self.covered < MIN_ITEMS
+        return 0 < self.covered < self.total and (few or self.covered < MIN_SHARE * self.total)
+
     def cell(self, coverage: float | None = None) -> str:
         """Table cell, e.g. ``65.3 (98%)`` or ``65.3 ±0.4 (98%)``; coverage (this score's unless given)."""
+        if self.thin:
+            return f"n/a ({self.covered} items)"
         value = "n/a" if math.isnan(self.score) else f"{round(self.score, 1) + 0.0:.1f}"  # no "-0.0"
         spread = "" if self.std is None or math.isnan(self.score) else f" ±{self.std:.1f}"
         return f"{value}{spread} ({_percent(self.coverage if coverage is None else coverage)})"
@@ -55,8 +78,8 @@ class Score:
 
 
 def summary(picked: Sequence[Score], benchmark: str, metric: str) -> Score:
-    """One row that averages ``picked`` (NaN if any is NaN), covering what they cover together."""
-    mean = float(np.mean([s.score for s in picked]))
+    """One row that averages ``picked`` (NaN if any is NaN or thin), covering what they cover together."""
+    mean = float("nan") if any(s.thin for s in picked) else float(np.mean([s.score for s in picked]))
     covered, total = sum(s.covered for s in picked), sum(s.total for s in picked)
     return Score(benchmark, "summary", metric, mean, covered, total)
 
@@ -94,9 +117,16 @@ def table(results: Results, own: Results | None = None) -> tuple[list[str], list
     return header, rows
 
 
+def _with_thin(results: Results, notes: Sequence[str]) -> list[str]:
+    """``notes``, plus the line that explains the n/a cells when a table has any."""
+    thin = any(s.thin for scores in results.values() for s in scores)
+    return [*notes, *([THIN_NOTE] if thin else [])]
+
+
 def format_text(results: Results, notes: Sequence[str] = (), own: Results | None = None) -> str:
     """Aligned plain-text table followed by the notes (``own``: see :func:`table`)."""
     header, rows = table(results, own)
+    notes = _with_thin(results, notes)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(r: list[str]) -> str:
@@ -110,6 +140,7 @@ def format_text(results: Results, notes: Sequence[str] = (), own: Results | None
 def format_markdown(results: Results, notes: Sequence[str] = (), own: Results | None = None) -> str:
     """GitHub Markdown table followed by the notes as a list (``own``: see :func:`table`)."""
     header, rows = table(results, own)
+    notes = _with_thin(results, notes)
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * 2 + "---:|" * (len(header) - 2)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     if notes:

@@ -36,6 +36,7 @@ from ctx2static.eval.results import Score, summary
 from ctx2static.fileio import read_lines
 from ctx2static.options import Options, Rule, at_least, opt, positive, seed_rule
 from ctx2static.resources import DOWNSTREAM_DIR, SENTENCES_DIR
+from ctx2static.text.normal import nfc
 from ctx2static.threads import blas_threads
 from ctx2static.vectors import Vectors, Weighting
 
@@ -102,6 +103,7 @@ def read_pairs(path: str | os.PathLike) -> PairSet:
     path = Path(path)
     first, second, scores = [], [], []
     for n, line in read_lines(path, "score<TAB>text<TAB>text lines"):
+        line = nfc(line)  # the corpus is read in NFC: a word in NFD would miss its row
         parts = line.split("\t")
         try:
             score = float(parts[0])

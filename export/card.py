@@ -12,18 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctx2static.export.tokens import TokenTable
+from ctx2static.teachers import BY_NAME
 from ctx2static.vectors import Vectors, VectorsMeta
-
-KNOWN_TEACHERS = {
-    "minilm": ("sentence-transformers/all-MiniLM-L6-v2", "apache-2.0"),
-    "bert-base": ("google-bert/bert-base-uncased", "apache-2.0"),
-    "roberta-base": ("FacebookAI/roberta-base", "mit"),
-    "gpt2": ("openai-community/gpt2", "mit"),
-    "smollm2": ("HuggingFaceTB/SmolLM2-135M-Instruct", "apache-2.0"),
-    "mpnet": ("sentence-transformers/all-mpnet-base-v2", "apache-2.0"),
-    "gemma3": ("google/gemma-3-270m", "gemma"),  # the Gemma Terms of Use
-}
-"""Short teacher names -> (hub id, licence)."""
 
 USAGE = {
     "model2vec": (
@@ -61,15 +51,16 @@ class Card:
     def base_model(self) -> str | None:
         """The teacher's hub id: known for the short names; a name like ``org/model`` is taken as one."""
         name = self.teacher()
-        if name in KNOWN_TEACHERS:
-            return KNOWN_TEACHERS[name][0]
+        if name in BY_NAME:
+            return BY_NAME[name].hub_id
         if name and name.count("/") == 1 and not Path(name).exists():
             return name
         return None
 
     def license(self) -> str | None:
         """The teacher's licence when the teacher is a known one."""
-        return KNOWN_TEACHERS.get(self.teacher() or "", (None, None))[1]
+        known = BY_NAME.get(self.teacher() or "")
+        return known.licence if known else None
 
     def header(self, library: str) -> str:
         """The YAML metadata block (values written as JSON strings, which YAML reads as they are)."""

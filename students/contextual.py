@@ -53,6 +53,7 @@ from tqdm import tqdm
 
 from ctx2static.cache import Cache
 from ctx2static.options import Rule, at_least, opt, positive, rate_rule, seed_rule
+from ctx2static.students.budget import FLOAT32, INT64, Sizes
 from ctx2static.students.cache_input import CacheConfig, Init, teacher_init
 from ctx2static.students.jit_bind import bind_update, centre_update
 from ctx2static.students.losses import logistic
@@ -120,6 +121,26 @@ class ContextualConfig(CacheConfig):
     def signals(self) -> tuple[str, ...]:
         """The centre is seen through the teacher: per-occurrence vectors."""
         return ("occ_vec",)
+
+
+SIZED_BY = ("dim", "window")
+
+
+def memory(config: ContextualConfig, sizes: Sizes) -> int:
+    """Bytes of the static table E, the window tables of two shards and the workers' step buffers.
+
+    E is words x dim float32 (twice while torch draws its start); a shard's windows hold 2 x window
+    int64 per occurrence, twice (rows and words), for the shard trained and the next, read meanwhile;
+    each worker steps on dim-wide rows of a batch and its window margin.
+    """
+    threads = config.threads or torch.get_num_threads()
+    table = 2 * sizes.n_words * config.dim * FLOAT32
+    windows = 2 * sizes.shard_occurrences * (1 + 2 * 2 * config.window) * INT64
+    rows = config.batch + 2 * config.window
+    per_worker = (
+        2 * rows * config.dim * FLOAT32 + config.batch * (2 * config.window + config.negative) * FLOAT32
+    )
+    return table + windows + threads * per_worker
 
 
 @njit(cache=True, nogil=True)

@@ -18,10 +18,12 @@ import scipy.sparse as sp
 from tqdm import tqdm
 
 from ctx2static.errors import UserError
+from ctx2static.memory import check_fits
 from ctx2static.text.encoded import EncodedCorpus
 
 # Triples per chunk (16 bytes each: int32 row, int32 col, float64 weight): 64 MiB of scratch.
 CHUNK_PAIRS = 1 << 22
+TRIPLE_BYTES = 16
 
 
 def pairs_per_sentence(lengths: np.ndarray, window: int) -> np.ndarray:
@@ -74,6 +76,11 @@ def window_cooccurrence(
     ends = np.cumsum(pairs)
     total = sp.csr_matrix((vocab_size, vocab_size), dtype=np.float64)
     size = int(min(max(pairs.max(initial=0), chunk_pairs), ends[-1] if len(ends) else 0))
+    check_fits(  # a sentence's triples are written at once: a long one with a wide window is the buffer
+        size * TRIPLE_BYTES,
+        f"window={window} over sentences of up to {int(np.diff(starts).max(initial=0)):,} words",
+        "lower --window, or split the corpus into shorter sentences (--split)",
+    )
     rows = np.empty(size, dtype=np.int32)
     cols = np.empty(size, dtype=np.int32)
     vals = np.empty(size, dtype=np.float64)

@@ -33,7 +33,9 @@ from tqdm import tqdm
 
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write, check_writable, remove_stale_temps
+from ctx2static.memory import check_fits
 from ctx2static.options import Options, Rule, at_least, opt, positive, rate_rule, seed_rule
+from ctx2static.students.budget import FLOAT32, FLOAT64, Sizes
 from ctx2static.students.cooc import window_cooccurrence
 from ctx2static.students.postprocess import abtt_rule
 from ctx2static.text.encoded import EncodedCorpus
@@ -127,6 +129,21 @@ def weighting(x: np.ndarray, xmax: float, alpha: float) -> np.ndarray:
     return np.minimum(1.0, (np.asarray(x, dtype=np.float64) / xmax) ** alpha)
 
 
+SIZED_BY = ("dim",)
+# The training arrays per nonzero of X: row and column ids, log X and f(X) (4 bytes each) and the
+# shuffled order (int32 up to 2**31 nonzeros), beside the CSR matrix (8-byte value, 4-byte column).
+BYTES_PER_NONZERO = 5 * 4 + 12
+
+
+def memory(config: Config, sizes: Sizes) -> int:
+    """Bytes of the parameters and AdaGrad sums, 2 x (2, words, dim + 1) float64, and of the result.
+
+    The window counts come on top; their size is known only once they are built (:func:`train_glove`).
+    """
+    n, d = sizes.n_words, config.dim
+    return 2 * 2 * n * (d + 1) * FLOAT64 + n * d * (FLOAT64 + FLOAT32)  # + W + W~, then as float32
+
+
 def init_state(n_words: int, config: Config) -> GloveState:
     """GloVe C's init: every parameter uniform in (-0.5, 0.5) / dim, accumulators 1."""
     rng = np.random.default_rng(config.seed)
@@ -202,6 +219,11 @@ def train_glove(cooc: sp.spmatrix, config: Config, progress: bool = True) -> Glo
     x.eliminate_zeros()
     if x.nnz == 0:
         raise UserError("the co-occurrence matrix is empty; the corpus needs sentences of 2+ known words")
+    check_fits(
+        x.nnz * BYTES_PER_NONZERO + memory(config, Sizes(x.shape[0])),
+        f"GloVe with dim={config.dim} on {x.nnz:,} co-occurrences of {x.shape[0]:,} words",
+        "lower --dim or --window, or keep fewer words (--min-count, --max-vocab)",
+    )
     fingerprint = _fingerprint(x)
     if config.checkpoint:
         check_writable(config.checkpoint)

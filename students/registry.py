@@ -16,7 +16,6 @@ import enum
 import importlib
 import logging
 import os
-import tempfile
 import time
 import types
 from collections.abc import Iterable, Mapping
@@ -27,8 +26,9 @@ from ctx2static.cache import Cache
 from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
 from ctx2static.errors import UserError
-from ctx2static.fileio import check_writable
+from ctx2static.fileio import check_writable, temp_folder
 from ctx2static.options import Options, configure, field_names
+from ctx2static.students.budget import Sizes, check_student_memory
 from ctx2static.students.cache_input import CacheConfig
 from ctx2static.students.postprocess import all_but_the_top
 from ctx2static.text.corpus import Corpus
@@ -140,14 +140,27 @@ def needed_signals(name: str, config: Options) -> tuple[str, ...]:
     return tuple(config.signals())
 
 
-def check_signals(name: str, config: Options, available: Iterable[str], where: str) -> None:
-    """Refuse, in one line naming the extract flag, a cache (``where``) without a signal the run needs."""
+def check_signals(
+    name: str,
+    config: Options,
+    available: Iterable[str],
+    where: str,
+    fix: str = "extract again with {}",
+    style: str = "flag",
+) -> None:
+    """The one missing-signal policy of every entry point (command line, study, API).
+
+    A cache (or the extract options that will make it, ``where``) without a signal student ``name``
+    needs is refused before any work, in one line naming the option that writes it; ``fix`` says
+    where to set it, its ``{}`` filled with the options spelled in ``style`` (``Signal.setting``:
+    flags, a study's keys, API keywords).
+    """
     missing = missing_signals(needed_signals(name, config), available)
     if missing:
-        flags = ", ".join(dict.fromkeys(SIGNALS[s].flag for s in missing))
+        options = ", ".join(dict.fromkeys(SIGNALS[s].setting(style) for s in missing))
         raise UserError(
             f"{where}: student '{name}' needs the cache signal '{missing[0]}', which this teacher does "
-            f"not extract; extract again with {flags}"
+            f"not extract; {fix.format(options)}"
         )
 
 
@@ -166,7 +179,7 @@ def _timed(name: str, config: Options, n_tokens: int, began: float, fit: Any, *a
     ``seconds`` counts from ``began`` (reading the corpus or cache included), ``train_seconds``
     only the fit; tokens/s are corpus tokens times epochs over the fit.
     """
-    log.info("%s: %s", name, config)
+    log.debug("%s: %s", name, config)
     start = time.perf_counter()
     vectors = _postprocess(fit(*args, config), config)
     end = time.perf_counter()
@@ -209,6 +222,14 @@ def fit_cache_student(
         raise UserError(f"{cache_dir}: the cache has no complete shard; run extract (it resumes)")
     if not cache.complete:
         log.warning("%s is incomplete (%d shards); training on what is there", cache_dir, cache.n_shards)
+    largest = max(int(s.get("n_occurrences", 0)) for s in cache.manifest["shards"])
+    check_student_memory(
+        name,
+        load_student(name),
+        config,
+        Sizes(len(cache.vocab), largest),
+        "extract's --min-count, --max-vocab",
+    )
     start = time.perf_counter()
     size = cache.verify_for(list(needed_signals(name, config)) if spec(name).reads_shards else None)
     seconds = time.perf_counter() - start
@@ -239,7 +260,8 @@ def fit_text_student(
         check_writable(checkpoint, inputs=corpus.paths, folder=False)
     began = time.perf_counter()
     vocab = Vocab.build(corpus, vocab_config)
-    with tempfile.TemporaryDirectory(prefix="ctx2static-enc-") as work:
+    check_student_memory(name, load_student(name), config, Sizes(len(vocab)), "--min-count, --max-vocab")
+    with temp_folder("ctx2static-enc-") as work:
         encoded = encode_corpus(corpus, vocab, work)
         n_tokens = len(encoded.ids)
         log.info("corpus: %s tokens, %s sentences, %s words", f"{n_tokens:,}", f"{encoded.n_sentences:,}",

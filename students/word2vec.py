@@ -28,6 +28,7 @@ from tqdm import tqdm
 
 from ctx2static.options import Options, Rule, at_least, opt, rate_rule, seed_rule
 from ctx2static.students import sampling
+from ctx2static.students.budget import FLOAT32, Sizes
 from ctx2static.students.jit_bind import bind_update, centre_update
 from ctx2static.students.losses import softplus
 from ctx2static.students.postprocess import abtt_rule
@@ -81,6 +82,14 @@ class Word2VecConfig(Options):
             abtt_rule(self.abtt, self.dim),
             seed_rule(self.seed),
         ]
+
+
+SIZED_BY = ("dim",)
+
+
+def memory(config: Word2VecConfig, sizes: Sizes) -> int:
+    """Bytes of the two tables, syn0 and syn1neg (float32, words x dim); their init makes no third."""
+    return 2 * sizes.n_words * config.dim * FLOAT32
 
 
 def chunk_bounds(sent_starts: np.ndarray, chunk_words: int = CHUNK_WORDS) -> np.ndarray:

@@ -9,13 +9,14 @@ student whose teacher does not extract a signal it needs is refused here, before
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ctx2static.cache.layout import SIGNALS, missing_signals, shard_signals
+from ctx2static.cache.layout import shard_signals
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import (
@@ -27,12 +28,19 @@ from ctx2static.eval.families import (
     task_families,
     with_named_tasks,
 )
+from ctx2static.fileio import check_names
 from ctx2static.options import Options, configure, field_names
-from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
-from ctx2static.pipeline.models import SHORT_NAMES
+from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.retrofit.lexicon import resolve_lexicon
-from ctx2static.students.registry import Source, load_student, needed_signals, spec, student_config
+from ctx2static.students.registry import (
+    Source,
+    check_signals,
+    load_student,
+    spec,
+    student_config,
+)
+from ctx2static.study.layout import StudyLayout
 from ctx2static.study.schema import (
     CorpusSpec,
     EvalSpec,
@@ -43,6 +51,7 @@ from ctx2static.study.schema import (
     Study,
     TeacherSpec,
 )
+from ctx2static.teachers import BY_NAME
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
 
@@ -111,6 +120,11 @@ def load_study(path: str | Path) -> Study:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:  # tomllib parses nested arrays and tables by recursion
+        raise UserError(
+            f"{path}: not a study file: its arrays or tables nest deeper than Python can read; a study "
+            "nests a few levels"
+        ) from None
     top = _table(
         path, data, "", ("corpus", "teachers", "students", "references", "retrofit", "eval", "report")
     )
@@ -140,6 +154,7 @@ def load_study(path: str | Path) -> Study:
     for name in [*teachers, *outputs]:  # they name folders in the output
         if not _NAME.fullmatch(name):
             raise UserError(f"{path}: {name!r}: a name may hold only letters, digits, _, + and -")
+    _check_output_names(path, teachers, outputs)
     dupes = sorted({n for n in outputs if outputs.count(n) > 1})
     if dupes:
         raise UserError(f"{path}: two outputs are named {dupes[0]!r}; rename one (a retrofit: name = ...)")
@@ -151,6 +166,21 @@ def load_study(path: str | Path) -> Study:
     )
     evals = _eval(path, top.get("eval", {}))
     return Study(path.resolve(), corpus, teachers, students, retrofits, evals, report, references)
+
+
+def _check_output_names(path: Path, teachers: Iterable[str], outputs: Iterable[str]) -> None:
+    """Refuse a name whose files in the output folder (or their temporary names) the filesystem cannot hold.
+
+    Checked when the study loads, so a long name fails before any teacher or student runs.
+    """
+    layout = StudyLayout(Path())
+    made = {name: [layout.cache(name), layout.cache_record(name)] for name in teachers}
+    for name in outputs:
+        made[name] = [layout.vectors(name), layout.scores(name), layout.scores(name, common=True)]
+    for name, paths in made.items():
+        with _at(path, f"the name {name[:20]}{'...' * (len(name) > 20)}"):
+            for written in paths:
+                check_names(written)
 
 
 def _corpus(path: Path, data: Any) -> CorpusSpec:
@@ -168,19 +198,24 @@ def _corpus(path: Path, data: Any) -> CorpusSpec:
 
 def _teacher(path: Path, name: str, data: Any) -> TeacherSpec:
     where = f"teachers.{name}"
-    t = _table(path, data, where, ["model", *field_names(TeacherConfig), *field_names(ExtractConfig)])
+    configs = (TeacherConfig, ExtractConfig, EngineConfig)
+    t = _table(path, data, where, ["model", *(f for c in configs for f in field_names(c))])
     model = _model(path, _typed(path, t.get("model", name), f"{where}.model", str), f"{where}.model")
     return TeacherSpec(
-        name, model, _config(path, TeacherConfig, t, where), _config(path, ExtractConfig, t, where)
+        name,
+        model,
+        _config(path, TeacherConfig, t, where),
+        _config(path, ExtractConfig, t, where),
+        _config(path, EngineConfig, t, where),
     )
 
 
 def _model(path: Path, model: str, where: str) -> str:
     """A short name or hub id as written; a folder found against the study file's folder, as every path."""
-    if model in SHORT_NAMES:
+    if model in BY_NAME:
         return model
     local = path.parent / Path(model).expanduser()  # an absolute path stays itself
-    if local.is_dir():
+    if os.path.isdir(local):  # False for a name too long to be a folder: a hub id, checked later
         return str(local.resolve())
     if model.startswith((".", "~", "/")):
         raise UserError(f"{path}: {where}: {model}: no such folder (relative to the study file's folder)")
@@ -217,14 +252,8 @@ def _student(path: Path, name: str, data: Any, teachers: Mapping[str, TeacherSpe
 def _check_signals(path: Path, where: str, student: str, config: Options, teacher: TeacherSpec) -> None:
     """Refuse a student whose teacher does not extract a signal it needs (before any extraction)."""
     available = shard_signals(teacher.extract.to_dict())
-    missing = missing_signals(needed_signals(student, config), available)
-    if missing:
-        option = SIGNALS[missing[0]].option
-        value = "true" if option in ("vectors", "paragraph") else "N"
-        raise UserError(
-            f"{path}: {where}: {student} needs the cache signal '{missing[0]}'; "
-            f"set {option} = {value} in [teachers.{teacher.name}]"
-        )
+    fix = f"set {{}} in [teachers.{teacher.name}]"
+    check_signals(student, config, available, f"{path}: {where}", fix, style="key")
 
 
 def _reference(path: Path, name: str, data: Any) -> Reference:

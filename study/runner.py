@@ -38,7 +38,7 @@ from ctx2static.pipeline.config import Backend
 from ctx2static.pipeline.models import teacher_layer
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, TeacherSpec
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, vector_files
 
 log = logging.getLogger(__name__)
 
@@ -132,21 +132,20 @@ class StudyRunner:
         return folder
 
     def _extract(self, t: TeacherSpec, folder: Path) -> dict[str, Any]:
-        from ctx2static.pipeline.extract import extract
-        from ctx2static.pipeline.teacher import Teacher
+        """The command line's extract (here or on Ray, as ``engine`` says) on the study's corpus."""
+        from ctx2static.pipeline.extract import extract_with
         from ctx2static.text.corpus import Corpus
         from ctx2static.text.vocab import Vocab
-        from ctx2static.threads import torch_threads
 
         c = self.study.corpus
-        corpus = Corpus(list(c.files), c.text)
-        with torch_threads(t.teacher.threads):
-            teacher = Teacher.load(t.model, t.teacher)
+
+        def inputs() -> tuple[Corpus, Vocab]:
             # the whole corpus's vocabulary, as the plain baselines: words the teacher does not read in
             # context (max_sentences) keep the teacher's word-alone vectors (students' init=auto)
-            vocab = Vocab.build(corpus, c.vocab)
-            log.info("extract %s: vocab %s words; %s", t.name, f"{len(vocab):,}", t.extract)
-            return extract(corpus, vocab, teacher, folder, t.extract)
+            corpus = Corpus(list(c.files), c.text)
+            return corpus, Vocab.build(corpus, c.vocab)
+
+        return extract_with(t.model, t.teacher, inputs, folder, t.extract, t.engine)
 
     def is_up_to_date(self, name: str, h: str, what: str) -> bool:
         """True (and says so) when output ``name`` loads and records hash ``h``; else the step must run."""
@@ -201,8 +200,8 @@ class StudyRunner:
         """Copy reference ``r`` into the study's vectors (its provenance: the content of its files)."""
         if r.vectors.is_dir():
             files = sorted(p for p in r.vectors.iterdir() if p.is_file())
-        else:  # a vectors file and its sidecar (metadata, counts)
-            files = [r.vectors, r.vectors.with_name(r.vectors.name + ".meta.json")]
+        else:  # a vectors file, its sidecar (metadata, counts) and its composer's files
+            files = vector_files(r.vectors)
         h = digest({"reference": [[p.name, sha256_file(p)] for p in files if p.is_file()]})
         self.vectors_step(r.name, h, f"reference {r.name}", lambda: Vectors.load(r.vectors))
 

@@ -14,11 +14,12 @@ from pathlib import Path
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import INTRINSIC, Family, all_tasks, file_families
 from ctx2static.options import Options, Rule, at_least, opt
-from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
+from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.students.registry import spec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
+from ctx2static.vectors import vector_files
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class TeacherSpec:
     model: str  # minilm, smollm2, bert-base, ..., a folder or a hub id
     teacher: TeacherConfig = field(default_factory=TeacherConfig)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
+    engine: EngineConfig = field(default_factory=EngineConfig)  # where it runs; not in the cache identity
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,8 @@ class Study:
         """
         lexicons = [x for r in self.retrofits for x in (*r.lexicons, *r.antonyms)]
         extra = [p for paths in self.eval.extra().values() for p in paths]
-        return [*self.corpus.files, *(r.vectors for r in self.references), *lexicons, *extra]
+        references = [f for r in self.references for f in vector_files(r.vectors)]
+        return [*self.corpus.files, *references, *lexicons, *extra]
 
     @property
     def outputs(self) -> list[str]:

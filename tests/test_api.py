@@ -141,7 +141,7 @@ def test_unknown_options_and_text_students_are_one_line_errors(tiny_models, mini
         api.distill(mini_corpus, str(tiny_models["bert"]), "sgns")
     with pytest.raises(UserError, match="x2static has no option 'colour'"):
         api.distill(mini_corpus, str(tiny_models["bert"]), colour=1)
-    with pytest.raises(UserError, match="needs the cache signal 'topk_ids'.*--topk K"):
+    with pytest.raises(UserError, match="needs the cache signal 'topk_ids'.*; pass topk=K$"):
         api.distill(mini_corpus, str(tiny_models["bert"]), "semglove", cooc="lm")
 
 

@@ -106,3 +106,40 @@ def test_a_rate_in_range_that_still_diverges_is_one_line(tmp_path, cli_main, min
     )  # fmt: skip
     assert code == 2 and "Traceback" not in err
     assert "the training diverged" in err.strip().splitlines()[-1] and not out.exists()
+
+
+def test_the_configuration_is_shown_with_verbose_only(tmp_path, mini_corpus, cli_main):
+    """By default a run prints inputs, progress and one summary; -v adds the effective configuration."""
+    args = ["fit-student", "-s", "sgns", "--corpus", mini_corpus, "--dim", "8", "--epochs", "1"]
+    code, _, err = cli_main(*args, "--out", tmp_path / "a.txt")
+    assert code == 0, err
+    assert "Config(" not in err
+    code, _, err = cli_main("-v", *args, "--out", tmp_path / "b.txt")
+    assert code == 0 and "sgns: Config(" in err, err
+    assert "\x1b" not in err  # no control sequences in what a log file keeps
+
+
+def test_replacing_vectors_another_step_made_needs_overwrite(tmp_path, mini_corpus, cli_main):
+    """The same step run again replaces its own output; another student's (or another tool's) needs
+    --overwrite, and without it the vectors there are left as they were."""
+    base = ["fit-student", "--corpus", mini_corpus, "--dim", "8", "--epochs", "1", "--out"]
+    out = tmp_path / "v.txt"
+    assert cli_main(*base, out, "-s", "sgns")[0] == 0
+    assert cli_main(*base, out, "-s", "sgns")[0] == 0  # a rerun
+    before = out.read_bytes()
+    code, _, err = cli_main(*base, out, "-s", "cbow")
+    assert code == 2 and err.count("\n") == 1, err
+    assert (
+        f"{out}: holds the vectors of student 'sgns'; this run writes student 'cbow': pass --overwrite" in err
+    )
+    assert out.read_bytes() == before
+    assert cli_main(*base, out, "-s", "cbow", "--overwrite")[0] == 0
+    retro = ["retrofit", out, "-l", "wordnet", "--out"]
+    assert cli_main(*retro, tmp_path / "r.txt")[0] == 0
+    assert cli_main(*retro, tmp_path / "r.txt")[0] == 0  # the same retrofit again
+    assert cli_main(*base, tmp_path / "w.txt", "-s", "sgns")[0] == 0
+    code, _, err = cli_main(*retro, tmp_path / "w.txt")  # onto a student's vectors: a different step
+    assert code == 2 and "student 'sgns'; this run writes student 'cbow' retrofitted with faruqui" in err, err
+    (tmp_path / "other.txt").write_text("1 2\nking 1 0\n")  # made by another tool: no metadata
+    code, _, err = cli_main(*base, tmp_path / "other.txt", "-s", "sgns")
+    assert code == 2 and "holds the vectors of unknown provenance" in err, err

@@ -17,6 +17,7 @@ LAYERS = [
     {"text"},
     {
         "vectors",
+        "teachers",
         "composer",
         "words",
         "fileio",

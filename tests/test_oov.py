@@ -161,6 +161,34 @@ def test_compose_command_adds_a_composer(tiny_caches, tmp_path, cli_main):
     assert code == 0, err
 
 
+@pytest.mark.parametrize("out", ["c.txt", "c.bin", "c"])
+def test_compose_never_changes_its_input(tiny_caches, tmp_path, cli_main, out):
+    v = fit_cache_student("ase", tiny_caches["bert"], compose=False)
+    lines = v.save(tmp_path / "v.txt").read_text().splitlines()
+    n, d = lines[0].split()
+    rows = [f"{w} " + " ".join(repr(float(x)) for x in row) for w, row in zip(v.words, v.matrix, strict=True)]
+    # full float precision and a repeated word: what a rewrite at %.6g would change or drop
+    text = "\n".join([f"{int(n) + 1} {d}", *rows, rows[0].split(" ")[0] + " " + " ".join(["0.5"] * int(d))])
+    src = tmp_path / "v.txt"
+    src.write_text(text + "\n")
+    (tmp_path / "v.txt.meta.json").unlink()
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code, stdout, err = cli_main("compose", src, "--cache", tiny_caches["bert"], "--out", tmp_path / out)
+    assert code == 0, err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name in before} == before
+    composed = Vectors.load(tmp_path / out)
+    assert composed.composer is not None and composed.words == v.words
+    assert f"{tmp_path / out}: composer of" in stdout
+
+
+def test_compose_needs_an_output(tiny_caches, tmp_path, cli_main):
+    src = fit_cache_student("ase", tiny_caches["bert"], compose=False).save(tmp_path / "v.bin")
+    before = src.read_bytes()
+    code, _, err = cli_main("compose", src, "--cache", tiny_caches["bert"])
+    assert code == 2 and "Missing option '--out'" in err
+    assert src.read_bytes() == before and Vectors.load(src).composer is None
+
+
 def test_fit_student_stores_a_composer_unless_told_not_to(tiny_caches, tmp_path, cli_main):
     base = ["fit-student", "-s", "ase", "--cache", tiny_caches["gpt2"]]
     assert cli_main(*base, "-o", tmp_path / "a")[0] == 0

@@ -10,10 +10,26 @@ files that look split as lines and everything else as documents (:mod:`~ctx2stat
 says how it decides); the choice is logged, one line per ``--corpus`` path, and recorded per file
 in a cache's identity.
 
-No input costs unbounded memory (:class:`Bounds`): a text line or document longer than 1 MiB is
-cut into pieces at blanks, and a sentence longer than 256 words into pieces of about equal length
-(the teacher reads 256 words in one window of 512 pieces at up to two pieces a word); each
-file's cuts are reported once, with their number and the first place.
+A file named twice (by another path, a link, or inside a folder also named) is read once, with
+one warning: counting it twice would silently double its words, and naming a folder and a file in
+it is an easy slip, not a wish to weight the file (a refusal would stop a run for nothing).
+
+Every text is read in Unicode normal form C (:func:`~ctx2static.text.normal.nfc`), so a word
+saved decomposed (NFD) is the same word as saved composed.
+
+No input costs memory that grows with the file (:class:`Bounds`). The budget: one read, one line
+and one document hold at most 1 MiB of text (:attr:`Bounds.chars`): a longer line is read in
+pieces of at most 1 MiB, cut after a blank where the piece has one in its second half, and a
+longer document (of the sentence split) is cut at line boundaries. A paragraph read one sentence a
+line is held at most :data:`PARAGRAPH_LINES` lines and 1 MiB at a time: a longer one (a file
+without blank lines) is passed on in pieces under one paragraph id, which changes no sentence. A
+record (JSON line, CSV field) is refused over 64 MiB (:data:`~ctx2static.text.sources.RECORD_BYTES`)
+and cut into 1 MiB pieces like a document. A sentence longer than 256 words is cut into pieces of
+about equal length (the teacher reads 256 words in one window of 512 pieces at up to two pieces a
+word). So reading holds a few MiB whatever the file's size or layout
+(``bench/results/memory_corpus.md``); each file's cuts are reported once, with their number and
+the first place. Read without bounds (to continue a cache begun before them), a line or
+document over 64 MiB is refused.
 """
 
 from __future__ import annotations
@@ -31,7 +47,8 @@ from typing import Any
 from ctx2static.errors import UserError
 from ctx2static.fileio import read_lines
 from ctx2static.options import Options, Rule, opt
-from ctx2static.text.sources import TEXT_EXPECT, Format, Source, find_sources, records
+from ctx2static.text.normal import nfc
+from ctx2static.text.sources import RECORD_BYTES, TEXT_EXPECT, Format, Source, find_sources, records
 from ctx2static.text.split import Sniff, Split, pieces, sentences_of, sniff
 from ctx2static.words import tokenize
 
@@ -83,6 +100,9 @@ class Bounds:
 UNBOUNDED = Bounds(None, None)
 """How corpora were read before reading was bounded (a cache begun so is continued so)."""
 
+PARAGRAPH_LINES = 4096
+"""Lines of a paragraph read one sentence a line held at once; a longer one comes in pieces."""
+
 
 @dataclass(frozen=True)
 class Reading:
@@ -102,6 +122,9 @@ class Reading:
 
 Located = tuple[int, str]
 """A sentence and the line (of a text file) or row (of records) it comes from."""
+
+Piece = tuple[bool, list[Located]]
+"""Sentences of a paragraph, and whether they continue the paragraph of the piece before."""
 
 
 @dataclass
@@ -134,10 +157,23 @@ class Corpus:
         if not self.paths:
             raise UserError("no corpus files given; pass at least one with --corpus")
         self.readings = []
+        seen: dict[tuple[int, int], Path] = {}
+        repeats: list[tuple[Path, Path]] = []  # a file named again, and its first name
         for p in self.paths:
-            found = [self._reading(s) for s in find_sources([p], self.config.corpus_format)]
-            log.info("corpus %s: %s", p, _summary(found))
+            found = []
+            for source in find_sources([p], self.config.corpus_format):
+                first = seen.setdefault(source.key, source.path)
+                if first is source.path:
+                    found.append(self._reading(source))
+                else:
+                    repeats.append((source.path, first))
+            if found:
+                log.info("corpus %s: %s", p, _summary(found))
             self.readings += found
+        if repeats:
+            (again, first), more = repeats[0], len(repeats) - 1
+            log.warning("%s: the same file as %s, given twice as corpus; read once%s", again, first,
+                        f" (and {more} more file(s) given twice)" if more else "")  # fmt: skip
         self._reported: set[tuple[Path, str]] = set()
 
     def _reading(self, source: Source) -> Reading:
@@ -173,18 +209,21 @@ class Corpus:
         return {**self.config.tokens(), "bounds": asdict(self.bounds)}
 
     def paragraphs(self) -> Iterator[list[str]]:
-        """Yield each paragraph as its list of raw sentences (empty paragraphs skipped)."""
+        """Yield each paragraph as its list of raw sentences (empty paragraphs skipped).
+
+        A paragraph over the budget (module docstring) comes in pieces, each yielded alone.
+        """
         for reading in self.readings:
-            for para in self._paragraphs(reading):
+            for _, para in self._paragraphs(reading):
                 yield [s for _, s in para]
 
-    def _paragraphs(self, reading: Reading) -> Iterator[list[Located]]:
+    def _paragraphs(self, reading: Reading) -> Iterator[Piece]:
         cut = _Cuts(f"longer than {self.bounds.chars or 0:,} characters were cut into pieces")
         if not reading.source.records:
             yield from self._text(reading, cut)
         else:
             for row, text in records(reading.source, self.config.text_field):
-                chunks = _chunks(text, self.bounds.chars)
+                chunks = _chunks(nfc(text), self.bounds.chars)
                 if len(chunks) > 1:
                     cut.add(row)
                 for chunk in chunks:
@@ -194,30 +233,44 @@ class Corpus:
                         yield from _split(reading.split, [(row, chunk)])
         self._report(reading, cut, "row(s)" if reading.source.records else "line(s) or document(s)")
 
-    def _text(self, reading: Reading, cut: _Cuts) -> Iterator[list[Located]]:
-        """A text file's paragraphs: its lines (split lines), else its documents split or kept whole."""
-        lines = read_lines(reading.source.path, TEXT_EXPECT, self.bounds.chars)
+    def _text(self, reading: Reading, cut: _Cuts) -> Iterator[Piece]:
+        """A text file's paragraphs: its lines (split lines), else its documents split or kept whole.
+
+        Nothing is held past the budget (module docstring): a paragraph of lines is passed on every
+        :data:`PARAGRAPH_LINES` lines or ``chars`` characters, a document is cut there.
+        """
+        path, chars = reading.source.path, self.bounds.chars
+        budget = chars or RECORD_BYTES
+        lines = read_lines(path, TEXT_EXPECT, budget)
+        by_lines = reading.split is Split.LINES
         block: list[Located] = []
-        size, last, counted = 0, 0, 0
+        size, last, counted, more = 0, 0, 0, False
         for n, line in lines:
             if n == last and n != counted:  # a line's second piece: the line is counted once
+                if chars is None:
+                    raise _too_long(path, n, "line")
                 cut.add(n)
                 counted = n
             last = n
             if not line.strip():
-                yield from _split(reading.split, block)
-                block, size = [], 0
+                yield from _split(reading.split, block, more)
+                block, size, more = [], 0, False
                 continue
-            if reading.split is not Split.LINES and block:
-                full = self.bounds.chars is not None and size + len(line) > self.bounds.chars
-                if full and not reading.by_line:
-                    cut.add(block[0][0])
-                if full or reading.by_line:
+            if block:
+                full = size + len(line) > budget
+                if by_lines and (full or len(block) >= PARAGRAPH_LINES):
+                    yield from _split(reading.split, block, more)
+                    block, size, more = [], 0, True
+                elif not by_lines and (full or reading.by_line):
+                    if full and not reading.by_line:
+                        if chars is None:
+                            raise _too_long(path, block[0][0], "document")
+                        cut.add(block[0][0])
                     yield from _split(reading.split, block)
                     block, size = [], 0
-            block.append((n, line))
+            block.append((n, nfc(line)))
             size += len(line) + 1
-        yield from _split(reading.split, block)
+        yield from _split(reading.split, block, more)
 
     def _report(self, reading: Reading, cut: _Cuts, what: str) -> None:
         key = (reading.source.path, cut.what)
@@ -230,10 +283,11 @@ class Corpus:
     def sentences(self) -> Iterator[tuple[int, list[str]]]:
         """Yield ``(paragraph_id, tokens)`` for every sentence that passes the length filter."""
         cfg, limit = self.config, self.bounds.words
-        pid = 0
+        pid = -1
         for reading in self.readings:
             long = _Cuts(f"longer than {limit or 0} words were cut into pieces")
-            for para in self._paragraphs(reading):
+            for more, para in self._paragraphs(reading):
+                pid += not more
                 for where, sentence in para:
                     toks = tokenize(sentence, cfg.lowercase)
                     if not toks:
@@ -248,7 +302,6 @@ class Corpus:
                             yield pid, piece
                     else:
                         yield pid, toks
-                pid += 1
             self._report(reading, long, "sentence(s)")
 
     def __iter__(self) -> Iterator[list[str]]:
@@ -256,24 +309,37 @@ class Corpus:
             yield toks
 
 
-def _split(split: Split, block: list[Located]) -> Iterator[list[Located]]:
-    """A block of lines as a paragraph: its lines as they are (lines), else one document split or whole."""
+def _split(split: Split, block: list[Located], more: bool = False) -> Iterator[Piece]:
+    """A block of lines as a paragraph: its lines as they are (lines), else one document split or whole.
+
+    ``more``: the block continues the paragraph before it (lines only: a document is never continued).
+    """
     if not block:
         return
     if split is Split.LINES:
-        yield block
+        yield more, block
         return
     where, text = block[0][0], " ".join(line for _, line in block)
     para = [(where, s) for s in sentences_of(text)] if split is Split.SENTENCES else [(where, text.strip())]
     if para and para[0][1]:
-        yield para
+        yield False, para
 
 
-def _record_lines(row: int, text: str) -> Iterator[list[Located]]:
-    """A record's lines as sentences, a blank line between paragraphs."""
+def _record_lines(row: int, text: str) -> Iterator[Piece]:
+    """A record's lines as sentences, a blank line between paragraphs (in pieces of PARAGRAPH_LINES)."""
     for blank, group in itertools.groupby(text.splitlines(), key=lambda line: not line.strip()):
         if not blank:
-            yield [(row, line) for line in group]
+            more = False
+            while piece := [(row, line) for line in itertools.islice(group, PARAGRAPH_LINES)]:
+                yield more, piece
+                more = True
+
+
+def _too_long(path: Path, line: int, what: str) -> UserError:
+    return UserError(
+        f"{path}: line {line} begins a {what} longer than {RECORD_BYTES >> 20} MiB, and this cache was begun "
+        "before long lines were cut; extract into a new folder to read it"
+    )
 
 
 def _chunks(text: str, limit: int | None) -> list[str]:

@@ -7,8 +7,12 @@ in name order, for all of these (hidden names skipped). The format comes from th
 ambiguous one (``.json``, or a folder of files without suffixes) takes ``--corpus-format``.
 
 Records are streamed (lines, CSV rows, Parquet and Arrow record batches): nothing holds a whole
-file. A record without the text field, or whose field is not text, is a one-line error naming
-the file, the row and the field.
+file, and a record over :data:`RECORD_BYTES` is refused. A record without the text field, or whose
+field is not text, is a one-line error naming the file, the row and the field; so is one that
+cannot be a record: a CSV quote never closed (it would swallow the rest of the file as one field),
+a JSON line nested too deep or with a number too long to read, or a lone UTF-16 surrogate (an
+escaped U+D800 to U+DFFF without its pair), which is no character and is refused like bad UTF-8.
+A UTF-8 byte order mark opening a file is dropped.
 """
 
 from __future__ import annotations
@@ -18,7 +22,10 @@ import enum
 import hashlib
 import io
 import json
+import lzma
 import os
+import sys
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +35,7 @@ from ctx2static.fileio import COMPRESSED, open_compressed, read_json, read_lines
 
 RECORD_BYTES = 64 << 20  # a JSON line or CSV field longer than this is refused (no record costs more)
 BATCH_ROWS = 256  # Parquet / Arrow rows read at a time
+_UNREADABLE = (OSError, EOFError, lzma.LZMAError, zlib.error)  # a damaged file or archive
 
 
 class Format(str, enum.Enum):
@@ -58,6 +66,12 @@ class Source:
 
     path: Path
     format: Format
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """Device and inode: one file (or dataset folder) under any name, link or folder."""
+        st = self.path.stat()
+        return st.st_dev, st.st_ino
 
     @property
     def records(self) -> bool:
@@ -167,18 +181,44 @@ def _jsonl(path: Path, field: str) -> Iterator[tuple[int, str]]:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}: row {n} is not JSON ({exc.msg}); pass {expect}") from None
+        except RecursionError:
+            raise UserError(f"{path}: row {n} is nested too deep to read; fix or drop that row") from None
+        except ValueError:  # an integer over the interpreter's digit limit
+            raise UserError(
+                f"{path}: row {n} holds a number of over {sys.get_int_max_str_digits():,} digits; "
+                "fix or drop that row"
+            ) from None
         value = obj.get(field) if isinstance(obj, dict) else None
         if not isinstance(value, str):
             raise _missing(path, n, field, value)
+        if "\\u" in line:  # only an escape can make a surrogate
+            _no_surrogate(path, n, value)
         yield n, value
 
 
+def _no_surrogate(path: Path, row: int, text: str) -> None:
+    """Refuse a lone UTF-16 surrogate: no character, it cannot be written as UTF-8 later."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UserError(
+            f"{path}: row {row} holds a lone surrogate (\\u{ord(text[exc.start]):x}), which is no character; "
+            "fix or drop that row"
+        ) from None
+
+
 def _csv(path: Path, field: str) -> Iterator[tuple[int, str]]:
+    """Rows of a CSV/TSV file; a quote never closed or a field over RECORD_BYTES is refused at its row.
+
+    ``strict``: a field that opens a quote must close it before the next delimiter or the file's
+    end, so a stray quote cannot swallow the rows after it into one field.
+    """
     csv.field_size_limit(RECORD_BYTES)  # a longer field is an error, not an unbounded allocation
     delimiter = "\t" if _stem(path).endswith(".tsv") else ","
+    row, line = 0, 1
     try:
-        with io.TextIOWrapper(open_compressed(path), encoding="utf-8", newline="") as fh:
-            reader = csv.reader(fh, delimiter=delimiter)
+        with io.TextIOWrapper(open_compressed(path), encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh, delimiter=delimiter, strict=True)
             header = next(reader, [])
             if field not in header:
                 raise UserError(
@@ -186,12 +226,26 @@ def _csv(path: Path, field: str) -> Iterator[tuple[int, str]]:
                     "pass --text-field NAME"
                 )
             col = header.index(field)
+            line = reader.line_num + 1
             for row, values in enumerate(reader, 1):
                 if col >= len(values):
                     raise _missing(path, row, field, None)
                 yield row, values[col]
-    except (csv.Error, UnicodeDecodeError, OSError, EOFError) as exc:
-        raise UserError(f"{path}: cannot read it as CSV ({exc}); pass UTF-8 CSV with a header row") from None
+                line = reader.line_num + 1
+    except csv.Error as exc:
+        raise UserError(
+            f"{path}: row {row + 1} (from line {line}) is not CSV ({exc}), e.g. a quote never closed; "
+            'fix that row (a quote inside a field is written "")'
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"{path}: near row {row + 1}, not valid UTF-8 ({exc.reason}); "
+            "convert the file first, e.g. iconv -f latin1 -t utf-8"
+        ) from None
+    except _UNREADABLE as exc:
+        raise UserError(
+            f"{path}: cannot decompress or read it near row {row + 1} ({exc}); check the file is complete"
+        ) from None
 
 
 def _batches_text(path: Path, field: str, batches: Iterable) -> Iterator[tuple[int, str]]:

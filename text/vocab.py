@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio import atomic_write, read_lines
 from ctx2static.options import Options, Rule, at_least, opt
 from ctx2static.text.corpus import Corpus
+from ctx2static.text.normal import nfc
+
+WORD_LINE_BYTES = 1 << 16  # a longer line of a vocabulary file is no word and is refused unread
 
 
 @dataclass(frozen=True)
@@ -90,20 +93,37 @@ class Vocab:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Vocab:
-        """Read a file written by :meth:`save`."""
+        """Read a file written by :meth:`save` (or by hand), its words in NFC like the corpus's.
+
+        A word given twice (also once composed, once decomposed) is refused: its vector would be
+        two rows, and a student refuses the vocabulary only after the teacher ran. So is an empty
+        word or one holding a blank: the tokenizer never makes one, and a vectors file cannot hold it.
+        """
         words, counts = [], []
-        try:
-            with open(path, encoding="utf-8") as fh:
-                for n, line in enumerate(fh, 1):
-                    parts = line.rstrip("\n").split("\t")
-                    if len(parts) != 2 or not (
-                        parts[1].isascii() and parts[1].isdigit() and len(parts[1]) <= 18
-                    ):
-                        raise UserError(f"{path}: line {n} is not 'word<TAB>count'; rebuild the vocabulary")
-                    words.append(parts[0])
-                    counts.append(int(parts[1]))
-        except FileNotFoundError:
-            raise UserError(f"{path}: no such vocabulary file") from None
-        except UnicodeDecodeError:
-            raise UserError(f"{path}: not UTF-8 text; rebuild the vocabulary") from None
+        line_of: dict[str, int] = {}
+        expect = "a vocabulary, word<TAB>count lines"
+        last = 0
+        for n, line in read_lines(path, expect, limit=WORD_LINE_BYTES):
+            parts = line.split("\t")
+            if (
+                n == last
+                or len(parts) != 2
+                or not (parts[1].isascii() and parts[1].isdigit() and len(parts[1]) <= 18)
+            ):
+                raise UserError(f"{path}: line {n} is not 'word<TAB>count'; rebuild the vocabulary")
+            last = n
+            word = nfc(parts[0])
+            if not word or any(c.isspace() for c in word):
+                what = f"{word!r}, a word with a blank" if word else "an empty word"
+                raise UserError(
+                    f"{path}: line {n} holds {what}, which no corpus has (words are split at blanks); "
+                    "drop that line"
+                )
+            if line_of.setdefault(word, n) != n:
+                raise UserError(
+                    f"{path}: line {n} repeats the word {word!r} of line {line_of[word]} "
+                    "(in Unicode NFC); keep each word once"
+                )
+            words.append(word)
+            counts.append(int(parts[1]))
         return cls(words, np.array(counts, dtype=np.int64))

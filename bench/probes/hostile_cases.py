@@ -2,6 +2,7 @@
 anything the user had changed (a sha256 of every file the case did not name as an output).
 
     python bench/probes/hostile_cases.py --out bench/results/hostile_cases.md
+    python bench/probes/hostile_cases.py --round 4 --out bench/results/hostile_cases_4.md
 
 Small data only (the bundled test corpus, the packaged MiniLM for the extract cases); a few minutes.
 Each case is also a test in tests/ (named in the table); this script is the table of the closing note.
@@ -37,9 +38,11 @@ def digest(folder: Path) -> dict[str, str]:
     return out
 
 
-def run(args: list[str], cwd: Path, term_after: float | None = None) -> tuple[int, str]:
+def run(
+    args: list[str], cwd: Path, term_after: float | None = None, stdin: str | None = None
+) -> tuple[int, str]:
     if term_after is None:
-        p = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900)
+        p = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900, input=stdin)
         rc, err, out = p.returncode, p.stderr, p.stdout
     else:
         proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -165,25 +168,196 @@ def setup(kind: str, w: Path) -> None:
         (w / "F").write_text("mine\n")
 
 
+EVIL_CONFIG = {
+    "model_type": "evil",
+    "architectures": ["EvilModel"],
+    "auto_map": {"AutoConfig": "configuration_evil.EvilConfig", "AutoModel": "modeling_evil.EvilModel"},
+}
+PWN = "import pathlib\npathlib.Path(__file__).with_name('PWNED').write_text('ran')\n"
+
+
+def cases_4() -> list[tuple[str, list[str], dict]]:
+    """Round 4 (issue 38): what a careless or hostile user hands over, one command each."""
+    sgns = [*CLI, "fit-student", "-s", "sgns", "--epochs", "1", "--dim", "20", "--min-count", "1"]
+    ext = [*CLI, "extract", "--corpus", "s.txt", "--max-sentences", "50", "--out", "c"]
+    return [
+        (
+            "1 auto_map teacher, stdin says yes",
+            [*ext, "--teacher", "evil"],
+            {"setup": "evil", "stdin": "y\n" * 50},
+        ),
+        ("1 pickled pytorch_model.bin", [*ext, "--teacher", "pickled"], {"setup": "pickled"}),
+        ("1 weights of the wrong shape", [*ext, "--teacher", "shapes"], {"setup": "shapes"}),
+        ("1 tokenizer.json of the wrong structure", [*ext, "--teacher", "tok"], {"setup": "tok"}),
+        ("1 truncated safetensors", [*ext, "--teacher", "trunc"], {"setup": "trunc"}),
+        ("1 no weights", [*ext, "--teacher", "noweights"], {"setup": "noweights"}),
+        (
+            "2 export -o the input's sidecar",
+            [*CLI, *"export V.txt --format word2vec --out V.txt.meta.json --no-eval".split()],
+            {"setup": "sidecar"},
+        ),
+        (
+            "2 retrofit -o the input's sidecar",
+            [*CLI, *"retrofit V.txt --lexicon wordnet --out V.txt.meta.json".split()],
+            {"setup": "sidecar"},
+        ),
+        (
+            "2 eval --json the input's sidecar",
+            [*CLI, *"eval V.txt --json V.txt.meta.json".split()],
+            {"setup": "sidecar"},
+        ),
+        ("3 compose VECTORS --cache C", [*CLI, *"compose V.txt --cache c".split()], {"setup": "compose"}),
+        (
+            "8 fit-student --dim 2000000",
+            [*sgns, "--corpus", "s.txt", "--dim", "2000000", "--out", "o.txt"],
+            {"setup": "s"},
+        ),
+        ("9 CSV quote never closed", [*sgns, "--corpus", "q.csv", "--out", "o.txt"], {"setup": "csv"}),
+        (
+            "11 .bin word holding a newline, exported as text",
+            [*CLI, *"export nl.bin --format word2vec --out nl.txt --no-eval".split()],
+            {"setup": "nl"},
+        ),
+        ("t corrupt .csv.xz", [*sgns, "--corpus", "bad.csv.xz", "--out", "o.txt"], {"setup": "badxz"}),
+        ("t JSONL nested 200k deep", [*sgns, "--corpus", "deep.jsonl", "--out", "o.txt"], {"setup": "deep"}),
+        ("t JSONL 100k-digit number", [*sgns, "--corpus", "num.jsonl", "--out", "o.txt"], {"setup": "num"}),
+        (
+            "t JSONL lone surrogate, --split none",
+            [*sgns, "--corpus", "sur.jsonl", "--split", "none", "--out", "o.txt"],
+            {"setup": "sur"},
+        ),
+        (
+            "t a path part over 255 bytes",
+            [*sgns, "--corpus", "s.txt", "--out", "x" * 300 + "/o.txt"],
+            {"setup": "s"},
+        ),
+        ("t a 246-byte -o name", [*sgns, "--corpus", "s.txt", "--out", "y" * 246], {"setup": "s"}),
+        ("t TOML nested 50k deep", [*CLI, "run", "deep.toml", "--out", "r"], {"setup": "toml"}),
+        (
+            "t study student name of 300 characters",
+            [*CLI, "run", "long.toml", "--out", "r"],
+            {"setup": "longname"},
+        ),
+        ("minor .csv.GZ upper case", [*sgns, "--corpus", "u.csv.GZ", "--out", "o.txt"], {"setup": "gz"}),
+        ("minor CSV with a BOM header", [*sgns, "--corpus", "bom.csv", "--out", "o.txt"], {"setup": "bom"}),
+        (
+            "minor one file given twice",
+            [*sgns, "--corpus", "s.txt", "--corpus", "./s.txt", "--out", "o.txt"],
+            {"setup": "s"},
+        ),
+        (
+            "minor --json X --markdown X",
+            [*CLI, *"eval V.txt --json X --markdown X".split()],
+            {"setup": "sidecar"},
+        ),
+        (
+            "minor --vocab with a word twice",
+            [*ext, "--teacher", "minilm", "--vocab", "dup.tsv"],
+            {"setup": "dupvocab"},
+        ),
+    ]
+
+
+def _broken_teacher(kind: str, teacher: Path) -> None:
+    """A teacher folder with foreign code, or a tiny BERT with one part broken."""
+    if kind == "evil":
+        teacher.mkdir()
+        (teacher / "config.json").write_text(json.dumps(EVIL_CONFIG))
+        (teacher / "configuration_evil.py").write_text(PWN)
+        (teacher / "modeling_evil.py").write_text(PWN)
+        return
+    sys.path.insert(0, str(ROOT.parent))  # the tests' tiny models
+    from importlib import import_module
+
+    import_module(f"{ROOT.name}.tests.tiny_models").save_tiny_bert(teacher)
+    weights = teacher / "model.safetensors"
+    if kind == "pickled":
+        weights.unlink()
+        (teacher / "pytorch_model.bin").write_bytes(b"\x80\x04cos\nsystem\n(S'touch PWNED'\ntR.")
+    elif kind == "shapes":
+        config = json.loads((teacher / "config.json").read_text())
+        config["hidden_size"] *= 2
+        config["intermediate_size"] *= 2
+        (teacher / "config.json").write_text(json.dumps(config))
+    elif kind == "tok":
+        (teacher / "tokenizer.json").write_text(json.dumps({"model": [1, 2, 3]}))
+    elif kind == "trunc":
+        weights.write_bytes(weights.read_bytes()[:1000])
+    else:
+        weights.unlink()
+
+
+def _files_4(lines: list[str]) -> dict[str, tuple[str, bytes]]:
+    """The one-file cases: setup name -> (file name, bytes)."""
+    import gzip
+    import lzma
+
+    import numpy as np
+
+    row = np.ones(2, dtype=np.float32).tobytes()
+    xz = lzma.compress(b"id,text\n" + b"1,the king sat on the mat\n" * 5000)
+    bom = "\ufefftext,id\n" + "".join(f"{ln.replace(',', ' ')},{i}\n" for i, ln in enumerate(lines))
+    return {
+        "csv": ("q.csv", b'id,text\n1,the king sat\n2,"the queen never closes\n' + b"3,a line\n" * 500),
+        "nl": ("nl.bin", b"2 2\n" + b"".join(w + b" " + row + b"\n" for w in (b"new\nline", b"tab\tword"))),
+        "badxz": ("bad.csv.xz", xz[: len(xz) // 2] + b"\0" * 64 + xz[len(xz) // 2 :]),
+        "deep": ("deep.jsonl", b'{"text": ' + b"[" * 200_000 + b"]" * 200_000 + b"}\n"),
+        "num": ("num.jsonl", b'{"text": "a b", "n": ' + b"9" * 100_000 + b"}\n"),
+        "sur": ("sur.jsonl", b'{"text": "the king \\ud800 sat"}\n' * 50),
+        "toml": ("deep.toml", b"a = " + b"[" * 50_000 + b"]" * 50_000 + b"\n"),
+        "longname": (
+            "long.toml",
+            b'[corpus]\nfiles = ["s.txt"]\n\n[students.' + b"n" * 300 + b']\nstudent = "sgns"\n',
+        ),
+        "gz": ("u.csv.GZ", gzip.compress(("text\n" + "\n".join(lines) + "\n").encode())),
+        "bom": ("bom.csv", bom.encode()),
+        "dupvocab": ("dup.tsv", b"king\t3\nqueen\t2\nking\t1\n"),
+    }
+
+
+def setup_4(kind: str, w: Path) -> None:
+    """What a round-4 case needs in its folder (``s.txt``: 400 lines of the test corpus)."""
+    import lzma
+
+    lines = lzma.open(MINI, "rt").read().splitlines()[:400]
+    (w / "s.txt").write_text("\n".join(lines) + "\n")
+    if kind in ("evil", "pickled", "shapes", "tok", "trunc", "noweights"):
+        _broken_teacher(kind, w / kind)
+    files = _files_4(lines)
+    if kind in files:
+        name, data = files[kind]
+        (w / name).write_bytes(data)
+    if kind in ("sidecar", "compose"):
+        words = ["king", "queen", "man", "woman", "cat", "dog"]
+        (w / "V.txt").write_text(f"{len(words)} 3\n" + "".join(f"{x} {i} 1 0\n" for i, x in enumerate(words)))
+        (w / "V.txt.meta.json").write_text(json.dumps({"student": "sgns", "teacher": "minilm"}))
+    if kind == "compose":
+        extract = "extract --corpus s.txt --teacher minilm --out c --max-sentences 50 --min-count 1"
+        subprocess.run([*CLI, *extract.split()], cwd=w, check=True, capture_output=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path)
     ap.add_argument("--only", nargs="*", help="case number prefixes to run")
+    ap.add_argument(
+        "--round", type=int, default=3, choices=(3, 4), help="3: the earlier cases; 4: issue 38's"
+    )
     args = ap.parse_args()
     rows = []
-    for name, cmd, opts in cases():
+    for name, cmd, opts in cases_4() if args.round == 4 else cases():
         if args.only and not any(name.startswith(o + " ") for o in args.only):
             continue
         with tempfile.TemporaryDirectory() as d:
             w = Path(d)
             env_tmp = w / "tmp"
             env_tmp.mkdir()
-            setup(opts.get("setup", ""), w)
+            (setup_4 if args.round == 4 else setup)(opts.get("setup", ""), w)
             if opts.get("setup") == "twice":
                 run(cmd, w)
             before = {k: v for k, v in digest(w).items() if "/tmp/" not in k}
             os.environ["TMPDIR"] = str(env_tmp)
-            rc, line = run(cmd, w, opts.get("term"))
+            rc, line = run(cmd, w, opts.get("term"), opts.get("stdin"))
             after = digest(w)
             lost = [k for k, v in before.items() if after.get(k) != v and not k.endswith((".lock",))]
             leftovers = [
@@ -192,15 +366,19 @@ def main() -> None:
             if leftovers:
                 print("  left in TMPDIR:", [p.name for p in leftovers])
             kept = "yes" if not lost else "CHANGED: " + ", ".join(Path(k).name for k in lost[:3])
+            if any(p.name == "PWNED" for p in w.rglob("PWNED")):
+                kept += "; FOREIGN CODE RAN"
             if leftovers:
                 kept += f"; {len(leftovers)} temporaries left"
             rows.append((name, rc, line, kept))
             print(f"{name}: rc {rc}: {line} [{kept}]", flush=True)
     if args.out:
+        title = "Hostile inputs" + ", round 4" * (args.round == 4)
         text = [
-            "# Hostile inputs: the line printed, the exit code, nothing lost",
+            f"# {title}: the line printed, the exit code, nothing lost",
             "",
-            f"`python bench/probes/hostile_cases.py --out {args.out}` ({time.strftime('%Y-%m-%d')})",
+            f"`python bench/probes/hostile_cases.py{' --round 4' * (args.round == 4)} --out {args.out}` "
+            f"({time.strftime('%Y-%m-%d')})",
             "",
             "| case | exit | line printed | everything else unchanged |",
             "|---|---:|---|---|",

@@ -20,6 +20,7 @@ from pathlib import Path
 from ctx2static.errors import UserError
 from ctx2static.fileio import read_lines
 from ctx2static.resources import DOWNSTREAM_DIR
+from ctx2static.text.normal import nfc
 
 
 class Task(str, Enum):
@@ -77,6 +78,7 @@ def read_slash_tagged(path: str | os.PathLike) -> TaggedSentences:
         raise _missing(path)
     docs, words, tags = [], [], []
     for n, line in read_lines(path, "FILE<TAB>word/tag ... lines"):
+        line = nfc(line)  # the corpus is read in NFC: a word in NFD would miss its row
         doc, sep, text = line.partition("\t")
         pairs = [token.rpartition("/") for token in text.split()]
         if not sep or not pairs or any(not w or not t for w, _, t in pairs):
@@ -95,6 +97,7 @@ def read_conll(path: str | os.PathLike) -> TaggedSentences:
     words: list[list[str]] = [[]]
     tags: list[list[str]] = [[]]
     for n, line in read_lines(path, "token<TAB>tag lines, a blank line between sentences"):
+        line = nfc(line)  # the corpus is read in NFC: a word in NFD would miss its row
         if not line.strip():
             if words[-1]:
                 words.append([])
@@ -118,6 +121,7 @@ def read_labelled(path: str | os.PathLike, labels: Sequence[str] = ("pos", "neg"
         raise _missing(path)
     texts, out = [], []
     for n, line in read_lines(path, "label<TAB>text lines"):
+        line = nfc(line)  # the corpus is read in NFC: a word in NFD would miss its row
         label, sep, text = line.partition("\t")
         if not sep or label not in labels or not text.strip():
             raise UserError(f"{path}: line {n} is not '{'|'.join(labels)}<TAB>text'")

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ctx2static.errors import UserError
+from ctx2static.memory import check_fits
 from ctx2static.options import Options, Rule, at_least, opt, positive
 from ctx2static.vectors import Vectors
 
@@ -129,7 +130,13 @@ def encode(vectors: Vectors, sentences: Sequence[Sequence[str]]) -> Encoded:
 def window_features(enc: Encoded, tokens: np.ndarray, window: int) -> np.ndarray:
     """Features of the tokens at ``tokens``: ``2w+1`` blocks of (unit vector, OOV flag)."""
     n, d = len(enc.rows), enc.unit.shape[1]
-    x = np.zeros((len(tokens), (2 * window + 1) * (d + 1)), dtype=np.float64)
+    shape = (len(tokens), (2 * window + 1) * (d + 1))
+    check_fits(  # the probe standardises a copy of the features, and its solver holds a third
+        3 * shape[0] * shape[1] * 8,
+        f"a downstream probe on {d:,}-dim vectors ({shape[0]:,} tokens x {shape[1]:,} features)",
+        "evaluate without the downstream family, or reduce the vectors first (export --dims)",
+    )
+    x = np.zeros(shape, dtype=np.float64)
     for k, offset in enumerate(range(-window, window + 1)):
         pos = tokens + offset
         inside = (pos >= 0) & (pos < n)

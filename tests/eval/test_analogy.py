@@ -119,3 +119,52 @@ def test_3cosadd_agrees_with_gensim(tmp_path):
         n_correct, n = len(theirs["correct"]), len(theirs["correct"]) + len(theirs["incorrect"])
         assert (scores[ours].covered, scores[ours].score) == (n, pytest.approx(100 * n_correct / n))
     assert 0 < scores["q"].covered < scores["q"].total and len(sections[-1]["correct"]) > 3
+
+
+def test_a_question_whose_answer_is_a_question_word_is_not_covered(tmp_path):
+    """'a a b b' can never be answered right (the question words are excluded): it was scored 0 as covered."""
+    from ctx2static.eval.analogy import analogy_coverage
+
+    vecs = _toy()
+    path = tmp_path / "q.txt"
+    path.write_text("man king woman queen\nman man woman woman\nman king Man king\nking man woman apple\n")
+    bench = read_analogy(path)
+    [add, mul] = evaluate_analogy(vecs, bench)
+    assert (add.covered, add.total, mul.covered) == (2, 4, 2)  # "Man" is "man" in the table: d = b
+    assert analogy_coverage(vecs, bench, AnalogyConfig()).tolist() == [True, False, False, True]
+
+
+def test_questions_saved_in_nfd_find_their_words(tmp_path):
+    import unicodedata
+
+    words = ["été", "hiver", "café", "thé"]
+    vecs = Vectors(words, np.eye(4, dtype=np.float32) + 0.1)
+    (tmp_path / "nfd.txt").write_text(unicodedata.normalize("NFD", "été hiver café thé\n"), encoding="utf-8")
+    bench = read_analogy(tmp_path / "nfd.txt")
+    assert bench.questions == [("été", "hiver", "café", "thé")]
+    assert evaluate_analogy(vecs, bench)[0].covered == 1
+
+
+def test_a_benchmark_line_over_the_limit_is_refused_without_reading_it_whole(tmp_path, monkeypatch):
+    from ctx2static.errors import UserError
+    from ctx2static.eval import reading
+
+    monkeypatch.setattr(reading, "LINE_LIMIT", 1 << 10)
+    (tmp_path / "q.txt").write_text("a b c d\n" + "x " * 4000 + "\n")
+    with pytest.raises(UserError, match=r"q.txt: line 2 is longer than 1 KiB; a benchmark line holds a few"):
+        read_analogy(tmp_path / "q.txt")
+
+
+def test_search_options_too_large_for_the_memory_are_refused_naming_them(monkeypatch):
+    from ctx2static import memory
+    from ctx2static.errors import UserError
+
+    rng = np.random.default_rng(0)
+    unit = rng.normal(size=(5000, 8)).astype(np.float32)
+    abc = rng.integers(0, 5000, size=(3000, 3))
+    monkeypatch.setattr(memory, "available_bytes", lambda: 32 << 20)
+    solve(unit, abc, AnalogyConfig())  # 256 words x 5,000 cosines: 15 MB with the default chunk
+    with pytest.raises(
+        UserError, match=r"^analogy with --top-n 5000 --group-words 256 --chunk 3000 needs about"
+    ):
+        solve(unit, abc, AnalogyConfig(chunk=3000))

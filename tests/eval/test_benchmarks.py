@@ -92,7 +92,7 @@ def test_missing_and_binary_files(tmp_path):
     with pytest.raises(UserError, match="nope.txt: no such benchmark file"):
         read_similarity(tmp_path / "nope.txt")
     (tmp_path / "bin.txt").write_bytes(b"a b \xff\n")
-    with pytest.raises(UserError, match="bin.txt: not UTF-8"):
+    with pytest.raises(UserError, match="bin.txt: line 1 is not valid UTF-8"):
         read_similarity(tmp_path / "bin.txt")
 
 

@@ -200,3 +200,32 @@ def test_score_with_std_shows_and_round_trips():
     assert s.cell() == "91.2 ±0.5 (90%)"
     assert Score.from_json(s.to_json()) == s
     assert Score("x", "y", "z", 50.0, 1, 1).cell() == "50.0 (100%)"
+
+
+def test_a_score_on_too_few_items_is_na_with_the_count_and_a_note():
+    from ctx2static.eval.results import THIN_NOTE, format_text, summary
+
+    thin = Score("rg65", "similarity", "spearman", -100.0, 2, 65)  # two pairs: a Spearman of +-100
+    assert thin.cell() == "n/a (2 items)"
+    assert Score("rg65", "similarity", "spearman", 70.0, 20, 65).cell() == "70.0 (30%)"
+    assert Score("rw", "similarity", "spearman", 50.0, 150, 2034).cell() == "n/a (150 items)"  # 7%
+    assert (
+        Score("mine", "similarity", "spearman", 50.0, 3, 4).cell() == "50.0 (75%)"
+    )  # a small set of one's own
+    full = Score("ws353", "similarity", "spearman", 70.0, 353, 353)
+    assert np.isnan(summary([full, thin], "avg5", "mean").score)
+    assert summary([full, full], "avg5", "mean").score == 70.0
+    assert THIN_NOTE in format_text({"v": [full, thin]}) and THIN_NOTE not in format_text({"v": [full]})
+
+
+def test_a_probe_whose_features_exceed_the_memory_is_refused_naming_the_vectors(monkeypatch):
+    from ctx2static import memory
+    from ctx2static.errors import UserError
+
+    vecs = Vectors(["a", "b"], np.ones((2, 1000), np.float32))
+    enc = encode(vecs, [["a", "b", "c"]] * 100)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 20)
+    with pytest.raises(
+        UserError, match=r"^a downstream probe on 1,000-dim vectors \(300 tokens x 5,005 features\)"
+    ):
+        window_features(enc, np.arange(300), 2)

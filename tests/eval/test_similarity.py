@@ -1,3 +1,5 @@
+import unicodedata
+
 import numpy as np
 import pytest
 
@@ -47,3 +49,35 @@ def test_coverage_with_oov_and_lowercase_lookup():
     assert (score.covered, score.total) == (3, 5)
     # covered: cos(paris,france)=.99, cos(paris,rome)=0, cos(france,rome)=.11 vs gold 9, 3, 1 -> rho 0.5
     assert score.score == pytest.approx(50.0)
+
+
+def test_a_large_similarity_file_costs_memory_in_proportion_to_its_pairs(tmp_path):
+    """A 50 MB file peaked at 6 GB: the file was held whole and every pair's float64 rows at once."""
+    from ctx2static.eval.similarity import read_similarity
+    from ctx2static.memory import PeakRss, current_rss, release_freed
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(2000)]
+    vecs = Vectors(words, rng.normal(size=(2000, 300)).astype(np.float32))
+    n = 150_000  # 2.2 MB of pairs; their rows at once in float64 were 720 MB
+    ids = rng.integers(0, 2000, size=(n, 2))
+    path = tmp_path / "big.tsv"
+    path.write_text("".join(f"w{a}\tw{b}\t{a % 7}.5\n" for a, b in ids))
+    release_freed()
+    with PeakRss(interval=0.005) as peak:
+        before = current_rss()
+        score = evaluate_similarity(vecs, read_similarity(path))
+    assert score.covered == n
+    assert peak.bytes - before < 500 * n  # a pair: its tuple of shared words, scores, ranks (was 4,800+)
+
+
+def test_a_pair_saved_in_nfd_scores_as_the_nfc_pair(tmp_path):
+    from ctx2static.eval.similarity import read_similarity
+
+    vecs = Vectors(["café", "thé", "eau"], np.array([[1, 0], [0.8, 0.6], [0, 1]], dtype=np.float32))
+    nfc = "café\tthé\t9\ncafé\teau\t2\nthé\teau\t5\n"
+    (tmp_path / "nfc.txt").write_text(nfc, encoding="utf-8")
+    (tmp_path / "nfd.txt").write_text(unicodedata.normalize("NFD", nfc), encoding="utf-8")
+    assert (tmp_path / "nfd.txt").read_bytes() != (tmp_path / "nfc.txt").read_bytes()
+    one, other = (evaluate_similarity(vecs, read_similarity(tmp_path / f)) for f in ("nfc.txt", "nfd.txt"))
+    assert (other.score, other.covered) == (one.score, one.covered) == (pytest.approx(100.0), 3)

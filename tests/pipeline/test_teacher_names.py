@@ -48,14 +48,17 @@ def test_extract_twice_into_a_folder_named_like_the_teacher_resumes(
     again = cli_main(*args)  # the old code loaded ./minilm, the cache, as the teacher: exit 2
     assert again[0] == 0, again[2]
     assert again[1].split(";")[0] == first[1].split(";")[0]  # the same shards: the finished cache, kept
+    assert again[1].rstrip().endswith("already complete, nothing to do")  # not "0 teacher tokens/s"
+    assert "teacher tokens/s" in first[1]
 
 
 def test_a_hub_short_name_beside_a_folder_named_like_its_hub_id_is_one_line(tmp_path, monkeypatch):
     """transformers loads a folder named like the hub id before the hub model: refused, not loaded."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "gpt2").mkdir()
+    (tmp_path / "openai-community" / "gpt2").mkdir(parents=True)
     with pytest.raises(
-        UserError, match=r"^teacher 'gpt2' is the hub model gpt2, but \./gpt2 is a folder here"
+        UserError,
+        match=r"^teacher 'gpt2' is the hub model openai-community/gpt2, but \./openai-community/gpt2 is a",
     ):
         resolve("gpt2")
 

@@ -7,12 +7,14 @@ and SIGTERM cleans temporaries as Ctrl-C does (exit 143). Character devices are 
 ``mknod`` (root); where that is refused those cases skip with the reason.
 """
 
+import errno
 import os
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import pytest
 
 from ctx2static import api
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_dir, atomic_write, folder_lock
+from ctx2static.fileio import atomic_dir, atomic_write, check_writable, environment_error, folder_lock
 from ctx2static.vectors import Vectors
 
 from .. import tiny_models as tm
@@ -332,7 +334,7 @@ def test_a_glove_checkpoint_never_names_the_corpus_or_the_output(inputs, cli_mai
     checkpoint = {"corpus": corpus, "output": out}[where]
     code, _, err = cli_main(
         "fit-student", "-s", "glove", "--corpus", corpus, "--min-count", "1",
-        "--set", f"checkpoint={checkpoint}", "-o", out,
+        "--set", f"checkpoint={checkpoint}", "-o", out, "--overwrite",
     )  # fmt: skip
     expected = {
         "corpus": f"{corpus}: is the input {corpus}",
@@ -369,6 +371,185 @@ def test_the_api_refuses_an_output_that_is_or_holds_an_input(inputs, tiny_models
     with pytest.raises(UserError, match=f"{inputs / 'native'}: is the input"):
         api.export(inputs / "native", "model2vec", inputs / "native")
     assert _snapshot(inputs) == before
+
+
+# ------------------------------------------------------------------ an input's sidecars are inputs
+
+SIDECARS = [".meta.json", ".subwords.npy", ".tokenizer.json"]
+
+
+def _sidecar_writers(inputs: Path, out: Path) -> dict[str, list]:
+    """Each command that reads the vectors ``v.txt`` and writes ``out``."""
+    v, sim, lex, cache = inputs / "v.txt", inputs / "sim.txt", inputs / "lex.txt", inputs / "cache"
+    return {
+        "export": ["export", v, "--format", "word2vec", "-o", out],
+        "export bin": ["export", v, "--format", "word2vec-bin", "-o", out],
+        "retrofit": ["retrofit", v, "-l", lex, "-o", out],
+        "eval --json": ["eval", v, "--no-bundled", "--similarity", sim, "--json", out],
+        "eval --markdown": ["eval", v, "--no-bundled", "--similarity", sim, "--markdown", out],
+        "compose": ["compose", v, "--cache", cache, "-o", out],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("sidecar", SIDECARS)
+@pytest.mark.parametrize(
+    "command", ["export", "export bin", "retrofit", "eval --json", "eval --markdown", "compose"]
+)
+def test_no_output_replaces_a_sidecar_or_composer_file_of_its_input(inputs, cli_main, command, sidecar):
+    v = inputs / "v.txt"
+    for suffix in SIDECARS[
+        1:
+    ]:  # the composer's files: their content does not matter, the refusal comes first
+        (inputs / f"v.txt{suffix}").write_bytes(b"the composer the user fitted")
+    out = inputs / f"v.txt{sidecar}"
+    before = _snapshot(inputs)
+    code, _, err = cli_main(*_sidecar_writers(inputs, out)[command])
+    _one_line(code, err, f"{out}: is the input {v}{sidecar}", "an output never replaces an input")
+    assert _snapshot(inputs) == before
+
+
+def test_the_output_s_own_sidecar_may_not_be_an_input(inputs, cli_main):
+    lex = inputs / "o.txt.meta.json"  # a lexicon named as the output's sidecar would be
+    lex.write_text("king queen\n")
+    code, _, err = cli_main("retrofit", inputs / "v.txt", "-l", lex, "-o", inputs / "o.txt")
+    _one_line(code, err, f"{lex}: is the input {lex}")
+    assert lex.read_text() == "king queen\n" and not (inputs / "o.txt").exists()
+
+
+def test_the_api_export_refuses_the_input_s_sidecar(inputs):
+    before = _snapshot(inputs)
+    with pytest.raises(UserError, match="is the input .*v.txt.meta.json"):
+        api.export(inputs / "v.txt", "word2vec", inputs / "v.txt.meta.json")
+    assert _snapshot(inputs) == before
+    assert Vectors.load(inputs / "v.txt").words == WORDS
+
+
+def test_eval_refuses_one_file_for_both_json_and_markdown(inputs, cli_main, tmp_path):
+    (tmp_path / "r").write_text(PRECIOUS)
+    v, sim = inputs / "v.txt", inputs / "sim.txt"
+    args = ["eval", v, "--no-bundled", "--similarity", sim, "--json", tmp_path / "r"]
+    code, out, err = cli_main(*args, "--markdown", tmp_path / "." / "r")
+    _one_line(code, err, f"{tmp_path / '.' / 'r'}: given to both --json and --markdown", "its own path")
+    assert out == "" and (tmp_path / "r").read_text() == PRECIOUS
+
+
+# ------------------------------------------------------------------ names too long for the filesystem
+
+
+def _fit(inputs: Path, out: Path) -> list:
+    return ["fit-student", "-s", "sgns", "--corpus", inputs / "corpus.txt", "--min-count", "1", "-o", out]
+
+
+@pytest.mark.parametrize(
+    "name, part",
+    [("a" * 300 + ".txt", "is 304 bytes"), ("d" * 300 + "/v.txt", "is 300 bytes"),
+     ("b" * 246 + ".txt", "temporary name")],
+    ids=["file name", "folder name", "temporary name"],
+)  # fmt: skip
+def test_a_name_too_long_is_one_line_before_the_work(tmp_path, inputs, cli_main, name, part):
+    out = tmp_path / name
+    code, stdout, err = cli_main(*_fit(inputs, out))
+    _one_line(code, err, part, "255")
+    assert stdout == "" and os.listdir(tmp_path) == ["in"]
+
+
+def test_a_name_whose_sidecar_temp_is_too_long_is_one_line_before_the_work(tmp_path, inputs, cli_main):
+    out = tmp_path / ("c" * 225 + ".txt")  # the table's temp fits; ".tokenizer.json"'s does not
+    code, stdout, err = cli_main(*_fit(inputs, out))
+    _one_line(code, err, "tokenizer.json", "shorten the name by")
+    assert stdout == "" and os.listdir(tmp_path) == ["in"]
+
+
+def test_the_probe_takes_the_real_temporary_name(tmp_path, monkeypatch):
+    seen = []
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, **kwargs):
+        seen.append(kwargs["prefix"] + kwargs["suffix"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    check_writable(tmp_path / "out.txt", beside=[tmp_path / "out.txt.meta.json"])
+    assert seen == [f".out.txt.meta.json.{os.getpid()}.-old.tmp"] and os.listdir(tmp_path) == []
+
+
+def test_enametoolong_anywhere_is_one_line(tmp_path):
+    exc = OSError(errno.ENAMETOOLONG, "File name too long", str(tmp_path / ("x" * 300)))
+    mapped = environment_error(exc)
+    assert mapped is not None and "longer than the filesystem allows" in str(mapped)
+
+
+def test_a_full_tmpdir_names_tmpdir_not_the_output(tmp_path, inputs, cli_main, monkeypatch):
+    import ctx2static.students.registry as registry
+
+    def full(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(registry, "encode_corpus", full)
+    code, _, err = cli_main(*_fit(inputs, tmp_path / "v.txt"))
+    _one_line(
+        code, err, f"{tempfile.gettempdir()}: cannot write the temporary files there (TMPDIR)", "TMPDIR="
+    )
+    assert "v.txt" not in err
+
+
+# ------------------------------------------------------------------ two saves to one folder at once
+
+
+def _racing(monkeypatch, times: int) -> list[Path]:
+    """Make another save put its folder in place just before this one's rename, ``times`` times."""
+    raced: list[Path] = []
+    real = os.replace
+
+    def replace(src, dst, *args, **kwargs):
+        if Path(src).is_dir() and len(raced) < times:
+            Path(dst).mkdir(exist_ok=True)
+            (Path(dst) / "vectors.npy").write_bytes(b"the other save's")
+            raced.append(Path(dst))
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", replace)
+    return raced
+
+
+def test_a_folder_save_that_loses_a_race_once_still_lands(tmp_path, monkeypatch):
+    v = Vectors(WORDS, np.eye(6, 4, dtype=np.float32))
+    raced = _racing(monkeypatch, 1)
+    v.save(tmp_path / "out")
+    assert raced == [tmp_path / "out"]
+    assert Vectors.load(tmp_path / "out").words == WORDS
+    assert sorted(os.listdir(tmp_path)) == ["out"]  # no temp, no old folder left
+
+
+def test_a_folder_save_that_keeps_losing_keeps_its_work_and_says_where(tmp_path, monkeypatch):
+    v = Vectors(WORDS, np.eye(6, 4, dtype=np.float32))
+    _racing(monkeypatch, 99)
+    with pytest.raises(UserError) as info:
+        v.save(tmp_path / "out")
+    (kept,) = tmp_path.glob("out.kept-*")
+    assert str(info.value).startswith(f"{tmp_path / 'out'}: another process saved this folder at the same")
+    assert f"kept as {kept}" in str(info.value) and "\n" not in str(info.value)
+    assert Vectors.load(kept).words == WORDS
+    assert (tmp_path / "out" / "vectors.npy").read_bytes() == b"the other save's"
+
+
+def test_two_processes_saving_one_folder_both_succeed(tmp_path):
+    script = (
+        "import sys, numpy as np\n"
+        "from ctx2static.vectors import Vectors\n"
+        "v = Vectors([str(i) for i in range(50)], np.ones((50, 8), np.float32))\n"
+        "for _ in range(40):\n"
+        "    v.save(sys.argv[1])\n"
+    )
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path / "out")], env=cli_env(), stderr=subprocess.PIPE
+        )
+        for _ in range(2)
+    ]
+    errors = [run.communicate(timeout=120)[1].decode() for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], errors
+    assert len(Vectors.load(tmp_path / "out")) == 50 and os.listdir(tmp_path) == ["out"]
 
 
 # ------------------------------------------------------------------ a study's linked cache

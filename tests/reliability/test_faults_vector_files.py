@@ -233,3 +233,83 @@ def test_unknown_keys_and_what_the_tool_writes_pass(tmp_path):
               "seconds": 1, "train_seconds": 0.5, "loss_per_epoch": [2, 1.5], "mine": {"any": [1, "x"]},
               "retrofit": [step]}  # fmt: skip
     assert Vectors.load(v.save(tmp_path / "n")).meta == {**v.meta, "composer": {"lowercase": True}}
+
+
+# --- words a format cannot hold ------------------------------------------------------------------
+
+ODD = {
+    "space": "grand jury",
+    "tab": "a\tb",
+    "newline": "a\nb",
+    "leading newline": "\na",
+    "empty": "",
+    "nul": "a\0b",
+    "cr": "a\rb",
+    "non-bmp": "\U0001d11e\U0001f600",
+    "backslash": "a\\b",
+    "escape-like": "a\\tb\\\\n\\",
+}
+W2V_CANNOT = {"space": "holds a space", "newline": "a line break", "leading newline": "a line break",
+              "empty": "a word is empty"}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(ODD))
+@pytest.mark.parametrize("name", ["v.txt", "v.bin", "v"])
+def test_every_writer_writes_what_its_reader_reads_or_refuses_the_word(tmp_path, name, kind):
+    words = ["king", ODD[kind], "queen"]
+    v = Vectors(words, np.arange(12, dtype=np.float32).reshape(3, 4) / 7, np.array([3, 2, 1]))
+    path = tmp_path / name
+    if name != "v" and kind in W2V_CANNOT:
+        with pytest.raises(UserError) as info:
+            v.save(path)
+        line = str(info.value)
+        assert "\n" not in line and W2V_CANNOT[kind] in line and "save to a folder" in line
+        assert kind == "empty" or repr(ODD[kind]) in line
+        assert list(tmp_path.iterdir()) == []  # nothing written, no temp left
+        return
+    v.save(path)
+    back = Vectors.load(path)
+    assert back.words == words
+    np.testing.assert_allclose(back.matrix, v.matrix, rtol=1e-5)
+    if name != "v":  # and gensim reads the word2vec files the same
+        kv = KeyedVectors.load_word2vec_format(path, binary=name.endswith(".bin"))
+        assert kv.index_to_key == words
+
+
+def test_a_folder_s_vocab_tsv_escapes_what_a_line_cannot_hold(tmp_path):
+    Vectors(["a\tb", "c\nd", "e\\f", "g\0h"], np.eye(4, dtype=np.float32)).save(tmp_path / "v")
+    text = (tmp_path / "v" / "vocab.tsv").read_text()
+    assert text == "a\\tb\t0\nc\\nd\t0\ne\\\\f\t0\ng\\0h\t0\n"
+
+
+def test_odd_words_through_the_commands(tmp_path, cli_main):
+    from gensim.models import KeyedVectors as KV
+
+    kv = KV(4)
+    kv.add_vectors(["king", "a\tb", "c\nd", "queen"], np.eye(4, dtype=np.float32))
+    kv.save_word2vec_format(str(tmp_path / "v.bin"), binary=True)  # gensim writes and reads it
+    code, _, err = cli_main("export", tmp_path / "v.bin", "--format", "word2vec", "-o", tmp_path / "x.txt")
+    assert code == 2 and err.startswith(f"error: {tmp_path / 'x.txt'}: not written: the word 'c\\nd' holds")
+    assert not (tmp_path / "x.txt").exists()
+    (tmp_path / "lex.txt").write_text("king queen\n")
+    code, _, err = cli_main("retrofit", tmp_path / "v.bin", "-l", tmp_path / "lex.txt", "-o", tmp_path / "r")
+    assert code == 0, err
+    assert Vectors.load(tmp_path / "r").words == ["king", "a\tb", "c\nd", "queen"]
+
+
+def test_a_cache_student_with_a_spaced_or_empty_word_writes_a_folder_not_a_ragged_file(tmp_path, cli_main):
+    from ..synthetic_cache import write_cache
+
+    rng = np.random.default_rng(0)
+    words = ["king", "grand jury", "queen", "", "man", "woman"]
+    sents = [list(rng.integers(0, 6, size=5)) for _ in range(8)]
+    write_cache(tmp_path / "cache", words, sents, 4, rng.normal(size=(8, 4)).astype(np.float32))
+    fit = ["fit-student", "-s", "x2static", "--cache", tmp_path / "cache", "--set", "epochs=1", "-o"]
+    code, _, err = cli_main(*fit, tmp_path / "x.txt")
+    assert code == 2 and "Traceback" not in err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith(f"error: {tmp_path / 'x.txt'}: not written: the word 'grand jury' holds a space")
+    assert not (tmp_path / "x.txt").exists()
+    code, _, err = cli_main(*fit, tmp_path / "x")
+    assert code == 0, err
+    assert sorted(Vectors.load(tmp_path / "x").words) == sorted(words)

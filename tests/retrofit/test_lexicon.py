@@ -124,3 +124,22 @@ def test_a_lexicon_that_links_no_two_words_is_named_and_all_such_are_refused(tmp
         retrofit_vectors(
             Vectors.load(tmp_path / "v"), [ant], RetrofitConfig(method=Method.ATTRACT_REPEL), [ant]
         )
+
+
+def test_lexicon_words_in_nfd_link_the_nfc_vocabulary(tmp_path):
+    import unicodedata
+
+    path = tmp_path / "nfd.txt"
+    path.write_text(unicodedata.normalize("NFD", "café thé\nété hiver\n"), encoding="utf-8")
+    assert list(read_lexicon(path)) == [("café", ["thé"]), ("été", ["hiver"])]
+
+
+def test_a_table_too_large_to_retrofit_is_refused_before_the_lexicon_is_read(monkeypatch):
+    from ctx2static import memory
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 20)
+    vecs = Vectors([f"w{i}" for i in range(1000)], np.ones((1000, 100), np.float32))
+    with pytest.raises(
+        UserError, match=r"^retrofitting 1,000 words x 100 dims needs about 1.53 MiB .*export --dims"
+    ):
+        retrofit_vectors(vecs, ["no-such-lexicon"], RetrofitConfig())

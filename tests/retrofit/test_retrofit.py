@@ -90,7 +90,8 @@ def test_sparse_form_matches_per_word_loop(method):
     np.fill_diagonal(dense, 0)
     adj = sp.csr_matrix(dense)
     q0 = (0.3 * rng.normal(size=(n, 6))).astype(np.float32)
-    cfg = RetrofitConfig(method=method, iterations=4, nu=3.0, sigma=0.5)
+    kernel = {"nu": 3.0, "sigma": 0.5} if method is Method.GRAPH else {}
+    cfg = RetrofitConfig(method=method, iterations=4, **kernel)
     np.testing.assert_allclose(retrofit_matrix(q0, adj, cfg), _naive(q0, adj, cfg), rtol=1e-4, atol=1e-5)
 
 
@@ -185,5 +186,23 @@ def test_cli_end_to_end(tmp_path, cli_main):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"big large\n\xff\n")
     code, _, err = cli_main("retrofit", src, "-l", bad, "-o", tmp_path / "x.txt")
-    assert code == 2 and f"\nerror: {bad}: line 2 is not valid UTF-8" in err
+    assert code == 2 and f"error: {bad}: line 2 is not valid UTF-8" in err
     assert not (tmp_path / "x.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("method", "option", "value", "reader"),
+    [(Method.GRAPH, "alpha", 0.5, "faruqui"), (Method.FARUQUI, "learning_rate", 0.5, "attract-repel"),
+     (Method.ATTRACT_REPEL, "iterations", 3, "faruqui/graph")],
+)  # fmt: skip
+def test_an_option_of_another_method_is_refused_not_ignored(method, option, value, reader):
+    with pytest.raises(
+        UserError, match=rf"^option {option}={value} must be left at its default: only {reader}"
+    ):
+        RetrofitConfig(method=method, **{option: value})
+    RetrofitConfig(method=method, propagate=True, ridge=0.5, normalize=False)  # every method reads these
+
+
+def test_the_console_shows_only_the_options_the_method_reads():
+    shown = RetrofitConfig(method=Method.FARUQUI).method_options()
+    assert set(shown) == {"method", "iterations", "alpha", "propagate", "ridge", "normalize"}

@@ -254,6 +254,29 @@ def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[eval]\ntop_n = "many"\n',
             "eval: option top_n='many' is not a valid int",
         ),
+        pytest.param(  # its folder's name would fit, not its scores' temporary file names
+            f'[corpus]\nfiles = ["c.txt"]\n[students.{"s" * 220}]\nstudent = "sgns"\n',
+            ".common.json (.NAME.PID.XXXXXXXX-old.tmp) is 258 bytes, over the 255",
+            id="a student name whose files' temporary names are too long",
+        ),
+        pytest.param(
+            f'[corpus]\nfiles = ["c.txt"]\n[students.{"s" * 300}]\nstudent = "sgns"\n',
+            "is 300 bytes, over the 255 a name may hold",
+            id="a student name of 300 bytes",
+        ),
+        pytest.param(
+            f'[corpus]\nfiles = ["c.txt"]\n[teachers.{"t" * 300}]\n[students.sgns]\n',
+            "is 300 bytes, over the 255 a name may hold",
+            id="a teacher name of 300 bytes",
+        ),
+        pytest.param(
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\nx = ' + "[" * 50_000 + "]" * 50_000,
+            "nest deeper",
+            id="arrays nested 50k deep",
+        ),
+        pytest.param(
+            "a = " + "{ b = " * 50_000 + "1" + " }" * 50_000, "nest deeper", id="tables nested 50k deep"
+        ),
     ],
 )
 def test_a_bad_study_is_a_one_line_error_naming_file_and_key(tmp_path, text, message):
@@ -272,6 +295,15 @@ def test_the_bundled_default_study_loads():
     assert study.corpus.files[0].is_file() and study.teachers["minilm"].extract.max_sentences > 0
     ar = next(r for r in study.retrofits if r.name == "x2static+attract-repel")
     assert ar.antonyms == ("wordnet-antonyms",) and ar.config.learning_rate == 0.01
+
+
+def test_a_long_student_name_is_refused_before_any_work(tmp_path, cli_main):
+    (tmp_path / "c.txt").write_text("a b c\n")
+    study = f'[corpus]\nfiles = ["c.txt"]\n[students.{"s" * 300}]\nstudent = "sgns"\n'
+    (tmp_path / "s.toml").write_text(study)
+    code, out, err = cli_main("run", tmp_path / "s.toml", "--out", tmp_path / "o")
+    assert code == 2 and err.count("\n") == 1 and "is 300 bytes" in err
+    assert out == "" and not (tmp_path / "o").exists()
 
 
 def test_run_command_reports_a_bad_study_in_one_line(tmp_path, cli_main):
@@ -305,6 +337,45 @@ def test_a_teachers_default_layer_counts_as_the_layers_it_resolves_to(tmp_path, 
     # an encoder's auto is 1: (a study run with it spelled out stays up to date); a causal LM's is not
     assert teacher_hash("bert", "") == teacher_hash("bert", "1:") != teacher_hash("bert", "-1")
     assert teacher_hash("gpt2", "") == teacher_hash("gpt2", "1") != teacher_hash("gpt2", "1:")
+
+
+def test_a_study_teacher_runs_on_the_engine_it_names(tmp_path, teacher, monkeypatch):
+    """The study's extract is the command line's (extract_with): `engine = "ray"` reaches it, and the
+    engine is not part of the cache's identity (the same cache whichever engine wrote it)."""
+    from ctx2static.pipeline import extract as pipeline_extract
+    from ctx2static.pipeline.config import Engine
+
+    path = _write(tmp_path, teacher)
+    local = load_study(path)
+    path.write_text(path.read_text().replace("vectors = true", 'vectors = true\nengine = "ray"\nworkers = 1'))
+    study = load_study(path)
+    assert study.teachers["tiny"].engine.engine is Engine.RAY and study.teachers["tiny"].engine.workers == 1
+    seen = []
+
+    def fake(teacher, teacher_config, inputs, out, cfg, engine):
+        seen.append(engine)
+        raise UserError("stop here")
+
+    monkeypatch.setattr(pipeline_extract, "extract_with", fake)
+    with pytest.raises(UserError, match="stop here"):
+        run_study(study, tmp_path / "run")
+    assert seen == [study.teachers["tiny"].engine]
+    layout = StudyLayout(tmp_path / "run")
+    ray_hash = runner.StudyRunner(study, layout).teacher_hash("tiny")
+    assert ray_hash == runner.StudyRunner(local, StudyLayout(tmp_path / "run2")).teacher_hash("tiny")
+
+
+def test_a_student_missing_its_signal_is_refused_with_the_study_key(tmp_path, teacher):
+    """The registry's one missing-signal policy, spelled as a study file writes the option."""
+    path = _write(tmp_path, teacher)
+    text = path.read_text().replace("vectors = true\n", "").replace("[students.ase]", "[students.bert-sg]")
+    path.write_text(text)
+    with pytest.raises(
+        UserError,
+        match=r"students\.bert-sg: student 'bert-sg' needs the cache signal 'occ_vec', which this teacher "
+        r"does not extract; set vectors = true in \[teachers\.tiny\]$",
+    ):
+        load_study(path)
 
 
 def test_a_teachers_backend_keys_its_cache_and_torch_keeps_the_key_it_had(tmp_path, tiny_models, monkeypatch):

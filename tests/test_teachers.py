@@ -1,0 +1,43 @@
+"""The teachers table is the one place a short name is defined: everything else reads it."""
+
+from pathlib import Path
+
+import pytest
+
+from ctx2static.errors import UserError
+from ctx2static.export.card import Card
+from ctx2static.pipeline.models import ASSEMBLERS, read_config, resolve
+from ctx2static.teachers import TEACHERS, did_you_mean, markdown_table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_readme_shows_the_table_the_registry_makes():
+    assert markdown_table() in (ROOT / "README.md").read_text(encoding="utf-8"), (
+        "the README's teachers table is stale: paste the output of `python -m ctx2static.teachers`"
+    )
+
+
+@pytest.mark.parametrize("t", TEACHERS, ids=lambda t: t.name)
+def test_every_row_can_be_assembled_and_carded(t):
+    assert t.assemble == "hub" or t.assemble in ASSEMBLERS
+    assert bool(t.install) == (t.assemble != "hub")  # an installable teacher names its command
+    card = Card({"teacher": t.name}, 3, 2)
+    assert (card.base_model(), card.license()) == (t.hub_id, t.licence)
+
+
+def test_a_hub_row_loads_its_hub_id(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert resolve("roberta-base") == "FacebookAI/roberta-base"
+
+
+def test_a_mistyped_short_name_is_one_line_with_the_closest_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError, match=r"^--teacher minlm: not a short name \(did you mean 'minilm'\?\)"):
+        read_config("minlm", resolve("minlm"))
+
+
+def test_did_you_mean_stays_quiet_when_nothing_is_close():
+    assert did_you_mean("x2statc", ["x2static", "ase"]) == " (did you mean 'x2static'?)"
+    assert did_you_mean("qqqq", ["x2static", "ase"]) == ""
