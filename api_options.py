@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from ctx2static.export.quantize import Quantize
-    from ctx2static.pipeline.config import Engine, Precision
+    from ctx2static.pipeline.config import Backend, Engine, Precision
     from ctx2static.retrofit.config import Method
     from ctx2static.students.cache_input import Init
     from ctx2static.students.postprocess import Standardize
@@ -57,6 +57,7 @@ class ExtractOptions(CorpusOptions, VocabOptions, total=False):
     threads: int
     layer: str | int
     precision: Precision | str
+    backend: Backend | str
     vectors: bool
     pca: int
     paragraph: bool

@@ -24,6 +24,13 @@ class Precision(str, Enum):
     INT8 = "int8"  # CPU: int8 dynamic quantization of the Linear layers (pipeline/int8.py)
 
 
+class Backend(str, Enum):
+    """Which engine computes the teacher's forward (pipeline/onnx.py says why it is not a precision)."""
+
+    TORCH = "torch"
+    ONNX = "onnx"  # ONNX Runtime on the CPU, float32 or int8 ('ctx2static[onnx]')
+
+
 @dataclass(frozen=True)
 class TeacherConfig(Options):
     """Where and how the teacher runs."""
@@ -43,6 +50,11 @@ class TeacherConfig(Options):
         "Forward dtype: auto = bfloat16 on GPU, float32 on CPU; bfloat16 is faster on CPUs with "
         "fast bf16 products (AMX, AMD Zen 4); int8 (CPU only) quantizes the Linear layers' weights and "
         "inputs (embeddings, norms, attention and the LM head stay float32).",
+    )
+    backend: Backend = opt(
+        Backend.TORCH,
+        "What computes the forward: torch, or onnx = ONNX Runtime on the CPU (float32 or int8; the graph "
+        "is exported once into the user cache; no --topk or --attention; 'ctx2static[onnx]').",
     )
 
     def rules(self) -> Iterable[Rule]:

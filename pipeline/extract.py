@@ -38,11 +38,12 @@ if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
 
 
 IMPLIED: dict[str, Any] = {
+    "teacher": {"backend": "torch"},
     "corpus": [LEGACY_READING],
     "corpus_config": {"bounds": asdict(UNBOUNDED)},
     "options": {"shard_words": 0},
 }
-"""What a cache whose identity lacks these keys was made with: files one sentence a line, no bounds."""
+"""What a cache whose identity lacks these keys was made with: torch, files one sentence a line, no bounds."""
 
 
 def _identity(teacher: dict, watch: CorpusWatch, vocab: Vocab, cfg: ExtractConfig) -> dict:
@@ -396,10 +397,11 @@ def extract_with(
         runner, corpus, vocab = got
         ident = runner.identity()
         log.info(
-            "teacher %s: %s, %s; vocab %s words",
+            "teacher %s: %s, %s on %s; vocab %s words",
             teacher,
             ident["family"],
             ident["precision"],
+            ident["backend"],
             f"{len(vocab):,}",
         )
         log.debug(

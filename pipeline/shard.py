@@ -32,6 +32,7 @@ def teacher_identity(teacher: Teacher) -> dict:
         "substitutes_from": teacher.decoder,
         "layer": teacher.layer_name,
         "precision": teacher.precision,
+        "backend": "torch" if teacher.onnx is None else "onnx",
         "pooling": "mean over subword tokens",
         "max_length": teacher.max_length,
         "tokenizer": f"{type(tok).__name__} ({len(tok)} tokens)",
@@ -357,6 +358,11 @@ class ShardMaker:
 
     def __init__(self, teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, lowercase: bool) -> None:
         self.teacher, self.vocab, self.cfg = teacher, vocab, cfg
+        if teacher.onnx is not None and (cfg.topk or cfg.attention):
+            raise UserError(
+                f"--{'topk' if cfg.topk else 'attention'} needs the LM head or attention weights, which "
+                "--backend onnx does not compute; use --backend torch"
+            )
         self.words = token_words(teacher, vocab, lowercase)
         if cfg.topk:
             word_substitutes(teacher, self.words, cfg.topk)

@@ -17,14 +17,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import Encoding, align
-from ctx2static.pipeline.config import Precision, TeacherConfig, parse_layers
+from ctx2static.pipeline.config import Backend, Precision, TeacherConfig, parse_layers
 from ctx2static.pipeline.models import (
     TeacherKind,
     detect_kind,
@@ -35,6 +35,9 @@ from ctx2static.pipeline.models import (
     resolve_layer,
 )
 from ctx2static.pipeline.scorer import Scorer
+
+if TYPE_CHECKING:
+    from ctx2static.pipeline.onnx import OnnxForward
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,7 @@ class Teacher:
     n_hidden: int = 0  # hidden states the model returns (layers + embeddings; 0 = not stated by its config)
     precision: str = "float32"  # dtype the forward computes in (autocast when not float32)
     substitutes: np.ndarray | None = None  # token ids top-k substitutes come from (None: all)
+    onnx: OnnxForward | None = None  # --backend onnx: the forward runs here (the model keeps the tables)
 
     @classmethod
     def load(cls, name: str, config: TeacherConfig | None = None) -> Teacher:
@@ -122,7 +126,8 @@ class Teacher:
         GPUs (float16 where bf16 is missing) and float32 on CPUs; ``bfloat16`` on a CPU with fast
         bf16 products (:func:`fast_bf16`: AMX, AMD Zen 4) runs the forward 1.7-3x faster (cosines to
         float32 >= 0.999); on other CPUs it is slower than float32. ``int8`` (CPUs) runs the Linear
-        layers as int8 dynamic quantization (:mod:`ctx2static.pipeline.int8`).
+        layers as int8 dynamic quantization (:mod:`ctx2static.pipeline.int8`). ``backend`` onnx runs
+        the forward on ONNX Runtime (:mod:`ctx2static.pipeline.onnx`), float32 or int8.
         """
         config = config or TeacherConfig()
         source = resolve(name)
@@ -143,12 +148,31 @@ class Teacher:
         layers = parse_layers(spec, n_hidden) if n_hidden else ()
         dev = torch.device(config.device)
         precision = _precision(Precision(config.precision), dev)
-        if precision is Precision.INT8:
+        onnx = None
+        if config.backend is Backend.ONNX:
+            from ctx2static.pipeline.onnx import OnnxForward
+
+            onnx = OnnxForward.load(model, source, precision, dev, int(tok.pad_token_id), config.threads)
+        elif precision is Precision.INT8:
             from ctx2static.pipeline.int8 import quantize_linears
 
             model = quantize_linears(model, source)
         max_len, bos = _max_length(model_config, tok), _bos(tok, kind)
-        return cls(name, source, model, tok, kind, dev, max_len, bos, impl, layers, n_hidden, precision.value)
+        return cls(
+            name,
+            source,
+            model,
+            tok,
+            kind,
+            dev,
+            max_len,
+            bos,
+            impl,
+            layers,
+            n_hidden,
+            precision.value,
+            onnx=onnx,
+        )
 
     def _set_attention(self, weights: bool) -> None:
         """Eager attention (the only one that returns weights) when asked for them, else the model's own."""
@@ -251,6 +275,8 @@ class Teacher:
 
     def _run(self, p: Padded, request: Request) -> tuple[Any, list[torch.Tensor]]:
         """The model's outputs, and the LM head's inputs at the target positions (top-k of LM teachers)."""
+        if self.onnx is not None:  # hidden states only: ShardMaker refuses the signals that need more
+            return self.onnx.run(p.ids, p.mask, None if request.hidden_states else self.layers), []
         head_in: list[torch.Tensor] = []
         head_hook = None
         if self.kind is not TeacherKind.ENCODER:

@@ -34,6 +34,7 @@ from ctx2static.eval.results import Score
 from ctx2static.fileio import atomic_write, folder_lock, sha256_file, write_json
 from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.memory import PeakRss, release_freed
+from ctx2static.pipeline.config import Backend
 from ctx2static.pipeline.models import teacher_layer
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, TeacherSpec
@@ -100,6 +101,8 @@ class StudyRunner:
             teacher = {k: v for k, v in t.teacher.to_dict().items() if k in ("layer", "precision")}
             # what "auto" resolves to, as the cache records it: the same layers spelled out are the same cache
             teacher["layer"] = teacher_layer(t.model, t.teacher.layer)
+            if t.teacher.backend is not Backend.TORCH:  # keyed only when not torch: older studies' keys stand
+                teacher["backend"] = t.teacher.backend.value
             key = {"corpus": self.corpus_key, "model": t.model, **teacher, "extract": t.extract.to_dict()}
             self._teacher_hashes[name] = digest(key)
         return self._teacher_hashes[name]

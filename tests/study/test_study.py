@@ -376,3 +376,24 @@ def test_a_student_missing_its_signal_is_refused_with_the_study_key(tmp_path, te
         r"does not extract; set vectors = true in \[teachers\.tiny\]$",
     ):
         load_study(path)
+
+
+def test_a_teachers_backend_keys_its_cache_and_torch_keeps_the_key_it_had(tmp_path, tiny_models, monkeypatch):
+    (tmp_path / "corpus.txt").write_text("\n".join(SENTENCES) + "\n")
+    keys = []
+    digest = runner.digest
+    monkeypatch.setattr(runner, "digest", lambda key: keys.append(key) or digest(key))
+
+    def teacher_hash(option: str) -> str:
+        study = tmp_path / "study.toml"
+        study.write_text(
+            f'[corpus]\nfiles = ["corpus.txt"]\n[teachers.t]\nmodel = "{tiny_models["bert"]}"\n{option}\n'
+            '[students.ase]\nteacher = "t"\n'
+        )
+        return runner.StudyRunner(load_study(study), StudyLayout(tmp_path / "run")).teacher_hash("t")
+
+    assert teacher_hash("") == teacher_hash('backend = "torch"') != teacher_hash('backend = "onnx"')
+    # a torch teacher's key is the one studies made before the backend existed had
+    teacher_keys = [k for k in keys if isinstance(k, dict) and "model" in k]
+    assert len(teacher_keys) == 3 and "backend" not in teacher_keys[0] | teacher_keys[1]
+    assert teacher_keys[2]["backend"] == "onnx"
