@@ -3,7 +3,8 @@
 Each figure reads the Markdown table of the results file it names, so a re-run bench redraws its
 figure and a figure never holds a number of its own. The PNGs go to ``docs/img/``; they are
 committed (small, 100 dpi) so the site builds without matplotlib's fonts being the same everywhere.
-The architecture figure is a Mermaid diagram in ``docs/design/architecture.md``, drawn by the browser.
+The architecture figure is drawn from the commands' names alone (no results file): a PNG rather
+than a Mermaid diagram so that it shows offline and on the repository's own pages too.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.patches import FancyBboxPatch
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -177,6 +179,56 @@ def sentences_and_words() -> Path:
     return _save(fig, "sentences_words.png")
 
 
+def architecture() -> Path:
+    """The flow of the commands: text -> extract -> cache -> fit-student -> vectors -> eval / export."""
+    boxes = {  # name: (x, y, label, colour)
+        "text": (0.5, 2.0, "your text\n(.txt, JSONL, Parquet...)", "#e8eaf6"),
+        "teacher": (0.5, 0.6, "teacher\nMiniLM, MPNet, ...", "#e8eaf6"),
+        "extract": (2.6, 1.3, "extract\nthe one torch step,\nonce per corpus", "#c5cae9"),
+        "cache": (4.7, 1.3, "cache\nsharded signals,\nresumable", "#fff3e0"),
+        "students": (6.8, 1.3, "fit-student\nase, x2static,\nsentence, ...", "#c5cae9"),
+        "vectors": (8.9, 1.3, "vectors\n+ composer\n(any word)", "#fff3e0"),
+        "retrofit": (8.9, 2.9, "retrofit\nWordNet,\nAttract-Repel", "#c5cae9"),
+        "eval": (11.0, 2.3, "eval\nsimilarity, analogy,\nprobes", "#c5cae9"),
+        "export": (11.0, 0.4, "export\ngensim, Model2Vec,\nsentence-transformers", "#c5cae9"),
+    }
+    arrows = [
+        ("text", "extract"),
+        ("teacher", "extract"),
+        ("extract", "cache"),
+        ("cache", "students"),
+        ("students", "vectors"),
+        ("vectors", "retrofit"),
+        ("retrofit", "vectors"),
+        ("vectors", "eval"),
+        ("vectors", "export"),
+    ]
+    width, height = 1.8, 0.95
+    fig, ax = plt.subplots(figsize=(10, 3.3))
+    for x, y, label, colour in boxes.values():
+        box = FancyBboxPatch(
+            (x - width / 2, y - height / 2), width, height, boxstyle="round,pad=0.04", fc=colour
+        )
+        ax.add_patch(box)
+        ax.text(x, y, label, ha="center", va="center", fontsize=8)
+    for start, end in arrows:
+        (x0, y0, *_), (x1, y1, *_) = boxes[start], boxes[end]
+        if x0 == x1:  # vectors <-> retrofit: edge to edge vertically, the two arrows side by side
+            side = 0.3 if y1 > y0 else -0.3
+            tail, head = (
+                (x0 + side, y0 + height / 2 * (1 if y1 > y0 else -1)),
+                (x1 + side, y1 - height / 2 * (1 if y1 > y0 else -1)),
+            )
+        else:  # left to right: from the right edge to the left edge
+            tail, head = (x0 + width / 2, y0), (x1 - width / 2, y1)
+        ax.annotate("", head, tail, arrowprops={"arrowstyle": "-|>", "shrinkA": 1, "shrinkB": 1})
+    ax.text(5.75, 0.35, "students need no teacher and no torch", ha="center", fontsize=8, style="italic")
+    ax.set_xlim(-0.5, 12.0)
+    ax.set_ylim(-0.2, 3.5)
+    ax.axis("off")
+    return _save(fig, "architecture.png")
+
+
 def _save(fig: plt.Figure, name: str) -> Path:
     """Write ``docs/img/name`` at a size fit to commit."""
     OUT.mkdir(exist_ok=True)
@@ -187,7 +239,7 @@ def _save(fig: plt.Figure, name: str) -> Path:
     return path
 
 
-FIGURES = (teachers_by_students, size_curve, time_and_quality, sentences_and_words)
+FIGURES = (architecture, teachers_by_students, size_curve, time_and_quality, sentences_and_words)
 
 if __name__ == "__main__":
     for draw in FIGURES:
