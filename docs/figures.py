@@ -206,13 +206,13 @@ def architecture() -> Path:
         ("vectors", "export"),
     ]
     width, height = 1.8, 0.95
-    fig, ax = plt.subplots(figsize=(10, 3.3))
+    fig, ax = plt.subplots(figsize=(8.5, 2.9))
     for x, y, label, colour in boxes.values():
         box = FancyBboxPatch(
             (x - width / 2, y - height / 2), width, height, boxstyle="round,pad=0.04", fc=colour
         )
         ax.add_patch(box)
-        ax.text(x, y, label, ha="center", va="center", fontsize=8)
+        ax.text(x, y, label, ha="center", va="center", fontsize=7.5)
     for start, end in arrows:
         (x0, y0, *_), (x1, y1, *_) = boxes[start], boxes[end]
         if x0 == x1:  # vectors <-> retrofit: edge to edge vertically, the two arrows side by side
