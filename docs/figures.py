@@ -184,7 +184,7 @@ def sentences_and_words() -> Path:
 def architecture() -> Path:
     """The flow of the commands: text -> extract -> cache -> fit-student -> vectors -> eval / export."""
     boxes = {  # name: (x, y, label, colour)
-        "text": (0.5, 2.0, "your text\n(.txt, JSONL, Parquet...)", "#e8eaf6"),
+        "text": (0.5, 2.0, "your text\n(.txt, JSONL, ...)", "#e8eaf6"),
         "teacher": (0.5, 0.6, "teacher\nMiniLM, MPNet, ...", "#e8eaf6"),
         "extract": (2.6, 1.3, "extract\nthe one torch step,\nonce per corpus", "#c5cae9"),
         "cache": (4.7, 1.3, "cache\nsharded signals,\nresumable", "#fff3e0"),
