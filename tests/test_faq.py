@@ -32,3 +32,11 @@ def test_the_faq_quotes_the_line_printed(case, cli_main, tiny_models, mini_corpu
     line = err.strip().splitlines()[-1]
     assert code == 2, err
     assert f"**`{line}`**" in FAQ.read_text(), f"docs/faq.md lacks the line now printed: {line}"
+
+
+def test_the_faq_quotes_the_refused_replacement(cli_main, tiny_caches, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli_main("fit-student", "-s", "ase", "--cache", tiny_caches["bert"], "-o", "v/")[0] == 0
+    code, _, err = cli_main("fit-student", "-s", "x2static", "--cache", tiny_caches["bert"], "-o", "v/")
+    line = err.strip().splitlines()[-1]
+    assert code == 2 and f"**`{line}`**" in FAQ.read_text(), f"docs/faq.md lacks the line now printed: {line}"
