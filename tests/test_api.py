@@ -19,12 +19,10 @@ from . import tiny_models as tm
 EXAMPLE = """\
 from ctx2static import distill
 
-vectors = distill("corpus.txt.xz", teacher="minilm", student="x2static", max_sentences=20000)
-vectors.most_similar("king", topn=5)  # nearest words
-vectors.most_similar(["king", "woman"], negative=["man"], topn=1)  # analogy (3CosAdd)
-vectors.similarity("cat", "dog")
-vectors.query(["cat", "unbelievableness"])  # any word: one outside the table is composed
-vectors.save("x2static/")  # a native folder, composer included
+vectors = distill("my_text.txt", teacher="minilm", student="x2static", max_sentences=20000)
+vectors.most_similar("king", topn=5)  # the nearest words: [(word, cosine), ...]
+vectors.query(["cat", "unbelievableness"])  # a vector for any word, one outside the table too
+vectors.save("x2static/")  # then `python cli.py export` writes it for gensim or Model2Vec
 """
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -32,7 +30,7 @@ API_PAGE = ROOT / "docs" / "reference" / "api.md"
 
 
 def run_example(corpus, teacher, max_sentences):
-    code = EXAMPLE.replace('"corpus.txt.xz"', repr(str(corpus))).replace('"minilm"', repr(str(teacher)))
+    code = EXAMPLE.replace('"my_text.txt"', repr(str(corpus))).replace('"minilm"', repr(str(teacher)))
     code = code.replace("max_sentences=20000", f"max_sentences={max_sentences}")
     scope: dict = {}
     exec(compile(code, "README example", "exec"), scope)

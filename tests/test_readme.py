@@ -35,6 +35,14 @@ def test_ci_installs_and_tests_as_the_readme_says():
     assert _extras(install.split("&&")[0]) <= _extras(ci_install)
 
 
+def test_the_first_install_starts_from_a_clone_and_is_a_part_of_ci():
+    [[clone, install]] = _bash_blocks("Try it on your own text")
+    assert clone.startswith("git clone ") and clone.endswith("&& cd ctx2static")
+    ci_install = next(ln for ln in (ROOT / ".ci" / "run").read_text().splitlines() if "-e " in ln)
+    assert "torch==2.13.0" in install and _extras(install) <= _extras(ci_install)
+    assert not _extras(install) & {"dev", "scale"}, "a user trying the tool needs no dev tools or Ray"
+
+
 def test_the_command_line_quickstart_runs(cli_main, tiny_models, mini_corpus, tmp_path, monkeypatch):
     [lines] = _bash_blocks("Quickstart")
     commands = [shlex.split(ln.split("#")[0]) for ln in lines]

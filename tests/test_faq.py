@@ -1,0 +1,42 @@
+"""The FAQ quotes the tool's own error lines: each case here runs the command and finds its line there.
+
+When a message changes, this fails and names the line to copy into ``docs/faq.md``.
+"""
+
+from pathlib import Path
+
+import pytest
+
+FAQ = Path(__file__).resolve().parents[1] / "docs" / "faq.md"
+
+CASES = {  # arguments as the FAQ's example ran them (relative names, in an empty folder)
+    "a misspelt teacher": ["extract", "--corpus", "{corpus}", "--teacher", "minlm", "--out", "c"],
+    "a missing corpus": ["extract", "--corpus", "nothere.txt", "--teacher", "{teacher}", "--out", "c"],
+    "an empty corpus": ["extract", "--corpus", "empty.txt", "--teacher", "{teacher}", "--out", "c"],
+    "a misspelt student": ["fit-student", "-s", "x2statc", "--cache", "cache", "-o", "b/"],
+    "no input": ["fit-student", "-s", "x2static", "-o", "b/"],
+    "not a cache": ["fit-student", "-s", "x2static", "--cache", "nocache", "-o", "b/"],
+    "a missing lexicon": ["retrofit", "s.txt", "-l", "nolex", "-o", "r.txt"],
+    "a format that is not one": ["export", "s.txt", "--format", "gensim", "-o", "e.txt"],
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_faq_quotes_the_line_printed(case, cli_main, tiny_models, mini_corpus, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "s.txt").write_text("2 3\nking 1 0 0\nqueen 0 1 0\n")
+    fill = {"{corpus}": str(mini_corpus), "{teacher}": str(tiny_models["bert"])}
+    code, _, err = cli_main(*(fill.get(a, a) for a in CASES[case]))
+    line = err.strip().splitlines()[-1]
+    assert code == 2, err
+    assert f"**`{line}`**" in FAQ.read_text(), f"docs/faq.md lacks the line now printed: {line}"
+
+
+def test_the_faq_quotes_the_refused_replacement(cli_main, tiny_caches, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli_main("fit-student", "-s", "ase", "--cache", tiny_caches["bert"], "-o", "v/")[0] == 0
+    code, _, err = cli_main("fit-student", "-s", "x2static", "--cache", tiny_caches["bert"], "-o", "v/")
+    line = err.strip().splitlines()[-1]
+    assert code == 2 and f"**`{line}`**" in FAQ.read_text(), f"docs/faq.md lacks the line now printed: {line}"
