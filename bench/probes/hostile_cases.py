@@ -206,7 +206,11 @@ def cases_4() -> list[tuple[str, list[str], dict]]:
             [*CLI, *"eval V.txt --json V.txt.meta.json".split()],
             {"setup": "sidecar"},
         ),
-        ("3 compose VECTORS --cache C", [*CLI, *"compose V.txt --cache c".split()], {"setup": "compose"}),
+        (
+            "3 compose VECTORS --cache C --out W",
+            [*CLI, *"compose V.txt --cache c --out W".split()],
+            {"setup": "compose"},
+        ),
         (
             "8 fit-student --dim 2000000",
             [*sgns, "--corpus", "s.txt", "--dim", "2000000", "--out", "o.txt"],
