@@ -128,6 +128,17 @@ def _corpus(corpus: CorpusLike, folder: Path, config: CorpusConfig) -> Corpus:
     return Corpus([path], config)
 
 
+def _given_files(corpus: CorpusLike) -> list[str | os.PathLike]:
+    """The corpus files named by ``corpus`` when it can be read twice (a path, or a list of paths)."""
+    if isinstance(corpus, (str, os.PathLike)):
+        return [corpus]
+    if isinstance(corpus, (list, tuple)) and all(
+        isinstance(c, os.PathLike) or (isinstance(c, str) and _is_path(c)) for c in corpus
+    ):
+        return list(corpus)
+    return []
+
+
 def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike | None = None,
             **options: Unpack[ExtractOptions]) -> Path:  # fmt: skip
     """Run ``teacher`` over ``corpus`` into a cache folder (as ``ctx2static extract``); return the folder.
@@ -145,7 +156,7 @@ def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike 
     text, vocab_cfg = CorpusConfig(**parts[0]), VocabConfig(**parts[1])
     teacher_cfg, cfg, engine = TeacherConfig(**parts[2]), ExtractConfig(**parts[3]), EngineConfig(**parts[4])
     folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="ctx2static-cache-"))
-    check_writable(folder, inside=True)
+    check_writable(folder, inside=True, inputs=_given_files(corpus))  # before the folder and its lock
     folder.mkdir(parents=True, exist_ok=True)
 
     def inputs() -> tuple[Corpus, Vocab]:

@@ -33,7 +33,8 @@ def test_a_vocabulary_the_machine_cannot_hold_is_refused_before_the_teacher_runs
     out = tmp_path / "cache"
     args = ["extract", "--teacher", tiny_models["bert"], "--corpus", corpus_file, "--min-count", "1"]
     code, _, err = cli_main("-q", *args, "--out", out)
-    assert code == 2 and err.splitlines() == [
+    # the last line: what precedes it (the corpus line) depends on logger levels other tests leave
+    assert code == 2 and err.splitlines()[-1:] == [
         f"error: the vocabulary of {len(vocab)} words x 16 teacher dimensions needs about {fmt(need)} of "
         f"memory, more than the {fmt(need - 1)} available: keep fewer words: raise --min-count, "
         "cap them with --max-vocab, or pass a shorter --vocab list"
