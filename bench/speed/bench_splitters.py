@@ -11,8 +11,8 @@ wall time; compare the numbers of one run with each other. ``--reader`` also tim
 reader (read, split with the chosen splitter, tokenise) over the shared corpus as raw documents:
 every paragraph of ``FILES`` joined into one line.
 
-    python bench/speed/bench_splitters.py --paragraphs /work/shared/corpus/brown.txt.xz \
-        --reader /work/shared/corpus/*.txt.xz
+    python bench/speed/bench_splitters.py --paragraphs "$CTX2STATIC_SHARED"/corpus/brown.txt.xz \
+        --reader "$CTX2STATIC_SHARED"/corpus/*.txt.xz
 """
 
 from __future__ import annotations
