@@ -99,7 +99,7 @@ def main() -> None:
     ap.add_argument("--md", type=Path, required=True)
     args = ap.parse_args()
     if args.peers_venv is None or not (args.peers_venv / "bin" / "python").is_file():
-        ap.error(f"--peers-venv {args.peers_venv}: no bin/python; make it: bash bench/peers/setup_peers.sh VENV")
+        ap.error(f"--peers-venv {args.peers_venv}: no bin/python; run bench/peers/setup_peers.sh VENV")
     refuse_existing(args.out)
     args.out.mkdir(parents=True)
     started = time.strftime("%Y-%m-%d %H:%M")
