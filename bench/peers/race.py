@@ -9,8 +9,9 @@ shared machine hits both recipes alike only if it is steady: run it on a quiet m
 load average before and after each step is recorded beside its time.
 
     T=$(python -c "from ctx2static.pipeline.models import resolve; print(resolve('minilm'))")
-    python bench/peers/race.py --teacher-folder "$T" --corpus ../shared/corpus/brown.txt.xz \\
-        --precision int8 --precision float32 --out runs/race-brown --md bench/results/race_brown.md
+    python bench/peers/race.py --teacher-folder "$T" --corpus "$CTX2STATIC_SHARED"/corpus/brown.txt.xz \\
+        --precision int8 --precision float32 --peers-venv "$PEERS_VENV" \\
+        --out runs/race-brown --md bench/results/race_brown.md
 
 ``--out`` must not exist (nothing earlier is overwritten); the Markdown table gives each step, each
 recipe's total and its ratio to tokenlearn's.
@@ -29,7 +30,6 @@ from pathlib import Path
 from peerrun import refuse_existing, run_step
 
 ROOT = Path(__file__).resolve().parents[2]
-PEERS_PYTHON = "/root/peers-venv/bin/python"
 
 
 def timed(name: str, argv: list[str], python: str = sys.executable) -> dict:
@@ -58,7 +58,7 @@ def tokenlearn(args: argparse.Namespace) -> dict[str, dict]:
     out = args.out / "tokenlearn"
     argv = [str(ROOT / "bench" / "peers" / "tokenlearn_peer.py"), "--teacher", args.teacher_folder]
     argv += [x for c in args.corpus for x in ("--corpus", c)] + ["--out", str(out)]
-    whole = timed("tokenlearn", argv, python=args.peers_python)
+    whole = timed("tokenlearn", argv, python=str(args.peers_venv / "bin" / "python"))
     steps = json.loads(out.with_name(out.name + ".timings.json").read_text())["steps"]
     return steps | {"(whole, with start-up)": whole}
 
@@ -89,10 +89,17 @@ def main() -> None:
     ap.add_argument("--precision", action="append", choices=["float32", "int8"], required=True)
     ap.add_argument("--student", default="ase")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--peers-python", default=PEERS_PYTHON)
+    ap.add_argument(
+        "--peers-venv",
+        type=Path,
+        default=os.environ.get("PEERS_VENV"),
+        help="the venv bench/peers/setup_peers.sh made [$PEERS_VENV]",
+    )
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--md", type=Path, required=True)
     args = ap.parse_args()
+    if args.peers_venv is None or not (args.peers_venv / "bin" / "python").is_file():
+        ap.error(f"--peers-venv {args.peers_venv}: no bin/python; run bench/peers/setup_peers.sh VENV")
     refuse_existing(args.out)
     args.out.mkdir(parents=True)
     started = time.strftime("%Y-%m-%d %H:%M")

@@ -5,8 +5,8 @@ Runs in the peers' venv (``bash bench/peers/setup_peers.sh``). The teacher is a 
 folder; ours is the packaged MiniLM:
 
     T=$(python -c "from ctx2static.pipeline.models import resolve; print(resolve('minilm'))")
-    /root/peers-venv/bin/python bench/peers/tokenlearn_peer.py --teacher "$T" \\
-        --corpus ../shared/corpus/brown.txt.xz --out runs/peers/tokenlearn-minilm-brown
+    "$PEERS_VENV"/bin/python bench/peers/tokenlearn_peer.py --teacher "$T" \\
+        --corpus "$CTX2STATIC_SHARED"/corpus/brown.txt.xz --out runs/peers/tokenlearn-minilm-brown
 
 On Brown (57,340 non-empty lines) it took 20 min on a quiet 2-core machine (featurize 5.6, train 13.6); on the
 first 2,000 lines of Brown on a loaded one, featurize 139 s (848 MiB peak RSS) and train 682 s (1,387

@@ -7,7 +7,7 @@ min_count) is encoded alone (a Model2Vec folder pools its tokens' rows; the teac
 without context, the decontextualised baseline), so the folder is evaluated on the study's
 vocabulary. Runs in ctx2static's environment (model2vec loads a folder without its distill extra):
 
-    S=../shared/corpus
+    S="$CTX2STATIC_SHARED"/corpus
     python bench/peers/words.py --model runs/peers/model2vec-minilm --min-count 5 \\
         --corpus $S/brown.txt.xz --corpus $S/sotu.txt.xz --corpus $S/gcide.txt.xz \\
         --out runs/peers/model2vec-minilm.bin

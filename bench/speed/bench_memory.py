@@ -2,8 +2,8 @@
 
 Usage (from the repository root):
 
-    PYTHONPATH=<pkg> python bench/speed/bench_memory.py students --cache /work/scratch/full-minilm \\
-        --work /work/scratch/mem --out bench/results/memory_students.md
+    PYTHONPATH=<pkg> python bench/speed/bench_memory.py students --cache CACHE \\
+        --work WORK --out bench/results/memory_students.md
     PYTHONPATH=<pkg> python bench/speed/bench_memory.py extract --sentences 4096 --shard-size 512 \\
         --work /tmp/mem-extract --out bench/results/memory_extract.md
 

@@ -6,7 +6,7 @@ real PPDB-XL lexicon over a vocabulary made of its own words (random vectors).
 The loop baseline follows Faruqui's reference retrofit.py (dict of vectors, neighbours per word,
 in place) and Context2Vector's per-word kernel; it runs on a subset and is scaled to all headwords.
 
-    PYTHONPATH=<pkg> python bench/speed/bench_retrofit.py [--ppdb ../shared/lexicons/ppdb-xl.txt] \
+    PYTHONPATH=<pkg> python bench/speed/bench_retrofit.py [--ppdb "$CTX2STATIC_SHARED"/lexicons/ppdb-xl.txt] \
         [--out bench/results/retrofit_speed.md]
 """
 

@@ -11,8 +11,8 @@ wall time; compare the numbers of one run with each other. ``--reader`` also tim
 reader (read, split with the chosen splitter, tokenise) over the shared corpus as raw documents:
 every paragraph of ``FILES`` joined into one line.
 
-    python bench/speed/bench_splitters.py --paragraphs /work/shared/corpus/brown.txt.xz \
-        --reader /work/shared/corpus/*.txt.xz
+    python bench/speed/bench_splitters.py --paragraphs "$CTX2STATIC_SHARED"/corpus/brown.txt.xz \
+        --reader "$CTX2STATIC_SHARED"/corpus/*.txt.xz --out bench/results/splitters.md
 """
 
 from __future__ import annotations
@@ -20,11 +20,15 @@ from __future__ import annotations
 import argparse
 import itertools
 import lzma
+import os
 import re
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from machine import cpu_name
 
 ROOT = Path(__file__).resolve().parents[2]
 BROWN = ROOT / "data" / "downstream" / "pos-brown.txt.xz"
@@ -175,25 +179,44 @@ def main() -> None:
     )
     ap.add_argument("--paragraphs", help="brown.txt.xz of the shared corpus: also score Brown paragraphs")
     ap.add_argument("--pysbd-words", type=int, default=150_000, help="pysbd is slow: score it on a prefix")
+    ap.add_argument("--out", type=Path, help="also write the results file here (splitters.md)")
     args = ap.parse_args()
+    lines: list[str] = []
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
     files = brown_documents()
-    print(f"gold: {sum(map(len, files)):,} Brown sentences; {versions()}")
+    say(f"gold: {sum(map(len, files)):,} Brown sentences; {versions()}")
     golds = {"file": files}
     if args.paragraphs:
         golds["paragraph"] = by_paragraph(files, args.paragraphs)
-    print("| document | splitter | precision | recall | F1 | words/s (CPU) | words scored |")
-    print("|---|---|---|---|---|---|---|")
+    say("")
+    say("| document | splitter | precision | recall | F1 | words/s (CPU) | words scored |")
+    say("|---|---|---|---|---|---|---|")
     for unit, docs in golds.items():
         for name, p, r, f1, rate, words in accuracy(docs, {"pysbd": args.pysbd_words}):
             row = f"{unit} ({len(docs):,}) | {name} | {p:.3f} | {r:.3f} | {f1:.3f} | {rate:,.0f} | {words:,}"
-            print(f"| {row} |")
+            say(f"| {row} |")
     if args.reader:
         words, reader, alone, n = reader_speed(args.reader)
-        print(
+        say(
             f"\nreader (read + split + tokenise), {words:,} words as {len(args.reader)} files' paragraphs "
             f"one a line: {words / reader:,.0f} words/s CPU ({n:,} sentences); "
             f"sentencex alone: {words / alone:,.0f} words/s"
         )
+    if args.out:
+        header = [
+            "# Sentence splitters for `--split sentences`, and the corpus reader's speed",
+            "",
+            f"Command: `python bench/speed/{Path(__file__).name} {' '.join(sys.argv[1:])}`",
+            "",
+            f"Date: {time.strftime('%Y-%m-%d')}. Machine: {cpu_name()}, {os.cpu_count()} cores, load average "
+            f"{os.getloadavg()[0]:.1f} at the end; speeds are CPU time of the one process.",
+            "",
+        ]
+        args.out.write_text("\n".join(header + lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

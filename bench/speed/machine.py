@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
-# ../shared/corpus from the repository root (brown, sotu, gcide, mini; README.md there)
-SHARED_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+# The shared folder (corpus/: brown, sotu, gcide, mini; lexicons/; README.md there) is the one path
+# the benches read from the environment, so a clone anywhere finds it: $CTX2STATIC_SHARED, else
+# ../shared from the repository root (the layout the study files' relative paths assume).
+SHARED = Path(os.environ.get("CTX2STATIC_SHARED") or Path(__file__).resolve().parents[2].parent / "shared")
+SHARED_CORPUS = SHARED / "corpus"
+SHARED_LEXICONS = SHARED / "lexicons"
 
 
 def cpu_name() -> str:

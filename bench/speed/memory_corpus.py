@@ -2,7 +2,7 @@
 
 Usage (from the repository root):
 
-    PYTHONPATH=<pkg> python bench/speed/memory_corpus.py --scratch /work/scratch/memcorpus \\
+    PYTHONPATH=<pkg> python bench/speed/memory_corpus.py --scratch SCRATCH \\
         --sizes 30M,300M,3G --before <pkg before> --before-max 300M --out bench/results/memory_corpus.md
 
 Three files of each size (decimal: 3G is 3e9 bytes of text) are written once into ``--scratch``

@@ -3,7 +3,7 @@ as raw paragraphs that the reader splits (``--split sentences``), in the student
 
 Usage (from the repository root; the studies take hours on 2 CPU cores, the rest minutes):
 
-    python bench/studies/raw_vs_split.py prepare --shared ../shared/corpus --out runs/raw_vs_split
+    python bench/studies/raw_vs_split.py prepare --out runs/raw_vs_split
     python cli.py run runs/raw_vs_split/lines.toml --out runs/raw_vs_split/lines
     python cli.py run runs/raw_vs_split/sentences.toml --out runs/raw_vs_split/sentences
     python bench/studies/raw_vs_split.py count --out runs/raw_vs_split --md bench/results/raw_vs_split.md
@@ -55,7 +55,7 @@ from ctx2static.text.corpus import Bounds, Corpus, CorpusConfig
 from ctx2static.text.split import Split
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import cpu_name
+from machine import SHARED_CORPUS, cpu_name
 
 SOURCES = ("brown", "sotu", "gcide")
 RAW = "raw.jsonl.xz"
@@ -370,7 +370,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("prepare", help="write raw.jsonl.xz and the two study files")
-    p.add_argument("--shared", type=Path, required=True, help="the folder of brown/sotu/gcide .txt.xz")
+    p.add_argument("--shared", type=Path, default=SHARED_CORPUS, help="folder of brown/sotu/gcide .txt.xz")
     for name, what in (("count", "sentences and tokens each way"), ("table", "the two studies' scores"),
                        ("speed", "the reader's words/s on raw.jsonl.xz")):  # fmt: skip
         s = sub.add_parser(name, help=what)

@@ -2,7 +2,7 @@
 
 Usage (from the repository root; the samples come from bench/data/build_prose.py):
 
-    python bench/studies/size_curve.py run --data /root/bench-data/size-curve --out runs/size_curve \\
+    python bench/studies/size_curve.py run --data DATA/size-curve --out runs/size_curve \\
         --sizes 1M 2M 4M 8M 16M [--precision int8]
     python bench/studies/size_curve.py table --out runs/size_curve --md bench/results/size_curve.md \\
         --png bench/results/size_curve.png

@@ -1,4 +1,4 @@
-"""bench/README.md lists every bench script with its status, and each maintained bench still starts.
+"""bench/README.md lists every bench script with its status and every results file with what made it.
 
 A maintained bench is rerun when the code it measures changes, so an import or an option that the
 code no longer has should fail here, not months later by hand; ``--help`` imports the script and
@@ -17,7 +17,7 @@ import ctx2static
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
-STATUSES = {"maintained bench", "one-off probe", "helper", "archived"}
+STATUSES = {"maintained bench", "helper"}  # a one-off probe is deleted once its results are written
 
 
 def _listed() -> dict[str, str]:
@@ -30,8 +30,23 @@ def test_every_bench_script_is_listed_with_a_status():
     listed = _listed()
     scripts = {str(p.relative_to(BENCH)) for p in BENCH.rglob("*.py")}
     assert scripts == set(listed), f"unlisted: {scripts - set(listed)}; gone: {set(listed) - scripts}"
-    assert set(listed.values()) <= STATUSES
-    assert all(s.startswith("archive/") == (status == "archived") for s, status in listed.items())
+    assert set(listed.values()) <= STATUSES, set(listed.values()) - STATUSES
+
+
+def test_no_script_names_a_machine_folder():
+    """Paths come from options and $CTX2STATIC_SHARED, so a clone anywhere runs the benches."""
+    scripts = [p for p in BENCH.rglob("*") if p.suffix in (".py", ".sh", ".toml")]
+    named = {str(p.relative_to(BENCH)) for p in scripts if re.search(r"/work/|/root/|/home/", p.read_text())}
+    assert not named
+
+
+def test_every_results_file_says_what_made_it_and_is_on_the_results_page():
+    results = {p.name for p in (BENCH / "results").iterdir() if p.is_file()}
+    table = (BENCH / "README.md").read_text().split("## Results files", 1)[1]
+    index = (ROOT / "docs" / "results.md").read_text().split("## Every results file", 1)[1]
+    page = index.split("\n## ", 1)[0]  # the index table alone, not a mention elsewhere on the page
+    assert results <= set(re.findall(r"`([\w.-]+)`", table)), "a results file missing from bench/README.md"
+    assert {r for r in results if r.endswith(".md")} <= set(re.findall(r"`([\w.-]+\.md)`", page))
 
 
 MAINTAINED = sorted(s for s, status in _listed().items() if status == "maintained bench")
