@@ -33,6 +33,7 @@ from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.options import Options, field_names
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
+from ctx2static.teachers import did_you_mean
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.split import Split
 from ctx2static.text.vocab import VocabConfig
@@ -65,10 +66,19 @@ def _split(options: Mapping[str, Any], configs: Sequence[type[Options]], rest: b
     parts: list[dict[str, Any]] = [{k: v for k, v in options.items() if k in field_names(c)} for c in configs]
     claimed = {k for part in parts for k in part}
     others = {k: v for k, v in options.items() if k not in claimed}
-    if others and not rest:
-        known = sorted({n for c in configs for n in field_names(c)})
-        raise UserError(f"unknown option '{next(iter(others))}'; the options are: {', '.join(known)}")
+    if not rest:
+        _check_keywords(others, {n for c in configs for n in field_names(c)})
     return [*parts, others] if rest else parts
+
+
+def _check_keywords(options: Iterable[str], known: Iterable[str]) -> None:
+    """An unknown keyword is one line listing every keyword the call takes, the closest one first."""
+    names = sorted(set(known))
+    for key in options:
+        if key not in names:
+            raise UserError(
+                f"unknown option '{key}'{did_you_mean(key, names)}; the options are: {', '.join(names)}"
+            )
 
 
 def _wrong(param: str, value: Any, want: str) -> UserError:
@@ -164,13 +174,15 @@ def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compo
     Options are the student's (``epochs``, ``dim``...; a text student also takes corpus and
     vocabulary fields). With ``compose``, cache students' vectors carry a composer for unknown words.
     """
-    from ctx2static.students.registry import Source, fit_cache_student, fit_text_student, spec
+    from ctx2static.students.registry import Source, fit_cache_student, fit_text_student, load_student, spec
 
     _check("student", student, (str,), "a student's name")
     _check("compose", compose, (bool,), "True or False")
     if spec(student).source is Source.CACHE:
         _check("source", source, (str, os.PathLike), "a cache folder")
         return fit_cache_student(student, source, options, compose)  # type: ignore[arg-type]
+    student_fields = field_names(load_student(student).Config)
+    _check_keywords(options, {*field_names(CorpusConfig), *field_names(VocabConfig), *student_fields})
     text, vocab_cfg, student_options = _split(options, (CorpusConfig, VocabConfig), True)
     with temp_folder("ctx2static-corpus-") as tmp:
         corpus = _corpus(source, tmp, CorpusConfig(**text))
@@ -196,6 +208,8 @@ def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2stati
     _check_corpus(corpus)
     if reg.spec(student).source is not reg.Source.CACHE:
         raise UserError(f"student '{student}' trains from text, not a teacher: call fit(corpus, '{student}')")
+    student_fields = field_names(reg.load_student(student).Config)
+    _check_keywords(options, {n for c in _EXTRACT_CONFIGS for n in field_names(c)} | set(student_fields))
     *extract_parts, student_options = _split(options, _EXTRACT_CONFIGS, True)
     extract_options = {k: v for part in extract_parts for k, v in part.items()}
     if "threads" in options and "threads" in field_names(reg.load_student(student).Config):
@@ -267,7 +281,9 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
     try:
         kind = Format(fmt)
     except ValueError:
-        raise UserError(f"fmt={fmt!r}: choose one of {', '.join(f.value for f in Format)}") from None
+        formats = [f.value for f in Format]
+        hint = did_you_mean(str(fmt), formats)
+        raise UserError(f"fmt={fmt!r}{hint}: choose one of {', '.join(formats)}") from None
     _check("score", score, (bool,), "True or False")
     config = ExportConfig(**_split(options, (ExportConfig,), False)[0])
     path = _path("out", out)

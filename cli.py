@@ -28,7 +28,7 @@ from ctx2static.eval.families import (
 from ctx2static.export import ExportConfig, Format
 from ctx2static.fileio import check_writable, environment_error, refuse_same_outputs
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
-from ctx2static.options import click_options, pop_options
+from ctx2static.options import Choice, click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.teachers import names as teacher_names
@@ -47,7 +47,7 @@ log = logging.getLogger("ctx2static")
 
 nonfinite_option = click.option(
     "--nonfinite",
-    type=click.Choice([m.value for m in NonFinite]),
+    type=Choice([m.value for m in NonFinite]),
     default=NonFinite.ERROR.value,
     show_default=True,
     help="Words whose vectors hold NaN or infinity: refuse the file, or drop those words.",
@@ -320,14 +320,14 @@ def family_options(command: F) -> F:
     command as the keyword argument NAME.
     """
     for name, spec in reversed(FAMILIES.items()):
-        kind = click.Choice(list(spec.tasks)) if spec.tasks else click.Path()
+        kind = Choice(list(spec.tasks)) if spec.tasks else click.Path()
         command = click.option(f"--{name}", name, multiple=True, type=kind, help=spec.help)(command)
     asked_only = ", ".join(name for name, spec in FAMILIES.items() if not spec.default)
     return click.option(
         "--family",
         "families",
         multiple=True,
-        type=click.Choice(list(FAMILIES)),
+        type=Choice(list(FAMILIES)),
         help=f"Bundled benchmark families to run (repeat; default: all but {asked_only}).",
     )(command)
 
@@ -338,7 +338,7 @@ def family_options(command: F) -> F:
 @click.option("--no-bundled", is_flag=True, help="Run only the files given with the options above.")
 @click.option(
     "--items",
-    type=click.Choice(["common", "own"]),
+    type=Choice(["common", "own"]),
     default="common",
     show_default=True,
     help="Several files: score each on the items all of them cover (common) or on its own.",
@@ -446,7 +446,7 @@ def run(study: str | None, out: str | None) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice([f.value for f in Format]),
+    type=Choice([f.value for f in Format]),
     required=True,
     help="word2vec text or binary (gensim); a Model2Vec or sentence-transformers folder (with a model card).",
 )

@@ -64,6 +64,51 @@ def test_bad_input_is_one_line_without_traceback(tmp_path, monkeypatch, cli_main
 
 
 @pytest.mark.parametrize(
+    "args,line",
+    [
+        (
+            ["fit-student", "-s", "x2statc", "--cache", "nocache", "-o", "b/"],
+            "error: unknown student 'x2statc' (did you mean 'x2static'?); choose one of: sgns,",
+        ),
+        (
+            ["fit-student", "-s", "sgns", "--corpus", "v.txt", "--set", "dimm=5", "-o", "b.txt"],
+            "error: sgns has no option 'dimm' (did you mean 'dim'?); its options are: dim,",
+        ),
+        (
+            ["fit-student", "-s", "sgns", "--corpus", "v.txt", "--set", "abtt=tru", "-o", "b.txt"],
+            "error: option abtt='tru'",
+        ),
+        (
+            ["retrofit", "v.txt", "-l", "wordnt", "-o", "r.txt"],
+            "error: wordnt: no such lexicon file (did you mean 'wordnet'?); give a path or one of: wordnet,",
+        ),
+        (
+            ["retrofit", "v.txt", "--method", "faruki", "-o", "r.txt"],
+            "Error: Invalid value for '--method': 'faruki' is not one of 'faruqui', 'graph', 'attract-repel' "
+            "(did you mean 'faruqui'?).",
+        ),
+        (
+            ["eval", "v.txt", "--family", "similarty"],
+            "Error: Invalid value for '--family': 'similarty' is not one of 'similarity', 'analogy', "
+            "'categorization', 'downstream', 'sentences' (did you mean 'similarity'?).",
+        ),
+        (
+            ["export", "v.txt", "--format", "word2vc", "-o", "e.txt"],
+            "Error: Invalid value for '--format': 'word2vc' is not one of 'word2vec', 'word2vec-bin', "
+            "'model2vec', 'sentence-transformers' (did you mean 'word2vec'?).",
+        ),
+    ],
+)
+def test_a_mistyped_name_is_answered_with_the_closest_one(tmp_path, monkeypatch, cli_main, args, line):
+    """Every name a user types (student, option, lexicon, method, family, format) gets a did-you-mean."""
+    (tmp_path / "v.txt").write_text("2 2\nking 1 0\nqueen 0 1\n")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli_main(*args)
+    assert code == 2, err
+    assert err.strip().splitlines()[-1].startswith(line), err
+
+
+@pytest.mark.parametrize(
     "args,message",
     [
         (["-s", "sgns", "--set", "alpha=1"], "option alpha=1.0 must be between 0 and 1, both excluded"),

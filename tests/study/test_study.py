@@ -212,23 +212,26 @@ def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(
     "text,message",
     [
         ("[corpus\n", "not valid TOML"),
-        ('[corpus]\nfiles = ["c.txt"]\nmin_cout = 3\n[students.sgns]\n', "corpus.min_cout: unknown key"),
+        (
+            '[corpus]\nfiles = ["c.txt"]\nmin_cout = 3\n[students.sgns]\n',
+            "corpus.min_cout: unknown key (did you mean 'min_count'?)",
+        ),
         (
             '[corpus]\nfiles = ["missing.txt"]\n[students.sgns]\n',
             "corpus.files[0]: missing.txt: no such file",
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgnss]\n',
-            "students.sgnss.student: unknown student 'sgnss'",
+            "students.sgnss.student: unknown student 'sgnss' (did you mean 'sgns'?)",
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\noptions = { negatives = 3 }\n',
-            "students.sgns.options: sgns has no option 'negatives'",
+            "students.sgns.options: sgns has no option 'negatives' (did you mean 'negative'?)",
         ),
         ('[corpus]\nfiles = ["c.txt"]\n[students.ase]\n', "students.ase.teacher: missing"),
         (
             '[corpus]\nfiles = ["c.txt"]\n[teachers.t]\nvector = true\n[students.ase]\nteacher = "t"\n',
-            "teachers.t.vector: unknown key",
+            "teachers.t.vector: unknown key (did you mean 'vectors'?)",
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[teachers.t]\nprecision = "half"\n[students.ase]\nteacher = "t"\n',
@@ -244,7 +247,7 @@ def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[references.m2v]\nvector = "c.txt"\n',
-            "references.m2v.vector: unknown key",
+            "references.m2v.vector: unknown key (did you mean 'vectors'?)",
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[references.sgns]\nvectors = "c.txt"\n',
