@@ -261,8 +261,8 @@ def evaluate(vectors: Vectors | str | os.PathLike, compose: bool = False) -> lis
     return run(_vectors(vectors), compose=compose)
 
 
-def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLike,
-           score: bool = True, **options: Unpack[ExportOptions]) -> Path:  # fmt: skip
+def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLike, score: bool = True,
+           add_words: Sequence[str] = (), **options: Unpack[ExportOptions]) -> Path:  # fmt: skip
     """Write ``vectors`` in the format ``fmt`` (word2vec, word2vec-bin, model2vec, sentence-transformers).
 
     The folder formats get a model card; with ``score`` it holds the bundled benchmarks' table
@@ -270,13 +270,15 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
     Options are :class:`~ctx2static.export.ExportConfig`'s, as ``ctx2static export``'s flags:
     ``weighting`` (none, sif, zipf), ``sif_a``, ``normalize`` (the pooling a folder encodes with,
     as :meth:`Vectors.encode`), ``quantize`` (float32, float16, int8) and ``dims`` (PCA; 0 keeps all).
-    The table evaluated is the one exported (reduced to ``dims``, before quantization).
+    The table evaluated is the one exported (reduced to ``dims``, before quantization). ``add_words``
+    gain composed rows where the table lacks them (the evaluation is of the table without them), so
+    gensim and Model2Vec, which never compose, know them too.
     """
     from ctx2static.eval import evaluate as run
     from ctx2static.eval.benchmarks import Family
     from ctx2static.eval.results import format_markdown
     from ctx2static.eval.suite import notes
-    from ctx2static.export import Card, ExportConfig, Format, export_vectors
+    from ctx2static.export import Card, ExportConfig, Format, export_vectors, missing_words
 
     try:
         kind = Format(fmt)
@@ -285,6 +287,10 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
         hint = did_you_mean(str(fmt), formats)
         raise UserError(f"fmt={fmt!r}{hint}: choose one of {', '.join(formats)}") from None
     _check("score", score, (bool,), "True or False")
+    if isinstance(add_words, (str, bytes)) or not isinstance(add_words, Sequence):
+        raise _wrong("add_words", add_words, "a list of words")
+    for i, word in enumerate(add_words):
+        _check(f"add_words[{i}]", word, (str,), "a word")
     config = ExportConfig(**_split(options, (ExportConfig,), False)[0])
     path = _path("out", out)
     named = vector_files(vectors) if isinstance(vectors, (str, os.PathLike)) else []
@@ -292,7 +298,9 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
         check_writable(path, inputs=named, folder=True)
     else:
         check_vectors_output(path, named, folder=False)
+    source = os.fspath(vectors) if isinstance(vectors, (str, os.PathLike)) else "VECTORS"
     vectors = _vectors(vectors)
+    added = missing_words(vectors, add_words, source)
     if config.dims:
         vectors = vectors.reduced(config.dims)
         config = dataclasses.replace(config, dims=0)
@@ -303,6 +311,7 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
             word_level = load_benchmarks((Family("similarity"), Family("categorization")))
             results["every word (unknown: composed)"] = run(vectors, word_level, compose=True)
         evaluation = format_markdown(results, notes(AnalogyConfig()))
+    vectors = vectors.with_composed(added)
     return export_vectors(vectors, kind, path, Card.of(vectors, evaluation), config)
 
 

@@ -454,23 +454,35 @@ def run(study: str | None, out: str | None) -> None:
     "--out", "-o", required=True, type=click.Path(), help="Output file (.txt/.vec, .bin) or folder."
 )
 @click.option("--no-eval", is_flag=True, help="Folders: leave the evaluation table out of the model card.")
+@click.option(
+    "--add-words",
+    type=click.Path(),
+    help="A file of words (one a line): each one the table lacks gets a composed row, so gensim and "
+    "Model2Vec know it (needs vectors with a composer).",
+)
 @click_options(ExportConfig)
 @nonfinite_option
-def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str, **options: Any) -> None:
+def export(
+    vectors: str, fmt: str, out: str, no_eval: bool, add_words: str | None, nonfinite: str, **options: Any
+) -> None:
     """Write VECTORS (any readable format) for other tools; folders encode texts as Vectors.encode."""
     from ctx2static.api import export as run_export
+    from ctx2static.export import missing_words, read_words
     from ctx2static.vectors import Vectors
 
     config = pop_options(ExportConfig, options)
+    words = read_words(add_words) if add_words else []
     if Format(fmt).folder:
         check_writable(out, inputs=vector_files(vectors), folder=True)
     else:
         check_vectors_output(out, vector_files(vectors), folder=False)
     v = Vectors.load(vectors, nonfinite=nonfinite)
-    path = run_export(v, fmt, out, score=not no_eval, **config.to_dict())
+    added = len(missing_words(v, words, vectors))
+    path = run_export(v, fmt, out, score=not no_eval, add_words=words, **config.to_dict())
     log.info(
-        "%s: %s words x %d -> %s (%s, %s)",
-        vectors, f"{len(v):,}", config.dims or v.dim, path, fmt, config.quantize.value,
+        "%s: %s words%s x %d -> %s (%s, %s)",
+        vectors, f"{len(v):,}", f" + {added:,} composed" if added else "", config.dims or v.dim, path, fmt,
+        config.quantize.value,
     )  # fmt: skip
 
 
