@@ -7,9 +7,10 @@ study key and an API argument share one name and one default. Library code logs 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -92,6 +93,30 @@ def cli(quiet: bool, verbose: bool) -> None:
     log.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
     if not any(isinstance(h, _Stderr) for h in log.handlers):
         log.addHandler(_Stderr())
+    if quiet:
+        click.get_current_context().with_resource(_no_progress_bars())
+
+
+@contextlib.contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """--quiet turns tqdm's bars off for the command: they write to stderr whatever the log level.
+
+    Every bar of the tool and of the libraries it runs (transformers' among them) is a ``tqdm``,
+    so its constructor is made to disable them; the original returns when the command ends.
+    """
+    from tqdm import tqdm
+
+    original = vars(tqdm)["__init__"]
+    init = original.__get__  # a function, or a partialmethod holding tqdm's environment defaults
+
+    def quiet(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, type(self))(*args, **{**kwargs, "disable": True})
+
+    tqdm.__init__ = quiet  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        tqdm.__init__ = original  # type: ignore[method-assign]
 
 
 @cli.command()
@@ -248,6 +273,14 @@ def fit_student(
     )
 
 
+_OBJECTIVE = {
+    Method.FARUQUI: "Faruqui's Psi",
+    Method.GRAPH: "Context-to-Vec's Psi",
+    Method.ATTRACT_REPEL: "Attract-Repel's cost",
+}
+"""What each method's objective is called in retrofit's summary line."""
+
+
 @cli.command()
 @click.argument("vectors", type=click.Path(exists=True))
 @click.option(
@@ -281,11 +314,14 @@ def retrofit(
     """Retrofit vectors to lexicons (Faruqui et al. 2015, Context-to-Vec graph, Attract-Repel)."""
     import time
 
+    from ctx2static.retrofit.lexicon import resolve_lexicon
     from ctx2static.retrofit.solver import retrofit_vectors
     from ctx2static.vectors import Vectors
 
     config = pop_options(RetrofitConfig, options)
     config.check_antonyms(antonyms)
+    for name in (*lexicons, *antonyms):  # a mistyped name fails before the vectors load
+        resolve_lexicon(name)
     source = stored_meta(vectors) or {}
     steps = [*(source.get("retrofit") or []), {"method": config.method.value}]
     maker = made_by({**source, "retrofit": steps})
@@ -296,11 +332,11 @@ def retrofit(
     result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)
     result.save(out)
     info = result.meta["retrofit"][-1]
-    name = "cost" if config.method is Method.ATTRACT_REPEL else "Psi"
     log.info(
-        "retrofit (%s): %d of %d words moved, %d edges, %s %.4g -> %.4g, %.1fs -> %s",
-        config.method.value, info["words_with_neighbours"], len(result), info["edges"], name, trace[0],
-        trace[-1], time.perf_counter() - start, out,
+        "retrofit (%s): %s of %s words moved, %s lexicon edges, objective %.4g -> %.4g (%s; lower fits "
+        "the lexicons better), %.1f s -> %s",
+        config.method.value, f"{info['words_with_neighbours']:,}", f"{len(result):,}", f"{info['edges']:,}",
+        trace[0], trace[-1], _OBJECTIVE[config.method], time.perf_counter() - start, out,
     )  # fmt: skip
     if "propagate" in info:
         log.info(

@@ -1,3 +1,7 @@
+import os
+import subprocess
+import sys
+
 import pytest
 
 
@@ -188,3 +192,28 @@ def test_replacing_vectors_another_step_made_needs_overwrite(tmp_path, mini_corp
     (tmp_path / "other.txt").write_text("1 2\nking 1 0\n")  # made by another tool: no metadata
     code, _, err = cli_main(*base, tmp_path / "other.txt", "-s", "sgns")
     assert code == 2 and "holds the vectors of unknown provenance" in err, err
+
+
+def test_quiet_silences_progress_bars_and_summaries(tmp_path, cli_main):
+    """-q leaves stderr empty on success: tqdm's bars write there whatever the log level."""
+    from tqdm import tqdm
+
+    original = vars(tqdm)["__init__"]
+    (tmp_path / "v.txt").write_text("3 2\ncat 1 0\ndog 0 1\ncar 1 1\n")
+    (tmp_path / "lex.txt").write_text("cat dog\n")
+    args = ["retrofit", tmp_path / "v.txt", "-l", tmp_path / "lex.txt", "-o", tmp_path / "r.txt"]
+    code, _, err = cli_main(*args)
+    assert code == 0 and "it/s" in err, err  # the bar, shown without -q
+    assert "words moved, 1 lexicon edges, objective " in err
+    assert "(Faruqui's Psi; lower fits the lexicons better)" in err
+    code, _, err = cli_main("-q", *args, "--overwrite")
+    assert code == 0 and err == "", err
+    assert vars(tqdm)["__init__"] is original  # bars return after the command
+
+
+def test_a_run_leaves_no_colour_reset_on_the_terminal():
+    """numba's colorama would write ESC[0m at exit after compiling; its highlighting is off."""
+    probe = "import ctx2static, numba.core.errors as e; print(type(e.termcolor()).__name__)"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "NOPColorScheme"

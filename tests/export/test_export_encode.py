@@ -194,3 +194,14 @@ def test_add_words_without_a_composer_is_one_line_naming_compose(tmp_path, cli_m
         code == 2
         and err.strip() == f"error: {tmp_path / 'words.txt'}: line 2 holds 2 words; write one word a line"
     )
+
+
+def test_export_says_it_evaluates_for_the_model_card(bert_vectors, tmp_path, cli_main):
+    """The export's slow step is announced before it runs, with the flag that skips it."""
+    src = bert_vectors.save(tmp_path / "v")
+    code, _, err = cli_main("export", src, "--format", "model2vec", "-o", tmp_path / "m")
+    lines = err.strip().splitlines()
+    assert code == 0 and lines[0] == "evaluating for the model card (--no-eval, or score=False, skips it)..."
+    assert lines[1].startswith("evaluated for the model card in ")
+    code, _, err = cli_main("export", src, "--format", "model2vec", "-o", tmp_path / "n", "--no-eval")
+    assert code == 0 and "for the model card" not in err, err
