@@ -112,11 +112,11 @@ def _no_progress_bars() -> Iterator[None]:
     def quiet(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, type(self))(*args, **{**kwargs, "disable": True})
 
-    tqdm.__init__ = quiet  # type: ignore[method-assign]
+    tqdm.__init__ = quiet
     try:
         yield
     finally:
-        tqdm.__init__ = original  # type: ignore[method-assign]
+        tqdm.__init__ = original
 
 
 @cli.command()
