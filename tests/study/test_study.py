@@ -96,6 +96,8 @@ def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher,
     assert (out / "caches" / "tiny" / "manifest.json").is_file()
     report = (out / "report.md").read_text()
     assert "| benchmark | metric | common | sgns | ase | sgns+syn |" in report  # common items
+    summary = report.split("## Summary\n\n")[1].split("## Results")[0]
+    assert "**What to use**: " in summary or summary.startswith("Fewer than two outputs have a usable score")
     assert "| benchmark | metric | sgns | ase | sgns+syn |" in report  # each on its own items
     assert "peak RSS (MiB)" in report
     assert "| ase − sgns | sgns+syn − sgns |" in report  # deltas against the plain baseline and the input
