@@ -8,7 +8,12 @@ The API (:mod:`ctx2static.api`) loads on first use, so ``import ctx2static`` sta
 the subpackages ``ctx2static.retrofit`` and ``ctx2static.export``.
 """
 
+import os
 from typing import Any
+
+# numba colours its compiler messages through colorama, whose exit handler then writes ESC[0m to the
+# terminal after every run that compiled a kernel; the tool's own messages are plain text.
+os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
 
 __version__ = "0.1.0"
 __all__ = ["Vectors", "distill", "evaluate", "extract", "fit"]

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 import os
 import reprlib
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.options import Options, field_names
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
+from ctx2static.teachers import did_you_mean
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.split import Split
 from ctx2static.text.vocab import VocabConfig
@@ -44,6 +47,8 @@ else:
     from typing_extensions import Unpack
 
 __all__ = ["Vectors", "distill", "evaluate", "export", "extract", "fit", "retrofit"]
+
+log = logging.getLogger(__name__)
 
 CorpusLike = str | os.PathLike | Iterable[str | os.PathLike]
 """Corpus files or folders, or an iterable of sentences (one string each; "" ends a paragraph)."""
@@ -65,10 +70,19 @@ def _split(options: Mapping[str, Any], configs: Sequence[type[Options]], rest: b
     parts: list[dict[str, Any]] = [{k: v for k, v in options.items() if k in field_names(c)} for c in configs]
     claimed = {k for part in parts for k in part}
     others = {k: v for k, v in options.items() if k not in claimed}
-    if others and not rest:
-        known = sorted({n for c in configs for n in field_names(c)})
-        raise UserError(f"unknown option '{next(iter(others))}'; the options are: {', '.join(known)}")
+    if not rest:
+        _check_keywords(others, {n for c in configs for n in field_names(c)})
     return [*parts, others] if rest else parts
+
+
+def _check_keywords(options: Iterable[str], known: Iterable[str]) -> None:
+    """An unknown keyword is one line listing every keyword the call takes, the closest one first."""
+    names = sorted(set(known))
+    for key in options:
+        if key not in names:
+            raise UserError(
+                f"unknown option '{key}'{did_you_mean(key, names)}; the options are: {', '.join(names)}"
+            )
 
 
 def _wrong(param: str, value: Any, want: str) -> UserError:
@@ -175,13 +189,15 @@ def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compo
     Options are the student's (``epochs``, ``dim``...; a text student also takes corpus and
     vocabulary fields). With ``compose``, cache students' vectors carry a composer for unknown words.
     """
-    from ctx2static.students.registry import Source, fit_cache_student, fit_text_student, spec
+    from ctx2static.students.registry import Source, fit_cache_student, fit_text_student, load_student, spec
 
     _check("student", student, (str,), "a student's name")
     _check("compose", compose, (bool,), "True or False")
     if spec(student).source is Source.CACHE:
         _check("source", source, (str, os.PathLike), "a cache folder")
         return fit_cache_student(student, source, options, compose)  # type: ignore[arg-type]
+    student_fields = field_names(load_student(student).Config)
+    _check_keywords(options, {*field_names(CorpusConfig), *field_names(VocabConfig), *student_fields})
     text, vocab_cfg, student_options = _split(options, (CorpusConfig, VocabConfig), True)
     with temp_folder("ctx2static-corpus-") as tmp:
         corpus = _corpus(source, tmp, CorpusConfig(**text))
@@ -207,6 +223,8 @@ def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2stati
     _check_corpus(corpus)
     if reg.spec(student).source is not reg.Source.CACHE:
         raise UserError(f"student '{student}' trains from text, not a teacher: call fit(corpus, '{student}')")
+    student_fields = field_names(reg.load_student(student).Config)
+    _check_keywords(options, {n for c in _EXTRACT_CONFIGS for n in field_names(c)} | set(student_fields))
     *extract_parts, student_options = _split(options, _EXTRACT_CONFIGS, True)
     extract_options = {k: v for part in extract_parts for k, v in part.items()}
     if "threads" in options and "threads" in field_names(reg.load_student(student).Config):
@@ -258,8 +276,8 @@ def evaluate(vectors: Vectors | str | os.PathLike, compose: bool = False) -> lis
     return run(_vectors(vectors), compose=compose)
 
 
-def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLike,
-           score: bool = True, **options: Unpack[ExportOptions]) -> Path:  # fmt: skip
+def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLike, score: bool = True,
+           add_words: Sequence[str] = (), **options: Unpack[ExportOptions]) -> Path:  # fmt: skip
     """Write ``vectors`` in the format ``fmt`` (word2vec, word2vec-bin, model2vec, sentence-transformers).
 
     The folder formats get a model card; with ``score`` it holds the bundled benchmarks' table
@@ -267,19 +285,27 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
     Options are :class:`~ctx2static.export.ExportConfig`'s, as ``ctx2static export``'s flags:
     ``weighting`` (none, sif, zipf), ``sif_a``, ``normalize`` (the pooling a folder encodes with,
     as :meth:`Vectors.encode`), ``quantize`` (float32, float16, int8) and ``dims`` (PCA; 0 keeps all).
-    The table evaluated is the one exported (reduced to ``dims``, before quantization).
+    The table evaluated is the one exported (reduced to ``dims``, before quantization). ``add_words``
+    gain composed rows where the table lacks them (the evaluation is of the table without them), so
+    gensim and Model2Vec, which never compose, know them too.
     """
     from ctx2static.eval import evaluate as run
     from ctx2static.eval.benchmarks import Family
     from ctx2static.eval.results import format_markdown
     from ctx2static.eval.suite import notes
-    from ctx2static.export import Card, ExportConfig, Format, export_vectors
+    from ctx2static.export import Card, ExportConfig, Format, export_vectors, missing_words
 
     try:
         kind = Format(fmt)
     except ValueError:
-        raise UserError(f"fmt={fmt!r}: choose one of {', '.join(f.value for f in Format)}") from None
+        formats = [f.value for f in Format]
+        hint = did_you_mean(str(fmt), formats)
+        raise UserError(f"fmt={fmt!r}{hint}: choose one of {', '.join(formats)}") from None
     _check("score", score, (bool,), "True or False")
+    if isinstance(add_words, (str, bytes)) or not isinstance(add_words, Sequence):
+        raise _wrong("add_words", add_words, "a list of words")
+    for i, word in enumerate(add_words):
+        _check(f"add_words[{i}]", word, (str,), "a word")
     config = ExportConfig(**_split(options, (ExportConfig,), False)[0])
     path = _path("out", out)
     named = vector_files(vectors) if isinstance(vectors, (str, os.PathLike)) else []
@@ -287,17 +313,24 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
         check_writable(path, inputs=named, folder=True)
     else:
         check_vectors_output(path, named, folder=False)
+    source = os.fspath(vectors) if isinstance(vectors, (str, os.PathLike)) else "VECTORS"
     vectors = _vectors(vectors)
+    added = missing_words(vectors, add_words, source)
     if config.dims:
         vectors = vectors.reduced(config.dims)
         config = dataclasses.replace(config, dims=0)
     evaluation = None
     if score and kind.folder:
+        # the one slow step of an export (10-40 s on a real vocabulary): said before it starts
+        log.info("evaluating for the model card (--no-eval, or score=False, skips it)...")
+        start = time.perf_counter()
         results = {"words in the table": run(vectors)}
         if vectors.composer is not None:
             word_level = load_benchmarks((Family("similarity"), Family("categorization")))
             results["every word (unknown: composed)"] = run(vectors, word_level, compose=True)
         evaluation = format_markdown(results, notes(AnalogyConfig()))
+        log.info("evaluated for the model card in %.1f s", time.perf_counter() - start)
+    vectors = vectors.with_composed(added)
     return export_vectors(vectors, kind, path, Card.of(vectors, evaluation), config)
 
 

@@ -7,9 +7,10 @@ study key and an API argument share one name and one default. Library code logs 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,7 +29,7 @@ from ctx2static.eval.families import (
 from ctx2static.export import ExportConfig, Format
 from ctx2static.fileio import check_writable, environment_error, refuse_same_outputs
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
-from ctx2static.options import click_options, pop_options
+from ctx2static.options import Choice, click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.teachers import names as teacher_names
@@ -47,7 +48,7 @@ log = logging.getLogger("ctx2static")
 
 nonfinite_option = click.option(
     "--nonfinite",
-    type=click.Choice([m.value for m in NonFinite]),
+    type=Choice([m.value for m in NonFinite]),
     default=NonFinite.ERROR.value,
     show_default=True,
     help="Words whose vectors hold NaN or infinity: refuse the file, or drop those words.",
@@ -92,6 +93,30 @@ def cli(quiet: bool, verbose: bool) -> None:
     log.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
     if not any(isinstance(h, _Stderr) for h in log.handlers):
         log.addHandler(_Stderr())
+    if quiet:
+        click.get_current_context().with_resource(_no_progress_bars())
+
+
+@contextlib.contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """--quiet turns tqdm's bars off for the command: they write to stderr whatever the log level.
+
+    Every bar of the tool and of the libraries it runs (transformers' among them) is a ``tqdm``,
+    so its constructor is made to disable them; the original returns when the command ends.
+    """
+    from tqdm import tqdm
+
+    original = vars(tqdm)["__init__"]
+    init = original.__get__  # a function, or a partialmethod holding tqdm's environment defaults
+
+    def quiet(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, type(self))(*args, **{**kwargs, "disable": True})
+
+    tqdm.__init__ = quiet
+    try:
+        yield
+    finally:
+        tqdm.__init__ = original
 
 
 @cli.command()
@@ -248,6 +273,14 @@ def fit_student(
     )
 
 
+_OBJECTIVE = {
+    Method.FARUQUI: "Faruqui's Psi",
+    Method.GRAPH: "Context-to-Vec's Psi",
+    Method.ATTRACT_REPEL: "Attract-Repel's cost",
+}
+"""What each method's objective is called in retrofit's summary line."""
+
+
 @cli.command()
 @click.argument("vectors", type=click.Path(exists=True))
 @click.option(
@@ -281,11 +314,14 @@ def retrofit(
     """Retrofit vectors to lexicons (Faruqui et al. 2015, Context-to-Vec graph, Attract-Repel)."""
     import time
 
+    from ctx2static.retrofit.lexicon import resolve_lexicon
     from ctx2static.retrofit.solver import retrofit_vectors
     from ctx2static.vectors import Vectors
 
     config = pop_options(RetrofitConfig, options)
     config.check_antonyms(antonyms)
+    for name in (*lexicons, *antonyms):  # a mistyped name fails before the vectors load
+        resolve_lexicon(name)
     source = stored_meta(vectors) or {}
     steps = [*(source.get("retrofit") or []), {"method": config.method.value}]
     maker = made_by({**source, "retrofit": steps})
@@ -296,11 +332,11 @@ def retrofit(
     result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)
     result.save(out)
     info = result.meta["retrofit"][-1]
-    name = "cost" if config.method is Method.ATTRACT_REPEL else "Psi"
     log.info(
-        "retrofit (%s): %d of %d words moved, %d edges, %s %.4g -> %.4g, %.1fs -> %s",
-        config.method.value, info["words_with_neighbours"], len(result), info["edges"], name, trace[0],
-        trace[-1], time.perf_counter() - start, out,
+        "retrofit (%s): %s of %s words moved, %s lexicon edges, objective %.4g -> %.4g (%s; lower fits "
+        "the lexicons better), %.1f s -> %s",
+        config.method.value, f"{info['words_with_neighbours']:,}", f"{len(result):,}", f"{info['edges']:,}",
+        trace[0], trace[-1], _OBJECTIVE[config.method], time.perf_counter() - start, out,
     )  # fmt: skip
     if "propagate" in info:
         log.info(
@@ -320,14 +356,14 @@ def family_options(command: F) -> F:
     command as the keyword argument NAME.
     """
     for name, spec in reversed(FAMILIES.items()):
-        kind = click.Choice(list(spec.tasks)) if spec.tasks else click.Path()
+        kind = Choice(list(spec.tasks)) if spec.tasks else click.Path()
         command = click.option(f"--{name}", name, multiple=True, type=kind, help=spec.help)(command)
     asked_only = ", ".join(name for name, spec in FAMILIES.items() if not spec.default)
     return click.option(
         "--family",
         "families",
         multiple=True,
-        type=click.Choice(list(FAMILIES)),
+        type=Choice(list(FAMILIES)),
         help=f"Bundled benchmark families to run (repeat; default: all but {asked_only}).",
     )(command)
 
@@ -338,7 +374,7 @@ def family_options(command: F) -> F:
 @click.option("--no-bundled", is_flag=True, help="Run only the files given with the options above.")
 @click.option(
     "--items",
-    type=click.Choice(["common", "own"]),
+    type=Choice(["common", "own"]),
     default="common",
     show_default=True,
     help="Several files: score each on the items all of them cover (common) or on its own.",
@@ -446,7 +482,7 @@ def run(study: str | None, out: str | None) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice([f.value for f in Format]),
+    type=Choice([f.value for f in Format]),
     required=True,
     help="word2vec text or binary (gensim); a Model2Vec or sentence-transformers folder (with a model card).",
 )
@@ -454,23 +490,35 @@ def run(study: str | None, out: str | None) -> None:
     "--out", "-o", required=True, type=click.Path(), help="Output file (.txt/.vec, .bin) or folder."
 )
 @click.option("--no-eval", is_flag=True, help="Folders: leave the evaluation table out of the model card.")
+@click.option(
+    "--add-words",
+    type=click.Path(),
+    help="A file of words (one a line): each one the table lacks gets a composed row, so gensim and "
+    "Model2Vec know it (needs vectors with a composer).",
+)
 @click_options(ExportConfig)
 @nonfinite_option
-def export(vectors: str, fmt: str, out: str, no_eval: bool, nonfinite: str, **options: Any) -> None:
+def export(
+    vectors: str, fmt: str, out: str, no_eval: bool, add_words: str | None, nonfinite: str, **options: Any
+) -> None:
     """Write VECTORS (any readable format) for other tools; folders encode texts as Vectors.encode."""
     from ctx2static.api import export as run_export
+    from ctx2static.export import missing_words, read_words
     from ctx2static.vectors import Vectors
 
     config = pop_options(ExportConfig, options)
+    words = read_words(add_words) if add_words else []
     if Format(fmt).folder:
         check_writable(out, inputs=vector_files(vectors), folder=True)
     else:
         check_vectors_output(out, vector_files(vectors), folder=False)
     v = Vectors.load(vectors, nonfinite=nonfinite)
-    path = run_export(v, fmt, out, score=not no_eval, **config.to_dict())
+    added = len(missing_words(v, words, vectors))
+    path = run_export(v, fmt, out, score=not no_eval, add_words=words, **config.to_dict())
     log.info(
-        "%s: %s words x %d -> %s (%s, %s)",
-        vectors, f"{len(v):,}", config.dims or v.dim, path, fmt, config.quantize.value,
+        "%s: %s words%s x %d -> %s (%s, %s)",
+        vectors, f"{len(v):,}", f" + {added:,} composed" if added else "", config.dims or v.dim, path, fmt,
+        config.quantize.value,
     )  # fmt: skip
 
 

@@ -22,7 +22,10 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+import click
+
 from ctx2static.errors import UserError
+from ctx2static.teachers import did_you_mean
 
 C = TypeVar("C", bound="Options")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -88,8 +91,10 @@ class Options:
                 try:
                     object.__setattr__(self, f.name, kind(value))
                 except ValueError:
-                    choices = ", ".join(m.value for m in kind)
-                    raise UserError(f"option {f.name}={value!r}: choose one of {choices}") from None
+                    names = [m.value for m in kind]
+                    hint = did_you_mean(str(value), names)
+                    choices = ", ".join(names)
+                    raise UserError(f"option {f.name}={value!r}{hint}: choose one of {choices}") from None
         for name, ok, want in self.rules():
             if not ok:
                 raise UserError(f"option {name}={getattr(self, name)!r} must be {want}")
@@ -140,7 +145,9 @@ def configure(cls: type[C], values: Mapping[str, Any], what: str | None = None) 
     for key, value in values.items():
         key = key.replace("-", "_")
         if key not in names:
-            raise UserError(f"{what} has no option '{key}'; its options are: {', '.join(names)}")
+            raise UserError(
+                f"{what} has no option '{key}'{did_you_mean(key, names)}; its options are: {', '.join(names)}"
+            )
         kwargs[key] = parse_value(key, value, hints[key])
     return cls(**kwargs)
 
@@ -190,8 +197,9 @@ def _parse(key: str, value: str, target: Any) -> Any:
         try:
             return target(value)
         except ValueError:
-            choices = ", ".join(m.value for m in target)
-            raise UserError(f"option {key}={value!r}: choose one of {choices}") from None
+            names = [m.value for m in target]
+            hint = did_you_mean(value, names)
+            raise UserError(f"option {key}={value!r}{hint}: choose one of {', '.join(names)}") from None
     try:
         if target is bool:
             low = value.lower()
@@ -206,14 +214,26 @@ def _parse(key: str, value: str, target: Any) -> Any:
         raise UserError(f"option {key}={value!r} is not a valid {name}") from None
 
 
+class Choice(click.Choice):
+    """A click choice whose error also names the choice closest to a mistyped value."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """The value as click converts it; a typo's error ends with the closest choice."""
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as exc:
+            hint = did_you_mean(str(value), [str(c) for c in self.choices])
+            if not hint:
+                raise
+            self.fail(f"{exc.message.rstrip('.')}{hint}.", param, ctx)
+
+
 def click_options(cls: type[Options], exclude: Iterable[str] = ()) -> Callable[[F], F]:
     """A decorator adding one click option per field of ``cls`` (defaults and help from the fields).
 
     Booleans become ``--name/--no-name`` flags, enums a choice; the option's value reaches the
     command under the field's name.
     """
-    import click
-
     hints = typing.get_type_hints(cls)
     skipped = set(exclude)
     decorators = []
@@ -233,7 +253,7 @@ def click_options(cls: type[Options], exclude: Iterable[str] = ()) -> Callable[[
             decorators.append(click.option(f"{flag}/--{off}", f.name, **kwargs))
             continue
         if isinstance(target, type) and issubclass(target, enum.Enum):
-            kwargs["type"] = click.Choice([m.value for m in target])
+            kwargs["type"] = Choice([m.value for m in target])
         elif optional:
             kwargs["type"] = target
         decorators.append(click.option(flag, f.name, **kwargs))

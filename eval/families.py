@@ -75,6 +75,7 @@ from ctx2static.eval.similarity import (
     read_similarity,
     similarity_coverage,
 )
+from ctx2static.teachers import did_you_mean
 from ctx2static.vectors import Vectors
 
 
@@ -195,7 +196,10 @@ def family(name: str | Enum) -> FamilySpec:
     key = name.value if isinstance(name, Enum) else name
     found = FAMILIES.get(key)
     if found is None:
-        raise UserError(f"unknown benchmark family '{key}'; choose one of: {', '.join(FAMILIES)}")
+        raise UserError(
+            f"unknown benchmark family '{key}'{did_you_mean(key, FAMILIES)}; "
+            f"choose one of: {', '.join(FAMILIES)}"
+        )
     return found
 
 

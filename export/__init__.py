@@ -17,12 +17,15 @@ allow it); each folder carries a model card (:mod:`ctx2static.export.card`). Wha
 
 ``--dims D`` projects the table (and the composer's rows) on its D principal axes first
 (:meth:`Vectors.reduced`), and the weights are applied after, as Model2Vec's ``distill`` does.
+``--add-words FILE`` gives the table a composed row for each listed word it lacks
+(:meth:`Vectors.with_composed`), so gensim and Model2Vec, which never compose, know those words.
 """
 
 from __future__ import annotations
 
 import enum
 import os
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,9 +33,12 @@ from ctx2static.errors import UserError
 from ctx2static.export.card import Card
 from ctx2static.export.config import ExportConfig
 from ctx2static.export.quantize import Quantize
+from ctx2static.fileio import read_lines
 from ctx2static.vectors import Vectors, Weighting
 
-__all__ = ["Card", "ExportConfig", "Format", "Quantize", "export_vectors"]
+__all__ = ["Card", "ExportConfig", "Format", "Quantize", "export_vectors", "missing_words", "read_words"]
+
+WORDS_FORMAT = "UTF-8 text, one word a line"
 
 
 class Format(str, enum.Enum):
@@ -85,3 +91,30 @@ def export_vectors(
     from ctx2static.export.sentence_transformers import save_sentence_transformers
 
     return save_sentence_transformers(weighted, out, card, config)
+
+
+def read_words(path: str | os.PathLike) -> list[str]:
+    """The words of a file of one word a line (blank lines skipped); a line of two words is an error."""
+    words = []
+    for n, line in read_lines(path, WORDS_FORMAT):
+        word = line.strip()
+        if len(word.split()) > 1:
+            raise UserError(f"{path}: line {n} holds {len(word.split())} words; write one word a line")
+        if word:
+            words.append(word)
+    return words
+
+
+def missing_words(vectors: Vectors, words: Iterable[str], source: str) -> list[str]:
+    """The ``words`` that ``vectors`` lack, checked to be composable before any slow step.
+
+    Vectors without a composer cannot make rows for them: one line naming ``source`` (the vectors)
+    and ``compose``, which gives them one.
+    """
+    missing = list(dict.fromkeys(w for w in words if vectors.row_of(w) is None))
+    if missing and vectors.composer is None:
+        raise UserError(
+            f"--add-words: {source} lacks {len(missing):,} of the words (first '{missing[0]}') and has no "
+            f"composer to make them; give it one: ctx2static compose {source} --cache DIR --out NEW"
+        )
+    return missing

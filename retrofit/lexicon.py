@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from ctx2static.errors import UserError
 from ctx2static.fileio import read_lines
 from ctx2static.resources import LEXICON_DIR
+from ctx2static.teachers import did_you_mean
 from ctx2static.text.normal import nfc
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,10 @@ def resolve_lexicon(name: str | os.PathLike) -> Path:
         return BUNDLED[str(name)]
     path = Path(name)
     if not path.is_file():
-        raise UserError(f"{path}: no such lexicon file; give a path or one of: {', '.join(BUNDLED)}")
+        raise UserError(
+            f"{path}: no such lexicon file{did_you_mean(str(name), BUNDLED)}; give a path or one of: "
+            f"{', '.join(BUNDLED)}"
+        )
     return path
 
 

@@ -31,6 +31,7 @@ from ctx2static.options import Options, configure, field_names
 from ctx2static.students.budget import Sizes, check_student_memory
 from ctx2static.students.cache_input import CacheConfig
 from ctx2static.students.postprocess import all_but_the_top
+from ctx2static.teachers import did_you_mean
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.encoded import encode_corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
@@ -94,7 +95,9 @@ def spec(name: str) -> StudentSpec:
     """The spec of student ``name``; an unknown name is a one-line error listing the students."""
     found = STUDENTS.get(name)
     if found is None:
-        raise UserError(f"unknown student '{name}'; choose one of: {', '.join(STUDENTS)}")
+        raise UserError(
+            f"unknown student '{name}'{did_you_mean(name, STUDENTS)}; choose one of: {', '.join(STUDENTS)}"
+        )
     return found
 
 

@@ -51,7 +51,7 @@ from ctx2static.study.schema import (
     Study,
     TeacherSpec,
 )
-from ctx2static.teachers import BY_NAME
+from ctx2static.teachers import BY_NAME, did_you_mean
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
 
@@ -79,7 +79,9 @@ def _table(path: Path, data: Any, where: str, allowed: Sequence[str]) -> dict[st
     unknown = [k for k in data if k not in allowed]
     if unknown:
         key = f"{where}.{unknown[0]}" if where else unknown[0]
-        raise UserError(f"{path}: {key}: unknown key; allowed: {', '.join(allowed)}")
+        raise UserError(
+            f"{path}: {key}: unknown key{did_you_mean(unknown[0], allowed)}; allowed: {', '.join(allowed)}"
+        )
     return data
 
 

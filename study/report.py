@@ -1,10 +1,12 @@
 """The study report: ``report.md`` with its tables and two figures (``pairs.png``, ``curves.png``).
 
-Sections: the results table (every output on the items all outputs cover, with each output's own
-coverage), the same on each output's own items, deltas against the plain baselines (common items),
-nearest neighbours of chosen words (Context-to-Vec's Table 5: light, while; and bank), a PCA projection of
-the Google set's male/female pairs per output, training curves (loss per epoch), timings with peak
-memory, and cache sizes. Figures use matplotlib's Agg backend (no display needed).
+Sections: a summary (the best output per family on the common items, and which one to use), the
+results table (every output on the items all outputs cover, with each output's own coverage, the
+best cell of each row in bold), the same on each output's own items, deltas against the plain
+baselines (common items), nearest neighbours of chosen words (Context-to-Vec's Table 5: light,
+while; and bank), a PCA projection of the Google set's male/female pairs per output, training
+curves (loss per epoch), timings with peak memory, and cache sizes. Figures use matplotlib's Agg
+backend (no display needed).
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
+from typing import TypeGuard
 
 from ctx2static.eval.comparison import Comparison
-from ctx2static.eval.results import Score, format_markdown, table
+from ctx2static.eval.results import THIN_NOTE, Results, Score, format_markdown, table
 from ctx2static.eval.suite import notes
 from ctx2static.fileio import atomic_write
 from ctx2static.study.figures import plot_curves, plot_pairs
@@ -27,6 +30,94 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric_from
     align = ["---"] * numeric_from + ["---:"] * (len(header) - numeric_from)
     out = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
     return out + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+HEADLINES = (
+    ("similarity", "avg5", "mean Spearman of the five similarity sets (avg5)"),
+    ("analogy", None, "mean accuracy of the analogy scores"),
+    ("sentences", "sentences-mean", "mean accuracy of the labelled sentence sets"),
+    ("downstream", None, "mean of the downstream scores"),
+)
+"""Per family: its summary row (a benchmark name), else None for the mean of its scores, and its words."""
+
+
+def _usable(score: Score | None) -> TypeGuard[Score]:
+    """A score that may be compared: present, not thin, not NaN."""
+    return score is not None and not score.thin and not math.isnan(score.score)
+
+
+def headline(results: Results, family: str, row: str | None) -> dict[str, float]:
+    """Each output's headline number of ``family``: its summary ``row``, else the mean of its scores.
+
+    An output lacking one of the scores, or with a thin or NaN one, has none (it is left out).
+    """
+    out = {}
+    for name, scores in results.items():
+        picked = [s for s in scores if (s.benchmark == row if row else s.family == family)]
+        if picked and all(_usable(s) for s in picked):
+            out[name] = sum(s.score for s in picked) / len(picked)
+    if row is None:  # a mean compares only over the same scores in every output
+        counts = {n: sum(s.family == family for s in results[n]) for n in out}
+        out = {n: v for n, v in out.items() if counts[n] == max(counts.values(), default=0)}
+    return out
+
+
+def summary_lines(results: Results) -> list[str]:
+    """The best output per family on the common items, the coverage caveat, and which output to use."""
+    lines: list[str] = []
+    wins: dict[str, list[str]] = {name: [] for name in results}
+    for family, row, words in HEADLINES:
+        scores = headline(results, family, row)
+        if len(scores) < 2:
+            continue
+        best = max(scores, key=scores.__getitem__)
+        wins[best].append(family)
+        second = max((n for n in scores if n != best), key=scores.__getitem__)
+        lines.append(
+            f"- **{family}**: **{best}** {scores[best]:.1f} ({words}; next: {second} {scores[second]:.1f})"
+        )
+    if not lines:
+        return [
+            "Fewer than two outputs have a usable score in any family on the common items (n/a cells: "
+            "too few items covered), so no best output is named.",
+            "",
+        ]
+    rank = {family: i for i, (family, _, _) in enumerate(HEADLINES)}  # a tie goes to the earlier family
+    first = max(wins, key=lambda n: (len(wins[n]), -min((rank[f] for f in wins[n]), default=len(rank))))
+    rest = [f"{', '.join(fams)}: {n}" for n, fams in wins.items() if fams and n != first]
+    also = f"; for {'; for '.join(rest)}" if rest else ""
+    return [
+        "Best output per family, on the items every output covers (scores x100). Those common items "
+        "can be a small share of a set (the 'common' column below): a vocabulary that covers more "
+        "words is scored on fewer of its own, and downstream tasks score every token of each output.",
+        "",
+        *lines,
+        "",
+        f"**What to use**: {first} (best on {len(wins[first])} of {sum(map(len, wins.values()))} families: "
+        f"{', '.join(wins[first])}){also}.",
+        "",
+    ]
+
+
+def best_markdown(results: Results, notes: Sequence[str], own: Results) -> str:
+    """:func:`format_markdown` of the common items with the best cell of each row in bold.
+
+    Best is the highest score shown (ties all bold); rows with fewer than two usable scores have none.
+    """
+    header, rows = table(results, own)
+    scores = {name: {(s.benchmark, s.metric): s for s in found} for name, found in results.items()}
+    first = len(header) - len(results)
+    for row in rows:
+        shown = {i: round(s.score, 1) for i, name in enumerate(results, first)
+                 if _usable(s := scores[name].get((row[0], row[1])))}  # fmt: skip
+        if len(shown) >= 2:
+            top = max(shown.values())
+            row[:] = [f"**{c}**" if shown.get(i) == top else c for i, c in enumerate(row)]
+    thin = any(s.thin for found in results.values() for s in found)
+    notes = [*notes, *([THIN_NOTE] if thin else []), "bold: the best score of the row"]
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * 2 + "---:|" * (len(header) - 2)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join([*out, "", *(f"- {n}" for n in notes)]) + "\n"
 
 
 def delta_table(study: Study, results: Mapping[str, Sequence[Score]]) -> tuple[list[str], list[list[str]]]:
@@ -151,6 +242,9 @@ def write_report(study: Study, layout: StudyLayout, results: Comparison) -> None
     vectors = {name: Vectors.load(layout.vectors(name), mmap=True) for name in study.outputs}
     lines = [
         *_header_lines(study),
+        "## Summary",
+        "",
+        *summary_lines(results.common),
         *_result_lines(study, results),
         *_baseline_lines(study, results),
         "## Nearest neighbours",
@@ -196,7 +290,7 @@ def _result_lines(study: Study, results: Comparison) -> list[str]:
         "like); 'common' is that share of each benchmark, each cell's percentage the output's own "
         "coverage.",
         "",
-        format_markdown(results.common, notes(analogy, common=True, families=families), results.own),
+        best_markdown(results.common, notes(analogy, common=True, families=families), results.own),
         "### Each output on the items it covers",
         "",
         "The same outputs, each on every item its vocabulary covers (as `cli.py eval` scores one file "

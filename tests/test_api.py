@@ -132,12 +132,35 @@ def test_extract_takes_the_engine_options_of_the_command_line(tiny_models, mini_
     assert Cache.open(folder).complete
 
 
+def test_a_mistyped_keyword_is_answered_from_every_keyword_of_the_call(tiny_models, mini_corpus, tmp_path):
+    """distill's keywords are the extract's and the student's: a typo of either is suggested."""
+    with pytest.raises(
+        UserError, match=r"unknown option 'max_sentence' \(did you mean 'max_sentences'\?\)"
+    ) as err:
+        api.distill(mini_corpus, str(tiny_models["bert"]), max_sentence=10)
+    assert {"lr", "layer", "max_sentences", "max_vocab", "min_count"} <= set(
+        str(err.value).split(": ")[-1].split(", ")
+    )
+    with pytest.raises(UserError, match=r"'epoch' \(did you mean 'epochs'\?\)"):
+        api.distill(mini_corpus, str(tiny_models["bert"]), epoch=3)
+    with pytest.raises(UserError, match=r"'max_vocb' \(did you mean 'max_vocab'\?\).*dim, epochs"):
+        api.fit(mini_corpus, "sgns", max_vocb=10)
+    with pytest.raises(UserError, match=r"'iteration' \(did you mean 'iterations'\?\)"):
+        api.retrofit(api.Vectors(["a"], np.ones((1, 2), np.float32)), "wordnet", iteration=3)
+    with pytest.raises(UserError, match=r"fmt='word2vc' \(did you mean 'word2vec'\?\): choose one of"):
+        api.export(api.Vectors(["a"], np.ones((1, 2), np.float32)), "word2vc", tmp_path / "e.txt")
+    with pytest.raises(UserError, match=r"option method='farqui' \(did you mean 'faruqui'\?\): choose one"):
+        api.retrofit(api.Vectors(["a"], np.ones((1, 2), np.float32)), "wordnet", method="farqui")
+
+
 def test_unknown_options_and_text_students_are_one_line_errors(tiny_models, mini_corpus):
     with pytest.raises(UserError, match="unknown option 'epoch'; the options are: .*max_sentences"):
         api.extract(mini_corpus, str(tiny_models["bert"]), epoch=3)
     with pytest.raises(UserError, match=r"trains from text, not a teacher: call fit\(corpus, 'sgns'\)"):
         api.distill(mini_corpus, str(tiny_models["bert"]), "sgns")
-    with pytest.raises(UserError, match="x2static has no option 'colour'"):
+    with pytest.raises(
+        UserError, match="unknown option 'colour'; the options are: .*batch_sentences.*max_sentences"
+    ):
         api.distill(mini_corpus, str(tiny_models["bert"]), colour=1)
     with pytest.raises(UserError, match="needs the cache signal 'topk_ids'.*; pass topk=K$"):
         api.distill(mini_corpus, str(tiny_models["bert"]), "semglove", cooc="lm")

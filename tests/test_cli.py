@@ -1,3 +1,7 @@
+import os
+import subprocess
+import sys
+
 import pytest
 
 
@@ -61,6 +65,51 @@ def test_bad_input_is_one_line_without_traceback(tmp_path, monkeypatch, cli_main
     lines = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(lines) == 1 and message in lines[0], err
     assert not (tmp_path / "v.txt").exists() or setup == "ragged"
+
+
+@pytest.mark.parametrize(
+    "args,line",
+    [
+        (
+            ["fit-student", "-s", "x2statc", "--cache", "nocache", "-o", "b/"],
+            "error: unknown student 'x2statc' (did you mean 'x2static'?); choose one of: sgns,",
+        ),
+        (
+            ["fit-student", "-s", "sgns", "--corpus", "v.txt", "--set", "dimm=5", "-o", "b.txt"],
+            "error: sgns has no option 'dimm' (did you mean 'dim'?); its options are: dim,",
+        ),
+        (
+            ["fit-student", "-s", "sgns", "--corpus", "v.txt", "--set", "abtt=tru", "-o", "b.txt"],
+            "error: option abtt='tru'",
+        ),
+        (
+            ["retrofit", "v.txt", "-l", "wordnt", "-o", "r.txt"],
+            "error: wordnt: no such lexicon file (did you mean 'wordnet'?); give a path or one of: wordnet,",
+        ),
+        (
+            ["retrofit", "v.txt", "--method", "faruki", "-o", "r.txt"],
+            "Error: Invalid value for '--method': 'faruki' is not one of 'faruqui', 'graph', 'attract-repel' "
+            "(did you mean 'faruqui'?).",
+        ),
+        (
+            ["eval", "v.txt", "--family", "similarty"],
+            "Error: Invalid value for '--family': 'similarty' is not one of 'similarity', 'analogy', "
+            "'categorization', 'downstream', 'sentences' (did you mean 'similarity'?).",
+        ),
+        (
+            ["export", "v.txt", "--format", "word2vc", "-o", "e.txt"],
+            "Error: Invalid value for '--format': 'word2vc' is not one of 'word2vec', 'word2vec-bin', "
+            "'model2vec', 'sentence-transformers' (did you mean 'word2vec'?).",
+        ),
+    ],
+)
+def test_a_mistyped_name_is_answered_with_the_closest_one(tmp_path, monkeypatch, cli_main, args, line):
+    """Every name a user types (student, option, lexicon, method, family, format) gets a did-you-mean."""
+    (tmp_path / "v.txt").write_text("2 2\nking 1 0\nqueen 0 1\n")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli_main(*args)
+    assert code == 2, err
+    assert err.strip().splitlines()[-1].startswith(line), err
 
 
 @pytest.mark.parametrize(
@@ -143,3 +192,28 @@ def test_replacing_vectors_another_step_made_needs_overwrite(tmp_path, mini_corp
     (tmp_path / "other.txt").write_text("1 2\nking 1 0\n")  # made by another tool: no metadata
     code, _, err = cli_main(*base, tmp_path / "other.txt", "-s", "sgns")
     assert code == 2 and "holds the vectors of unknown provenance" in err, err
+
+
+def test_quiet_silences_progress_bars_and_summaries(tmp_path, cli_main):
+    """-q leaves stderr empty on success: tqdm's bars write there whatever the log level."""
+    from tqdm import tqdm
+
+    original = vars(tqdm)["__init__"]
+    (tmp_path / "v.txt").write_text("3 2\ncat 1 0\ndog 0 1\ncar 1 1\n")
+    (tmp_path / "lex.txt").write_text("cat dog\n")
+    args = ["retrofit", tmp_path / "v.txt", "-l", tmp_path / "lex.txt", "-o", tmp_path / "r.txt"]
+    code, _, err = cli_main(*args)
+    assert code == 0 and "it/s" in err, err  # the bar, shown without -q
+    assert "words moved, 1 lexicon edges, objective " in err
+    assert "(Faruqui's Psi; lower fits the lexicons better)" in err
+    code, _, err = cli_main("-q", *args, "--overwrite")
+    assert code == 0 and err == "", err
+    assert vars(tqdm)["__init__"] is original  # bars return after the command
+
+
+def test_a_run_leaves_no_colour_reset_on_the_terminal():
+    """numba's colorama would write ESC[0m at exit after compiling; its highlighting is off."""
+    probe = "import ctx2static, numba.core.errors as e; print(type(e.termcolor()).__name__)"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "NOPColorScheme"

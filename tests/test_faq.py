@@ -18,6 +18,16 @@ CASES = {  # arguments as the FAQ's example ran them (relative names, in an empt
     "not a cache": ["fit-student", "-s", "x2static", "--cache", "nocache", "-o", "b/"],
     "a missing lexicon": ["retrofit", "s.txt", "-l", "nolex", "-o", "r.txt"],
     "a format that is not one": ["export", "s.txt", "--format", "gensim", "-o", "e.txt"],
+    "words to add without a composer": [
+        "export",
+        "s.txt",
+        "--format",
+        "word2vec",
+        "--add-words",
+        "w.txt",
+        "-o",
+        "e",
+    ],
 }
 
 
@@ -27,6 +37,7 @@ def test_the_faq_quotes_the_line_printed(case, cli_main, tiny_models, mini_corpu
     (tmp_path / "empty.txt").write_text("")
     (tmp_path / "cache").mkdir()
     (tmp_path / "s.txt").write_text("2 3\nking 1 0 0\nqueen 0 1 0\n")
+    (tmp_path / "w.txt").write_text("king\nriverbank\n")
     fill = {"{corpus}": str(mini_corpus), "{teacher}": str(tiny_models["bert"])}
     code, _, err = cli_main(*(fill.get(a, a) for a in CASES[case]))
     line = err.strip().splitlines()[-1]

@@ -107,7 +107,7 @@ class Unclaimed:
 
 
 def test_an_unknown_family_name_is_an_error():
-    with pytest.raises(UserError, match="unknown benchmark family 'simularity'; choose one of: similarity, "):
+    with pytest.raises(UserError, match=r"'simularity' \(did you mean 'similarity'\?\); choose one of: "):
         load_benchmarks(("simularity",))
     with pytest.raises(UserError, match="unknown benchmark family 'lexicon'"):
         load_benchmarks(extra={"lexicon": ["words.txt"]})

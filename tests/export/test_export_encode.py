@@ -144,5 +144,64 @@ def test_api_export_takes_the_options_as_keywords(tmp_path, bert_vectors):
 
     out = export(bert_vectors, "model2vec", tmp_path / "m", score=False, quantize="float16", dims=4)
     assert load_file(out / "model.safetensors")["embeddings"].shape[1] == 4
-    with pytest.raises(UserError, match="unknown option 'dim'; the options are: .*dims"):
+    with pytest.raises(UserError, match=r"unknown option 'dim' \(did you mean 'dims'\?\); the options are"):
         export(bert_vectors, "model2vec", tmp_path / "n", score=False, dim=4)
+
+
+NEW_WORD = "unbelievableness"
+
+
+def test_add_words_makes_a_composed_word_known_to_gensim(bert_vectors, tmp_path, cli_main):
+    """A word `Vectors.query` composes is a row of the word2vec file gensim reads after --add-words."""
+    gensim = pytest.importorskip("gensim")
+    assert bert_vectors.row_of(NEW_WORD) is None
+    src = bert_vectors.save(tmp_path / "v")
+    (tmp_path / "words.txt").write_text(f"{NEW_WORD}\n\n{bert_vectors.words[0]}\n")
+    code, _, err = cli_main("export", src, "--format", "word2vec", "-o", tmp_path / "e.txt",
+                            "--add-words", tmp_path / "words.txt")  # fmt: skip
+    assert code == 0, err
+    assert f"{len(bert_vectors):,} words + 1 composed x" in err
+    kv = gensim.models.KeyedVectors.load_word2vec_format(tmp_path / "e.txt")
+    assert len(kv) == len(bert_vectors) + 1
+    np.testing.assert_allclose(kv[NEW_WORD], bert_vectors.query([NEW_WORD])[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fmt", FOLDERS)
+def test_add_words_are_whole_tokens_of_the_folders(bert_vectors, tmp_path, fmt):
+    from ctx2static.api import export
+
+    out = export(bert_vectors, fmt, tmp_path / "m", score=False, add_words=[NEW_WORD], normalize=False)
+    bag = TokenBag.load(out)
+    assert bag.tokenizer.token_to_id(NEW_WORD) is not None
+    np.testing.assert_allclose(bag.encode([NEW_WORD])[0], bert_vectors.query([NEW_WORD])[0], rtol=1e-5)
+
+
+def test_add_words_without_a_composer_is_one_line_naming_compose(tmp_path, cli_main):
+    src = Vectors(["king", "queen"], np.eye(2, dtype=np.float32)).save(tmp_path / "v.txt")
+    (tmp_path / "words.txt").write_text("king\nriverbank\n")
+    code, _, err = cli_main("export", src, "--format", "word2vec", "-o", tmp_path / "e.txt",
+                            "--add-words", tmp_path / "words.txt")  # fmt: skip
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.strip() == (
+        f"error: --add-words: {src} lacks 1 of the words (first 'riverbank') and has no composer to make "
+        f"them; give it one: ctx2static compose {src} --cache DIR --out NEW"
+    )
+    assert not (tmp_path / "e.txt").exists()
+    (tmp_path / "words.txt").write_text("king\nriver bank\n")
+    code, _, err = cli_main("export", src, "--format", "word2vec", "-o", tmp_path / "e.txt",
+                            "--add-words", tmp_path / "words.txt")  # fmt: skip
+    assert (
+        code == 2
+        and err.strip() == f"error: {tmp_path / 'words.txt'}: line 2 holds 2 words; write one word a line"
+    )
+
+
+def test_export_says_it_evaluates_for_the_model_card(bert_vectors, tmp_path, cli_main):
+    """The export's slow step is announced before it runs, with the flag that skips it."""
+    src = bert_vectors.save(tmp_path / "v")
+    code, _, err = cli_main("export", src, "--format", "model2vec", "-o", tmp_path / "m")
+    lines = err.strip().splitlines()
+    assert code == 0 and lines[0] == "evaluating for the model card (--no-eval, or score=False, skips it)..."
+    assert lines[1].startswith("evaluated for the model card in ")
+    code, _, err = cli_main("export", src, "--format", "model2vec", "-o", tmp_path / "n", "--no-eval")
+    assert code == 0 and "for the model card" not in err, err

@@ -100,7 +100,7 @@ def test_retrofit_refuses_nan_input_and_never_spreads_it(poisoned, tmp_path, cli
     assert code == 0, err
     out = Vectors.load(tmp_path / "r.txt")
     assert "past" in out and "former" not in out and len(nonfinite_rows(out.matrix)) == 0
-    assert "Psi nan" not in err
+    assert "objective nan" not in err and "-> nan" not in err
 
 
 def _nan_at(row):

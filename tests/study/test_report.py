@@ -74,3 +74,59 @@ def test_google_family_pairs_are_male_then_female():
     pairs = google_pairs("family")
     assert ("boy", "girl") in pairs and ("king", "queen") in pairs and ("he", "she") in pairs
     assert len(pairs) == len(set(pairs)) and all(a != b for a, b in pairs)
+
+
+def _family_scores(avg: float, analogy: tuple[float, float], sentences: float, pos: float) -> list[Score]:
+    return [
+        Score("ws353", "similarity", "spearman", avg + 1, 300, 353),
+        Score("avg5", "summary", "mean spearman", avg, 900, 1500),
+        Score("google", "analogy", "3CosAdd acc", analogy[0], 500, 1000),
+        Score("google", "analogy", "3CosMul acc", analogy[1], 500, 1000),
+        Score("sentences-mean", "summary", "mean accuracy", sentences, 90, 100),
+        Score("pos", "downstream", "accuracy", pos, 900, 1000, std=0.5),
+    ]
+
+
+def test_the_summary_names_the_best_output_per_family_and_what_to_use():
+    from ctx2static.study.report import summary_lines
+
+    results = {
+        "sgns": _family_scores(40.0, (30.0, 31.0), 70.0, 90.0),
+        "x2": _family_scores(55.0, (35.0, 33.0), 72.0, 89.0),
+        "ase": _family_scores(50.0, (20.0, 21.0), 71.0, 91.0),
+    }
+    lines = summary_lines(results)
+    assert "items every output covers" in lines[0] and "small share" in lines[0]
+    similarity = "- **similarity**: **x2** 55.0 (mean Spearman of the five similarity sets (avg5); next: ase "
+    assert similarity + "50.0)" in lines
+    assert "- **analogy**: **x2** 34.0 (mean accuracy of the analogy scores; next: sgns 30.5)" in lines
+    assert any(ln.startswith("- **sentences**: **x2** 72.0") for ln in lines)
+    assert any(ln.startswith("- **downstream**: **ase** 91.0") for ln in lines)
+    use = "**What to use**: x2 (best on 3 of 4 families: similarity, analogy, sentences); for downstream: "
+    assert use + "ase." in lines
+
+
+def test_a_thin_or_missing_score_wins_nothing():
+    from ctx2static.study.report import summary_lines
+
+    thin = _family_scores(90.0, (90.0, 90.0), 90.0, 90.0)
+    thin[1] = Score("avg5", "summary", "mean spearman", 90.0, 3, 1500)  # n/a: 3 of 1,500 pairs
+    no_analogy = _family_scores(30.0, (0.0, 0.0), 0.0, 0.0)[:2]
+    results = {"a": _family_scores(40.0, (30.0, 31.0), 70.0, 90.0), "b": thin, "c": no_analogy}
+    lines = summary_lines(results)
+    assert any(ln.startswith("- **similarity**: **a** 40.0") for ln in lines)
+    assert any(ln.startswith("- **analogy**: **b** 90.0") for ln in lines)  # c has no analogy score
+
+
+def test_the_best_cell_of_each_row_is_bold_ties_too():
+    from ctx2static.study.report import best_markdown
+
+    def scores(ws: float, avg: float) -> list[Score]:
+        return [Score("ws353", "similarity", "s", ws, 200, 353), Score("avg5", "s", "m", avg, 900, 1500)]
+
+    common = {"a": scores(40.0, 30.0), "b": scores(50.0, 30.04), "c": scores(float("nan"), 20.0)}
+    text = best_markdown(common, [], common)
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    assert rows["ws353"].count("**") == 2 and "**50.0 (56%)**" in rows["ws353"]
+    assert rows["avg5"].count("**") == 4 and "**30.0 (60%)**" in rows["avg5"]  # a tie as shown: both
+    assert "- bold: the best score of the row" in text

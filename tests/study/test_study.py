@@ -96,6 +96,8 @@ def test_run_writes_every_output_and_a_rerun_skips_every_step(tmp_path, teacher,
     assert (out / "caches" / "tiny" / "manifest.json").is_file()
     report = (out / "report.md").read_text()
     assert "| benchmark | metric | common | sgns | ase | sgns+syn |" in report  # common items
+    summary = report.split("## Summary\n\n")[1].split("## Results")[0]
+    assert "**What to use**: " in summary or summary.startswith("Fewer than two outputs have a usable score")
     assert "| benchmark | metric | sgns | ase | sgns+syn |" in report  # each on its own items
     assert "peak RSS (MiB)" in report
     assert "| ase − sgns | sgns+syn − sgns |" in report  # deltas against the plain baseline and the input
@@ -212,23 +214,26 @@ def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(
     "text,message",
     [
         ("[corpus\n", "not valid TOML"),
-        ('[corpus]\nfiles = ["c.txt"]\nmin_cout = 3\n[students.sgns]\n', "corpus.min_cout: unknown key"),
+        (
+            '[corpus]\nfiles = ["c.txt"]\nmin_cout = 3\n[students.sgns]\n',
+            "corpus.min_cout: unknown key (did you mean 'min_count'?)",
+        ),
         (
             '[corpus]\nfiles = ["missing.txt"]\n[students.sgns]\n',
             "corpus.files[0]: missing.txt: no such file",
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgnss]\n',
-            "students.sgnss.student: unknown student 'sgnss'",
+            "students.sgnss.student: unknown student 'sgnss' (did you mean 'sgns'?)",
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\noptions = { negatives = 3 }\n',
-            "students.sgns.options: sgns has no option 'negatives'",
+            "students.sgns.options: sgns has no option 'negatives' (did you mean 'negative'?)",
         ),
         ('[corpus]\nfiles = ["c.txt"]\n[students.ase]\n', "students.ase.teacher: missing"),
         (
             '[corpus]\nfiles = ["c.txt"]\n[teachers.t]\nvector = true\n[students.ase]\nteacher = "t"\n',
-            "teachers.t.vector: unknown key",
+            "teachers.t.vector: unknown key (did you mean 'vectors'?)",
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[teachers.t]\nprecision = "half"\n[students.ase]\nteacher = "t"\n',
@@ -244,7 +249,7 @@ def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[references.m2v]\nvector = "c.txt"\n',
-            "references.m2v.vector: unknown key",
+            "references.m2v.vector: unknown key (did you mean 'vectors'?)",
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[references.sgns]\nvectors = "c.txt"\n',
