@@ -176,6 +176,19 @@ EVIL_CONFIG = {
 PWN = "import pathlib\npathlib.Path(__file__).with_name('PWNED').write_text('ran')\n"
 
 
+ROUND_4_ELSEWHERE = """\
+Round 4's cases that are not one command on small data, each a test instead: 4 two saves to one
+folder at once (`test_faults_paths.py`: a real race of 2 processes x 40 saves, and the lost race
+simulated: the loser's folder kept and named); 5 and 6 memory that follows the input
+(`bench/results/memory_corpus.md`: peak RSS flat from 30 MB to 200 MB of short lines and of one line
+without a newline; `tests/text/test_corpus_hostile.py`); 7 a 3M-word vocabulary
+(`tests/pipeline/test_extract_memory.py`; by hand: 3,000,000 random words refused in one line after
+40 s, peak RSS 1.4 GB); 10 NFD text (`tests/text/test_corpus_hostile.py`,
+`tests/eval/test_similarity.py`, `tests/retrofit/test_lexicon.py`); 12 a corpus edited during
+extract (`tests/pipeline/test_extract_resume.py`); a full TMPDIR (`test_faults_paths.py`, a real tmpfs); a second extract into a locked folder
+(`test_faults_io.py`: refused in about a second, before the teacher loads)."""
+
+
 def cases_4() -> list[tuple[str, list[str], dict]]:
     """Round 4 (issue 38): what a careless or hostile user hands over, one command each."""
     sgns = [*CLI, "fit-student", "-s", "sgns", "--epochs", "1", "--dim", "20", "--min-count", "1"]
@@ -388,6 +401,8 @@ def main() -> None:
             "|---|---:|---|---|",
         ]
         text += [f"| {n} | {rc} | `{ln.replace('|', '/')}` | {k} |" for n, rc, ln, k in rows]
+        if args.round == 4:
+            text += ["", ROUND_4_ELSEWHERE]
         args.out.write_text("\n".join(text) + "\n")
 
 

@@ -145,6 +145,7 @@ def main() -> None:
     ap.add_argument("--before", default="", help="PYTHONPATH of the package before a change (optional)")
     ap.add_argument("--before-max", default="300M", help="largest size read by --before")
     ap.add_argument("--limit-gb", type=float, default=6.0, help="address-space limit of each reading process")
+    ap.add_argument("--kinds", default=",".join(KINDS), help=f"which files, of {', '.join(KINDS)}")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "memory_corpus.md")
     ap.add_argument("--read", type=Path, help=argparse.SUPPRESS)  # the worker: one file, JSON out
     ap.add_argument("--work", type=Path, help=argparse.SUPPRESS)
@@ -163,7 +164,7 @@ def main() -> None:
     )
     rows = []
     for size in map(parse_size, args.sizes.split(",")):
-        for kind in KINDS:
+        for kind in args.kinds.split(","):
             path = generate(args.scratch, kind, size)
             for label, pythonpath, most in runs:
                 if size <= most:
