@@ -158,19 +158,35 @@ class VectorsMeta(TypedDict, total=False):
     composer: dict[str, Any]  # Composer.save's settings (lowercase, teacher, words, ridge...)
 
 
-@dataclass
+@dataclass(repr=False)
 class Vectors:
-    """Static word vectors: ``matrix[i]`` is the vector of ``words[i]``."""
+    """Static word vectors: ``matrix[i]`` is the vector of ``words[i]``.
+
+    The matrix is float32 however the vectors were made or read; a float32 memory map stays one.
+    Its unit rows are computed once (:meth:`unit`) and again only after ``matrix`` is assigned, as
+    gensim caches its norms: a change made in place to the matrix's values is not seen.
+    """
 
     words: list[str]
     matrix: np.ndarray
     counts: np.ndarray | None = None
     meta: VectorsMeta = field(default_factory=VectorsMeta)
-    composer: Composer | None = field(default=None, repr=False)
-    index: dict[str, int] = field(init=False, repr=False)
+    composer: Composer | None = None
+    index: dict[str, int] = field(init=False)
+    _unit: np.ndarray | None = field(default=None, init=False, compare=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "matrix":
+            value = value if _is_float32(value) else np.asarray(value, dtype=np.float32)
+            object.__setattr__(self, "_unit", None)
+        object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        meta = cast(dict[str, Any], self.meta)
+        made = [f"{k} {meta[k]!r}" for k in ("student", "teacher") if meta.get(k)]
+        return f"Vectors({', '.join([f'{len(self):,} words x {self.dim}', *made])})"
 
     def __post_init__(self) -> None:
-        self.matrix = np.asarray(self.matrix, dtype=np.float32)
         if self.matrix.ndim != 2 or self.matrix.shape[0] != len(self.words):
             raise UserError(f"a matrix of shape {self.matrix.shape} cannot hold {len(self.words)} words")
         if self.counts is not None:
@@ -212,9 +228,13 @@ class Vectors:
         return recorded if recorded is not None else all(w == w.lower() for w in self.words)
 
     def unit(self) -> np.ndarray:
-        """Rows scaled to unit L2 norm (zero rows stay zero)."""
-        norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
-        return self.matrix / np.maximum(norms, 1e-12)
+        """Rows scaled to unit L2 norm (zero rows stay zero); computed once, read-only."""
+        if self._unit is None:
+            norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
+            unit = self.matrix / np.maximum(norms, 1e-12)
+            unit.setflags(write=False)
+            self._unit = unit
+        return self._unit
 
     def query(self, words: Sequence[str]) -> np.ndarray:
         """float32 ``[len(words), dim]``: each word's row (found as :meth:`row_of` does) or its composition.
@@ -541,10 +561,9 @@ class Vectors:
         counts_array = np.array(counts, np.int64)
         if keep is not None:
             words, matrix, counts_array = list(index), matrix[keep], counts_array[keep]
-        v = cls.__new__(cls)  # as the constructor, without its float32 copy of a memory-mapped matrix
-        v.words, v.matrix, v.counts, v.meta, v.index = words, matrix, counts_array, meta, index
-        v.composer = Composer.load(path, "", meta.get("composer"), matrix.shape[1])
-        return v
+        return cls(
+            words, matrix, counts_array, meta, Composer.load(path, "", meta.get("composer"), matrix.shape[1])
+        )
 
 
 NUMBER = (int, float)
@@ -813,6 +832,11 @@ def _sidecar_data(path: Path, n: int) -> dict[str, Any]:
     meta = data.get("meta")
     meta = checked_meta(meta, path) if isinstance(meta, dict) else {}
     return {"meta": meta, "counts": counts if ok else None}
+
+
+def _is_float32(matrix: Any) -> bool:
+    """Whether ``matrix`` is a float32 array in native byte order: kept as it is (a memory map too)."""
+    return isinstance(matrix, np.ndarray) and matrix.dtype == np.dtype(np.float32)
 
 
 def _load_npy(path: Path, mmap: bool) -> np.ndarray:
