@@ -124,33 +124,13 @@ class VectorsMeta(TypedDict, total=False):
     corpus: list[str]  # the corpus files
     corpus_config: dict[str, Any]  # how the corpus was read; its "lowercase" decides Vectors.lowercase
     vocab_config: dict[str, Any]  # a text student's vocabulary settings (VocabConfig.to_dict)
-    # timings: students/registry.py; the study's report reads them
+    # timings: students/registry.py, for every student; the study's report reads them
     seconds: float  # reading the corpus or cache plus the fit
     train_seconds: float  # the fit alone
     tokens_per_second: int  # corpus tokens times epochs over the fit
-    # training traces, each written by the students named; the study's figures plot loss_per_epoch
-    loss_per_epoch: list[float]  # every iterative student
-    mean_loss: float  # x2static, the contextual students (bert-sg, ctx2vec)
-    loss_per_pair: float  # sgns, cbow (with compute_loss)
-    pairs: int  # sgns, cbow: (centre, target) pairs trained
-    kept_words: int  # sgns, cbow: corpus words kept by subsampling, over every epoch
-    centres: int  # contextual students: centre occurrences trained
-    loop_seconds: float  # contextual students: the training loop alone
-    targets: int  # x2static: training targets
-    adam_steps: int  # x2static
-    costs: list[float]  # glove, semglove: the cost of each epoch
-    nonzeros: int  # glove, semglove: co-occurrence cells
-    cooc_seconds: float  # glove, semglove: counting the co-occurrences
-    seconds_per_epoch: float  # glove
-    occurrences: int  # ase: occurrences averaged
-    sentences: int  # sentence: sentences with a word in the table
-    cg_iterations: int  # sentence: conjugate-gradient iterations of the solve
-    relative_residual: float  # sentence: the largest column's residual norm over its start
-    objective_start: float  # sentence: (S1) a sentence at the ase start
-    objective: float  # sentence: (S1) a sentence fitted
-    table: str  # token, word: the cache table taken (token_emb, word_emb)
-    standardized: bool  # ase, word, token, x2static, sentence: dimensions z-scored (students/postprocess.py)
-    rogue_ratio: float  # the same five: max over median of the teacher dimensions' E[x_d^2]
+    # what the student reports of its own fit, free-form: each student's module says what it writes
+    # (loss_per_epoch, which the study's figures plot; adam_steps, cg_iterations...)
+    train: dict[str, Any]
     # later stages
     study: dict[str, Any]  # study/runner.py: the step's hash, seconds, peak_rss_mb and when written
     retrofit: list[dict[str, Any]]  # retrofit/solver.py, one entry a pass: method, lexicons, config...
@@ -577,14 +557,11 @@ META_SCHEMA: dict[str, Any] = {
     "corpus_config": {"lowercase": bool},
     "vocab_config": dict,
     "config": dict,
-    # timings and training traces, read by the study's report and figures
+    # timings, read by the study's report; the student's own trace, read by its figures
     "seconds": NUMBER,
     "train_seconds": NUMBER,
     "tokens_per_second": NUMBER,
-    "loss_per_epoch": [NUMBER],
-    "costs": [NUMBER],
-    "loss_per_pair": NUMBER,
-    "mean_loss": NUMBER,
+    "train": {"loss_per_epoch": [NUMBER]},  # free-form: only the key a later stage reads is typed
     "study": {"hash": str, "written": str, "seconds": NUMBER, "peak_rss_mb": NUMBER},
     "retrofit": [{"method": str, "lexicons": [str], "antonyms": [str], "edges": int}],
     # what Vectors.reduced records, read by the Model2Vec export

@@ -21,6 +21,7 @@ import logging
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,7 +33,7 @@ from ctx2static.students import glove
 from ctx2static.students.cache_input import CacheConfig, encoded_corpus
 from ctx2static.students.cooc import window_cooccurrence
 from ctx2static.threads import numba_threads
-from ctx2static.vectors import Vectors, VectorsMeta
+from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -147,10 +148,9 @@ def fit(cache: Cache, config: Config) -> Vectors:
         Cooc(config.cooc).value, Weighting(config.weighting).value, f"{x.nnz:,}", built,
         state.costs[0], state.costs[-1],
     )  # fmt: skip
-    meta: VectorsMeta = {
+    train: dict[str, Any] = {
         "nonzeros": int(x.nnz),
         "cooc_seconds": round(built, 2),
-        "costs": state.costs,
         "loss_per_epoch": state.costs,
     }
-    return Vectors(list(cache.vocab.words), state.vectors(), cache.vocab.counts.copy(), meta)
+    return Vectors(list(cache.vocab.words), state.vectors(), cache.vocab.counts.copy(), {"train": train})
