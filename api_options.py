@@ -19,11 +19,10 @@ if TYPE_CHECKING:
     from ctx2static.retrofit.config import Method
     from ctx2static.students.cache_input import Init
     from ctx2static.students.postprocess import Standardize
-    from ctx2static.students.semglove import Cooc
-    from ctx2static.students.semglove import Weighting as CoocWeighting
+    from ctx2static.students.semglove import Cooc, PairWeighting
     from ctx2static.students.teacher_tables import Table
     from ctx2static.students.x2static import Context
-    from ctx2static.text.sources import Format
+    from ctx2static.text.sources import CorpusFormat
     from ctx2static.text.split import Split
     from ctx2static.vectors import Weighting
 
@@ -36,7 +35,7 @@ class CorpusOptions(TypedDict, total=False):
     max_sentence_len: int
     split: Split | str
     text_field: str
-    corpus_format: Format | str
+    corpus_format: CorpusFormat | str
 
 
 class VocabOptions(TypedDict, total=False):
@@ -112,7 +111,7 @@ class CacheStudentOptions(TypedDict, total=False):
     checkpoint_every: int
     checkpoint: str | os.PathLike | None
     cooc: Cooc | str
-    weighting: CoocWeighting | str
+    weighting: PairWeighting | str
     min_occurrences: int
     table: Table | str
     ridge: float

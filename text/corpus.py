@@ -46,7 +46,7 @@ from ctx2static.errors import UserError
 from ctx2static.fileio import read_lines
 from ctx2static.options import Options, Rule, opt
 from ctx2static.text.normal import nfc
-from ctx2static.text.sources import TEXT_EXPECT, Format, Source, find_sources, records
+from ctx2static.text.sources import TEXT_EXPECT, CorpusFormat, Source, find_sources, records
 from ctx2static.text.split import Sniff, Split, pieces, sentences_of, sniff
 from ctx2static.words import tokenize
 
@@ -66,8 +66,8 @@ class CorpusConfig(Options):
         "none (a document is one sentence); auto: lines for text files that look split, else sentences.",
     )
     text_field: str = opt("text", "The field holding the text in JSONL, CSV, Parquet and saved datasets.")
-    corpus_format: Format = opt(
-        Format.AUTO, "How the --corpus files are read; auto: from their names (a folder: recursively)."
+    corpus_format: CorpusFormat = opt(
+        CorpusFormat.AUTO, "How the --corpus files are read; auto: from their names (a folder: recursively)."
     )
 
     def rules(self) -> Iterable[Rule]:
