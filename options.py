@@ -75,7 +75,8 @@ def positive(options: Options, *names: str) -> list[Rule]:
 class Options:
     """Base of every config: enum fields are coerced from their values, then :meth:`rules` are enforced.
 
-    Its repr lists only the fields that differ from the defaults (``X2StaticConfig(epochs=3)``).
+    Its repr lists only the fields that differ from the defaults (``Config(epochs=3)``); ``str``
+    lists them all.
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -84,7 +85,14 @@ class Options:
         cls.__repr__ = Options.__repr__  # type: ignore[method-assign]
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.changed().items())})"
+        return self._listing(self.changed())
+
+    def __str__(self) -> str:
+        """Every field: the effective configuration ``-v`` shows."""
+        return self._listing(self.to_dict())
+
+    def _listing(self, values: Mapping[str, Any]) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in values.items())})"
 
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(type(self))

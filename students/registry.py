@@ -179,7 +179,7 @@ def _timed(name: str, config: Options, n_tokens: int, began: float, fit: Any, *a
     ``seconds`` counts from ``began`` (reading the corpus or cache included), ``train_seconds``
     only the fit; tokens/s are corpus tokens times epochs over the fit.
     """
-    log.debug("%s: %s", name, config.to_dict())  # the full configuration (the repr lists the changes)
+    log.debug("%s: %s", name, config)
     start = time.perf_counter()
     vectors = _postprocess(fit(*args, config), config)
     end = time.perf_counter()

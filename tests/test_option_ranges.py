@@ -172,3 +172,4 @@ def test_a_changed_field_is_all_a_config_repr_shows():
     assert repr(x2static.Config(epochs=3)) == "Config(epochs=3)"
     corpus = CorpusConfig(split="lines", lowercase=False)
     assert repr(corpus) == "CorpusConfig(lowercase=False, split='lines')"
+    assert str(corpus).startswith("CorpusConfig(lowercase=False, min_sentence_len=0, max_sentence_len=0, ")
