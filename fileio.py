@@ -98,7 +98,6 @@ _PID_DIGITS = 7  # the most a Linux pid has (pid_max is at most 2**22)
 
 
 _TEMP = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.tmp")
-_LEGACY_TEMP = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")  # written before temps carried the pid
 
 
 def _alive(pid: int) -> bool:
@@ -116,10 +115,7 @@ def _alive(pid: int) -> bool:
 def _stale(tmp: Path, name: str | None) -> bool:
     """Whether ``tmp`` is a temp of target ``name`` (None: of any target) left by a dead process."""
     m = _TEMP.fullmatch(tmp.name)
-    if m is not None and (name is None or m["name"] == name):
-        return not _alive(int(m["pid"]))
-    legacy = _LEGACY_TEMP.fullmatch(tmp.name)
-    return legacy is not None and (name is None or legacy["name"] == name)
+    return m is not None and (name is None or m["name"] == name) and not _alive(int(m["pid"]))
 
 
 _PROBE = "write-probe"

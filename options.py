@@ -76,7 +76,26 @@ def positive(options: Options, *names: str) -> list[Rule]:
 
 @dataclasses.dataclass(frozen=True)
 class Options:
-    """Base of every config: enum fields are coerced from their values, then :meth:`rules` are enforced."""
+    """Base of every config: enum fields are coerced from their values, then :meth:`rules` are enforced.
+
+    Its repr lists only the fields that differ from the defaults (``Config(epochs=3)``); ``str``
+    lists them all.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # @dataclass keeps a __repr__ the class defines: set here, each config keeps the short one
+        cls.__repr__ = Options.__repr__  # type: ignore[method-assign]
+
+    def __repr__(self) -> str:
+        return self._listing(self.changed())
+
+    def __str__(self) -> str:
+        """Every field: the effective configuration ``-v`` shows."""
+        return self._listing(self.to_dict())
+
+    def _listing(self, values: Mapping[str, Any]) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in values.items())})"
 
     def __post_init__(self) -> None:
         hints = typing.get_type_hints(type(self))

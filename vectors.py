@@ -124,33 +124,13 @@ class VectorsMeta(TypedDict, total=False):
     corpus: list[str]  # the corpus files
     corpus_config: dict[str, Any]  # how the corpus was read; its "lowercase" decides Vectors.lowercase
     vocab_config: dict[str, Any]  # a text student's vocabulary settings (VocabConfig.to_dict)
-    # timings: students/registry.py; the study's report reads them
+    # timings: students/registry.py, for every student; the study's report reads them
     seconds: float  # reading the corpus or cache plus the fit
     train_seconds: float  # the fit alone
     tokens_per_second: int  # corpus tokens times epochs over the fit
-    # training traces, each written by the students named; the study's figures plot loss_per_epoch
-    loss_per_epoch: list[float]  # every iterative student
-    mean_loss: float  # x2static, the contextual students (bert-sg, ctx2vec)
-    loss_per_pair: float  # sgns, cbow (with compute_loss)
-    pairs: int  # sgns, cbow: (centre, target) pairs trained
-    kept_words: int  # sgns, cbow: corpus words kept by subsampling, over every epoch
-    centres: int  # contextual students: centre occurrences trained
-    loop_seconds: float  # contextual students: the training loop alone
-    targets: int  # x2static: training targets
-    adam_steps: int  # x2static
-    costs: list[float]  # glove, semglove: the cost of each epoch
-    nonzeros: int  # glove, semglove: co-occurrence cells
-    cooc_seconds: float  # glove, semglove: counting the co-occurrences
-    seconds_per_epoch: float  # glove
-    occurrences: int  # ase: occurrences averaged
-    sentences: int  # sentence: sentences with a word in the table
-    cg_iterations: int  # sentence: conjugate-gradient iterations of the solve
-    relative_residual: float  # sentence: the largest column's residual norm over its start
-    objective_start: float  # sentence: (S1) a sentence at the ase start
-    objective: float  # sentence: (S1) a sentence fitted
-    table: str  # token, word: the cache table taken (token_emb, word_emb)
-    standardized: bool  # ase, word, token, x2static, sentence: dimensions z-scored (students/postprocess.py)
-    rogue_ratio: float  # the same five: max over median of the teacher dimensions' E[x_d^2]
+    # what the student reports of its own fit, free-form: each student's module says what it writes
+    # (loss_per_epoch, which the study's figures plot; adam_steps, cg_iterations...)
+    train: dict[str, Any]
     # later stages
     study: dict[str, Any]  # study/runner.py: the step's hash, seconds, peak_rss_mb and when written
     retrofit: list[dict[str, Any]]  # retrofit/solver.py, one entry a pass: method, lexicons, config...
@@ -158,19 +138,35 @@ class VectorsMeta(TypedDict, total=False):
     composer: dict[str, Any]  # Composer.save's settings (lowercase, teacher, words, ridge...)
 
 
-@dataclass
+@dataclass(repr=False)
 class Vectors:
-    """Static word vectors: ``matrix[i]`` is the vector of ``words[i]``."""
+    """Static word vectors: ``matrix[i]`` is the vector of ``words[i]``.
+
+    The matrix is float32 however the vectors were made or read; a float32 memory map stays one.
+    Its unit rows are computed once (:meth:`unit`) and again only after ``matrix`` is assigned, as
+    gensim caches its norms: a change made in place to the matrix's values is not seen.
+    """
 
     words: list[str]
     matrix: np.ndarray
     counts: np.ndarray | None = None
     meta: VectorsMeta = field(default_factory=VectorsMeta)
-    composer: Composer | None = field(default=None, repr=False)
-    index: dict[str, int] = field(init=False, repr=False)
+    composer: Composer | None = None
+    index: dict[str, int] = field(init=False)
+    _unit: np.ndarray | None = field(default=None, init=False, compare=False)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "matrix":
+            value = value if _is_float32(value) else np.asarray(value, dtype=np.float32)
+            object.__setattr__(self, "_unit", None)
+        object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        meta = cast(dict[str, Any], self.meta)
+        made = [f"{k} {meta[k]!r}" for k in ("student", "teacher") if meta.get(k)]
+        return f"Vectors({', '.join([f'{len(self):,} words x {self.dim}', *made])})"
 
     def __post_init__(self) -> None:
-        self.matrix = np.asarray(self.matrix, dtype=np.float32)
         if self.matrix.ndim != 2 or self.matrix.shape[0] != len(self.words):
             raise UserError(f"a matrix of shape {self.matrix.shape} cannot hold {len(self.words)} words")
         if self.counts is not None:
@@ -212,9 +208,13 @@ class Vectors:
         return recorded if recorded is not None else all(w == w.lower() for w in self.words)
 
     def unit(self) -> np.ndarray:
-        """Rows scaled to unit L2 norm (zero rows stay zero)."""
-        norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
-        return self.matrix / np.maximum(norms, 1e-12)
+        """Rows scaled to unit L2 norm (zero rows stay zero); computed once, read-only."""
+        if self._unit is None:
+            norms = np.linalg.norm(self.matrix, axis=1, keepdims=True)
+            unit = self.matrix / np.maximum(norms, 1e-12)
+            unit.setflags(write=False)
+            self._unit = unit
+        return self._unit
 
     def query(self, words: Sequence[str]) -> np.ndarray:
         """float32 ``[len(words), dim]``: each word's row (found as :meth:`row_of` does) or its composition.
@@ -541,10 +541,9 @@ class Vectors:
         counts_array = np.array(counts, np.int64)
         if keep is not None:
             words, matrix, counts_array = list(index), matrix[keep], counts_array[keep]
-        v = cls.__new__(cls)  # as the constructor, without its float32 copy of a memory-mapped matrix
-        v.words, v.matrix, v.counts, v.meta, v.index = words, matrix, counts_array, meta, index
-        v.composer = Composer.load(path, "", meta.get("composer"), matrix.shape[1])
-        return v
+        return cls(
+            words, matrix, counts_array, meta, Composer.load(path, "", meta.get("composer"), matrix.shape[1])
+        )
 
 
 NUMBER = (int, float)
@@ -558,14 +557,11 @@ META_SCHEMA: dict[str, Any] = {
     "corpus_config": {"lowercase": bool},
     "vocab_config": dict,
     "config": dict,
-    # timings and training traces, read by the study's report and figures
+    # timings, read by the study's report; the student's own trace, read by its figures
     "seconds": NUMBER,
     "train_seconds": NUMBER,
     "tokens_per_second": NUMBER,
-    "loss_per_epoch": [NUMBER],
-    "costs": [NUMBER],
-    "loss_per_pair": NUMBER,
-    "mean_loss": NUMBER,
+    "train": {"loss_per_epoch": [NUMBER]},  # free-form: only the key a later stage reads is typed
     "study": {"hash": str, "written": str, "seconds": NUMBER, "peak_rss_mb": NUMBER},
     "retrofit": [{"method": str, "lexicons": [str], "antonyms": [str], "edges": int}],
     # what Vectors.reduced records, read by the Model2Vec export
@@ -813,6 +809,11 @@ def _sidecar_data(path: Path, n: int) -> dict[str, Any]:
     meta = data.get("meta")
     meta = checked_meta(meta, path) if isinstance(meta, dict) else {}
     return {"meta": meta, "counts": counts if ok else None}
+
+
+def _is_float32(matrix: Any) -> bool:
+    """Whether ``matrix`` is a float32 array in native byte order: kept as it is (a memory map too)."""
+    return isinstance(matrix, np.ndarray) and matrix.dtype == np.dtype(np.float32)
 
 
 def _load_npy(path: Path, mmap: bool) -> np.ndarray:

@@ -52,7 +52,7 @@ VOCAB_H5 = "vocab.h5"
 TEACHER_TOKENS = "teacher_tokens.parquet"
 TEACHER_TOKENIZER = "teacher_tokenizer.json"
 PCA_H5 = "pca.h5"
-FORMAT_VERSION = 2  # 2: per-word sums in vocab.h5, fp16 sentence/paragraph means
+FORMAT_VERSION = 3  # docs/design/cache-format.md says what each version changed
 ATTN_COLUMNS = ("occ", "ctx", "offset", "weight")
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -92,6 +93,16 @@ def read_manifest(folder: Path) -> dict | None:
     return manifest
 
 
+def check_format(folder: Path, manifest: Mapping[str, Any]) -> None:
+    """Refuse, in one line, a cache of another format: no reader or writer converts one."""
+    version = manifest.get("identity", {}).get("format")
+    if version != FORMAT_VERSION:
+        raise UserError(
+            f"{folder}: cache format {version} (this ctx2static reads format {FORMAT_VERSION}); "
+            "re-run extract into a new folder"
+        )
+
+
 @dataclass
 class Shard:
     """The arrays of one shard (see ``cache.layout.SIGNALS``), plus attention contexts when cached."""
@@ -132,12 +143,7 @@ class Cache:
         manifest = read_manifest(folder)
         if manifest is None:
             raise UserError(f"{folder}: no {MANIFEST}; run 'ctx2static extract' to build a cache there")
-        version = manifest.get("identity", {}).get("format")
-        if version != FORMAT_VERSION:
-            raise UserError(
-                f"{folder}: cache format {version} (this ctx2static reads format {FORMAT_VERSION}); "
-                "re-run extract into a new folder"
-            )
+        check_format(folder, manifest)
         problem = not_own_file(folder / VOCAB_TSV)
         if problem:
             raise UserError(f"{folder / VOCAB_TSV}: {problem}; {REBUILD}")

@@ -53,7 +53,7 @@ from ctx2static.cache.layout import (
     shard_name,
     shard_signals,
 )
-from ctx2static.cache.reader import not_own_file, read_manifest, verify_file
+from ctx2static.cache.reader import check_format, not_own_file, read_manifest, verify_file
 from ctx2static.cache.validate import nonfinite_array
 from ctx2static.errors import UserError
 from ctx2static.fileio import (
@@ -134,23 +134,16 @@ class WordSums:
 _ABSENT = object()
 
 
-def _diff(stored: Any, current: Any, implied: Any, prefix: str = "") -> list[str]:
-    """Dotted keys whose values differ between a stored and a current identity (nested dicts, lists).
-
-    A key absent from ``stored`` takes its value from ``implied`` (same shape; a list there holds
-    the one value implied for every element): the value the code used before it recorded the key.
-    """
+def _diff(stored: Any, current: Any, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between a stored and a current identity (nested dicts, lists)."""
     if isinstance(stored, dict) and isinstance(current, dict):
-        implied = implied if isinstance(implied, dict) else {}
         out = []
         for k in sorted(set(stored) | set(current)):
-            value = stored[k] if k in stored else implied.get(k, _ABSENT)
-            out += _diff(value, current.get(k, _ABSENT), implied.get(k), f"{prefix}{k}.")
+            out += _diff(stored.get(k, _ABSENT), current.get(k, _ABSENT), f"{prefix}{k}.")
         return out
     if isinstance(stored, list) and isinstance(current, list) and len(stored) == len(current):
-        each = implied[0] if isinstance(implied, list) and implied else None
         pairs = enumerate(zip(stored, current, strict=True))
-        return [d for i, (s, c) in pairs for d in _diff(s, c, each, f"{prefix}{i}.")]
+        return [d for i, (s, c) in pairs for d in _diff(s, c, f"{prefix}{i}.")]
     return [] if stored == current else [prefix.rstrip(".")]
 
 
@@ -218,27 +211,20 @@ class CacheWriter:
                 self._sums, self._counts = f["occ_sum"][()].astype(np.float64), f["occ_count"][()]
 
     @classmethod
-    def open(
-        cls,
-        folder: str | Path,
-        identity: Mapping[str, Any],
-        vocab: Vocab,
-        implied: Mapping[str, Any] | None = None,
-    ) -> CacheWriter:
+    def open(cls, folder: str | Path, identity: Mapping[str, Any], vocab: Vocab) -> CacheWriter:
         """Start a cache in ``folder``, or continue the one there if it has the same ``identity``.
 
         ``identity`` is everything that determines the content (teacher, corpus, vocabulary,
         ``options`` of the extract); the writer adds the format version and derives the signals
-        from ``identity["options"]``. ``implied`` gives the keys added to the identity since caches
-        were first written the value their content implies in a cache that lacks them (see
-        :func:`_diff`), so such a cache still continues when read the same way. The folder stays
-        locked until :meth:`finish` or :meth:`close`.
+        from ``identity["options"]``. A cache of another format is refused in one line
+        (:func:`~ctx2static.cache.reader.check_format`). The folder stays locked until
+        :meth:`finish` or :meth:`close`.
         """
         folder = Path(folder)
         ident = json.loads(json.dumps({**identity, "format": FORMAT_VERSION}))
         lock = acquire_lock(folder, "cache")
         try:
-            writer = cls._open_locked(folder, ident, vocab, implied or {})
+            writer = cls._open_locked(folder, ident, vocab)
         except BaseException:
             release_lock(lock)
             raise
@@ -247,12 +233,11 @@ class CacheWriter:
         return writer
 
     @classmethod
-    def _open_locked(
-        cls, folder: Path, ident: dict[str, Any], vocab: Vocab, implied: Mapping[str, Any]
-    ) -> CacheWriter:
+    def _open_locked(cls, folder: Path, ident: dict[str, Any], vocab: Vocab) -> CacheWriter:
         manifest = read_manifest(folder)
         if manifest is not None:
-            diff = _diff(manifest.get("identity", {}), ident, implied)
+            check_format(folder, manifest)
+            diff = _diff(manifest.get("identity", {}), ident)
             if diff:
                 raise UserError(
                     f"{folder}: holds a cache from a different run (differs in {', '.join(diff[:6])}); "

@@ -11,24 +11,22 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from tqdm import tqdm
 
 from ctx2static.cache.layout import PCA_H5
-from ctx2static.cache.reader import read_manifest
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
 from ctx2static.fileio import LOCK_NAME, acquire_lock, release_lock
 from ctx2static.memory import check_fits
 from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
-from ctx2static.text.corpus import LEGACY_READING, UNBOUNDED, Corpus
-from ctx2static.text.split import Split
+from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab
 
 log = logging.getLogger(__name__)
@@ -37,22 +35,12 @@ if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
     from ctx2static.pipeline.teacher import Teacher
 
 
-IMPLIED: dict[str, Any] = {
-    "teacher": {"backend": "torch"},
-    "corpus": [LEGACY_READING],
-    "corpus_config": {"bounds": asdict(UNBOUNDED)},
-    "options": {"shard_words": 0},
-}
-"""What a cache whose identity lacks these keys was made with: torch, files one sentence a line, no bounds."""
-
-
 def _identity(teacher: dict, watch: CorpusWatch, vocab: Vocab, cfg: ExtractConfig) -> dict:
     """Everything that determines the cache's content; a resumed run must match it exactly.
 
     The engine is not part of it: a cache built on Ray is the cache the local engine builds.
     Each corpus file is recorded as it is read (format, split as chosen, text field), so a cache
-    built with another split is refused like another corpus; :data:`IMPLIED` says how caches
-    begun before that was recorded were read.
+    built with another split is refused like another corpus.
     """
     return {
         "teacher": teacher,
@@ -62,29 +50,6 @@ def _identity(teacher: dict, watch: CorpusWatch, vocab: Vocab, cfg: ExtractConfi
         "options": asdict(cfg),
         "code_version": version("ctx2static"),
     }
-
-
-def _as_begun(corpus: Corpus, cfg: ExtractConfig, folder: Path) -> tuple[Corpus, ExtractConfig]:
-    """``corpus`` and ``cfg`` as the cache in ``folder`` was begun: without the bounds it predates.
-
-    The bounds are no choice of the user's, nor is ``--split auto``'s: a cache begun before they
-    existed continues as it began (without bounds, one sentence a line), so the sentences, and the
-    shards, after a resume are the ones the first run would have made. A split the user names is
-    compared with the cache's like any other option.
-    """
-    manifest = read_manifest(folder) if folder.is_dir() else None
-    ident = manifest.get("identity", {}) if manifest else {}
-    files = [f for f in ident.get("corpus", []) if isinstance(f, dict)]
-    if files and corpus.config.split is Split.AUTO and not any("split" in f for f in files):
-        log.warning("%s: begun when every file was read one sentence a line; continued that way", folder)
-        corpus = Corpus(corpus.paths, replace(corpus.config, split=Split.LINES), corpus.bounds)
-    if ident and "bounds" not in ident.get("corpus_config", {}):
-        log.warning("%s: begun before long lines and sentences were cut; continued that way", folder)
-        corpus = corpus.unbounded()
-    if ident and "shard_words" not in ident.get("options", {}):
-        log.warning("%s: begun before shards were bounded in words; continued that way", folder)
-        cfg = replace(cfg, shard_words=IMPLIED["options"]["shard_words"])
-    return corpus, cfg
 
 
 def _shards(sentences: Iterable[tuple[int, list[str]]], size: int, words: int) -> Iterator[list]:
@@ -234,9 +199,8 @@ def run_extract(
     committed files and rebuilds the damaged ones (:class:`~ctx2static.cache.writer.CacheWriter`).
     """
     check_vocab_memory(vocab, engine.width())
-    corpus, cfg = _as_begun(corpus, cfg, Path(out))
     watch = CorpusWatch(corpus, Path(out))
-    writer = CacheWriter.open(out, _identity(engine.identity(), watch, vocab, cfg), vocab, IMPLIED)
+    writer = CacheWriter.open(out, _identity(engine.identity(), watch, vocab, cfg), vocab)
     try:
         return _write(watch, vocab, engine, writer, cfg)
     finally:

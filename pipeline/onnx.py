@@ -3,8 +3,7 @@
 A separate option, not a value of ``--precision``: the backend (which engine computes) and the
 precision (which arithmetic) are two axes. ``--precision float32`` and ``int8`` mean the same on
 both, and the cache identity records each on its own line (``teacher.backend`` beside
-``teacher.precision``), so a cache begun with torch is refused when continued with onnx (a cache
-begun before the backend was recorded was torch's: :data:`~ctx2static.pipeline.extract.IMPLIED`).
+``teacher.precision``), so a cache begun with torch is refused when continued with onnx.
 ``auto`` stays torch: an ORT int8 graph computes other numbers than torch's int8 on the same CPU, and
 a default that changes with what happens to be installed would make two machines' caches differ.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from ctx2static.cache import Cache
 from ctx2static.options import Rule, at_least, opt
 from ctx2static.students.cache_input import TeacherSpaceConfig, occurrence_means
 from ctx2static.students.postprocess import standardized_table
-from ctx2static.vectors import Vectors, VectorsMeta
+from ctx2static.vectors import Vectors
 
 
 @dataclass(frozen=True)
@@ -41,5 +42,5 @@ def fit(cache: Cache, config: Config) -> Vectors:
     keep = np.flatnonzero(seen >= config.min_occurrences)
     words = [cache.vocab.words[i] for i in keep]
     table, zscored, ratio = standardized_table(means[keep], config.standardize)
-    meta: VectorsMeta = {"occurrences": int(seen.sum()), "standardized": zscored, "rogue_ratio": ratio}
-    return Vectors(words, table, cache.vocab.counts[keep], meta)
+    train: dict[str, Any] = {"occurrences": int(seen.sum()), "standardized": zscored, "rogue_ratio": ratio}
+    return Vectors(words, table, cache.vocab.counts[keep], {"train": train})

@@ -70,7 +70,7 @@ from ctx2static.students.sampling import (
     unit_float,
 )
 from ctx2static.threads import blas_threads, torch_threads
-from ctx2static.vectors import Vectors, VectorsMeta
+from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -591,10 +591,10 @@ def train(
         "%s: %s centre words in %.1f s (%s words/s, %d threads), mean loss %.4f",
         name, f"{tally.done:,}", seconds, f"{tally.done / max(seconds, 1e-9):,.0f}", threads, mean_loss,
     )  # fmt: skip
-    meta: VectorsMeta = {
+    train: dict[str, Any] = {
         "centres": tally.done,
         "mean_loss": mean_loss,
         "loss_per_epoch": loss_per_epoch,
         "loop_seconds": round(seconds, 2),
     }
-    return Vectors(list(cache.vocab.words), step.table, cache.vocab.counts.copy(), meta)
+    return Vectors(list(cache.vocab.words), step.table, cache.vocab.counts.copy(), {"train": train})

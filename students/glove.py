@@ -25,6 +25,7 @@ import zipfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numba
 import numpy as np
@@ -41,7 +42,7 @@ from ctx2static.students.postprocess import abtt_rule
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.threads import numba_threads
-from ctx2static.vectors import Vectors, VectorsMeta
+from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -268,14 +269,13 @@ def fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors:
         "glove: %s nonzeros in %.1f s; %d epochs, %.2f s/epoch, cost %.5f -> %.5f",
         f"{cooc.nnz:,}", cooc_seconds, state.epoch, per_epoch, state.costs[0], state.costs[-1],
     )  # fmt: skip
-    meta: VectorsMeta = {
+    train: dict[str, Any] = {
         "nonzeros": int(cooc.nnz),
         "cooc_seconds": round(cooc_seconds, 2),
         "seconds_per_epoch": round(per_epoch, 3),
-        "costs": [round(c, 6) for c in state.costs],
         "loss_per_epoch": state.costs,
     }
-    return Vectors(list(vocab.words), state.vectors(), vocab.counts, meta)
+    return Vectors(list(vocab.words), state.vectors(), vocab.counts, {"train": train})
 
 
 _RESUME_KEYS = ("dim", "xmax", "alpha", "lr", "grad_clip", "seed")

@@ -21,6 +21,7 @@ import logging
 import sys
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,7 +33,7 @@ from ctx2static.students import glove
 from ctx2static.students.cache_input import CacheConfig, encoded_corpus
 from ctx2static.students.cooc import window_cooccurrence
 from ctx2static.threads import numba_threads
-from ctx2static.vectors import Vectors, VectorsMeta
+from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class Cooc(str, enum.Enum):
     LM = "lm"
 
 
-class Weighting(str, enum.Enum):
+class PairWeighting(str, enum.Enum):
     """How one (occurrence, context) pair counts: score / top score, or 1 / rank."""
 
     DIVIDE = "divide"
@@ -57,7 +58,7 @@ class Config(glove.Config, CacheConfig):
     """SemGloVe: the GloVe trainer's defaults plus the source of X and its weighting."""
 
     cooc: Cooc = opt(Cooc.ATTENTION, "Source of X: window counts, attention (sd) or LM substitutes (md).")
-    weighting: Weighting = opt(Weighting.DIVIDE, "dis of a pair: score / top score, or 1 / rank.")
+    weighting: PairWeighting = opt(PairWeighting.DIVIDE, "dis of a pair: score / top score, or 1 / rank.")
     abtt: int | None = opt(1, "All-but-the-top on the result (students/postprocess.py; none = off).")
 
     def signals(self) -> tuple[str, ...]:
@@ -67,7 +68,7 @@ class Config(glove.Config, CacheConfig):
         ]
 
 
-def pair_weights(group: np.ndarray, score: np.ndarray, weighting: Weighting) -> np.ndarray:
+def pair_weights(group: np.ndarray, score: np.ndarray, weighting: PairWeighting) -> np.ndarray:
     """``dis`` of each (occurrence, context) pair; ``group`` holds the occurrence of each pair.
 
     ``divide``: score / the largest score of its occurrence (SemGloVe Eq. 10, 13);
@@ -76,7 +77,7 @@ def pair_weights(group: np.ndarray, score: np.ndarray, weighting: Weighting) -> 
     if len(group) == 0:
         return np.zeros(0)
     score = np.asarray(score, dtype=np.float64)
-    if weighting is Weighting.DIVIDE:
+    if weighting is PairWeighting.DIVIDE:
         top = np.full(int(group.max()) + 1, -np.inf)
         np.maximum.at(top, group, score)
         return score / top[group]
@@ -87,7 +88,7 @@ def pair_weights(group: np.ndarray, score: np.ndarray, weighting: Weighting) -> 
     return 1.0 / ranks
 
 
-def attention_cooccurrence(cache: Cache, weighting: Weighting) -> sp.csr_matrix:
+def attention_cooccurrence(cache: Cache, weighting: PairWeighting) -> sp.csr_matrix:
     """X_ij = sum over occurrences of i of ``dis`` for attention context word j (SemGloVe-sd)."""
     n = len(cache.vocab)
     x = sp.csr_matrix((n, n))
@@ -101,7 +102,7 @@ def attention_cooccurrence(cache: Cache, weighting: Weighting) -> sp.csr_matrix:
     return x
 
 
-def lm_cooccurrence(cache: Cache, weighting: Weighting) -> sp.csr_matrix:
+def lm_cooccurrence(cache: Cache, weighting: PairWeighting) -> sp.csr_matrix:
     """X = M B: substitute mass per (word, teacher token), mapped to static words (SemGloVe-md)."""
     n = len(cache.vocab)
     token_word = cache.teacher_tokens()["word"].astype(np.int64)
@@ -113,7 +114,7 @@ def lm_cooccurrence(cache: Cache, weighting: Weighting) -> sp.csr_matrix:
         occ_word = shard["word_ids"][shard.occurrences()].astype(np.int64)
         k = ids.shape[1]
         group = np.repeat(np.arange(len(ids)), k)
-        if weighting is Weighting.DIVIDE:
+        if weighting is PairWeighting.DIVIDE:
             probs = np.exp(scores - scores.max(axis=1, keepdims=True))  # softmax up to a row constant
             dis = pair_weights(group, probs.ravel(), weighting)
         else:
@@ -131,8 +132,8 @@ def cooccurrence(cache: Cache, config: Config) -> sp.csr_matrix:
     if source is Cooc.WINDOW:
         return window_cooccurrence(encoded_corpus(cache), len(cache.vocab), config.window)
     if source is Cooc.ATTENTION:
-        return attention_cooccurrence(cache, Weighting(config.weighting))
-    return lm_cooccurrence(cache, Weighting(config.weighting))
+        return attention_cooccurrence(cache, PairWeighting(config.weighting))
+    return lm_cooccurrence(cache, PairWeighting(config.weighting))
 
 
 def fit(cache: Cache, config: Config) -> Vectors:
@@ -144,13 +145,12 @@ def fit(cache: Cache, config: Config) -> Vectors:
     state = glove.train_glove(x, config)
     log.info(
         "semglove (%s, %s): X has %s nonzeros (built in %.1f s); cost %.5f -> %.5f",
-        Cooc(config.cooc).value, Weighting(config.weighting).value, f"{x.nnz:,}", built,
+        Cooc(config.cooc).value, PairWeighting(config.weighting).value, f"{x.nnz:,}", built,
         state.costs[0], state.costs[-1],
     )  # fmt: skip
-    meta: VectorsMeta = {
+    train: dict[str, Any] = {
         "nonzeros": int(x.nnz),
         "cooc_seconds": round(built, 2),
-        "costs": state.costs,
         "loss_per_epoch": state.costs,
     }
-    return Vectors(list(cache.vocab.words), state.vectors(), cache.vocab.counts.copy(), meta)
+    return Vectors(list(cache.vocab.words), state.vectors(), cache.vocab.counts.copy(), {"train": train})

@@ -37,6 +37,7 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,7 +46,7 @@ from ctx2static.cache import Cache
 from ctx2static.options import Rule, at_least, opt, positive
 from ctx2static.students.cache_input import Init, TeacherSpaceConfig, context_stats, teacher_table
 from ctx2static.students.postprocess import DimensionStats
-from ctx2static.vectors import Vectors, VectorsMeta
+from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +185,7 @@ def fit(cache: Cache, config: Config) -> Vectors:
             "sentence: conjugate gradients stopped at %d iterations with relative residual %.1e above "
             "tolerance %.0e; raise --set iterations", iterations, residual, config.tolerance,
         )  # fmt: skip
-    meta: VectorsMeta = {
+    train: dict[str, Any] = {
         "sentences": system.n_sentences,
         "cg_iterations": iterations,
         "relative_residual": residual,
@@ -193,5 +194,5 @@ def fit(cache: Cache, config: Config) -> Vectors:
         "standardized": scorer is not None,
     }
     if stats is not None:
-        meta["rogue_ratio"] = stats.rogue_ratio
-    return Vectors(list(cache.vocab.words), R.astype(np.float32), cache.vocab.counts.copy(), meta)
+        train["rogue_ratio"] = stats.rogue_ratio
+    return Vectors(list(cache.vocab.words), R.astype(np.float32), cache.vocab.counts.copy(), {"train": train})

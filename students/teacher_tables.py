@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 from ctx2static.cache import Cache
 from ctx2static.options import opt
 from ctx2static.students.cache_input import TeacherSpaceConfig
 from ctx2static.students.postprocess import standardized_table
-from ctx2static.vectors import Vectors, VectorsMeta
+from ctx2static.vectors import Vectors
 
 
 class Table(str, enum.Enum):
@@ -41,5 +42,5 @@ def fit(cache: Cache, config: Config) -> Vectors:
     """Export the teacher's ``token_emb`` or ``word_emb`` table for the cache's vocabulary."""
     key = f"{Table(config.table).value}_emb"
     table, zscored, ratio = standardized_table(cache.vocab_arrays()[key], config.standardize)
-    meta: VectorsMeta = {"table": key, "standardized": zscored, "rogue_ratio": ratio}
-    return Vectors(list(cache.vocab.words), table, cache.vocab.counts.copy(), meta)
+    train: dict[str, Any] = {"table": key, "standardized": zscored, "rogue_ratio": ratio}
+    return Vectors(list(cache.vocab.words), table, cache.vocab.counts.copy(), {"train": train})

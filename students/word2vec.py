@@ -44,7 +44,7 @@ from ctx2static.students.sampling import (
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.threads import numba_threads
-from ctx2static.vectors import Vectors, VectorsMeta
+from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -297,15 +297,15 @@ def train(
                 post["loss/pair"] = f"{loss_per_epoch[-1]:.4f}"
             bar.set_postfix(post)
     seconds = time.perf_counter() - start
-    meta: VectorsMeta = {"pairs": int(pairs), "kept_words": int(kept)}
+    train: dict[str, Any] = {"pairs": int(pairs), "kept_words": int(kept)}
     summary = (
         f"{name}: {config.epochs} epochs over {n_tokens:,} tokens in {seconds:.1f} s "
         f"({total_words / seconds:,.0f} tokens/s, {threads} threads, "
         f"{kept / config.epochs:,.0f} tokens a pass after subsampling)"
     )
     if config.compute_loss:
-        meta["loss_per_pair"] = loss / max(pairs, 1)
-        meta["loss_per_epoch"] = loss_per_epoch
-        summary += f", mean loss {meta['loss_per_pair']:.4f} per pair"
+        train["loss_per_pair"] = loss / max(pairs, 1)
+        train["loss_per_epoch"] = loss_per_epoch
+        summary += f", mean loss {train['loss_per_pair']:.4f} per pair"
     log.info(summary)
-    return Vectors(list(vocab.words), syn0, vocab.counts.copy(), meta)
+    return Vectors(list(vocab.words), syn0, vocab.counts.copy(), {"train": train})

@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -45,7 +46,7 @@ from ctx2static.students.sampling import (
     seed_state,
     subsample,
 )
-from ctx2static.vectors import Vectors, VectorsMeta
+from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
 
@@ -252,7 +253,7 @@ def fit(cache: Cache, config: Config) -> Vectors:
         "x2static (%s): %s targets in %.1f s (%s targets/s), mean loss %.4f",
         key, f"{n_targets:,}", seconds, f"{n_targets / max(seconds, 1e-9):,.0f}", mean_loss,
     )  # fmt: skip
-    meta: VectorsMeta = {
+    train: dict[str, Any] = {
         "targets": n_targets,
         "mean_loss": mean_loss,
         "adam_steps": step,
@@ -260,5 +261,5 @@ def fit(cache: Cache, config: Config) -> Vectors:
         "standardized": scorer is not None,
     }
     if stats is not None:
-        meta["rogue_ratio"] = stats.rogue_ratio
-    return Vectors(list(cache.vocab.words), U, counts.copy(), meta)
+        train["rogue_ratio"] = stats.rogue_ratio
+    return Vectors(list(cache.vocab.words), U, counts.copy(), {"train": train})

@@ -148,9 +148,9 @@ def plot_pairs(spec: ReportSpec, vectors: Mapping[str, Vectors], path: Path) -> 
 def plot_curves(study: Study, vectors: Mapping[str, Vectors], path: Path) -> list[str]:
     """Loss per epoch of every student that records one, a subplot each; returns their names."""
     runs = [
-        (s, vectors[s.name].meta["loss_per_epoch"])
+        (s, vectors[s.name].meta["train"]["loss_per_epoch"])
         for s in study.students
-        if vectors[s.name].meta.get("loss_per_epoch")
+        if vectors[s.name].meta.get("train", {}).get("loss_per_epoch")
     ]
     if not runs:
         path.unlink(missing_ok=True)

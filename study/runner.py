@@ -79,19 +79,16 @@ class StudyRunner:
     def corpus_key(self) -> dict[str, Any]:
         """The corpus files' content hashes and how they are read (the text students' input)."""
         if self._corpus_key is None:
-            from ctx2static.text.corpus import LEGACY_READING, Corpus
+            from ctx2static.text.corpus import Corpus
 
             c = self.study.corpus
             files = Corpus(list(c.files), c.text).identity()
-            key: dict[str, Any] = {
+            self._corpus_key = {
                 "files": [[f["path"], f["sha256"]] for f in files],
                 "text": c.text.tokens(),
                 "vocab": c.vocab.to_dict(),
+                "reading": [{k: v for k, v in f.items() if k not in ("path", "sha256")} for f in files],
             }
-            reading = [{k: v for k, v in f.items() if k not in ("path", "sha256")} for f in files]
-            if any(r != LEGACY_READING for r in reading):  # the key of a study read as lines stays as it was
-                key["reading"] = reading
-            self._corpus_key = key
         return self._corpus_key
 
     def teacher_hash(self, name: str) -> str:

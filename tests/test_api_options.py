@@ -1,32 +1,37 @@
-"""The API's typed keyword options name exactly the fields of the configs each function accepts."""
+"""The API's typed keyword options are generated from the configs, and the file in the tree is current."""
 
-import pytest
+import dataclasses
 
-from ctx2static import api
-from ctx2static.api_options import DistillOptions, ExportOptions, ExtractOptions, FitOptions, RetrofitOptions
-from ctx2static.export import ExportConfig
-from ctx2static.options import field_names
-from ctx2static.retrofit.config import RetrofitConfig
-from ctx2static.students.registry import STUDENTS, Source, load_student
-from ctx2static.text.corpus import CorpusConfig
-from ctx2static.text.vocab import VocabConfig
+from ctx2static import api_options, api_options_gen
+from ctx2static.options import field_names, opt
+from ctx2static.students import x2static
+from ctx2static.students.registry import Source
 
 
-def _students(*sources):
-    return [load_student(name).Config for name, s in STUDENTS.items() if s.source in sources]
+@dataclasses.dataclass(frozen=True)
+class ToyConfig(x2static.Config):
+    """A student's config with one option more."""
+
+    toy_rate: float = opt(0.5, "A toy option.")
 
 
-@pytest.mark.parametrize(
-    ("typed", "configs"),
-    [
-        (ExtractOptions, api._EXTRACT_CONFIGS),
-        (FitOptions, (CorpusConfig, VocabConfig, *_students(Source.TEXT, Source.CACHE))),
-        (DistillOptions, (*api._EXTRACT_CONFIGS, *_students(Source.CACHE))),
-        (RetrofitOptions, (RetrofitConfig,)),
-        (ExportOptions, (ExportConfig,)),
-    ],
-)
-def test_typed_options_are_the_fields_of_the_configs(typed, configs):
-    keys = typed.__required_keys__ | typed.__optional_keys__
-    assert not typed.__required_keys__
-    assert keys == {name for config in configs for name in field_names(config)}
+def test_api_options_py_is_what_the_generator_writes():
+    current = api_options_gen.TARGET.read_text(encoding="utf-8")
+    assert current == api_options_gen.render(), "run: python -m ctx2static.api_options_gen"
+
+
+def test_a_new_config_field_appears_in_the_generated_keywords(monkeypatch):
+    real = api_options_gen._students
+
+    def with_toy(source):
+        return (*real(source), ToyConfig) if source is Source.CACHE else real(source)
+
+    monkeypatch.setattr(api_options_gen, "_students", with_toy)
+    text = api_options_gen.render()
+    assert "    toy_rate: float\n" in text and "``ToyConfig``" in text
+    assert text != api_options_gen.TARGET.read_text(encoding="utf-8")
+
+
+def test_every_config_field_is_a_typed_keyword():
+    keys = api_options.DistillOptions.__optional_keys__
+    assert set(field_names(x2static.Config)) <= keys and not api_options.DistillOptions.__required_keys__

@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = [
-    {"cli", "api", "api_options"},
+    {"cli", "api", "api_options", "api_options_gen"},
     {"study"},
     {"pipeline", "students", "retrofit", "eval", "export"},
     {"cache"},

@@ -161,3 +161,15 @@ def test_values_are_typed_whatever_the_way_in():
         VocabConfig(min_count=[3])
     with pytest.raises(UserError, match="option lowercase=1 must be bool"):
         CorpusConfig(lowercase=1)
+
+
+@pytest.mark.parametrize("cls", CONFIGS, ids=_name)
+def test_a_config_repr_lists_only_the_fields_that_differ_from_the_defaults(cls):
+    assert repr(cls()) == f"{cls.__name__}()"
+
+
+def test_a_changed_field_is_all_a_config_repr_shows():
+    assert repr(x2static.Config(epochs=3)) == "Config(epochs=3)"
+    corpus = CorpusConfig(split="lines", lowercase=False)
+    assert repr(corpus) == "CorpusConfig(lowercase=False, split='lines')"
+    assert str(corpus).startswith("CorpusConfig(lowercase=False, min_sentence_len=0, max_sentence_len=0, ")

@@ -86,3 +86,53 @@ def _tree(root):
 def test_most_similar():
     v = Vectors(["a", "b", "c"], np.array([[1, 0], [0.9, 0.1], [0, 1]], dtype=np.float32))
     assert v.most_similar("a", 1)[0][0] == "b"
+
+
+@pytest.mark.parametrize(
+    "name,stored,mmap",
+    [("v.txt", None, False), ("v.bin", None, False), ("native", None, False), ("native", None, True),
+     ("native", np.float64, False), ("native", np.float64, True), ("native", np.dtype(">f4"), True)],
+)  # fmt: skip
+def test_every_load_path_gives_float32(tmp_path, name, stored, mmap):
+    v = _vecs()
+    v.save(tmp_path / name)
+    if stored is not None:  # a .npy of another dtype (written by numpy or by hand)
+        np.save(tmp_path / name / "vectors.npy", v.matrix.astype(stored))
+    w = Vectors.load(tmp_path / name, mmap=mmap)
+    assert w.matrix.dtype == np.float32
+    np.testing.assert_allclose(w.matrix, v.matrix, rtol=1e-5)
+    assert isinstance(w.matrix, np.memmap) == (mmap and stored is None)  # a float32 file stays mapped
+
+
+def test_an_assigned_matrix_is_float32():
+    v = _vecs()
+    v.matrix = np.ones((3, 5), dtype=np.float64)
+    assert v.matrix.dtype == np.float32
+
+
+def test_most_similar_computes_the_unit_rows_once_until_the_matrix_is_assigned(monkeypatch):
+    v = _vecs()
+    first = v.most_similar("the", 2)
+    calls = []
+    norm = np.linalg.norm
+
+    def counted(x, *args, **kwargs):
+        calls.append(np.shape(x))
+        return norm(x, *args, **kwargs)
+
+    monkeypatch.setattr(np.linalg, "norm", counted)
+    assert v.most_similar("the", 2) == first  # unchanged results
+    assert (3, 5) not in calls  # the whole matrix was not normalised again
+    v.matrix = v.matrix * -1.0  # a new matrix: its unit rows are computed afresh
+    assert [w for w, _ in v.most_similar("the", 2)] == [w for w, _ in first]
+    assert (3, 5) in calls
+    with pytest.raises(ValueError, match="read-only"):
+        v.unit()[0, 0] = 1.0  # the cached rows cannot be changed behind the table's back
+
+
+def test_a_repr_is_one_short_line():
+    v = Vectors(
+        [f"w{i}" for i in range(9494)], np.zeros((9494, 4)), meta={"student": "x2static", "teacher": "minilm"}
+    )
+    assert repr(v) == "Vectors(9,494 words x 4, student 'x2static', teacher 'minilm')"
+    assert repr(_vecs()) == "Vectors(3 words x 5, student 'x')"

@@ -28,13 +28,11 @@ and cut into 1 MiB pieces like a document. A sentence longer than 256 words is c
 about equal length (the teacher reads 256 words in one window of 512 pieces at up to two pieces a
 word). So reading holds a few MiB whatever the file's size or layout
 (``bench/results/memory_corpus.md``); each file's cuts are reported once, with their number and
-the first place. Read without bounds (to continue a cache begun before them), a line or
-document over 64 MiB is refused.
+the first place.
 """
 
 from __future__ import annotations
 
-import copy
 import itertools
 import logging
 import os
@@ -48,14 +46,11 @@ from ctx2static.errors import UserError
 from ctx2static.fileio import read_lines
 from ctx2static.options import Options, Rule, opt
 from ctx2static.text.normal import nfc
-from ctx2static.text.sources import RECORD_BYTES, TEXT_EXPECT, Format, Source, find_sources, records
+from ctx2static.text.sources import TEXT_EXPECT, CorpusFormat, Source, find_sources, records
 from ctx2static.text.split import Sniff, Split, pieces, sentences_of, sniff
 from ctx2static.words import tokenize
 
 log = logging.getLogger(__name__)
-
-LEGACY_READING = {"format": Format.TEXT.value, "split": Split.LINES.value}
-"""How every file was read before the identity recorded it (one sentence a line, unbounded)."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +66,8 @@ class CorpusConfig(Options):
         "none (a document is one sentence); auto: lines for text files that look split, else sentences.",
     )
     text_field: str = opt("text", "The field holding the text in JSONL, CSV, Parquet and saved datasets.")
-    corpus_format: Format = opt(
-        Format.AUTO, "How the --corpus files are read; auto: from their names (a folder: recursively)."
+    corpus_format: CorpusFormat = opt(
+        CorpusFormat.AUTO, "How the --corpus files are read; auto: from their names (a folder: recursively)."
     )
 
     def rules(self) -> Iterable[Rule]:
@@ -91,14 +86,11 @@ class CorpusConfig(Options):
 
 @dataclass(frozen=True)
 class Bounds:
-    """The most characters of a line or document, and words of a sentence, read at once (None: no bound)."""
+    """The most characters of a line or document, and words of a sentence, read at once."""
 
-    chars: int | None = 1 << 20
-    words: int | None = 256
+    chars: int = 1 << 20
+    words: int = 256
 
-
-UNBOUNDED = Bounds(None, None)
-"""How corpora were read before reading was bounded (a cache begun so is continued so)."""
 
 PARAGRAPH_LINES = 4096
 """Lines of a paragraph read one sentence a line held at once; a longer one comes in pieces."""
@@ -194,12 +186,6 @@ class Corpus:
         split = Split.LINES if seen.looks_split else Split.SENTENCES
         return Reading(source, split, not seen.blank, _why(seen))
 
-    def unbounded(self) -> Corpus:
-        """The same corpus read without bounds (to continue a cache begun before reading was bounded)."""
-        out = copy.copy(self)
-        out.bounds = UNBOUNDED
-        return out
-
     def identity(self) -> list[dict[str, Any]]:
         """Each source as a cache's identity records it."""
         return [r.identity(self.config.text_field) for r in self.readings]
@@ -218,7 +204,7 @@ class Corpus:
                 yield [s for _, s in para]
 
     def _paragraphs(self, reading: Reading) -> Iterator[Piece]:
-        cut = _Cuts(f"longer than {self.bounds.chars or 0:,} characters were cut into pieces")
+        cut = _Cuts(f"longer than {self.bounds.chars:,} characters were cut into pieces")
         if not reading.source.records:
             yield from self._text(reading, cut)
         else:
@@ -239,16 +225,13 @@ class Corpus:
         Nothing is held past the budget (module docstring): a paragraph of lines is passed on every
         :data:`PARAGRAPH_LINES` lines or ``chars`` characters, a document is cut there.
         """
-        path, chars = reading.source.path, self.bounds.chars
-        budget = chars or RECORD_BYTES
+        path, budget = reading.source.path, self.bounds.chars
         lines = read_lines(path, TEXT_EXPECT, budget)
         by_lines = reading.split is Split.LINES
         block: list[Located] = []
         size, last, counted, more = 0, 0, 0, False
         for n, line in lines:
             if n == last and n != counted:  # a line's second piece: the line is counted once
-                if chars is None:
-                    raise _too_long(path, n, "line")
                 cut.add(n)
                 counted = n
             last = n
@@ -263,8 +246,6 @@ class Corpus:
                     block, size, more = [], 0, True
                 elif not by_lines and (full or reading.by_line):
                     if full and not reading.by_line:
-                        if chars is None:
-                            raise _too_long(path, block[0][0], "document")
                         cut.add(block[0][0])
                     yield from _split(reading.split, block)
                     block, size = [], 0
@@ -285,7 +266,7 @@ class Corpus:
         cfg, limit = self.config, self.bounds.words
         pid = -1
         for reading in self.readings:
-            long = _Cuts(f"longer than {limit or 0} words were cut into pieces")
+            long = _Cuts(f"longer than {limit} words were cut into pieces")
             for more, para in self._paragraphs(reading):
                 pid += not more
                 for where, sentence in para:
@@ -296,7 +277,7 @@ class Corpus:
                         continue
                     if cfg.max_sentence_len and len(toks) > cfg.max_sentence_len:
                         continue
-                    if limit and len(toks) > limit:
+                    if len(toks) > limit:
                         long.add(where)
                         for piece in pieces(toks, limit):
                             yield pid, piece
@@ -335,16 +316,9 @@ def _record_lines(row: int, text: str) -> Iterator[Piece]:
                 more = True
 
 
-def _too_long(path: Path, line: int, what: str) -> UserError:
-    return UserError(
-        f"{path}: line {line} begins a {what} longer than {RECORD_BYTES >> 20} MiB, and this cache was begun "
-        "before long lines were cut; extract into a new folder to read it"
-    )
-
-
-def _chunks(text: str, limit: int | None) -> list[str]:
+def _chunks(text: str, limit: int) -> list[str]:
     """``text`` in pieces of at most ``limit`` characters, cut at blanks where there are any."""
-    if not limit or len(text) <= limit:
+    if len(text) <= limit:
         return [text]
     out = []
     while len(text) > limit:

@@ -38,7 +38,7 @@ BATCH_ROWS = 256  # Parquet / Arrow rows read at a time
 _UNREADABLE = (OSError, EOFError, lzma.LZMAError, zlib.error)  # a damaged file or archive
 
 
-class Format(str, enum.Enum):
+class CorpusFormat(str, enum.Enum):
     """How a corpus file is read."""
 
     AUTO = "auto"  # from the name
@@ -50,12 +50,12 @@ class Format(str, enum.Enum):
 
 
 _SUFFIXES = {
-    ".txt": Format.TEXT,
-    ".jsonl": Format.JSONL,
-    ".ndjson": Format.JSONL,
-    ".csv": Format.CSV,
-    ".tsv": Format.CSV,
-    ".parquet": Format.PARQUET,
+    ".txt": CorpusFormat.TEXT,
+    ".jsonl": CorpusFormat.JSONL,
+    ".ndjson": CorpusFormat.JSONL,
+    ".csv": CorpusFormat.CSV,
+    ".tsv": CorpusFormat.CSV,
+    ".parquet": CorpusFormat.PARQUET,
 }
 TEXT_EXPECT = "UTF-8 text (plain, .gz, .xz or .bz2)"
 
@@ -65,7 +65,7 @@ class Source:
     """One file (or saved dataset) of a corpus and its format."""
 
     path: Path
-    format: Format
+    format: CorpusFormat
 
     @property
     def key(self) -> tuple[int, int]:
@@ -76,11 +76,11 @@ class Source:
     @property
     def records(self) -> bool:
         """Whether it holds records with a text field (else it is plain text)."""
-        return self.format is not Format.TEXT
+        return self.format is not CorpusFormat.TEXT
 
     def digest(self) -> str:
         """sha256 of the file (of a saved dataset: of its data files' names and digests)."""
-        if self.format is not Format.DATASETS:
+        if self.format is not CorpusFormat.DATASETS:
             return sha256_file(self.path)
         h = hashlib.sha256()
         for f in _arrow_files(self.path):
@@ -96,14 +96,16 @@ def _stem(path: Path) -> str:
     return name
 
 
-def format_of(path: Path) -> Format | None:
+def format_of(path: Path) -> CorpusFormat | None:
     """The format ``path``'s name says (through a compression suffix); None when it says none."""
     if path.is_dir():
-        return Format.DATASETS if (path / "state.json").is_file() else None
+        return CorpusFormat.DATASETS if (path / "state.json").is_file() else None
     return _SUFFIXES.get(Path(_stem(path)).suffix)
 
 
-def find_sources(paths: Iterable[str | os.PathLike], forced: Format = Format.AUTO) -> list[Source]:
+def find_sources(
+    paths: Iterable[str | os.PathLike], forced: CorpusFormat = CorpusFormat.AUTO
+) -> list[Source]:
     """The sources of the ``--corpus`` paths: files as named, folders searched (module docstring)."""
     out: list[Source] = []
     for p in map(Path, paths):
@@ -128,35 +130,40 @@ def find_sources(paths: Iterable[str | os.PathLike], forced: Format = Format.AUT
     return out
 
 
-def _named_format(path: Path, forced: Format) -> Format:
+def _named_format(path: Path, forced: CorpusFormat) -> CorpusFormat:
     """A file named on the command line: its name's format, else text (``.json`` is ambiguous)."""
-    if forced is not Format.AUTO:
+    if forced is not CorpusFormat.AUTO:
         return forced
     fmt = format_of(path)
     if fmt is None and Path(_stem(path)).suffix == ".json":
         raise UserError(f"{path}: .json may be JSON lines or one JSON document; pass --corpus-format jsonl")
-    return fmt or Format.TEXT
+    return fmt or CorpusFormat.TEXT
 
 
-def _walk(folder: Path, forced: Format) -> list[Source]:
+def _walk(folder: Path, forced: CorpusFormat) -> list[Source]:
     out = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         here = Path(root)
         if (here / "state.json").is_file() and here != folder:
-            out.append(Source(here, Format.DATASETS))
+            out.append(Source(here, CorpusFormat.DATASETS))
             dirs[:] = []
             continue
         for name in sorted(f for f in files if not f.startswith(".")):
-            fmt = forced if forced is not Format.AUTO else format_of(here / name)
-            if fmt is not None and fmt is not Format.DATASETS:
+            fmt = forced if forced is not CorpusFormat.AUTO else format_of(here / name)
+            if fmt is not None and fmt is not CorpusFormat.DATASETS:
                 out.append(Source(here / name, fmt))
     return out
 
 
 def records(source: Source, field: str) -> Iterator[tuple[int, str]]:
     """``(row, text)`` of every record of a JSON-lines, CSV, Parquet or saved-datasets source, streamed."""
-    readers = {Format.JSONL: _jsonl, Format.CSV: _csv, Format.PARQUET: _parquet, Format.DATASETS: _datasets}
+    readers = {
+        CorpusFormat.JSONL: _jsonl,
+        CorpusFormat.CSV: _csv,
+        CorpusFormat.PARQUET: _parquet,
+        CorpusFormat.DATASETS: _datasets,
+    }
     yield from readers[source.format](source.path, field)
 
 

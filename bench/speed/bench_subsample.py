@@ -58,7 +58,7 @@ def fit(name: str, student: str, source: list[str], threads: int, work: Path, se
     wall, cpu = cli(["fit-student", "-s", student, *source, "--threads", str(threads), "--no-compose",
                      *extra, "-o", str(out)], work / f"{name}.log")  # fmt: skip
     meta = json.loads(Path(f"{out}.meta.json").read_text())["meta"]
-    return {"name": name, "file": out, "wall": wall, "cpu": cpu, **meta}
+    return {"name": name, "file": out, "wall": wall, "cpu": cpu, **meta, **meta.get("train", {})}
 
 
 def scores(files: list[Path], work: Path) -> dict[str, dict[tuple[str, str], float]]:

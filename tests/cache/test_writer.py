@@ -114,12 +114,17 @@ def test_a_gap_is_an_error_at_finish_and_a_shard_is_recorded_once(tmp_path):
         _finish(writer)
 
 
-def test_a_cache_of_the_previous_format_is_refused_in_one_line(tmp_path):
+@pytest.mark.parametrize("old", [1, 2])
+def test_a_cache_of_a_previous_format_is_refused_in_one_line_by_reader_and_writer(tmp_path, old):
     writer = CacheWriter.open(tmp_path / "c", IDENTITY, _vocab())
-    writer.manifest["identity"]["format"] = 1
+    writer.manifest["identity"]["format"] = old
     writer.save_manifest()
-    with pytest.raises(UserError, match=r"cache format 1 \(this ctx2static reads format 2\); re-run extract"):
+    writer.close()
+    line = rf"^\S+c: cache format {old} \(this ctx2static reads format 3\); re-run extract into a new folder$"
+    with pytest.raises(UserError, match=line):
         Cache.open(tmp_path / "c")
+    with pytest.raises(UserError, match=line):  # not continued as a cache "from a different run"
+        CacheWriter.open(tmp_path / "c", IDENTITY, _vocab())
 
 
 def test_large_running_sums_are_checkpointed_at_most_once_per_ten_checkpoint_durations(tmp_path, monkeypatch):

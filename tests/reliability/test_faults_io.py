@@ -322,11 +322,12 @@ def test_a_write_removes_the_temps_dead_writers_left_and_keeps_a_live_ones(tmp_p
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         dead = _dead_pid()
-        stale = [
-            tmp_path / f".v.txt.{dead}.abcd1234.tmp",
-            tmp_path / ".v.txt.k2j_h4x9.tmp",
-        ]  # the second: no pid
-        kept = [tmp_path / f".v.txt.{live.pid}.abcd1234.tmp", tmp_path / f".w.txt.{dead}.abcd1234.tmp"]
+        stale = [tmp_path / f".v.txt.{dead}.abcd1234.tmp"]
+        kept = [
+            tmp_path / f".v.txt.{live.pid}.abcd1234.tmp",
+            tmp_path / f".w.txt.{dead}.abcd1234.tmp",
+            tmp_path / ".v.txt.k2j_h4x9.tmp",  # no pid: not a name fileio makes, so not its to remove
+        ]
         for p in stale + kept:
             p.write_bytes(b"partial")
         with atomic_write(tmp_path / "v.txt", "w") as fh:
@@ -338,7 +339,7 @@ def test_a_write_removes_the_temps_dead_writers_left_and_keeps_a_live_ones(tmp_p
             assert tmp.name.startswith(f".d.{os.getpid()}.")
         assert not (tmp_path / f".d.{dead}.abcd1234.tmp").exists()
         assert sorted(p.name for p in remove_stale_temps_in(tmp_path)) == [kept[1].name]
-        assert kept[0].exists()
+        assert kept[0].exists() and kept[2].exists()
     finally:
         live.kill()
         live.wait()

@@ -111,7 +111,7 @@ def test_glove_killed_at_random_points_resumes_from_its_checkpoint_exactly(tmp_p
     _complete(args(tmp_path / "killed.txt", ckpt))
     a, b = Vectors.load(tmp_path / "killed.txt"), Vectors.load(tmp_path / "whole.txt")
     assert a.words == b.words and np.array_equal(a.matrix, b.matrix)
-    assert a.meta["costs"] == b.meta["costs"]
+    assert a.meta["train"]["loss_per_epoch"] == b.meta["train"]["loss_per_epoch"]
     _no_temps(tmp_path)
 
 

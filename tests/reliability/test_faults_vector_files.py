@@ -191,7 +191,7 @@ BAD_META = {
     "student": (False, "'student' must be a string, not false"),
     "train_seconds": ("3 s", "'train_seconds' must be a number, not \"3 s\""),
     "tokens_per_second": (True, "'tokens_per_second' must be a number, not true"),
-    "loss_per_epoch": ([1.0, None], "'loss_per_epoch' must be a list of numbers, not [1.0, null]"),
+    "train": ({"loss_per_epoch": [None]}, "'train.loss_per_epoch' must be a list of numbers, not [null]"),
     "corpus_config": ({"lowercase": "no"}, "'corpus_config.lowercase' must be true or false, not \"no\""),
     "study": ({"seconds": [1]}, "'study.seconds' must be a number, not [1]"),
     "retrofit": ([{"lexicons": "x"}], "'retrofit.lexicons' must be a list of strings, not \"x\""),
@@ -230,7 +230,8 @@ def test_unknown_keys_and_what_the_tool_writes_pass(tmp_path):
     v = with_composer()
     step = {"method": "faruqui", "lexicons": ["wordnet"], "edges": 3, "objective": [1.0]}
     v.meta = {"student": "sgns", "teacher": None, "corpus": ["c.txt"], "corpus_config": {"lowercase": True},
-              "seconds": 1, "train_seconds": 0.5, "loss_per_epoch": [2, 1.5], "mine": {"any": [1, "x"]},
+              "seconds": 1, "train_seconds": 0.5, "train": {"loss_per_epoch": [2, 1.5], "adam_steps": 3},
+              "mine": {"any": [1, "x"]},
               "retrofit": [step]}  # fmt: skip
     assert Vectors.load(v.save(tmp_path / "n")).meta == {**v.meta, "composer": {"lowercase": True}}
 

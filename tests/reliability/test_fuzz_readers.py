@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from ctx2static.cache import Cache
 from ctx2static.cache.info import describe
+from ctx2static.cache.layout import FORMAT_VERSION
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import read_analogy, read_categorization, read_similarity
@@ -154,7 +155,7 @@ def test_benchmark_readers(tmp_path, data, csv_head):
 
 
 KEYS = ["identity", "format", "shards", "files", "signals", "complete", "vocab", "sha256_16", "index"]
-MANIFEST_2 = {"identity": {"format": 2}, "shards": [], "signals": []}
+CURRENT = {"identity": {"format": FORMAT_VERSION}, "shards": [], "signals": []}
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.text(string.ascii_letters, max_size=4),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=4),
@@ -167,9 +168,9 @@ json_values = st.recursive(
     manifest=st.one_of(
         json_values,
         st.dictionaries(st.sampled_from(KEYS), json_values, max_size=5),
-        st.dictionaries(st.sampled_from(KEYS), json_values, max_size=3).map(lambda d: {**MANIFEST_2, **d}),
+        st.dictionaries(st.sampled_from(KEYS), json_values, max_size=3).map(lambda d: {**CURRENT, **d}),
         st.fixed_dictionaries({"files": st.dictionaries(st.text(max_size=3), json_values, max_size=2)}).map(
-            lambda shard: {**MANIFEST_2, "shards": [shard]}
+            lambda shard: {**CURRENT, "shards": [shard]}
         ),
     )
 )

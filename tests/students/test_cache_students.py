@@ -101,7 +101,7 @@ def test_x2static_learns_topics(tmp_path, context):
     same = np.array([[(i < 4) == (j < 4) for j in range(8)] for i in range(8)])
     off_diag = ~np.eye(8, dtype=bool)
     assert sims[same & off_diag].min() > sims[~same].max()
-    assert v.meta["mean_loss"] < np.log(2) * 11  # below the loss at u = 0 (1 target + 10 negatives)
+    assert v.meta["train"]["mean_loss"] < np.log(2) * 11  # below the loss at u = 0 (1 target + 10 negatives)
 
 
 def test_x2static_is_deterministic(tmp_path):
@@ -209,14 +209,14 @@ def test_ase_zscores_a_rogue_dimension_and_recovers_the_topics(tmp_path, caplog)
     with caplog.at_level("INFO", logger="ctx2static"):
         auto = fit_cache_student("ase", folder)
     assert "the table is z-scored (standardize=auto" in caplog.text  # the user is told why
-    assert not raw.meta["standardized"] and auto.meta["standardized"]
-    assert auto.meta["rogue_ratio"] > 1000
+    assert not raw.meta["train"]["standardized"] and auto.meta["train"]["standardized"]
+    assert auto.meta["train"]["rogue_ratio"] > 1000
     want = DimensionStats.of_rows([raw.matrix]).zscore(raw.matrix)
     np.testing.assert_allclose(auto.matrix, want, atol=1e-5)
     assert np.median(raw.unit()[:8] @ raw.unit()[:8].T) > 0.99  # every word looks alike
     assert _topics_separate(auto)
     clean = fit_cache_student("ase", write_cache(tmp_path / "d", WORDS, sents, 64, ctx))
-    assert not clean.meta["standardized"]  # no rogue dimension: auto keeps the teacher's table
+    assert not clean.meta["train"]["standardized"]  # no rogue dimension: auto keeps the teacher's table
 
 
 def test_x2static_learns_topics_through_a_rogue_dimension_only_when_zscored(tmp_path):
@@ -225,9 +225,9 @@ def test_x2static_learns_topics_through_a_rogue_dimension_only_when_zscored(tmp_
     settings = {"sample": "0", "epochs": "3", "lr": "0.01", "abtt": "none", "init": "random"}
     raw = fit_cache_student("x2static", folder, {**settings, "standardize": "off"})
     auto = fit_cache_student("x2static", folder, settings)
-    assert auto.meta["standardized"] and not raw.meta["standardized"]
+    assert auto.meta["train"]["standardized"] and not raw.meta["train"]["standardized"]
     assert _topics_separate(auto) and not _topics_separate(raw)
-    assert auto.meta["mean_loss"] < np.log(2) * 11 < raw.meta["mean_loss"]
+    assert auto.meta["train"]["mean_loss"] < np.log(2) * 11 < raw.meta["train"]["mean_loss"]
 
 
 def test_teacher_init_zscores_before_scaling(tmp_path):

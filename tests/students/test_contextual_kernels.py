@@ -231,7 +231,7 @@ def test_one_thread_train_is_the_serial_loop_of_steps(tmp_path, module, sample):
             first += len(shard["occ_vec"])
             centres += len(data.occ_word)
     np.testing.assert_array_equal(got.matrix, table)
-    assert got.meta["centres"] == centres
+    assert got.meta["train"]["centres"] == centres
     assert (centres == total) == (sample == 0)
 
 

@@ -123,5 +123,5 @@ def test_fit_through_registry(tmp_path):
     p.write_text("the cat sat on the mat .\nthe dog sat on the log .\n\na cat and a dog .\n")
     vectors = fit_text_student("glove", Corpus([p]), VocabConfig(min_count=1), {"dim": "5", "epochs": "3"})
     assert "cat" in vectors and vectors.dim == 5 and np.isfinite(vectors.matrix).all()
-    assert vectors.meta["student"] == "glove" and len(vectors.meta["costs"]) == 3
+    assert vectors.meta["student"] == "glove" and len(vectors.meta["train"]["loss_per_epoch"]) == 3
     assert vectors.meta["config"]["window"] == 10

@@ -1,4 +1,4 @@
-"""Every student with a loss records its mean loss per epoch in ``meta["loss_per_epoch"]``."""
+"""Every student with a loss records its mean loss per epoch in ``meta["train"]["loss_per_epoch"]``."""
 
 import math
 
@@ -36,14 +36,16 @@ def _encoded() -> tuple[EncodedCorpus, Vocab]:
 )
 def test_text_students_record_a_falling_loss_per_epoch(module, config):
     corpus, vocab = _encoded()
-    losses = module.fit(corpus, vocab, config).meta["loss_per_epoch"]
+    losses = module.fit(corpus, vocab, config).meta["train"]["loss_per_epoch"]
     assert len(losses) == 2 and all(math.isfinite(x) and x > 0 for x in losses)
     assert losses[1] < losses[0]  # from a random start the first pass must improve the fit
 
 
 def test_word2vec_records_no_curve_without_compute_loss():
     corpus, vocab = _encoded()
-    assert "loss_per_epoch" not in sgns.fit(corpus, vocab, sgns.Config(dim=8, epochs=2, threads=1)).meta
+    assert (
+        "loss_per_epoch" not in sgns.fit(corpus, vocab, sgns.Config(dim=8, epochs=2, threads=1)).meta["train"]
+    )
 
 
 @pytest.mark.parametrize("student", ["x2static", "bert-sg", "ctx2vec"])
@@ -59,7 +61,7 @@ def test_cache_students_record_a_falling_loss_per_epoch(tmp_path, student):
     options["init"] = "random"
     if student != "x2static":
         options.update(dim="8", lr="0.05")
-    losses = fit_cache_student(student, folder, options).meta["loss_per_epoch"]
+    losses = fit_cache_student(student, folder, options).meta["train"]["loss_per_epoch"]
     assert len(losses) == 2 and all(math.isfinite(x) and x > 0 for x in losses)
     if student == "x2static":  # Adam from a random table on separable topics: the fit must improve
         assert losses[1] < losses[0]

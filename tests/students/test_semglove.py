@@ -4,7 +4,7 @@ import pytest
 from ctx2static.cache import Cache
 from ctx2static.students import semglove
 from ctx2static.students.registry import fit_cache_student
-from ctx2static.students.semglove import Weighting, pair_weights
+from ctx2static.students.semglove import PairWeighting, pair_weights
 
 from ..synthetic_cache import write_cache
 
@@ -12,8 +12,9 @@ from ..synthetic_cache import write_cache
 def test_pair_weights_divide_and_reciprocal_by_hand():
     group = np.array([0, 0, 0, 1, 1])
     score = np.array([2.0, 4.0, 1.0, 3.0, 6.0])
-    np.testing.assert_allclose(pair_weights(group, score, Weighting.DIVIDE), [0.5, 1, 0.25, 0.5, 1])
-    np.testing.assert_allclose(pair_weights(group, score, Weighting.RECIPROCAL), [1 / 2, 1, 1 / 3, 1 / 2, 1])
+    np.testing.assert_allclose(pair_weights(group, score, PairWeighting.DIVIDE), [0.5, 1, 0.25, 0.5, 1])
+    reciprocal = pair_weights(group, score, PairWeighting.RECIPROCAL)
+    np.testing.assert_allclose(reciprocal, [1 / 2, 1, 1 / 3, 1 / 2, 1])
 
 
 def test_attention_cooccurrence_by_hand(tmp_path):
@@ -27,7 +28,7 @@ def test_attention_cooccurrence_by_hand(tmp_path):
     folder = write_cache(
         tmp_path / "c", ["a", "b", "c"], [[0, 1, 2], [1, 2]], 1, np.zeros((2, 2)), attention=att
     )
-    x = semglove.attention_cooccurrence(Cache.open(folder), Weighting.DIVIDE).toarray()
+    x = semglove.attention_cooccurrence(Cache.open(folder), PairWeighting.DIVIDE).toarray()
     want = np.zeros((3, 3))
     want[0, 1] += 1.0  # occ 0 (a): 0.8/0.8
     want[0, 2] += 0.5  # occ 0 (a): 0.4/0.8
@@ -45,7 +46,7 @@ def test_lm_cooccurrence_maps_tokens_to_words_and_drops_the_target(tmp_path):
         tmp_path / "c", ["a", "b", "c"], [[0, 1, 0]], 4, np.zeros((1, 2)),
         topk=(ids, scores), token_words=np.array([0, 1, 2, -1]),
     )  # fmt: skip
-    x = semglove.lm_cooccurrence(Cache.open(folder), Weighting.DIVIDE).toarray()
+    x = semglove.lm_cooccurrence(Cache.open(folder), PairWeighting.DIVIDE).toarray()
     want = np.zeros((3, 3))
     want[0, 1] += np.exp(-1)  # occ 0: token 0 is the target (dropped), token 1 -> e^{4-5}
     want[1, 2] += 1.0  # occ 1: token 2 top

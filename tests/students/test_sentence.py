@@ -79,8 +79,8 @@ def test_fit_recovers_the_rows_whose_means_are_the_sentence_vectors(tmp_path):
     assert np.abs(rows - truth).max() < 0.01 < np.abs(start - truth).max()  # float16 targets
     pooled = np.array([rows[s].mean(0) for s in sents])
     np.testing.assert_allclose(pooled, sent_ctx, atol=0.01)
-    assert fitted.meta["objective"] < 1e-4 < fitted.meta["objective_start"]
-    assert fitted.meta["sentences"] == len(sents) and fitted.meta["standardized"] is False
+    assert fitted.meta["train"]["objective"] < 1e-4 < fitted.meta["train"]["objective_start"]
+    assert fitted.meta["train"]["sentences"] == len(sents) and fitted.meta["train"]["standardized"] is False
 
 
 def test_a_large_ridge_keeps_the_ase_rows(tmp_path):
@@ -106,6 +106,6 @@ def test_a_rogue_dimension_is_z_scored_in_the_targets_and_the_start(tmp_path):
     folder = write_cache(tmp_path / "c", words, sents, 64, ctx)
     on = fit_cache_student("sentence", folder, compose=False)
     off = fit_cache_student("sentence", folder, {"standardize": "off"}, compose=False)
-    assert on.meta["standardized"] is True and off.meta["standardized"] is False
-    assert on.meta["rogue_ratio"] > 1000
+    assert on.meta["train"]["standardized"] is True and off.meta["train"]["standardized"] is False
+    assert on.meta["train"]["rogue_ratio"] > 1000
     assert abs(on.matrix[:, 0].mean()) < 1.0 < 100 < abs(off.matrix[:, 0].mean())

@@ -133,7 +133,7 @@ def test_loss_is_tracked_and_falls():
     corpus, vocab = _topic_corpus()
     one = sgns.fit(corpus, vocab, sgns.Config(dim=16, epochs=1, threads=1, compute_loss=True))
     many = sgns.fit(corpus, vocab, sgns.Config(dim=16, epochs=8, threads=1, compute_loss=True))
-    assert 0 < many.meta["loss_per_pair"] < one.meta["loss_per_pair"]
+    assert 0 < many.meta["train"]["loss_per_pair"] < one.meta["train"]["loss_per_pair"]
 
 
 def test_fit_student_end_to_end(mini_corpus, tmp_path):

@@ -262,47 +262,16 @@ def test_shards_are_bounded_in_words(bert, tmp_path):
     assert [r["n_words"] for r in m["shards"]] == [16, 16, 16, 16, 8]
 
 
-def _as_written_before(folder: Path) -> None:
-    """Rewrite a cache's identity as the code wrote it before it recorded how files are read."""
-    manifest = json.loads((folder / "manifest.json").read_text())
-    ident = manifest["identity"]
-    ident["corpus"] = [{k: e[k] for k in ("path", "sha256")} for e in ident["corpus"]]
-    del ident["corpus_config"]["bounds"], ident["options"]["shard_words"]
-    (folder / "manifest.json").write_text(json.dumps(manifest))
-
-
-def test_a_cache_begun_before_the_split_was_recorded_resumes_read_as_lines(
-    bert, tmp_path, caplog, monkeypatch
-):
-    from ctx2static.pipeline import shard
-
-    path = tmp_path / "lines.txt"  # two sentences a line: auto would read it as documents now
+def test_a_cache_of_the_previous_format_is_not_continued(bert, tmp_path):
+    path = tmp_path / "lines.txt"
     path.write_text("".join(f"The cat sat on mat {i}. It was fine.\n" for i in range(6)))
-    lines = CorpusConfig(split=Split.LINES)
-    assert Corpus([path]).identity()[0]["split"] == "sentences"
-    whole = _extract(Corpus([path], lines), bert, tmp_path / "whole")
-    run = shard.ShardMaker.map
-
-    def one_shard_then_interrupt(self, folder, jobs, pca):
-        for done in run(self, folder, jobs, pca):
-            yield done
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(shard.ShardMaker, "map", one_shard_then_interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        _extract(Corpus([path], lines), bert, tmp_path / "old")
-    monkeypatch.undo()
-    _as_written_before(tmp_path / "old")
-    with pytest.raises(UserError, match=r"differs in corpus\.0\.split"):
-        _extract(Corpus([path], CorpusConfig(split=Split.SENTENCES)), bert, tmp_path / "old")
-    with caplog.at_level(logging.WARNING, logger="ctx2static"):
-        resumed = _extract(Corpus([path]), bert, tmp_path / "old")  # auto continues as the cache began
-    assert "continued that way" in caplog.text and "one sentence a line" in caplog.text
-    assert "begun before long lines and sentences were cut" in caplog.text
-    assert "begun before shards were bounded in words" in caplog.text
-    assert resumed["complete"] and len(resumed["shards"]) == len(whole["shards"]) == 3
-    assert resumed["totals"] == whole["totals"] and resumed["vocab_files"] == whole["vocab_files"]
-    assert "bounds" not in resumed["identity"]["corpus_config"]  # the cache keeps the identity it began with
+    _extract(Corpus([path]), bert, tmp_path / "old")
+    manifest = tmp_path / "old" / "manifest.json"
+    saved = json.loads(manifest.read_text())
+    saved["identity"]["format"] = 2  # written before the corpus reading and shard bounds were recorded
+    manifest.write_text(json.dumps(saved))
+    with pytest.raises(UserError, match=r"old: cache format 2 \(this ctx2static reads format 3\); re-run"):
+        _extract(Corpus([path]), bert, tmp_path / "old")
 
 
 # ------------------------------------------------------------------ the documentation's examples

@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from ctx2static.errors import UserError
-from ctx2static.text import corpus as corpus_module
 from ctx2static.text.corpus import PARAGRAPH_LINES, Bounds, Corpus, CorpusConfig
 from ctx2static.text.encoded import encode_corpus
 from ctx2static.text.split import Split
@@ -69,16 +68,6 @@ def test_one_line_without_a_newline_is_read_in_pieces_of_the_budget(tmp_path, ca
         (_, words, _), peak = _peak(lambda: _count(corpus))
     assert words == 400_000 and peak < 3 << 20, f"{peak:,} bytes held"
     assert "1 line(s) or document(s) longer than 65,536 characters" in caplog.text
-
-
-def test_read_without_bounds_a_line_over_the_record_budget_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(corpus_module, "RECORD_BYTES", 1000)
-    path = tmp_path / "c.txt"
-    path.write_text("a short line .\n" + "word " * 1000 + "\n")
-    with pytest.raises(
-        UserError, match=r"c.txt: line 2 begins a line longer than .* extract into a new folder"
-    ):
-        _count(Corpus([path], CorpusConfig(split=Split.LINES)).unbounded())
 
 
 class _Sentences:
