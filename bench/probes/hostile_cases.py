@@ -185,8 +185,9 @@ without a newline; `tests/text/test_corpus_hostile.py`); 7 a 3M-word vocabulary
 (`tests/pipeline/test_extract_memory.py`; by hand: 3,000,000 random words refused in one line after
 40 s, peak RSS 1.4 GB); 10 NFD text (`tests/text/test_corpus_hostile.py`,
 `tests/eval/test_similarity.py`, `tests/retrofit/test_lexicon.py`); 12 a corpus edited during
-extract (`tests/pipeline/test_extract_resume.py`); a full TMPDIR (`test_faults_paths.py`, a real tmpfs); a second extract into a locked folder
-(`test_faults_io.py`: refused in about a second, before the teacher loads)."""
+extract (`tests/pipeline/test_extract_resume.py`); a full TMPDIR (`test_faults_paths.py`, a real
+tmpfs); a second extract into a locked folder (`test_faults_io.py`: refused in about a second,
+before the teacher loads)."""
 
 
 def cases_4() -> list[tuple[str, list[str], dict]]:
