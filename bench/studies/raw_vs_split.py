@@ -202,10 +202,9 @@ def count_sources(out: Path) -> dict[str, SourceCount]:
     whole sentences).
     """
     owner = row_sources(out / RAW)
-    limit = Bounds().words or 0
-    corpora = [
-        study_corpus(out / f"{split}.toml", b) for b in (Bounds(), Bounds(words=None)) for split in SPLITS
-    ]
+    limit = Bounds().words
+    uncut = Bounds(words=1 << 62)  # no sentence is that long: none is cut
+    corpora = [study_corpus(out / f"{split}.toml", b) for b in (Bounds(), uncut) for split in SPLITS]
     counts = {name: SourceCount() for name in SOURCES}
     for row, groups in enumerate(itertools.zip_longest(*map(paragraphs, corpora), fillvalue=(None, []))):
         if {pid for pid, _ in groups} != {row} or row >= len(owner):
