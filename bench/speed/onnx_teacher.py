@@ -26,12 +26,12 @@ from pathlib import Path
 import numpy as np
 import onnxruntime
 import torch
-from bench_precision import cosines, describe, teacher_pass
 from machine import SHARED_CORPUS, cpu_name
 
+from ctx2static.pipeline.batching import run_sorted
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.int8 import full_range_activations
-from ctx2static.pipeline.teacher import Teacher
+from ctx2static.pipeline.teacher import Request, Teacher, TeacherOutput
 from ctx2static.text.corpus import Corpus
 
 PATHS = {
@@ -41,6 +41,23 @@ PATHS = {
     "onnx int8": {"backend": "onnx", "precision": "int8"},
 }
 BASE = "torch float32"
+
+
+def teacher_pass(teacher: Teacher, encs: list, budget: int) -> tuple[list[TeacherOutput], float]:
+    """The extract teacher pass at default signals over ``encs``; its outputs and wall seconds."""
+    t0 = time.perf_counter()
+    outs = run_sorted(encs, budget, lambda b: teacher.forward(b, Request(vectors=True)))
+    return outs, time.perf_counter() - t0
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosines of two [n, d] arrays."""
+    return (a * b).sum(1) / np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-12)
+
+
+def describe(cos: np.ndarray) -> str:
+    """Mean, 1st percentile and minimum of some cosines."""
+    return f"{cos.mean():.5f} / {np.percentile(cos, 1):.5f} / {cos.min():.5f}"
 
 
 def measure(
