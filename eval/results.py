@@ -13,14 +13,14 @@ import numpy as np
 from ctx2static.fileio import atomic_write, write_json
 
 MIN_ITEMS = 20
-MIN_SHARE = 0.10
-"""A score on fewer items than MIN_ITEMS, or than MIN_SHARE of its set, is shown as ``n/a (N items)``:
-two word pairs give a Spearman of +-100, which says nothing about the vectors. Summaries (avg5) over
-such a score are n/a too."""
+"""A score on fewer of its set's items than this is shown as ``n/a (N items)``: two word pairs give a
+Spearman of +-100, which says nothing about the vectors. How reliable a score is depends on how many
+items it has, not on their share of the set (200 of RW's 2,034 pairs is a real measurement; the
+share each cell shows says how representative it is). A summary (avg5) over such a score is n/a."""
 
 THIN_NOTE = (
-    f"n/a (N items): fewer than {MIN_ITEMS} items or {MIN_SHARE:.0%} of the set were covered, too few for "
-    "a score that means anything; a larger corpus (or --compose) covers more words"
+    f"n/a (N items): fewer than {MIN_ITEMS} items of the set were covered, too few for a score that "
+    "means anything; a larger corpus (or --compose) covers more words"
 )
 
 
@@ -47,13 +47,12 @@ class Score:
 
     @property
     def thin(self) -> bool:
-        """Scored on too few of its set's items to mean anything (``MIN_ITEMS``, ``MIN_SHARE``).
+        """Scored on too few of its set's items to mean anything (``MIN_ITEMS``).
 
-        A set scored whole is never thin, and a set smaller than ``MIN_ITEMS`` (a user's own) only
-        by its share.
+        A set scored whole is never thin, nor a set smaller than ``MIN_ITEMS`` (a user's own, whose
+        few items are all there is).
         """
-        few = self.total >= MIN_ITEMS and self.covered < MIN_ITEMS
-        return 0 < self.covered < self.total and (few or self.covered < MIN_SHARE * self.total)
+        return 0 < self.covered < self.total and self.total >= MIN_ITEMS and self.covered < MIN_ITEMS
 
     def cell(self, coverage: float | None = None) -> str:
         """Table cell, e.g. ``65.3 (98%)`` or ``65.3 ±0.4 (98%)``; coverage (this score's unless given)."""

@@ -208,7 +208,9 @@ def test_a_score_on_too_few_items_is_na_with_the_count_and_a_note():
     thin = Score("rg65", "similarity", "spearman", -100.0, 2, 65)  # two pairs: a Spearman of +-100
     assert thin.cell() == "n/a (2 items)"
     assert Score("rg65", "similarity", "spearman", 70.0, 20, 65).cell() == "70.0 (30%)"
-    assert Score("rw", "similarity", "spearman", 50.0, 150, 2034).cell() == "n/a (150 items)"  # 7%
+    assert (
+        Score("rw", "similarity", "spearman", 50.0, 150, 2034).cell() == "50.0 (7%)"
+    )  # few of the set, many
     assert (
         Score("mine", "similarity", "spearman", 50.0, 3, 4).cell() == "50.0 (75%)"
     )  # a small set of one's own

@@ -130,3 +130,19 @@ def test_the_best_cell_of_each_row_is_bold_ties_too():
     assert rows["ws353"].count("**") == 2 and "**50.0 (56%)**" in rows["ws353"]
     assert rows["avg5"].count("**") == 4 and "**30.0 (60%)**" in rows["avg5"]  # a tie as shown: both
     assert "- bold: the best score of the row" in text
+
+
+def test_without_an_avg5_similarity_is_compared_on_the_sets_with_enough_items():
+    from ctx2static.eval.results import Score
+    from ctx2static.study.report import summary_lines
+
+    def scores(shift: float) -> list[Score]:
+        full = [Score(b, "similarity", "spearman", 60.0 + shift, 100, 300) for b in ("ws353", "simlex999")]
+        thin = Score("rg65", "similarity", "spearman", 100.0 - shift, 6, 65)  # few pairs: n/a
+        return [*full, thin, Score("avg5", "summary", "mean spearman", float("nan"), 206, 665)]
+
+    text = "\n".join(summary_lines({"a": scores(0.0), "b": scores(5.0)}))
+    assert (
+        "**similarity**: **b** 65.0 (mean Spearman of ws353, simlex999: the avg5 sets with enough items"
+        in text
+    )
