@@ -180,8 +180,8 @@ ROUND_4_ELSEWHERE = """\
 Round 4's cases that are not one command on small data, each a test instead: 4 two saves to one
 folder at once (`test_faults_paths.py`: a real race of 2 processes x 40 saves, and the lost race
 simulated: the loser's folder kept and named); 5 and 6 memory that follows the input
-(`bench/results/memory_corpus.md`: peak RSS flat from 30 MB to 200 MB of short lines and of one line
-without a newline; `tests/text/test_corpus_hostile.py`); 7 a 3M-word vocabulary
+(`bench/results/memory_corpus_3g.md`: peak RSS 43-75 MiB on the 3 GB short-line and one-line files,
+as at 30 MB; `tests/text/test_corpus_hostile.py`); 7 a 3M-word vocabulary
 (`tests/pipeline/test_extract_memory.py`; by hand: 3,000,000 random words refused in one line after
 40 s, peak RSS 1.4 GB); 10 NFD text (`tests/text/test_corpus_hostile.py`,
 `tests/eval/test_similarity.py`, `tests/retrofit/test_lexicon.py`); 12 a corpus edited during
