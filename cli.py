@@ -460,6 +460,7 @@ def run(study: str | None, out: str | None) -> None:
     from ctx2static.eval.suite import notes
     from ctx2static.resources import DEFAULT_STUDY
     from ctx2static.study.loader import load_study
+    from ctx2static.study.report import summary_lines
     from ctx2static.study.runner import run_study
 
     path = Path(study) if study else DEFAULT_STUDY
@@ -467,14 +468,12 @@ def run(study: str | None, out: str | None) -> None:
     folder = Path(out) if out else Path("runs") / path.stem
     check_writable(folder, inside=True, inputs=spec.inputs)
     results = run_study(spec, folder)
-    click.echo(
-        format_text(
-            results.common,
-            notes(spec.eval.analogy_config, common=True, families=spec.eval.families),
-            results.own,
-        ),
-        nl=False,
-    )
+    # the verdict on the console; the tables (a row per benchmark, a column per output) with -v and
+    # in the report
+    table = notes(spec.eval.analogy_config, common=True, families=spec.eval.families)
+    log.debug("%s", format_text(results.common, table, results.own).rstrip())
+    verdict = [line.replace("**", "") for line in summary_lines(results.common) if line]
+    click.echo("\n".join([*verdict, f"tables and figures: {folder / 'report.md'}"]))
 
 
 @cli.command()

@@ -402,3 +402,14 @@ def test_a_teachers_backend_keys_its_cache_and_torch_keeps_the_key_it_had(tmp_pa
     teacher_keys = [k for k in keys if isinstance(k, dict) and "model" in k]
     assert len(teacher_keys) == 3 and "backend" not in teacher_keys[0] | teacher_keys[1]
     assert teacher_keys[2]["backend"] == "onnx"
+
+
+def test_run_prints_the_verdict_and_the_report_and_the_tables_with_verbose(tmp_path, teacher, cli_main):
+    """A newcomer's terminal gets the summary and where the report is; the 20-row tables go to -v."""
+    study = _write(tmp_path, teacher)
+    code, out, err = cli_main("-q", "run", study, "--out", tmp_path / "run")
+    assert code == 0, err
+    assert out.rstrip().endswith(f"tables and figures: {tmp_path / 'run' / 'report.md'}")
+    assert "benchmark" not in out and "**" not in out
+    code, out, err = cli_main("-v", "run", study, "--out", tmp_path / "run")  # a rerun: every step kept
+    assert code == 0 and "benchmark" in err and "spearman" in err, err
