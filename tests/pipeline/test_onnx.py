@@ -134,8 +134,13 @@ def test_a_damaged_export_is_one_line(tiny_models, user_cache):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["minilm", "mpnet"])
-def test_the_real_teachers_fused_graphs_give_their_hidden_states(name, mini_corpus, monkeypatch):
+@pytest.mark.parametrize(
+    # int8 floors (word vectors' least cosine, sentence mean's) below bench/results/onnx_teacher.md's
+    # minima: MPNet's activations lose more to 8 bits than MiniLM's
+    ("name", "int8_floors"),
+    [("minilm", (0.95, 0.98)), ("mpnet", (0.85, 0.93))],
+)
+def test_the_real_teachers_fused_graphs_give_their_hidden_states(name, int8_floors, mini_corpus, monkeypatch):
     from ctx2static.pipeline.models import resolve
 
     try:
@@ -150,7 +155,8 @@ def test_the_real_teachers_fused_graphs_give_their_hidden_states(name, mini_corp
     for a, b, c in zip(*(t.forward(encs, request) for t in (exact, ort, int8)), strict=True):
         np.testing.assert_allclose(b.vectors, a.vectors, atol=1e-4)
         np.testing.assert_allclose(b.mean, a.mean, atol=1e-4)
-        assert cosines(a.vectors, c.vectors).min() > 0.95 and cosines(a.mean, c.mean) > 0.98
+        word_floor, mean_floor = int8_floors
+        assert cosines(a.vectors, c.vectors).min() > word_floor and cosines(a.mean, c.mean) > mean_floor
 
 
 def test_ort_runs_the_threads_asked_for_or_as_many_as_torch(tiny_models):

@@ -1,0 +1,157 @@
+"""Word similarity on development and report halves, for vectors and their combinations (issue 41).
+
+    python bench/probes/words_split.py runs/words_brown/students/*_ase runs/words_brown/students/*_word \\
+        --prompted 'nomic=meaning: {w}' --max-combine 3 --out bench/results/words_brown_split.md
+
+Each input is a vectors file or folder (a study's students), named by its folder; ``--prompted
+TEACHER=TEMPLATE`` adds the teacher's word-alone vectors (every token's state at the last layer,
+averaged: ``bench/results/prompted_words.md``'s best reading for nomic) for the benchmark words.
+Every subset of up to ``--max-combine`` inputs is scored two ways: the unit vectors concatenated, and,
+when all have one size, their mean after each is rotated onto the first by the orthogonal map fitted
+on the shared words (Procrustes; Schönemann 1966).
+
+The five avg5 sets are split in halves with ``prompted_words.py``'s seed and rule, and only the
+pairs whose words every corpus input holds are scored (the common items), so every row reads the
+same pairs. The best row on the development half is the choice; the report half is the headline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import itertools
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from prompted_words import scores, split_halves, template_inputs, unit
+
+from ctx2static.eval import load_benchmarks
+from ctx2static.eval.benchmarks import Family, SimilaritySet
+from ctx2static.eval.suite import AVG5
+from ctx2static.pipeline.batching import run_sorted
+from ctx2static.pipeline.teacher import Request, Teacher
+from ctx2static.threads import torch_threads
+from ctx2static.vectors import Vectors
+
+
+def prompted(name: str, template: str, words: list[str], threads: int) -> np.ndarray:
+    """Unit word-alone vectors of ``words`` in ``template``: mean of every token's last-layer state."""
+    with torch_threads(threads):
+        teacher = Teacher.load(name)
+        encs = template_inputs(teacher, words, template)
+        outs = run_sorted(encs, 2048, lambda b: teacher.forward(b, Request(hidden_states=True)))
+    return unit(np.stack([o.hidden_mean[-1] for o in outs])).astype(np.float32)
+
+
+def procrustes_mean(mats: list[np.ndarray]) -> np.ndarray:
+    """Mean of unit rows after rotating each onto the first by its orthogonal Procrustes map."""
+    base = mats[0]
+    out = base.copy()
+    for m in mats[1:]:
+        u, _, vt = np.linalg.svd(m.T @ base)
+        out += unit(m @ (u @ vt))
+    return unit(out)
+
+
+def covered(halves: dict[str, list[SimilaritySet]], vocab: set[str]) -> dict[str, list[SimilaritySet]]:
+    """Each half's pairs whose two words are in ``vocab``."""
+    out = {}
+    for half, sets in halves.items():
+        out[half] = []
+        for b in sets:
+            keep = np.array([a in vocab and c in vocab for a, c in b.pairs], dtype=bool)
+            out[half].append(
+                SimilaritySet(b.name, [p for p, k in zip(b.pairs, keep, strict=True) if k], b.gold[keep])
+            )
+    return out
+
+
+def row(name: str, res: dict[str, list[float]]) -> str:
+    report = " | ".join(f"{x:.1f}" for x in res["report"][:-1])
+    return f"| {name} | {res['dev'][-1]:.1f} | {report} | **{res['report'][-1]:.1f}** |"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("vectors", nargs="+", type=Path, help="vectors files or folders (a study's students)")
+    ap.add_argument("--prompted", nargs="*", default=[], help="TEACHER=TEMPLATE word-alone vectors")
+    ap.add_argument("--max-combine", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=41, help="the split of prompted_words.py")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--top", type=int, default=40, help="rows of the full table (best on dev first)")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    loaded = load_benchmarks((Family.SIMILARITY,), {}, bundled=True)
+    by_name = {b.name: b for b in loaded if isinstance(b, SimilaritySet)}
+    benchmarks = [by_name[n] for n in AVG5]
+    bench_words = sorted({w.lower() for b in benchmarks for pair in b.pairs for w in pair})
+
+    tables = {p.name: Vectors.load(p) for p in args.vectors}
+    common = set(bench_words).intersection(*(set(v.words) for v in tables.values()))
+    words = sorted(common)
+    inputs = {name: unit(v.query(words)) for name, v in tables.items()}
+    for spec in args.prompted:
+        teacher, template = spec.split("=", 1)
+        inputs[f'{teacher} "{template}" alone'] = prompted(teacher, template, words, args.threads)
+    halves = covered(split_halves(benchmarks, args.seed), common)
+
+    rows: list[tuple[str, dict[str, list[float]]]] = []
+    names = list(inputs)
+    for k in range(1, min(args.max_combine, len(names)) + 1):
+        for subset in itertools.combinations(names, k):
+            mats = [inputs[n] for n in subset]
+            if k == 1:
+                rows.append((subset[0], scores(words, mats[0], halves)))
+                continue
+            rows.append((" + ".join(subset) + " (concat)", scores(words, np.hstack(mats), halves)))
+            if len({m.shape[1] for m in mats}) == 1:
+                rows.append(
+                    (" + ".join(subset) + " (rotated mean)", scores(words, procrustes_mean(mats), halves))
+                )
+    rows.sort(key=lambda r: -r[1]["dev"][-1])
+
+    total = {b.name: len(b.pairs) for b in benchmarks}
+    kept = {
+        b.name: len(d.pairs) + len(r.pairs)
+        for b, d, r in zip(benchmarks, halves["dev"], halves["report"], strict=True)
+    }
+    head = " | ".join(AVG5)
+    best_name, best = rows[0]
+    singles = [r for r in rows if r[0] in names]
+    lines = [
+        "# Word similarity on dev / report halves, single vectors and combinations",
+        "",
+        f"Date: {datetime.date.today()}. Command (repository root): `python {' '.join(sys.argv)}` "
+        f"({(time.perf_counter() - t0) / 60:.1f} min).",
+        "",
+        f"Halves: `bench/probes/prompted_words.py`'s split (seed {args.seed}); only the pairs whose words "
+        "every corpus input holds are scored (common items: "
+        + ", ".join(f"{n} {kept[n]}/{total[n]}" for n in AVG5)
+        + "). Chosen on the dev half's avg5; the report half is the headline. Spearman x100.",
+        "",
+        f"**Best on dev: {best_name}**: report avg5 {best['report'][-1]:.1f}, SimLex {best['report'][1]:.1f} "
+        f"(dev {best['dev'][-1]:.1f}).",
+        "",
+        "## Single inputs",
+        "",
+        f"| vectors | dev avg5 | report: {head} | report avg5 |",
+        "|---|---:|---|---:|",
+    ]
+    lines += [row(n, r) for n, r in singles]
+    lines += [
+        "",
+        f"## Every combination, best {args.top} on dev",
+        "",
+        f"| vectors | dev avg5 | report: {head} | report avg5 |",
+        "|---|---:|---|---:|",
+    ]
+    lines += [row(n, r) for n, r in rows[: args.top]]
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines[: 20 + len(singles)]))
+
+
+if __name__ == "__main__":
+    main()
