@@ -74,7 +74,7 @@ def maker(method: CombineMethod | str) -> str:
     return made_by({"combine": {"method": CombineMethod(method).value}})
 
 
-def _check_count(names: Sequence[str], config: CombineConfig) -> None:
+def check_count(names: Sequence[str], config: CombineConfig) -> None:
     """Two inputs or more, and one weight per input when weights are given."""
     if len(names) < 2:
         given = f" ({names[0]})" if names else ""
@@ -94,7 +94,7 @@ def check_inputs(paths: Sequence[str | os.PathLike], config: CombineConfig) -> N
 
     Before any input is read or anything written.
     """
-    _check_count([os.fspath(p) for p in paths], config)
+    check_count([os.fspath(p) for p in paths], config)
     seen: set[Path] = set()
     for path in paths:
         if not os.path.exists(path):
@@ -120,7 +120,7 @@ def combine_vectors(inputs: Sequence[tuple[str, Vectors]], config: CombineConfig
     """
     names = [name for name, _ in inputs]
     tables = [v for _, v in inputs]
-    _check_count(names, config)
+    check_count(names, config)
     weights = np.asarray(config.weights or [1.0] * len(inputs), dtype=np.float64)
     dims = [v.dim for v in tables]
     if config.method is CombineMethod.MEAN and len(set(dims)) > 1:
