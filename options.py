@@ -274,7 +274,13 @@ def click_options(cls: type[Options], exclude: Iterable[str] = ()) -> Callable[[
         if isinstance(target, type) and issubclass(target, enum.Enum):
             kwargs["type"] = Choice([m.value for m in target])
         elif typing.get_origin(target) is tuple:  # comma-separated text, which the config parses
-            kwargs.update(type=str, default=",".join(str(v) for v in default))
+            item = typing.get_args(target)[0].__name__.upper()
+            kwargs.update(
+                type=str,
+                metavar=f"{item},...",
+                default=",".join(map(str, default)),
+                show_default=bool(default),
+            )
         elif optional:
             kwargs["type"] = target
         decorators.append(click.option(flag, f.name, **kwargs))

@@ -8,6 +8,7 @@ import pytest
 
 import ctx2static
 from ctx2static.errors import UserError
+from ctx2static.export.card import Card
 from ctx2static.students.combine import CombineConfig, combine_vectors, procrustes
 from ctx2static.vectors import Vectors, made_by
 
@@ -85,6 +86,7 @@ def test_the_result_records_its_inputs_and_survives_a_save(tmp_path):
     loaded = Vectors.load(out.save(tmp_path / "c"))
     assert loaded.meta["combine"] == out.meta["combine"]
     assert made_by(loaded.meta) == "combine (concat)"
+    assert ("combined", "concat of `ase` (nomic), `ase` (mpnet)") in Card.of(loaded).provenance()
 
 
 @pytest.mark.parametrize(
