@@ -129,6 +129,9 @@ def combine_vectors(inputs: Sequence[tuple[str, Vectors]], config: CombineConfig
             f"--method mean averages aligned rows, so it needs inputs of one dimension, not {sizes}: "
             "use --method concat (and --dim D to bring the result down to D dimensions)"
         )
+    width = sum(dims) if config.method is CombineMethod.CONCAT else dims[0]
+    if config.dim > width:
+        raise UserError(f"option dim={config.dim} must be at most the combined table's {width} dimensions")
     lower = [v.lowercase for v in tables]
     fold = any(lower) and not all(lower)  # matched on lower-cased words
     keyed = [_rows_by_key(v, fold) for v in tables]
@@ -136,10 +139,12 @@ def combine_vectors(inputs: Sequence[tuple[str, Vectors]], config: CombineConfig
     if not words:
         held = ", ".join(f"{n} {len(v):,}" for n, v in inputs)
         raise UserError(f"no word is in every input (words: {held}); combine tables made over one vocabulary")
-    lost = ", ".join(f"{n} {len(k) - len(words):,} of {len(k):,}" for n, k in zip(names, keyed, strict=True))
+    lost = [len(k) - len(words) for k in keyed]
+    said = ", ".join(f"{n} {m:,} of {len(k):,}" for n, m, k in zip(names, lost, keyed, strict=True))
     log.info(
-        "combine: %s words in every input%s; left out: %s",
-        f"{len(words):,}", " (matched lower-cased: the inputs differ in case)" * fold, lost,
+        "combine: %s words in every input%s; %s",
+        f"{len(words):,}", " (matched lower-cased: the inputs differ in case)" * fold,
+        f"left out: {said}" if any(lost) else "none left out",
     )  # fmt: skip
     if any(v.composer is not None for v in tables):
         log.info("combine: the inputs' composers are left out (the combined space has none)")
@@ -150,10 +155,10 @@ def combine_vectors(inputs: Sequence[tuple[str, Vectors]], config: CombineConfig
         fits: list[float | None] = [None] * len(units)
     else:
         matrix, fits = _aligned_mean(units, weights / weights.sum())
-    if not 0 <= config.dim <= matrix.shape[1]:
-        raise UserError(
-            f"option dim={config.dim} must be at most the combined table's {matrix.shape[1]} dimensions"
-        )
+        log.info(
+            "combine: rotated onto %s, mean cosine with its rows: %s",
+            names[0], ", ".join(f"{n} {f:.3f}" for n, f in zip(names[1:], fits[1:], strict=True)),
+        )  # fmt: skip
     meta: VectorsMeta = {
         "combine": {
             "method": config.method.value,
