@@ -31,7 +31,7 @@ def test_concat_cosine_is_the_mean_of_the_inputs_cosines():
     assert weighted.meta["combine"]["weights"] == [1.0, 2.0]
 
 
-def test_mean_recovers_a_known_rotation():
+def test_mean_recovers_a_known_rotation(caplog):
     """B = A R for an orthogonal R (its words in another order): the map rotates B back onto A, so the
     mean of A and B aligned is A's unit rows, and the fit's mean cosine is 1."""
     rng = np.random.default_rng(0)
@@ -41,7 +41,12 @@ def test_mean_recovers_a_known_rotation():
     first = Vectors(words, a)
     second = Vectors(words[::-1], (a @ r)[::-1])
     np.testing.assert_allclose(procrustes(second.unit()[::-1], first.unit()), r.T, atol=1e-5)
-    mean = _combine(first, second, method="mean")
+    with caplog.at_level(logging.INFO, logger="ctx2static"):
+        mean = _combine(first, second, method="mean")
+    assert caplog.messages == [
+        "combine: 60 words in every input; none left out",
+        "combine: rotated onto t0, mean cosine with its rows: t1 1.000",
+    ]
     assert mean.words == words and mean.dim == 8
     np.testing.assert_allclose(mean.matrix, first.unit(), atol=1e-5)
     assert mean.meta["combine"]["inputs"][1]["fit_cosine"] == pytest.approx(1.0)
