@@ -321,8 +321,8 @@ def vocab_tables(
     """The per-vocabulary tables and the teacher token table, written once at the end of extract.
 
     Tables: "token" (input-embedding mean of the word's subwords, the word alone), "word" (the
-    word inside ``cfg.word_template``, the mean of its own subwords' states at ``cfg.word_layer``;
-    ``cfg`` as :func:`word_options` resolves it), and the teacher's whole input-embedding matrix
+    word inside ``cfg.word_template``, the mean of its own subwords' states at ``cfg.word_layer``,
+    ``auto`` as :func:`word_options` resolves it), and the teacher's whole input-embedding matrix
     ("teacher_token_emb", fp16: with the tokenizer it lets any string be composed from its
     subwords); the token table maps each teacher token id to its string and the static word it
     spells (-1 for none). Each word's rows are its own whatever the chunk (:data:`TABLE_CHUNK`), so
@@ -331,6 +331,7 @@ def vocab_tables(
     from ctx2static.pipeline.batching import run_sorted
     from ctx2static.pipeline.teacher import Request
 
+    cfg = word_options(cfg, teacher)
     emb = teacher.model.get_input_embeddings().weight.detach().float().cpu().numpy()
     n = len(vocab)
     token_emb = np.zeros((n, emb.shape[1]), np.float32)
