@@ -285,8 +285,9 @@ def word_substitutes(teacher: Teacher, words: np.ndarray, k: int) -> None:
 
 TABLE_CHUNK = 1 << 13
 """Vocabulary words encoded and run at a time for the tables: their encodings and outputs (about
-2.5 KB a word in Python objects; 60k words of a 384-wide teacher peaked 128 MiB lower in chunks of
-8k than at once) are held for one chunk, not for the whole vocabulary."""
+2.5 KB a word in Python objects, one encoding more with a word template; 60k words of a 384-wide
+teacher peaked 128 MiB lower in chunks of 8k than at once) are held for one chunk, not for the
+whole vocabulary."""
 
 
 def word_options(cfg: ExtractConfig, teacher: Teacher) -> ExtractConfig:

@@ -69,6 +69,22 @@ def test_the_word_table_is_the_words_own_subwords_inside_the_template_at_the_wor
     }
 
 
+def test_words_given_with_vocab_get_the_same_table_from_the_command_line(
+    cli_main, tiny_models, corpus_file, tmp_path
+):
+    (tmp_path / "vocab.tsv").write_text("cat\t3\ncats\t1\n")  # cats: two pieces, never in the corpus
+    code, _, err = cli_main(
+        "extract", "--corpus", corpus_file, "--teacher", tiny_models["bert"], "--out", tmp_path / "c",
+        "--vocab", tmp_path / "vocab.tsv", "--word-template", "x {w}", "--word-layer", "1",
+    )  # fmt: skip
+    assert code == 0, err
+    cache, teacher = Cache.open(tmp_path / "c"), Teacher.load(str(tiny_models["bert"]))
+    assert cache.vocab.words == ["cat", "cats"]
+    for word in cache.vocab.words:
+        got = cache.vocab_arrays()["word_emb"][cache.vocab.index[word]]
+        np.testing.assert_allclose(got, _direct(teacher, f"x {word}", word, [1]), rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize(
     "name,template,layer",
     [
