@@ -76,6 +76,8 @@ class ExtractOptions(CorpusOptions, VocabOptions, total=False):
     max_length: int
     token_budget: int
     max_sentences: int
+    word_template: str
+    word_layer: str | int
     engine: Engine | str
     address: str
     workers: int

@@ -26,7 +26,7 @@ from ctx2static.students.registry import STUDENTS, Source, load_student
 
 TARGET = Path(__file__).with_name("api_options.py")
 
-ALSO = {"layer": ["int"], "checkpoint": ["os.PathLike"]}
+ALSO = {"layer": ["int"], "word_layer": ["int"], "checkpoint": ["os.PathLike"]}
 """What these string fields also take from the API (:func:`~ctx2static.options.parse_value` converts it)."""
 
 HEADER = '''"""The keyword options of the Python API (:mod:`ctx2static.api`), typed for type checkers.

@@ -16,7 +16,7 @@ from ctx2static.cache.hdf5 import open_h5
 from ctx2static.cache.reader import REBUILD, Cache, not_own_file
 
 ONCE = {  # what the per-cache parts hold, beyond the signals of cache.layout.SIGNALS
-    "word_complete": "whether the teacher read each word whole when encoded alone",
+    "word_complete": "whether the teacher read each word whole (alone and inside the word template)",
     "teacher_token_emb": "the teacher's input embedding of every token (fp16)",
     layout.VOCAB_TSV: "the static vocabulary (word, count)",
     layout.TEACHER_TOKENS: "teacher token id -> string -> static word",

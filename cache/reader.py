@@ -257,7 +257,7 @@ class Cache:
         return self._checked(name, f"{REBUILD} to rebuild it")
 
     def vocab_arrays(self) -> dict[str, np.ndarray]:
-        """Per-vocabulary-word tables: ``token_emb`` (input embeddings), ``word_emb`` (word alone), ..."""
+        """Per-vocabulary-word tables: ``token_emb`` (input embeddings), ``word_emb`` (the word table), ..."""
         return self._vocab_h5(None)
 
     def _vocab_h5(self, keys: list[str] | None) -> dict[str, np.ndarray]:

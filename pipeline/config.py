@@ -61,11 +61,7 @@ class TeacherConfig(Options):
         """Threads are a count; the layer spec parses (its range is checked against the model)."""
         return [
             ("threads", self.threads >= 0, "0 (torch's default) or more"),
-            (
-                "layer",
-                self.layer == AUTO_LAYER or _LAYERS.fullmatch(self.layer.replace(" ", "")) is not None,
-                "auto, an index, a list or a slice",
-            ),
+            layer_rule("layer", self.layer),
         ]
 
 
@@ -74,11 +70,18 @@ AUTO_LAYER = "auto"
 """The layer spec that stands for the default of the teacher's family (``models.LAYER_DEFAULTS``)."""
 
 
-def parse_layers(spec: str, n_hidden: int) -> tuple[int, ...]:
+def layer_rule(name: str, spec: str) -> Rule:
+    """A layer spec option parses: ``auto``, an index, a list or a slice (its range needs the model)."""
+    ok = spec == AUTO_LAYER or _LAYERS.fullmatch(spec.replace(" ", "")) is not None
+    return (name, ok, "auto, an index, a list or a slice")
+
+
+def parse_layers(spec: str, n_hidden: int, option: str = "--layer") -> tuple[int, ...]:
     """The hidden-state indices (0..n_hidden-1) a layer spec names: ``-1``, ``2,3,4`` or ``-4:``.
 
     ``n_hidden`` is the number of hidden states (layers + the embeddings); negative indices count
-    from the last, as in Python. A spec naming no layer, or one out of range, is a one-line error.
+    from the last, as in Python. A spec naming no layer, or one out of range, is a one-line error
+    naming ``option``.
     """
     spec = spec.replace(" ", "")
     every = list(range(n_hidden))
@@ -91,8 +94,19 @@ def parse_layers(spec: str, n_hidden: int) -> tuple[int, ...]:
     except (ValueError, IndexError):
         picked = []
     if not picked:
-        raise UserError(f"--layer {spec}: names no hidden state of {n_hidden} (-{n_hidden}..{n_hidden - 1})")
+        raise UserError(f"{option} {spec}: names no hidden state of {n_hidden} (-{n_hidden}..{n_hidden - 1})")
     return tuple(sorted(set(picked)))
+
+
+AUTO_TEMPLATE = "auto"
+"""The word template that stands for the default of the teacher's family (``models.WORD_DEFAULTS``)."""
+WORD_SLOT = "{w}"
+"""Where the word goes in a word template."""
+
+
+def holds_word_once(template: str) -> bool:
+    """Whether ``template`` holds the word's place once, between spaces (so the word keeps its subwords)."""
+    return template.count(WORD_SLOT) == 1 and WORD_SLOT in template.split()
 
 
 @dataclass(frozen=True)
@@ -119,9 +133,24 @@ class ExtractConfig(Options):
     max_length: int = opt(512, "Teacher tokens per sentence (capped at the model's maximum).")
     token_budget: int = opt(4096, "Padded teacher tokens per batch.")
     max_sentences: int = opt(0, "Stop after this many sentences (0 = the whole corpus).")
+    word_template: str = opt(
+        AUTO_TEMPLATE,
+        "The text each vocabulary word is encoded in for the word table, {w} standing for the word "
+        "(only the word's own subwords are pooled): auto = the default of the teacher's family "
+        '(sentence-embedding encoders "meaning: {w}", which beat the word alone on held-out similarity '
+        'pairs for MiniLM and nomic, bench/results/prompted_words.md; other families "{w}"; the cache '
+        "records what auto resolves to).",
+    )
+    word_layer: str = opt(
+        AUTO_LAYER,
+        "Hidden layers read and averaged for the word table, a spec as for --layer: auto = the default "
+        "of the teacher's family (sentence-embedding encoders -1, the last, which beat the default "
+        "layers inside the template, bench/results/prompted_words.md; other families the cache's own "
+        "--layer, as their last layers are poor for word similarity).",
+    )
 
     def rules(self) -> Iterable[Rule]:
-        """Sizes are positive, the optional signals 0 (off) or more."""
+        """Sizes are positive, the optional signals 0 (off) or more, the word template holds the word."""
         return [
             *at_least(self, 1, "shard_size"),
             ("shard_words", self.shard_words >= 0, "0 (no bound) or more"),
@@ -131,6 +160,12 @@ class ExtractConfig(Options):
             ("topk", self.topk >= 0, "0 (off) or more"),
             ("attention", self.attention >= 0, "0 (off) or more"),
             ("max_sentences", self.max_sentences >= 0, "0 (all) or more"),
+            (
+                "word_template",
+                self.word_template == AUTO_TEMPLATE or holds_word_once(self.word_template),
+                f"auto or text holding {WORD_SLOT} once, as a word of its own, e.g. 'meaning: {WORD_SLOT}'",
+            ),
+            layer_rule("word_layer", self.word_layer),
         ]
 
 

@@ -130,6 +130,9 @@ class ShardEngine(Protocol):
     def identity(self) -> dict:
         """The teacher's part of the cache identity (every worker's alike)."""
 
+    def resolve(self, cfg: ExtractConfig) -> ExtractConfig:
+        """What :meth:`ShardMaker.resolve` returns: ``cfg`` with its ``auto`` settings spelled out."""
+
     def map(
         self, folder: Path, jobs: Iterable[tuple[int, list]], pca: dict[str, np.ndarray] | None
     ) -> Iterator[ShardDone]:
@@ -199,6 +202,7 @@ def run_extract(
     committed files and rebuilds the damaged ones (:class:`~ctx2static.cache.writer.CacheWriter`).
     """
     check_vocab_memory(vocab, engine.width())
+    cfg = engine.resolve(cfg)  # the cache records what auto meant, as the teacher's layers
     watch = CorpusWatch(corpus, Path(out))
     writer = CacheWriter.open(out, _identity(engine.identity(), watch, vocab, cfg), vocab)
     try:

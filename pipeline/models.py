@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ctx2static.errors import UserError
-from ctx2static.pipeline.config import AUTO_LAYER
+from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, WORD_SLOT
 from ctx2static.teachers import BY_NAME, Teacher, did_you_mean, names
 
 
@@ -119,6 +119,33 @@ def teacher_layer(name: str, spec: str) -> str:
         return spec
     config = read_config(name, resolve(name))
     return resolve_layer(spec, detect_kind(config), n_hidden_states(config))
+
+
+WORD_DEFAULTS: dict[TeacherKind, tuple[str, str | None]] = {
+    # a sentence embedder read at its last layer, with the word inside "meaning: {w}", beat the word
+    # alone at the default layers on held-out similarity pairs (MiniLM and nomic,
+    # bench/results/prompted_words.md); masked and causal LMs were not measured there, and their
+    # last layers are poor for word similarity, so they keep the word alone at the cache's layers
+    TeacherKind.ENCODER: ("meaning: " + WORD_SLOT, "-1"),
+    TeacherKind.MLM: (WORD_SLOT, None),
+    TeacherKind.CAUSAL: (WORD_SLOT, None),
+}
+"""What ``--word-template auto`` and ``--word-layer auto`` read, per teacher family (None: the cache's
+own ``--layer``)."""
+
+
+def resolve_word(template: str, layer: str, kind: TeacherKind, cache_layer: str) -> tuple[str, str]:
+    """The word table's template and layer spec: ``auto`` made the default of the family ``kind``.
+
+    ``kind`` is the loaded teacher's (MPNet's config names an MLM head that its weights lack: an
+    encoder); ``cache_layer`` is the resolved ``--layer`` spec. The cache records the result, so a
+    default that changes does not pass for the old one.
+    """
+    default_template, default_layer = WORD_DEFAULTS[kind]
+    return (
+        default_template if template == AUTO_TEMPLATE else template,
+        (default_layer or cache_layer) if layer == AUTO_LAYER else layer,
+    )
 
 
 def read_config(name: str, source: str) -> Any:

@@ -87,6 +87,10 @@ class ShardWorker:
         """The teacher's part of the cache identity, as this worker computes it."""
         return self._setup(vocab).identity()
 
+    def resolve(self, vocab: list[Any], cfg: ExtractConfig) -> ExtractConfig:
+        """``cfg`` as this worker's teacher runs it (:meth:`ShardMaker.resolve`)."""
+        return self._setup(vocab).resolve(cfg)
+
     def make(
         self,
         vocab: list[Any],
@@ -261,6 +265,10 @@ class RayEngine:
     def identity(self) -> dict:
         """The teacher's part of the cache identity (every worker's alike)."""
         return self._identity
+
+    def resolve(self, cfg: ExtractConfig) -> ExtractConfig:
+        """``cfg`` as the workers' teacher runs it (every worker's alike: their identities agree)."""
+        return self._get(self.actors[0].resolve.remote(self.vocab, cfg))
 
     def watch(self, progress: Progress) -> bool:
         """Workers run elsewhere: False, the driver reports whole shards."""

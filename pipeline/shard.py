@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,12 +12,12 @@ import numpy as np
 from ctx2static.cache.layout import SIGNALS, shard_signals
 from ctx2static.cache.writer import WordSums, write_shard_files
 from ctx2static.errors import UserError
-from ctx2static.pipeline.config import ExtractConfig
-from ctx2static.pipeline.models import hidden_width
+from ctx2static.pipeline.align import Encoding
+from ctx2static.pipeline.config import WORD_SLOT, ExtractConfig, parse_layers
+from ctx2static.pipeline.models import hidden_width, resolve_word
 from ctx2static.text.vocab import Vocab
 
 if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
-    from ctx2static.pipeline.align import Encoding
     from ctx2static.pipeline.teacher import Teacher, TeacherOutput
 
 
@@ -285,8 +285,35 @@ def word_substitutes(teacher: Teacher, words: np.ndarray, k: int) -> None:
 
 TABLE_CHUNK = 1 << 13
 """Vocabulary words encoded and run at a time for the tables: their encodings and outputs (about
-2.5 KB a word in Python objects; 60k words of a 384-wide teacher peaked 128 MiB lower in chunks of
-8k than at once) are held for one chunk, not for the whole vocabulary."""
+2.5 KB a word in Python objects, one encoding more with a word template; 60k words of a 384-wide
+teacher peaked 128 MiB lower in chunks of 8k than at once) are held for one chunk, not for the
+whole vocabulary."""
+
+
+def word_options(cfg: ExtractConfig, teacher: Teacher) -> ExtractConfig:
+    """``cfg`` with the word table's ``auto`` settings made the teacher family's (``models.WORD_DEFAULTS``).
+
+    The word layers are checked against the model here, before any shard runs, not at the end.
+    """
+    template, layer = resolve_word(cfg.word_template, cfg.word_layer, teacher.kind, teacher.layer_spec)
+    if teacher.n_hidden:
+        parse_layers(layer, teacher.n_hidden, "--word-layer")
+    return replace(cfg, word_template=template, word_layer=layer)
+
+
+def word_inputs(teacher: Teacher, words: list[str], template: str, max_length: int) -> list[Encoding]:
+    """Each word inside ``template``, encoded; its one group is the word's own subwords.
+
+    The template's other tokens belong to no group (-1): they give the word its context and are
+    not pooled, and ``complete`` says whether the word itself was read whole.
+    """
+    parts = template.split()
+    at = parts.index(WORD_SLOT)
+    encs = teacher.encode([[*parts[:at], w, *parts[at + 1 :]] for w in words], max_length)
+    return [
+        Encoding(e.ids, np.where(e.tok_group == at, 0, -1).astype(np.int32), e.complete[at : at + 1])
+        for e in encs
+    ]
 
 
 def vocab_tables(
@@ -294,34 +321,42 @@ def vocab_tables(
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The per-vocabulary tables and the teacher token table, written once at the end of extract.
 
-    Tables: "token" (input-embedding subword mean), "word" (the word encoded alone), and the
-    teacher's whole input-embedding matrix ("teacher_token_emb", fp16: with the tokenizer it lets
-    any string be composed from its subwords); the token table maps each teacher token id to its
-    string and the static word it spells (-1 for none). Each word's rows are its own whatever the
-    chunk (:data:`TABLE_CHUNK`), so only the dense tables grow with the vocabulary.
+    Tables: "token" (input-embedding mean of the word's subwords, the word alone), "word" (the
+    word inside ``cfg.word_template``, the mean of its own subwords' states at ``cfg.word_layer``,
+    ``auto`` as :func:`word_options` resolves it), and the teacher's whole input-embedding matrix
+    ("teacher_token_emb", fp16: with the tokenizer it lets any string be composed from its
+    subwords); the token table maps each teacher token id to its string and the static word it
+    spells (-1 for none). Each word's rows are its own whatever the chunk (:data:`TABLE_CHUNK`), so
+    only the dense tables grow with the vocabulary.
     """
     from ctx2static.pipeline.batching import run_sorted
     from ctx2static.pipeline.teacher import Request
 
+    cfg = word_options(cfg, teacher)
     emb = teacher.model.get_input_embeddings().weight.detach().float().cpu().numpy()
     n = len(vocab)
     token_emb = np.zeros((n, emb.shape[1]), np.float32)
     word_emb: np.ndarray | None = None  # the hidden width: known from the first output
     complete = np.zeros(n, bool)
+    layers = parse_layers(cfg.word_layer, teacher.n_hidden, "--word-layer") if teacher.n_hidden else ()
+    request = Request(vectors=True, layers=layers)
 
     def word_vectors(batch: list[Encoding]) -> list[np.ndarray]:
-        return [o.vectors[0] for o in teacher.forward(batch, Request(vectors=True))]
+        return [o.vectors[0] for o in teacher.forward(batch, request)]
 
+    bare = cfg.word_template == WORD_SLOT  # the word alone: one encoding serves both tables
     for start in range(0, n, TABLE_CHUNK):
-        encs = teacher.encode([[w] for w in vocab.words[start : start + TABLE_CHUNK]], cfg.max_length)
-        vectors = run_sorted(encs, cfg.token_budget, word_vectors)
+        chunk = vocab.words[start : start + TABLE_CHUNK]
+        alone = teacher.encode([[w] for w in chunk], cfg.max_length)
+        inside = alone if bare else word_inputs(teacher, chunk, cfg.word_template, cfg.max_length)
+        vectors = run_sorted(inside, cfg.token_budget, word_vectors)
         if word_emb is None:
             word_emb = np.zeros((n, len(vectors[0])), np.float32)
-        for i, (e, v) in enumerate(zip(encs, vectors, strict=True), start):
+        for i, (e, t, v) in enumerate(zip(alone, inside, vectors, strict=True), start):
             pieces = e.ids[e.tok_group == 0]
             token_emb[i] = emb[pieces].mean(0) if len(pieces) else emb[0] * 0
             word_emb[i] = v
-            complete[i] = bool(e.complete[0])
+            complete[i] = bool(e.complete[0] and t.complete[0])
     arrays = {
         "token_emb": token_emb,
         "word_emb": word_emb if word_emb is not None else np.zeros((0, emb.shape[1]), np.float32),
@@ -357,7 +392,8 @@ class ShardMaker:
     """
 
     def __init__(self, teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, lowercase: bool) -> None:
-        self.teacher, self.vocab, self.cfg = teacher, vocab, cfg
+        self.teacher, self.vocab = teacher, vocab
+        self.cfg = self.resolve(cfg)
         if teacher.onnx is not None and (cfg.topk or cfg.attention):
             raise UserError(
                 f"--{'topk' if cfg.topk else 'attention'} needs the LM head or attention weights, which "
@@ -376,6 +412,10 @@ class ShardMaker:
     def identity(self) -> dict:
         """The teacher's part of the cache identity."""
         return teacher_identity(self.teacher)
+
+    def resolve(self, cfg: ExtractConfig) -> ExtractConfig:
+        """``cfg`` as this teacher runs it: the word table's ``auto`` settings spelled out."""
+        return word_options(cfg, self.teacher)
 
     def width(self) -> int:
         """The width of the teacher's hidden states: the columns of the per-word sums and tables."""

@@ -46,6 +46,7 @@ class Request:
 
     vectors: bool = False
     hidden_states: bool = False  # every hidden state's group and all-token means, not only the chosen layers'
+    layers: tuple[int, ...] = ()  # hidden states averaged in place of the teacher's (the word table's)
     topk: int = 0
     attention: int = 0  # S: window +-S, keep the top S context words
 
@@ -112,6 +113,7 @@ class Teacher:
     n_hidden: int = 0  # hidden states the model returns (layers + embeddings; 0 = not stated by its config)
     precision: str = "float32"  # dtype the forward computes in (autocast when not float32)
     substitutes: np.ndarray | None = None  # token ids top-k substitutes come from (None: all)
+    layer_spec: str = ""  # the --layer spec that ``layers`` were read from (auto resolved)
     onnx: OnnxForward | None = None  # --backend onnx: the forward runs here (the model keeps the tables)
 
     @classmethod
@@ -171,6 +173,7 @@ class Teacher:
             layers,
             n_hidden,
             precision.value,
+            layer_spec=spec,
             onnx=onnx,
         )
 
@@ -276,7 +279,7 @@ class Teacher:
     def _run(self, p: Padded, request: Request) -> tuple[Any, list[torch.Tensor]]:
         """The model's outputs, and the LM head's inputs at the target positions (top-k of LM teachers)."""
         if self.onnx is not None:  # hidden states only: ShardMaker refuses the signals that need more
-            return self.onnx.run(p.ids, p.mask, None if request.hidden_states else self.layers), []
+            return self.onnx.run(p.ids, p.mask, None if request.hidden_states else self._picked(request)), []
         head_in: list[torch.Tensor] = []
         head_hook = None
         if self.kind is not TeacherKind.ENCODER:
@@ -305,11 +308,15 @@ class Teacher:
                 head_hook.remove()
         return out, head_in
 
+    def _picked(self, request: Request) -> tuple[int, ...]:
+        """The hidden states a request's vectors and means average (empty: the last)."""
+        return request.layers or self.layers
+
     def _reduce(
         self, out: Any, head_in: list[torch.Tensor], p: Padded, request: Request
     ) -> dict[str, torch.Tensor]:
         """The requested reductions of the chosen layers (averaged), named as the output's fields."""
-        picked = self.layers or (len(out.hidden_states) - 1,)
+        picked = self._picked(request) or (len(out.hidden_states) - 1,)
         hid = out.hidden_states[picked[0]].float()
         for i in picked[1:]:
             hid = hid + out.hidden_states[i].float()

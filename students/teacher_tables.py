@@ -1,8 +1,8 @@
 """The papers' per-word teacher baselines, read from the cache's per-vocabulary signals.
 
 - ``token`` ("BERT_token"): the teacher's input token embeddings, mean-pooled over a word's subwords.
-- ``word`` ("BERT_word"): the word encoded alone (special tokens around it), last layer,
-  mean-pooled over its subwords.
+- ``word`` ("BERT_word"): the word encoded alone (special tokens around it; inside the cache's
+  ``word_template``), mean-pooled over its own subwords at the cache's ``word_layer``.
 
 Both z-score a causal LM's rogue dimensions (``standardize``, students/postprocess.py).
 """

@@ -34,8 +34,8 @@ from ctx2static.eval.results import Score
 from ctx2static.fileio import atomic_write, folder_lock, sha256_file, write_json
 from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.memory import PeakRss, release_freed
-from ctx2static.pipeline.config import Backend
-from ctx2static.pipeline.models import teacher_layer
+from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, Backend
+from ctx2static.pipeline.models import WORD_DEFAULTS, teacher_layer
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import CombineRun, Reference, RetrofitRun, StudentRun, Study, TeacherSpec
 from ctx2static.vectors import Vectors, vector_files
@@ -100,7 +100,12 @@ class StudyRunner:
             teacher["layer"] = teacher_layer(t.model, t.teacher.layer)
             if t.teacher.backend is not Backend.TORCH:  # keyed only when not torch: older studies' keys stand
                 teacher["backend"] = t.teacher.backend.value
-            key = {"corpus": self.corpus_key, "model": t.model, **teacher, "extract": t.extract.to_dict()}
+            extract = t.extract.to_dict()
+            if t.extract.word_template == AUTO_TEMPLATE or t.extract.word_layer == AUTO_LAYER:
+                # auto's word settings follow the loaded teacher's family, which its config alone does not
+                # tell (MPNet's weights lack the MLM head its config names): every family's defaults key it
+                extract["word_defaults"] = {kind.value: list(v) for kind, v in WORD_DEFAULTS.items()}
+            key = {"corpus": self.corpus_key, "model": t.model, **teacher, "extract": extract}
             self._teacher_hashes[name] = digest(key)
         return self._teacher_hashes[name]
 

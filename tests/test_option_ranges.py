@@ -66,6 +66,7 @@ BAD: dict[type, dict[str, list]] = {
     ExtractConfig: {
         "pca": [-1], "paragraph_max_length": [1], "topk": [-1], "attention": [-1], "shard_size": [0],
         "max_length": [1], "token_budget": [0], "max_sentences": [-1], "shard_words": [-1],
+        "word_template": ["meaning", "{w} {w}"], "word_layer": ["last"],
     },
     EngineConfig: {"workers": [-1], "gpus_per_worker": [-1.0], "connect_timeout": [0.0, -1.0]},
     AnalogyConfig: {"top_n": [0], "eps": [0.0, -1e-3], "group_words": [0], "chunk": [0]},

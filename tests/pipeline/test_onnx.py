@@ -6,6 +6,7 @@ import sys
 import numpy as np
 import pytest
 
+from ctx2static.cache import Cache
 from ctx2static.cache.info import describe
 from ctx2static.errors import UserError
 from ctx2static.pipeline import onnx
@@ -69,6 +70,24 @@ def test_a_cache_begun_with_torch_is_not_continued_with_onnx(tiny_models, corpus
     m = extract(corpus, vocab, ort, tmp_path / "o", cfg)
     assert m["identity"]["teacher"]["backend"] == "onnx" and m["complete"]
     assert "float32 on onnx;" in describe(tmp_path / "o", verify=False)[0]
+
+
+def test_the_word_table_reads_its_own_layers_from_the_onnx_graph(tiny_models, corpus_file, tmp_path):
+    """The graph returns only the hidden states asked for: the word layer is not the cache's (1:)."""
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1))
+    cfg = ExtractConfig(shard_size=4, word_template="x {w}", word_layer="0")
+    tables = {}
+    for config in (TeacherConfig(), ONNX):
+        out = tmp_path / config.backend.value
+        extract(corpus, vocab, Teacher.load(str(tiny_models["bert"]), config), out, cfg)
+        tables[config.backend.value] = Cache.open(out).vocab_arrays()["word_emb"]
+    np.testing.assert_allclose(tables["onnx"], tables["torch"], atol=1e-4)
+    layers_1_2 = ExtractConfig(shard_size=4, word_template="x {w}")
+    extract(
+        corpus, vocab, Teacher.load(str(tiny_models["bert"]), ONNX), tmp_path / "cache_layers", layers_1_2
+    )
+    assert not np.allclose(Cache.open(tmp_path / "cache_layers").vocab_arrays()["word_emb"], tables["onnx"])
 
 
 def test_the_export_is_made_once_per_teacher_and_precision(tiny_models, user_cache, monkeypatch):

@@ -28,7 +28,10 @@ from ..faults import cli_command, cli_env
 
 ONE_THREAD = TeacherConfig(threads=1)
 TWO_WORKERS = EngineConfig(engine=Engine.RAY, workers=2)
-ALL_SIGNALS = ExtractConfig(shard_size=2, vectors=True, pca=3, topk=2, attention=2, paragraph=True)
+# the word table inside a template, at the layers auto resolves to on the workers
+ALL_SIGNALS = ExtractConfig(
+    shard_size=2, vectors=True, pca=3, topk=2, attention=2, paragraph=True, word_template="x {w}"
+)
 # 80 shards of the long corpus: time to kill something mid-run
 LONG = ExtractConfig(shard_size=5, vectors=True, topk=2, attention=2, paragraph=True)
 

@@ -386,6 +386,27 @@ def test_a_teachers_default_layer_counts_as_the_layers_it_resolves_to(tmp_path, 
     assert teacher_hash("gpt2", "") == teacher_hash("gpt2", "1") != teacher_hash("gpt2", "1:")
 
 
+def test_auto_word_settings_key_a_teachers_cache_by_the_families_defaults(tmp_path, tiny_models, monkeypatch):
+    """The family that picks them is the loaded teacher's: a changed default of any family re-extracts."""
+    from ctx2static.pipeline import models
+
+    (tmp_path / "corpus.txt").write_text("\n".join(SENTENCES) + "\n")
+
+    def teacher_hash(option: str) -> str:
+        study = tmp_path / "study.toml"
+        study.write_text(
+            f'[corpus]\nfiles = ["corpus.txt"]\n[teachers.t]\nmodel = "{tiny_models["bert"]}"\n{option}\n'
+            '[students.word]\nteacher = "t"\n'
+        )
+        return runner.StudyRunner(load_study(study), StudyLayout(tmp_path / "run")).teacher_hash("t")
+
+    spelled = 'word_template = "x {w}"\nword_layer = "-1"'
+    auto, given = teacher_hash(""), teacher_hash(spelled)
+    assert len({auto, given, teacher_hash('word_template = "x {w}"')}) == 3
+    monkeypatch.setitem(models.WORD_DEFAULTS, models.TeacherKind.ENCODER, ("the word {w}", "-1"))
+    assert teacher_hash("") != auto and teacher_hash(spelled) == given
+
+
 def test_a_study_teacher_runs_on_the_engine_it_names(tmp_path, teacher, monkeypatch):
     """The study's extract is the command line's (extract_with): `engine = "ray"` reaches it, and the
     engine is not part of the cache's identity (the same cache whichever engine wrote it)."""
