@@ -8,6 +8,8 @@ study key and an API argument share one name and one default. Library code logs 
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import logging
 import sys
 from collections.abc import Callable, Iterator
@@ -18,16 +20,9 @@ import click
 
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.families import (
-    FAMILIES,
-    INTRINSIC,
-    file_families,
-    member,
-    task_families,
-    with_named_tasks,
-)
+from ctx2static.eval.families import FAMILIES
 from ctx2static.export import ExportConfig, Format
-from ctx2static.fileio import check_writable, environment_error, refuse_same_outputs
+from ctx2static.fileio import check_writable, environment_error
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import Choice, click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
@@ -196,7 +191,25 @@ def cache_info(folder: str, no_verify: bool) -> None:
 _SHORTCUTS = ("dim", "epochs", "window", "threads", "seed")
 
 
-@cli.command("fit-student")
+class _ListsStudents(click.Command):
+    """A command whose help ends with the registered students, read from the registry when shown.
+
+    Read then, not when the command line starts: the registry imports numba and h5py, which every
+    other command would pay for (about a quarter of a second).
+    """
+
+    @property  # type: ignore[override]
+    def help(self) -> str:
+        from ctx2static.students.registry import listing
+
+        return f"{self._help}\n\n{listing()}"
+
+    @help.setter
+    def help(self, text: str | None) -> None:
+        self._help = inspect.cleandoc(text or "")
+
+
+@cli.command("fit-student", cls=_ListsStudents)
 @click.option("--student", "-s", required=True, help="Student name (listed below).")
 @click.option(
     "--corpus", "corpus_paths", multiple=True, type=click.Path(), help="Corpus files or folders (text)."
@@ -230,42 +243,16 @@ def fit_student(
 ) -> None:
     """Train static vectors: plain baselines from text, distilled students from a cache.
 
-    Students: sgns, cbow, glove (from --corpus); bert-sg, ctx2vec, x2static, sentence, semglove,
-    ase, token, word (from --cache, no teacher needed). Every option of a student's config can be
-    set with --set KEY=VALUE; the effective configuration is printed and saved with the vectors.
+    Every option of a student's config can be set with --set KEY=VALUE; the effective
+    configuration is printed and saved with the vectors.
     """
-    from ctx2static.students.registry import (
-        fit_cache_student,
-        fit_text_student,
-        shortcut_overrides,
-        student_config,
-    )
-    from ctx2static.text.corpus import Corpus
+    from ctx2static.students import registry
 
-    overrides = shortcut_overrides(student, {k: options.pop(k) for k in _SHORTCUTS})
-    for item in settings:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--set {item!r}: write KEY=VALUE, e.g. --set negative=10")
-        overrides[key.strip()] = value.strip()
-    config = student_config(student, overrides)
-    check_vectors_output(out, [*corpus_paths, cache_dir])  # before the training, not after it
-    check_replace(out, made_by({"student": student}), overwrite)
-    checkpoint = getattr(config, "checkpoint", None)  # the corpus is checked by fit_text_student
-    if checkpoint and Path(checkpoint).resolve() == Path(out).resolve():
-        raise UserError(
-            f"{checkpoint}: is both the GloVe checkpoint and the output (-o); give each its own path"
-        )
-    if cache_dir and corpus_paths:
-        raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
-    if cache_dir:
-        vectors = fit_cache_student(student, cache_dir, config, compose)
-    elif corpus_paths:
-        corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
-        vectors = fit_text_student(student, corpus, pop_options(VocabConfig, options), config)
-    else:
-        raise UserError("pass --corpus FILE (text students) or --cache DIR (distilled students)")
-    path = vectors.save(out)
+    shortcuts = {k: options.pop(k) for k in _SHORTCUTS}
+    overrides = registry.command_overrides(student, shortcuts, settings)
+    vectors, path = registry.fit_student(
+        student, out, corpus_paths, cache_dir, overrides, options, compose=compose, overwrite=overwrite
+    )
     meta = vectors.meta
     click.echo(
         f"{student}: {len(vectors):,} words x {vectors.dim} in {meta['train_seconds']} s "
@@ -406,44 +393,22 @@ def evaluate_command(
     With several files, every file is scored on the items all of them cover (a "common" column
     gives that share), unless --items own; the downstream probes always score every token.
     """
-    from ctx2static.eval import load_benchmarks
-    from ctx2static.eval.comparison import compare_tables
-    from ctx2static.eval.results import format_text, write_markdown, write_results_json
-    from ctx2static.eval.suite import config_dict, notes
-    from ctx2static.vectors import Vectors
+    from ctx2static.eval.files import evaluate_files
 
-    config = pop_options(AnalogyConfig, options)
     given = {name: options.pop(name) for name in FAMILIES}  # files, or tasks (naming one asks for the family)
-    extra = {name: given[name] for name in file_families()}
-    files = [p for paths in extra.values() for p in paths]
-    refuse_same_outputs([("--json", json_path), ("--markdown", markdown)])
-    read = [*(f for v in vectors for f in vector_files(v)), *files]
-    for written in (json_path, markdown):
-        if written is not None:
-            check_writable(written, inputs=read, folder=False)
-    named = {name: given[name] for name in task_families() if given[name]}
-    asked = tuple(member(f) for f in families) or (() if named else INTRINSIC)
-    picked, tasks = with_named_tasks(asked, named)
-    benchmarks = load_benchmarks(picked, extra, bundled=not no_bundled, tasks=tasks)
-    if not benchmarks:
-        flags = "/".join(f"--{name}" for name in extra)
-        raise UserError(f"no benchmarks to run: give {flags} files with --no-bundled")
-    for path in vectors:
-        if not Path(path).exists():
-            raise UserError(f"{path}: no such vectors file or folder")
-    loaded = {path: Vectors.load(path, nonfinite=nonfinite) for path in vectors}
-    common = items == "common" and len(loaded) > 1
-    compared = compare_tables(loaded, benchmarks, config, common, compose)
-    results, own = compared.common, compared.own
-    lines = notes(config, common=common, families=picked)
-    lines += ["--compose: words outside a table get vectors composed from subwords"] * compose
-    click.echo(format_text(results, lines, own if common else None), nl=False)
-    if json_path is not None:
-        write_results_json(
-            json_path, results, {**config_dict(config, picked), "items": "common" if common else "own"}
-        )
-    if markdown is not None:
-        write_markdown(markdown, results, lines, own if common else None)
+    evaluate_files(
+        vectors,
+        functools.partial(click.echo, nl=False),
+        families,
+        given,
+        bundled=not no_bundled,
+        items=items,
+        compose=compose,
+        analogy=pop_options(AnalogyConfig, options),
+        json_path=json_path,
+        markdown=markdown,
+        nonfinite=nonfinite,
+    )
 
 
 @cli.command()

@@ -33,14 +33,15 @@ def test_unknown_student():
         load_student("nope")
 
 
-def test_fit_student_help_lists_exactly_the_registered_students():
+def test_fit_student_help_shows_every_registered_student(cli_main):
     import re
 
-    from ctx2static.cli import fit_student
     from ctx2static.students.registry import STUDENTS, Source
 
-    doc = " ".join(fit_student.help.split())
-    text, cache = re.search(r"Students: (.*?) \(from --corpus\); (.*?) \(from --cache", doc).groups()
+    code, out, _ = cli_main("fit-student", "--help")
+    help_text = " ".join(out.split())
+    text, cache = re.search(r"Students: (.*?) \(from --corpus\); (.*?) \(from --cache", help_text).groups()
     listed = {Source.TEXT: text.split(", "), Source.CACHE: cache.split(", ")}
+    assert code == 0
     for source, names in listed.items():
-        assert sorted(names) == sorted(n for n, s in STUDENTS.items() if s.source is source)
+        assert names == [n for n, s in STUDENTS.items() if s.source is source]
