@@ -39,7 +39,7 @@ from ctx2static.teachers import did_you_mean
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.split import Split
 from ctx2static.text.vocab import VocabConfig
-from ctx2static.vectors import Vectors, check_vectors_output, vector_files
+from ctx2static.vectors import Vectors, vector_files
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -293,7 +293,7 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
     from ctx2static.eval.benchmarks import Family
     from ctx2static.eval.results import format_markdown
     from ctx2static.eval.suite import notes
-    from ctx2static.export import Card, ExportConfig, Format, export_vectors, missing_words
+    from ctx2static.export import Card, ExportConfig, Format, check_output, export_vectors, missing_words
 
     try:
         kind = Format(fmt)
@@ -309,10 +309,7 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
     config = ExportConfig(**_split(options, (ExportConfig,), False)[0])
     path = _path("out", out)
     named = vector_files(vectors) if isinstance(vectors, (str, os.PathLike)) else []
-    if kind.folder:
-        check_writable(path, inputs=named, folder=True)
-    else:
-        check_vectors_output(path, named, folder=False)
+    check_output(path, kind, named)
     source = os.fspath(vectors) if isinstance(vectors, (str, os.PathLike)) else "VECTORS"
     vectors = _vectors(vectors)
     added = missing_words(vectors, add_words, source)

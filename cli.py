@@ -26,16 +26,13 @@ from ctx2static.fileio import check_writable, environment_error
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import Choice, click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
-from ctx2static.retrofit.config import Method, RetrofitConfig
+from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.teachers import names as teacher_names
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.vectors import (
     NonFinite,
-    check_replace,
     check_vectors_output,
-    made_by,
-    stored_meta,
     vector_files,
 )
 
@@ -198,7 +195,7 @@ class _ListsStudents(click.Command):
     other command would pay for (about a quarter of a second).
     """
 
-    @property  # type: ignore[override]
+    @property
     def help(self) -> str:
         from ctx2static.students.registry import listing
 
@@ -260,14 +257,6 @@ def fit_student(
     )
 
 
-_OBJECTIVE = {
-    Method.FARUQUI: "Faruqui's Psi",
-    Method.GRAPH: "Context-to-Vec's Psi",
-    Method.ATTRACT_REPEL: "Attract-Repel's cost",
-}
-"""What each method's objective is called in retrofit's summary line."""
-
-
 @cli.command()
 @click.argument("vectors", type=click.Path(exists=True))
 @click.option(
@@ -299,38 +288,10 @@ def retrofit(
     **options: Any,
 ) -> None:
     """Retrofit vectors to lexicons (Faruqui et al. 2015, Context-to-Vec graph, Attract-Repel)."""
-    import time
-
-    from ctx2static.retrofit.lexicon import resolve_lexicon
-    from ctx2static.retrofit.solver import retrofit_vectors
-    from ctx2static.vectors import Vectors
+    from ctx2static.retrofit.files import retrofit_file
 
     config = pop_options(RetrofitConfig, options)
-    config.check_antonyms(antonyms)
-    for name in (*lexicons, *antonyms):  # a mistyped name fails before the vectors load
-        resolve_lexicon(name)
-    source = stored_meta(vectors) or {}
-    steps = [*(source.get("retrofit") or []), {"method": config.method.value}]
-    maker = made_by({**source, "retrofit": steps})
-    check_vectors_output(out, [*vector_files(vectors), *lexicons, *antonyms])
-    check_replace(out, maker, overwrite)
-    log.debug("retrofit: %s", config.method_options())
-    start = time.perf_counter()
-    result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)
-    result.save(out)
-    info = result.meta["retrofit"][-1]
-    log.info(
-        "retrofit (%s): %s of %s words moved, %s lexicon edges, objective %.4g -> %.4g (%s; lower fits "
-        "the lexicons better), %.1f s -> %s",
-        config.method.value, f"{info['words_with_neighbours']:,}", f"{len(result):,}", f"{info['edges']:,}",
-        trace[0], trace[-1], _OBJECTIVE[config.method], time.perf_counter() - start, out,
-    )  # fmt: skip
-    if "propagate" in info:
-        log.info(
-            "propagate: map fitted on %d words (mean cosine %.3f), applied to the other %d",
-            info["propagate"]["fitted_on"], info["propagate"]["fit_cosine"],
-            len(result) - info["propagate"]["fitted_on"],
-        )  # fmt: skip
+    retrofit_file(vectors, lexicons, antonyms, out, config, nonfinite, overwrite)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -467,15 +428,12 @@ def export(
 ) -> None:
     """Write VECTORS (any readable format) for other tools; folders encode texts as Vectors.encode."""
     from ctx2static.api import export as run_export
-    from ctx2static.export import missing_words, read_words
+    from ctx2static.export import check_output, missing_words, read_words
     from ctx2static.vectors import Vectors
 
     config = pop_options(ExportConfig, options)
     words = read_words(add_words) if add_words else []
-    if Format(fmt).folder:
-        check_writable(out, inputs=vector_files(vectors), folder=True)
-    else:
-        check_vectors_output(out, vector_files(vectors), folder=False)
+    check_output(out, Format(fmt), vector_files(vectors))
     v = Vectors.load(vectors, nonfinite=nonfinite)
     added = len(missing_words(v, words, vectors))
     path = run_export(v, fmt, out, score=not no_eval, add_words=words, **config.to_dict())

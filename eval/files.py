@@ -42,7 +42,7 @@ def evaluate_files(
     extra = {name: given.get(name, ()) for name in file_families()}
     files = [p for paths in extra.values() for p in paths]
     refuse_same_outputs([("--json", json_path), ("--markdown", markdown)])
-    read = [*(f for v in vectors for f in vector_files(v)), *files]
+    read: list[str | os.PathLike] = [*(f for v in vectors for f in vector_files(v)), *files]
     for written in (json_path, markdown):
         if written is not None:
             check_writable(written, inputs=read, folder=False)
