@@ -13,7 +13,6 @@ import inspect
 import logging
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -32,7 +31,6 @@ from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.vectors import (
     NonFinite,
-    check_vectors_output,
     vector_files,
 )
 
@@ -382,24 +380,9 @@ def run(study: str | None, out: str | None) -> None:
     corpus, the MiniLM teacher, every student) runs into runs/default. A rerun skips every step
     whose output exists and was made from the same configuration.
     """
-    from ctx2static.eval.results import format_text
-    from ctx2static.eval.suite import notes
-    from ctx2static.resources import DEFAULT_STUDY
-    from ctx2static.study.loader import load_study
-    from ctx2static.study.report import summary_lines
-    from ctx2static.study.runner import run_study
+    from ctx2static.study.runner import run_study_file
 
-    path = Path(study) if study else DEFAULT_STUDY
-    spec = load_study(path)
-    folder = Path(out) if out else Path("runs") / path.stem
-    check_writable(folder, inside=True, inputs=spec.inputs)
-    results = run_study(spec, folder)
-    # the verdict on the console; the tables (a row per benchmark, a column per output) with -v and
-    # in the report
-    table = notes(spec.eval.analogy_config, common=True, families=spec.eval.families)
-    log.debug("%s", format_text(results.common, table, results.own).rstrip())
-    verdict = [line.replace("**", "") for line in summary_lines(results.common) if line]
-    click.echo("\n".join([*verdict, f"tables and figures: {folder / 'report.md'}"]))
+    click.echo(run_study_file(study, out))
 
 
 @cli.command()
@@ -468,17 +451,12 @@ def compose(vectors: str, cache_dir: str, out: str, ridge: float | None) -> None
     over VECTORS: rewriting it would re-encode the user's table (a .txt at 6 digits, a repeated
     word's later row dropped) and replace its metadata.
     """
-    from ctx2static.cache import Cache
-    from ctx2static.cache.compose import fit_composer
-    from ctx2static.vectors import Vectors
+    from ctx2static.cache.compose import compose_file
 
-    check_vectors_output(out, [*vector_files(vectors), cache_dir])
-    v = Vectors.load(vectors)
-    v.composer = fit_composer(Cache.open(cache_dir), v, ridge)
-    path = v.save(out)
-    info = v.composer.info
+    composer, path = compose_file(vectors, cache_dir, out, ridge)
+    info = composer.info
     click.echo(
-        f"{path}: composer of {len(v.composer.rows):,} teacher tokens fitted on {info['words']:,} words "
+        f"{path}: composer of {len(composer.rows):,} teacher tokens fitted on {info['words']:,} words "
         f"(held-out cosine {info.get('validation_cosine', '-')}, ridge {info['ridge']:g})"
     )
 
@@ -496,22 +474,9 @@ def neighbours(
     A word outside the table is composed from the teacher's subwords when the vectors have a
     composer (marked *), else it is an error.
     """
-    from ctx2static.vectors import Vectors
+    from ctx2static.vectors import nearest_words
 
-    if not words and not analogy:
-        raise UserError("give words to look up, or --analogy A B C")
-    v = Vectors.load(vectors, mmap=True)
-    asked = [*words, *(w for triple in analogy for w in triple)]
-    unknown = [w for w in asked if v.row_of(w) is None]
-    if unknown and v.composer is None:
-        raise UserError(
-            f"{vectors}: '{unknown[0]}' is not among its {len(v):,} words and the vectors have no composer "
-            f"(fit one: ctx2static compose {vectors} --cache DIR --out NEW)"
-        )
-    mark = {w: w + "*" * (w in unknown) for w in asked}
-    columns = {mark[w]: v.most_similar(w, topn) for w in words}
-    for a, b, c in analogy:
-        columns[f"{mark[a]}:{mark[b]}::{mark[c]}:?"] = v.most_similar([b, c], topn, negative=[a])
+    columns, unknown = nearest_words(vectors, words, analogy, topn)
     click.echo(_columns(columns), nl=False)
     if unknown:
         click.echo("* not in the table: composed from the teacher's subwords")

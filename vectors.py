@@ -633,6 +633,31 @@ Query = str | np.ndarray | Sequence[str | np.ndarray]
 """A word, a vector, or a list of words and vectors (:meth:`Vectors.most_similar`)."""
 
 
+def nearest_words(
+    path: str | os.PathLike, words: Sequence[str], analogies: Sequence[tuple[str, str, str]], topn: int = 10
+) -> tuple[dict[str, list[tuple[str, float]]], list[str]]:
+    """The ``topn`` nearest words of each of ``words`` and the answers of each analogy (a, b, c) at ``path``.
+
+    Keyed by the word, or ``a:b::c:?``, a word outside the table marked ``*``; returned with the
+    words that were composed. Outside a table without a composer a word is a one-line error.
+    """
+    if not words and not analogies:
+        raise UserError("give words to look up, or --analogy A B C")
+    v = Vectors.load(path, mmap=True)
+    asked = [*words, *(w for triple in analogies for w in triple)]
+    unknown = [w for w in asked if v.row_of(w) is None]
+    if unknown and v.composer is None:
+        raise UserError(
+            f"{path}: '{unknown[0]}' is not among its {len(v):,} words and the vectors have no composer "
+            f"(fit one: ctx2static compose {path} --cache DIR --out NEW)"
+        )
+    mark = {w: w + "*" * (w in unknown) for w in asked}
+    columns = {mark[w]: v.most_similar(w, topn) for w in words}
+    for a, b, c in analogies:
+        columns[f"{mark[a]}:{mark[b]}::{mark[c]}:?"] = v.most_similar([b, c], topn, negative=[a])
+    return columns, unknown
+
+
 def _items(query: Query) -> list[str | np.ndarray]:
     if isinstance(query, str) or (isinstance(query, np.ndarray) and query.ndim == 1):
         return [query]
