@@ -21,7 +21,7 @@ from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import FAMILIES
 from ctx2static.export import ExportConfig, Format
-from ctx2static.fileio import check_writable, environment_error
+from ctx2static.fileio import environment_error
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import Choice, click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
@@ -139,30 +139,9 @@ def extract(
     corpus_paths: tuple[str, ...], teacher: str, out: str, vocab_path: str | None, **options: Any
 ) -> None:
     """Run a teacher once over a corpus and write the sharded cache (here, or on Ray workers)."""
-    from ctx2static.pipeline.extract import extract_with
-    from ctx2static.text.corpus import Corpus
-    from ctx2static.text.vocab import Vocab
+    from ctx2static.pipeline.extract import extract_files
 
-    check_writable(out, inside=True, inputs=[*corpus_paths, vocab_path])
-    corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
-    vocab_config = pop_options(VocabConfig, options)
-    teacher_config = pop_options(TeacherConfig, options)
-    cfg = pop_options(ExtractConfig, options)
-
-    given = Vocab.load(vocab_path) if vocab_path else None  # a bad list fails before the teacher loads
-
-    def inputs() -> tuple[Corpus, Vocab]:
-        return corpus, given if given is not None else Vocab.build(corpus, vocab_config)
-
-    m = extract_with(teacher, teacher_config, inputs, out, cfg, pop_options(EngineConfig, options))
-    tot = m["totals"]
-    rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
-    # a finished cache run again does no teacher work: no rate to speak of
-    done = f"{rate:,.0f} teacher tokens/s" if rate else "already complete, nothing to do"
-    click.echo(
-        f"{out}: {len(m['shards'])} shards, {tot['n_sentences']:,} sentences, "
-        f"{tot['n_occurrences']:,} occurrences, {tot['n_truncated_words']:,} words cut by max length; {done}"
-    )
+    click.echo(extract_files(corpus_paths, teacher, out, vocab_path, options))
 
 
 @cli.group()
