@@ -318,7 +318,7 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
         config = dataclasses.replace(config, dims=0)
     evaluation = None
     if score and kind.folder:
-        # the one slow step of an export (10-40 s on a real vocabulary): said before it starts
+        # the one slow step of an export: said before it starts
         log.info("evaluating for the model card (--no-eval, or score=False, skips it)...")
         start = time.perf_counter()
         results = {"words in the table": run(vectors)}

@@ -293,10 +293,8 @@ def start_engine(
 VOCAB_BYTES_PER_DIM = 8 + 4 + 4 + 4
 """Bytes per vocabulary word and teacher dimension extract holds at its end: the running per-word
 sums (float64, :class:`~ctx2static.cache.writer.CacheWriter`), their float32 copy in vocab.h5, and
-the word and token tables (float32, :func:`~ctx2static.pipeline.shard.vocab_tables`). Measured on
-random words of a 384-wide teacher: 60k and 120k words peaked 584 and 1,011 MiB above the loaded
-teacher, 19.4 bytes more per word and dimension, and ~145 MiB (batches, a chunk, a shard) that do
-not grow with the vocabulary."""
+the word and token tables (float32, :func:`~ctx2static.pipeline.shard.vocab_tables`). The rest of
+extract's peak (batches, a chunk, a shard) does not grow with the vocabulary."""
 
 
 def vocab_memory(n_words: int, width: int) -> int:
