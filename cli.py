@@ -467,8 +467,10 @@ def _columns(columns: dict[str, list[tuple[str, float]]]) -> str:
     widths = {h: max(len(h), *(len(c) for c in col)) for h, col in cells.items()}
     depth = max(len(col) for col in cells.values())
     lines = ["  ".join(h.ljust(widths[h]) for h in cells)]
-    lines += ["  ".join((col[i] if i < len(col) else "").ljust(widths[h]) for h, col in cells.items())
-              for i in range(depth)]  # fmt: skip
+    lines += [
+        "  ".join((col[i] if i < len(col) else "").ljust(widths[h]) for h, col in cells.items())
+        for i in range(depth)
+    ]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

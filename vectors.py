@@ -342,8 +342,12 @@ class Vectors:
         vals: list[float] = []
         for t, words in enumerate(split):
             found = [(i, float(weights[i])) for _, i in words if i is not None]
-            found += [(n + piece_col.setdefault(p, len(piece_col)), 1.0) for w, i in words if i is None
-                      for p in pieces.get(w, ())]  # fmt: skip
+            found += [
+                (n + piece_col.setdefault(p, len(piece_col)), 1.0)
+                for w, i in words
+                if i is None
+                for p in pieces.get(w, ())
+            ]
             rows += [t] * len(found)
             cols += [c for c, _ in found]
             vals += [w / len(found) for _, w in found]
@@ -474,8 +478,10 @@ class Vectors:
             require_finite(vectors, str(path), "pass --nonfinite drop to leave them out, or make them again")
         log.warning(
             "%s: left out %d words whose vectors hold NaN or infinity (first: %r)",
-            path, len(bad), vectors.words[bad[0]],
-        )  # fmt: skip
+            path,
+            len(bad),
+            vectors.words[bad[0]],
+        )
         keep = np.setdiff1d(np.arange(len(vectors)), bad)
         counts = None if vectors.counts is None else vectors.counts[keep]
         return replace(
@@ -679,8 +685,10 @@ def _unique_rows(words: list[str], path: Path) -> tuple[np.ndarray | None, dict[
     log.warning(
         "%s: a word listed more than once keeps its first row, as in gensim "
         "(%d later rows left out; the first repeated word: %r)",
-        path, len(words) - len(first), twice,
-    )  # fmt: skip
+        path,
+        len(words) - len(first),
+        twice,
+    )
     keep = np.fromiter(first.values(), dtype=np.int64, count=len(first))
     return keep, {w: k for k, w in enumerate(first)}
 

@@ -51,9 +51,12 @@ def fit_composer(cache: Cache, vectors: Vectors, ridge: float | None = None) -> 
     composer.info["teacher"] = cache.manifest["identity"]["teacher"].get("name")
     log.info(
         "composer: %s teacher tokens -> %d dims, map fitted on %s words (ridge %g, held-out cosine %s)",
-        f"{len(composer.rows):,}", composer.dim, f"{int(keep.sum()):,}", composer.info["ridge"],
+        f"{len(composer.rows):,}",
+        composer.dim,
+        f"{int(keep.sum()):,}",
+        composer.info["ridge"],
         composer.info.get("validation_cosine"),
-    )  # fmt: skip
+    )
     return composer
 
 

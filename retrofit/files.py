@@ -68,6 +68,8 @@ def retrofit_file(
         propagated = info["propagate"]
         log.info(
             "propagate: map fitted on %d words (mean cosine %.3f), applied to the other %d",
-            propagated["fitted_on"], propagated["fit_cosine"], len(result) - propagated["fitted_on"],
-        )  # fmt: skip
+            propagated["fitted_on"],
+            propagated["fit_cosine"],
+            len(result) - propagated["fitted_on"],
+        )
     return path

@@ -286,8 +286,12 @@ def fit_text_student(
     with temp_folder("ctx2static-enc-") as work:
         encoded = encode_corpus(corpus, vocab, work)
         n_tokens = len(encoded.ids)
-        log.info("corpus: %s tokens, %s sentences, %s words", f"{n_tokens:,}", f"{encoded.n_sentences:,}",
-                 f"{len(vocab):,}")  # fmt: skip
+        log.info(
+            "corpus: %s tokens, %s sentences, %s words",
+            f"{n_tokens:,}",
+            f"{encoded.n_sentences:,}",
+            f"{len(vocab):,}",
+        )
         vectors = _timed(name, config, n_tokens, began, load_student(name).fit, encoded, vocab)
     vectors.meta.update(
         {
