@@ -45,3 +45,20 @@ def test_fit_student_help_shows_every_registered_student(cli_main):
     assert code == 0
     for source, names in listed.items():
         assert names == [n for n, s in STUDENTS.items() if s.source is source]
+
+
+BOTH = "pass either --corpus (text students) or --cache (cache students), not both"
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["--set", "negative"], "--set 'negative': write KEY=VALUE, e.g. --set negative=10"),
+        (["--corpus", "c.txt", "--cache", "c"], BOTH),
+        ([], "pass --corpus FILE (text students) or --cache DIR (distilled students)"),
+    ],
+)
+def test_fit_student_refuses_a_mistake_in_one_line_before_any_work(tmp_path, cli_main, args, line):
+    code, _, err = cli_main("fit-student", "-s", "sgns", "-o", tmp_path / "v.txt", *args)
+    assert code == 2 and err.strip().splitlines()[-1] == f"error: {line}"
+    assert not (tmp_path / "v.txt").exists()
