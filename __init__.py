@@ -16,7 +16,7 @@ from typing import Any
 os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
 
 __version__ = "0.1.0"
-__all__ = ["Vectors", "distill", "evaluate", "extract", "fit"]
+__all__ = ["Vectors", "combine", "distill", "evaluate", "extract", "fit"]
 
 
 def __getattr__(name: str) -> Any:

@@ -27,7 +27,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ctx2static.api_options import DistillOptions, ExportOptions, ExtractOptions, FitOptions, RetrofitOptions
+from ctx2static.api_options import (
+    CombineOptions,
+    DistillOptions,
+    ExportOptions,
+    ExtractOptions,
+    FitOptions,
+    RetrofitOptions,
+)
 from ctx2static.errors import UserError
 from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
 from ctx2static.fileio import atomic_write, check_writable, refuse_inputs, temp_folder
@@ -46,7 +53,7 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import Unpack
 
-__all__ = ["Vectors", "distill", "evaluate", "export", "extract", "fit", "retrofit"]
+__all__ = ["Vectors", "combine", "distill", "evaluate", "export", "extract", "fit", "retrofit"]
 
 log = logging.getLogger(__name__)
 
@@ -266,6 +273,25 @@ def retrofit(vectors: Vectors | str | os.PathLike, lexicons: str | Sequence[str]
     lexicons, antonyms = _names("lexicons", lexicons), _names("antonyms", antonyms)
     config = RetrofitConfig(**_split(options, (RetrofitConfig,), False)[0])
     return retrofit_vectors(_vectors(vectors), lexicons, config, antonyms)[0]
+
+
+def combine(vectors: Sequence[Vectors | str | os.PathLike], **options: Unpack[CombineOptions]) -> Vectors:
+    """One table from several (as ``ctx2static combine``), holding the words every input holds.
+
+    Options are :class:`~ctx2static.students.combine.CombineConfig`'s: ``method`` (``concat``: unit
+    rows side by side; ``mean``: each input rotated onto the first, unit rows averaged), ``dim``
+    (PCA of the result; 0 keeps all) and ``weights`` (one per input). The metadata names a table
+    given as a path by its path, one given as :class:`Vectors` by its place (``vectors[1]``).
+    """
+    from ctx2static.students.combine import CombineConfig, combine_vectors
+
+    if isinstance(vectors, (str, os.PathLike, Vectors)) or not isinstance(vectors, Sequence):
+        raise _wrong("vectors", vectors, "a list of Vectors or of vectors files or folders")
+    config = CombineConfig(**_split(options, (CombineConfig,), False)[0])
+    for i, item in enumerate(vectors):
+        _check(f"vectors[{i}]", item, (Vectors, str, os.PathLike), "Vectors, or a vectors file or folder")
+    named = [(f"vectors[{i}]" if isinstance(v, Vectors) else os.fspath(v), v) for i, v in enumerate(vectors)]
+    return combine_vectors([(name, _vectors(v)) for name, v in named], config)
 
 
 def evaluate(vectors: Vectors | str | os.PathLike, compose: bool = False) -> list[Score]:

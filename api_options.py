@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ctx2static.pipeline.config import Backend, Engine, Precision
     from ctx2static.retrofit.config import Method
     from ctx2static.students.cache_input import Init
+    from ctx2static.students.combine import CombineMethod
     from ctx2static.students.postprocess import Standardize
     from ctx2static.students.semglove import Cooc, PairWeighting
     from ctx2static.students.teacher_tables import Table
@@ -184,3 +185,14 @@ class ExportOptions(TypedDict, total=False):
     normalize: bool
     quantize: Quantize | str
     dims: int
+
+
+class CombineOptions(TypedDict, total=False):
+    """Combining's: the method, the dims, a weight per input.
+
+    Fields of ``CombineConfig``.
+    """
+
+    method: CombineMethod | str
+    dim: int
+    weights: tuple[float, ...] | list[float]

@@ -21,6 +21,7 @@ from ctx2static.api import _EXTRACT_CONFIGS
 from ctx2static.export import ExportConfig
 from ctx2static.options import Options
 from ctx2static.retrofit.config import RetrofitConfig
+from ctx2static.students.combine import CombineConfig
 from ctx2static.students.registry import STUDENTS, Source, load_student
 
 TARGET = Path(__file__).with_name("api_options.py")
@@ -91,6 +92,9 @@ def declarations() -> list[Declaration]:
         ),
         Declaration("RetrofitOptions", "retrofitting's options", (RetrofitConfig,)),
         Declaration("ExportOptions", "the pooling, the rows' type, their dims", (ExportConfig,)),
+        Declaration(
+            "CombineOptions", "combining's: the method, the dims, a weight per input", (CombineConfig,)
+        ),
     ]
 
 
@@ -108,6 +112,9 @@ def _annotation(hint: Any, imports: dict[str, set[str]]) -> list[str]:
         return ["os.PathLike"]
     if hint in (int, float, bool, str):
         return [hint.__name__]
+    if typing.get_origin(hint) is tuple:  # tuple[X, ...]: a tuple or a list of X
+        (item,) = _annotation(typing.get_args(hint)[0], imports)
+        return [f"tuple[{item}, ...]", f"list[{item}]"]
     raise TypeError(f"no annotation for {hint!r}: extend api_options_gen._annotation")
 
 

@@ -26,13 +26,11 @@ from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import Choice, click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
+from ctx2static.students.combine import CombineConfig
 from ctx2static.teachers import names as teacher_names
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
-from ctx2static.vectors import (
-    NonFinite,
-    vector_files,
-)
+from ctx2static.vectors import NonFinite, check_replace, check_vectors_output, vector_files
 
 log = logging.getLogger("ctx2static")
 
@@ -269,6 +267,34 @@ def retrofit(
 
     config = pop_options(RetrofitConfig, options)
     retrofit_file(vectors, lexicons, antonyms, out, config, nonfinite, overwrite)
+
+
+@cli.command()
+@click.argument("vectors", nargs=-1, required=True, type=click.Path())
+@click.option("--out", "-o", required=True, type=click.Path(), help="Output vectors (folder, .bin or .txt).")
+@nonfinite_option
+@overwrite_option
+@click_options(CombineConfig)
+def combine(vectors: tuple[str, ...], out: str, nonfinite: str, overwrite: bool, **options: Any) -> None:
+    """Combine two or more VECTORS (e.g. the ase tables of two teachers) into one table.
+
+    It holds the words every input holds, in the first input's order. concat puts each input's
+    unit rows side by side (a cosine is the mean of the inputs' cosines); mean rotates each input
+    onto the first (orthogonal Procrustes on the shared words) and averages the unit rows.
+    """
+    from ctx2static.students.combine import check_inputs, combine_vectors, load_inputs, maker
+
+    config = pop_options(CombineConfig, options)
+    check_inputs(vectors, config)
+    check_vectors_output(out, [f for v in vectors for f in vector_files(v)])
+    check_replace(out, maker(config.method), overwrite)
+    log.debug("combine: %s", config)
+    result = combine_vectors(load_inputs(vectors, config, nonfinite), config)
+    path = result.save(out)
+    click.echo(
+        f"combine: {len(result):,} words x {result.dim} from {len(vectors)} inputs "
+        f"({config.method.value}) -> {path}"
+    )
 
 
 F = TypeVar("F", bound=Callable[..., Any])

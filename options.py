@@ -179,7 +179,7 @@ def parse_value(key: str, value: Any, hint: Any) -> Any:
             return None
         raise UserError(f"option {key} cannot be none")
     if typing.get_origin(target) is tuple:  # tuple[X, ...]: a list, or comma-separated text
-        items = value.split(",") if isinstance(value, str) else value
+        items = (value.split(",") if value.strip() else []) if isinstance(value, str) else value
         if not isinstance(items, (list, tuple)):
             raise UserError(f"option {key}={value!r} must be a list")
         element = typing.get_args(target)[0]
@@ -273,6 +273,14 @@ def click_options(cls: type[Options], exclude: Iterable[str] = ()) -> Callable[[
             continue
         if isinstance(target, type) and issubclass(target, enum.Enum):
             kwargs["type"] = Choice([m.value for m in target])
+        elif typing.get_origin(target) is tuple:  # comma-separated text, which the config parses
+            item = typing.get_args(target)[0].__name__.upper()
+            kwargs.update(
+                type=str,
+                metavar=f"{item},...",
+                default=",".join(map(str, default)),
+                show_default=bool(default),
+            )
         elif optional:
             kwargs["type"] = target
         decorators.append(click.option(flag, f.name, **kwargs))

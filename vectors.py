@@ -134,6 +134,9 @@ class VectorsMeta(TypedDict, total=False):
     # later stages
     study: dict[str, Any]  # study/runner.py: the step's hash, seconds, peak_rss_mb and when written
     retrofit: list[dict[str, Any]]  # retrofit/solver.py, one entry a pass: method, lexicons, config...
+    # students/combine.py: method, weights, words, lower_cased and per input its path, student, teacher,
+    # words, dim (and retrofit methods, fit_cosine); made_by and the model card read it
+    combine: dict[str, Any]
     pca: dict[str, int]  # Vectors.reduced: {"dims": kept, "of": before}; the Model2Vec export reads it
     composer: dict[str, Any]  # Composer.save's settings (lowercase, teacher, words, ridge...)
 
@@ -570,6 +573,7 @@ META_SCHEMA: dict[str, Any] = {
     "train": {"loss_per_epoch": [NUMBER]},  # free-form: only the key a later stage reads is typed
     "study": {"hash": str, "written": str, "seconds": NUMBER, "peak_rss_mb": NUMBER},
     "retrofit": [{"method": str, "lexicons": [str], "antonyms": [str], "edges": int}],
+    "combine": {"method": str, "inputs": [{"path": str, "student": (str, NULL), "teacher": (str, NULL)}]},
     # what Vectors.reduced records, read by the Model2Vec export
     "pca": {"dims": int, "of": int},
     # what Composer.save returns
@@ -744,10 +748,16 @@ def check_replace(path: str | os.PathLike, maker: str, overwrite: bool) -> None:
 
 
 def made_by(meta: Mapping[str, Any]) -> str:
-    """What made a table, as the overwrite rule compares it: its student, and its last retrofit."""
+    """What made a table, as the overwrite rule compares it: its student or combination, its last retrofit."""
     steps = meta.get("retrofit") or []
     last = steps[-1].get("method") if steps and isinstance(steps[-1], dict) else None
-    student = f"student '{meta.get('student')}'" if meta.get("student") else "unknown provenance"
+    combined = meta.get("combine")
+    if meta.get("student"):
+        student = f"student '{meta.get('student')}'"
+    elif isinstance(combined, dict) and combined.get("method"):
+        student = f"combine ({combined['method']})"
+    else:
+        student = "unknown provenance"
     return f"{student} retrofitted with {last}" if last else student
 
 

@@ -89,6 +89,8 @@ def _type_name(hint: Any) -> str:
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return " \\| ".join(f"`{m.value}`" for m in hint)
     args = typing.get_args(hint)
+    if typing.get_origin(hint) is tuple:  # tuple[X, ...]: a list in a study, comma-separated on the CLI
+        return f"list of {_type_name(args[0])}"
     if args:
         return " \\| ".join(_type_name(a) for a in args)
     return "None" if hint is type(None) else f"`{getattr(hint, '__name__', str(hint))}`"

@@ -96,6 +96,14 @@ class Card:
             rows.append(("student", f"`{m['student']}`"))
         if m.get("config"):
             rows.append(("options", f"`{json.dumps(m['config'], sort_keys=True)}`"))
+        combined = m.get("combine")
+        if combined:
+            made = [
+                f"`{i.get('student') or Path(str(i.get('path'))).name}`"
+                + (f" ({i['teacher']})" if i.get("teacher") else "")
+                for i in combined.get("inputs", [])
+            ]
+            rows.append(("combined", f"{combined.get('method')} of {', '.join(made)}"))
         for step in m.get("retrofit") or []:
             lexicons = ", ".join(Path(str(x)).name for x in step.get("lexicons", []))
             rows.append(("retrofitted", f"{step.get('method')} to {lexicons}"))

@@ -1,8 +1,9 @@
 """Reading a study's TOML file: every mistake is a one-line error naming the file and the key.
 
 Keys of ``[corpus]``, ``[teachers.NAME]``, ``[students.NAME].options``, ``[[retrofit]]``,
-``[eval]`` and ``[report]`` are the fields of the stage configs, checked by the same code as the
-CLI's options; ``[references.NAME]`` names vectors made elsewhere (``vectors = "path"``). A
+``[combine.NAME]``, ``[eval]`` and ``[report]`` are the fields of the stage configs, checked by the
+same code as the CLI's options; ``[references.NAME]`` names vectors made elsewhere
+(``vectors = "path"``); ``[combine.NAME]`` names the outputs it combines (``inputs = [...]``). A
 student whose teacher does not extract a signal it needs is refused here, before any teacher runs.
 """
 
@@ -33,6 +34,7 @@ from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.retrofit.lexicon import resolve_lexicon
+from ctx2static.students.combine import CombineConfig, check_count
 from ctx2static.students.registry import (
     Source,
     check_signals,
@@ -42,6 +44,7 @@ from ctx2static.students.registry import (
 )
 from ctx2static.study.layout import StudyLayout
 from ctx2static.study.schema import (
+    CombineRun,
     CorpusSpec,
     EvalSpec,
     Reference,
@@ -128,7 +131,10 @@ def load_study(path: str | Path) -> Study:
             "nests a few levels"
         ) from None
     top = _table(
-        path, data, "", ("corpus", "teachers", "students", "references", "retrofit", "eval", "report")
+        path,
+        data,
+        "",
+        ("corpus", "teachers", "students", "references", "retrofit", "combine", "eval", "report"),
     )
     if "corpus" not in top:
         raise UserError(f"{path}: missing [corpus] table with files = [...]")
@@ -152,7 +158,12 @@ def load_study(path: str | Path) -> Study:
         _retrofit(path, i, r, names)
         for i, r in enumerate(_typed(path, top.get("retrofit", []), "retrofit", list))
     )
-    outputs = [*names, *(r.name for r in references), *(r.name for r in retrofits)]
+    made = [*names, *(r.name for r in references), *(r.name for r in retrofits)]
+    combines = tuple(
+        _combine(path, name, c, made)
+        for name, c in _typed(path, top.get("combine", {}), "combine", dict).items()
+    )
+    outputs = [*made, *(c.name for c in combines)]
     for name in [*teachers, *outputs]:  # they name folders in the output
         if not _NAME.fullmatch(name):
             raise UserError(f"{path}: {name!r}: a name may hold only letters, digits, _, + and -")
@@ -167,7 +178,7 @@ def load_study(path: str | Path) -> Study:
         path, ReportSpec, _table(path, top.get("report", {}), "report", field_names(ReportSpec)), "report"
     )
     evals = _eval(path, top.get("eval", {}))
-    return Study(path.resolve(), corpus, teachers, students, retrofits, evals, report, references)
+    return Study(path.resolve(), corpus, teachers, students, retrofits, evals, report, references, combines)
 
 
 def _check_output_names(path: Path, teachers: Iterable[str], outputs: Iterable[str]) -> None:
@@ -296,6 +307,31 @@ def _retrofit(path: Path, i: int, data: Any, students: Sequence[str]) -> Retrofi
     default = f"{vectors}+{'+'.join(Path(x).name.split('.')[0] for x in lexicons + antonyms)}"
     name = _typed(path, t.get("name", default), f"{where}.name", str)
     return RetrofitRun(name, vectors, lexicons, config, antonyms)
+
+
+def _combine(path: Path, name: str, data: Any, outputs: Sequence[str]) -> CombineRun:
+    """A ``[combine.NAME]`` table: the outputs it combines (students, references, retrofits), its options."""
+    where = f"combine.{name}"
+    t = _table(path, data, where, ["inputs", *field_names(CombineConfig)])
+    if "inputs" not in t:
+        raise UserError(
+            f'{path}: {where}.inputs: missing; name the outputs to combine, e.g. inputs = ["a", "b"]'
+        )
+    inputs = _strings(path, t["inputs"], f"{where}.inputs")
+    for i, given in enumerate(inputs):
+        if given not in outputs:
+            raise UserError(
+                f"{path}: {where}.inputs[{i}]: no student, reference or retrofit named {given!r}"
+                f"{did_you_mean(given, outputs)} in the study"
+            )
+        if given in inputs[:i]:
+            raise UserError(
+                f"{path}: {where}.inputs[{i}]: {given!r} is listed twice; combine different outputs"
+            )
+    config = _config(path, CombineConfig, t, where)
+    with _at(path, where):
+        check_count(inputs, config)
+    return CombineRun(name, inputs, config)
 
 
 def _eval(path: Path, data: Any) -> EvalSpec:

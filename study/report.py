@@ -202,6 +202,7 @@ def timing_lines(study: Study, layout: StudyLayout, vectors: Mapping[str, Vector
             row(f"extract {name}", rec, rate=f"{rec['teacher_tokens_per_s']:,} teacher")
     students = {s.name for s in study.students}
     references = {r.name for r in study.references}
+    combined = {c.name for c in study.combines}
     for name, v in vectors.items():
         rec = v.meta.get("study", {})
         if name in students:
@@ -213,6 +214,8 @@ def timing_lines(study: Study, layout: StudyLayout, vectors: Mapping[str, Vector
             )
         elif name in references:  # training seconds: as its file records them, if it does
             row(f"reference {name}", rec, v.meta.get("train_seconds"))
+        elif name in combined:
+            row(f"combine {name}", rec)
         else:
             row(f"retrofit {name}", rec)
     for name in vectors:
@@ -330,8 +333,8 @@ def _baseline_lines(study: Study, results: Comparison) -> list[str]:
         return [*lines, "No output has a plain baseline in this study.", ""]
     return [
         *lines,
-        "Score of each output minus its baseline (a retrofit against its input), in points x100, on "
-        "the items all outputs cover.",
+        "Score of each output minus its baseline (a retrofit against its input, a combination against "
+        "its first input), in points x100, on the items all outputs cover.",
         "",
         *_md_table(header, rows, 2),
         "",

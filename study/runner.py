@@ -1,4 +1,4 @@
-"""Running a study: extract -> fit-student (each) -> references -> retrofit -> eval -> report.
+"""Running a study: extract -> fit-student (each) -> references -> retrofit -> combine -> eval -> report.
 
 Each output records its *provenance*: a hash of its step's configuration and of the provenance of
 everything upstream, the seconds it took and when it was written. A rerun skips every step whose
@@ -37,7 +37,7 @@ from ctx2static.memory import PeakRss, release_freed
 from ctx2static.pipeline.config import Backend
 from ctx2static.pipeline.models import teacher_layer
 from ctx2static.study.layout import StudyLayout, read_record
-from ctx2static.study.schema import Reference, RetrofitRun, StudentRun, Study, TeacherSpec
+from ctx2static.study.schema import CombineRun, Reference, RetrofitRun, StudentRun, Study, TeacherSpec
 from ctx2static.vectors import Vectors, vector_files
 
 log = logging.getLogger(__name__)
@@ -232,6 +232,18 @@ class StudyRunner:
 
         self.vectors_step(r.name, h, f"retrofit {r.name}", make)
 
+    def combine(self, c: CombineRun) -> None:
+        """Combine the outputs ``c.inputs`` unless the output is up to date."""
+        from ctx2static.students.combine import combine_vectors
+
+        h = digest({"inputs": [self.provenance[i] for i in c.inputs], "config": c.config.to_dict()})
+
+        def make() -> Vectors:
+            paths = [self.layout.vectors(i) for i in c.inputs]
+            return combine_vectors([(str(p), Vectors.load(p, mmap=True)) for p in paths], c.config)
+
+        self.vectors_step(c.name, h, f"combine {c.name}", make)
+
     @property
     def benchmarks(self) -> list[Benchmark]:
         """The study's benchmarks, read once."""
@@ -353,6 +365,8 @@ def _run(study: Study, layout: StudyLayout) -> Comparison:
         runner.reference(ref)
     for r in study.retrofits:
         runner.retrofit(r)
+    for c in study.combines:
+        runner.combine(c)
     results = compare(
         study.outputs,
         runner.evaluate,

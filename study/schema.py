@@ -16,6 +16,7 @@ from ctx2static.eval.families import INTRINSIC, Family, all_tasks, file_families
 from ctx2static.options import Options, Rule, at_least, opt
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
+from ctx2static.students.combine import CombineConfig
 from ctx2static.students.registry import spec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
@@ -73,6 +74,15 @@ class RetrofitRun:
 
 
 @dataclass(frozen=True)
+class CombineRun:
+    """Combine the outputs named ``inputs`` (students, references, retrofits) into the output ``name``."""
+
+    name: str
+    inputs: tuple[str, ...]
+    config: CombineConfig
+
+
+@dataclass(frozen=True)
 class EvalSpec:
     """Which benchmarks every vectors output is scored on (bundled families plus extra files)."""
 
@@ -120,6 +130,7 @@ class Study:
     eval: EvalSpec = field(default_factory=EvalSpec)
     report: ReportSpec = field(default_factory=ReportSpec)
     references: tuple[Reference, ...] = ()
+    combines: tuple[CombineRun, ...] = ()
 
     @property
     def inputs(self) -> list[Path | str]:
@@ -135,18 +146,22 @@ class Study:
 
     @property
     def outputs(self) -> list[str]:
-        """Names of every vectors output: students, references, retrofits, each in the file's order."""
+        """Names of every vectors output: students, references, retrofits, combinations (file order)."""
         return [
             *(s.name for s in self.students),
             *(r.name for r in self.references),
             *(r.name for r in self.retrofits),
+            *(c.name for c in self.combines),
         ]
 
     def baseline(self, name: str) -> str | None:
-        """The vectors ``name`` is compared with: a retrofit's input, a student's plain counterpart."""
+        """What ``name`` is set against: a retrofit's input, a combination's first, a student's plain one."""
         for r in self.retrofits:
             if r.name == name:
                 return r.vectors
+        for c in self.combines:
+            if c.name == name:
+                return c.inputs[0]
         run = next((s for s in self.students if s.name == name), None)
         if run is None:  # a reference
             return None

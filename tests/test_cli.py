@@ -8,7 +8,7 @@ import pytest
 def test_help_lists_every_stage(cli_main):
     code, out, _ = cli_main("--help")
     assert code == 0
-    for command in ("extract", "cache", "fit-student", "retrofit", "eval", "run", "export"):
+    for command in ("extract", "cache", "fit-student", "retrofit", "combine", "eval", "run", "export"):
         assert command in out
 
 

@@ -25,6 +25,7 @@ from ctx2static.options import SEED_LIMIT, Options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.students import ase, contextual, ctx2vec, glove, sentence, word2vec, x2static
+from ctx2static.students.combine import CombineConfig
 from ctx2static.study.schema import ReportSpec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
@@ -76,6 +77,7 @@ BAD: dict[type, dict[str, list]] = {
     ReportSpec: {"neighbours": [0], "max_pairs": [1]},
     EncodeConfig: {"sif_a": [0.0, 1.0]},
     ExportConfig: {"dims": [-1]},
+    CombineConfig: {"dim": [-1], "weights": [(1.0, 0.0), "1,-2"]},
 }  # fmt: skip
 # numeric options any finite value suits (NaN and infinity are still refused, as for every number)
 ANY_FINITE = {(RetrofitConfig, "delta_att"), (RetrofitConfig, "delta_rep")}

@@ -12,6 +12,7 @@ from ctx2static.study import runner
 from ctx2static.study.layout import StudyLayout
 from ctx2static.study.loader import load_study
 from ctx2static.study.runner import run_study
+from ctx2static.vectors import Vectors
 
 PNG = b"\x89PNG\r\n\x1a\n"
 SENTENCES = [
@@ -210,10 +211,51 @@ def test_a_reference_is_evaluated_and_reported_and_redone_when_its_file_changes(
     }
 
 
+def test_a_combination_is_made_after_the_students_and_evaluated_like_one(tmp_path, caplog):
+    (tmp_path / "corpus.txt").write_text("\n".join(SENTENCES * 20) + "\n")
+    study = tmp_path / "study.toml"
+    text = (
+        '[corpus]\nfiles = ["corpus.txt"]\nmin_count = 1\n'
+        "[students.sgns]\noptions = { dim = 8, epochs = 1, threads = 1 }\n"
+        "[students.cbow]\noptions = { dim = 6, epochs = 1, threads = 1 }\n"
+        '[combine.both]\ninputs = ["sgns", "cbow"]\n[eval]\nfamilies = ["similarity"]\n'
+    )
+    study.write_text(text)
+    out = tmp_path / "run"
+    results, log = _run(load_study(study), out, caplog)
+    assert list(results.own) == ["sgns", "cbow", "both"] and "run combine both" in log
+    both = Vectors.load(out / "vectors" / "both")
+    assert both.dim == 14 and both.meta["combine"]["inputs"][1]["path"] == str(out / "vectors" / "cbow")
+    report = (out / "report.md").read_text()
+    assert "| combine both | " in report and "both − sgns" in report  # against its first input
+    study.write_text(text.replace('"cbow"]', '"cbow"]\ndim = 4'))
+    _, log = _run(load_study(study), out, caplog)
+    ran = {line.split(":")[0] for line in log if line.startswith(("run ", "redo "))}
+    assert ran == {"redo combine both", "run eval both", "run eval both (common items)"}
+    assert Vectors.load(out / "vectors" / "both").dim == 4
+
+
 @pytest.mark.parametrize(
     "text,message",
     [
         ("[corpus\n", "not valid TOML"),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[combine.both]\ninputs = ["sgns", "cbw"]\n',
+            "combine.both.inputs[1]: no student, reference or retrofit named 'cbw' in the study",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[combine.both]\ninputs = ["sgns"]\n',
+            "combine.both: combine needs at least two vectors inputs, got 1 (sgns)",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[combine.both]\ninput = ["sgns"]\n',
+            "combine.both.input: unknown key (did you mean 'inputs'?)",
+        ),
+        (
+            '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[students.cbow]\n[combine.both]\n'
+            'inputs = ["sgns", "cbow"]\nmethod = "max"\n',
+            "combine.both: option method='max': choose one of concat, mean",
+        ),
         (
             '[corpus]\nfiles = ["c.txt"]\nmin_cout = 3\n[students.sgns]\n',
             "corpus.min_cout: unknown key (did you mean 'min_count'?)",
