@@ -109,8 +109,11 @@ def context_stats(cache: Cache, key: str, mode: Standardize, student: str) -> Di
     if stats.wanted(mode):
         log.info(
             "%s: a teacher dimension carries %.0fx the median dimension's energy: contexts and "
-            "start table z-scored (standardize=%s)", student, stats.rogue_ratio, Standardize(mode).value,
-        )  # fmt: skip
+            "start table z-scored (standardize=%s)",
+            student,
+            stats.rogue_ratio,
+            Standardize(mode).value,
+        )
     return stats
 
 

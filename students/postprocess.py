@@ -100,8 +100,9 @@ def standardized_table(matrix: np.ndarray, mode: Standardize) -> tuple[np.ndarra
     if stats.wanted(mode):
         log.info(
             "a teacher dimension carries %.0fx the median dimension's energy: the table is z-scored "
-            "(standardize=%s; --set standardize=off keeps the teacher's scale)", stats.rogue_ratio,
+            "(standardize=%s; --set standardize=off keeps the teacher's scale)",
+            stats.rogue_ratio,
             Standardize(mode).value,
-        )  # fmt: skip
+        )
         return stats.zscore(matrix), True, stats.rogue_ratio
     return matrix, False, stats.rogue_ratio
