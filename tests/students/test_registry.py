@@ -1,9 +1,13 @@
+import subprocess
+import sys
 from dataclasses import dataclass
 
 import pytest
 
 from ctx2static.errors import UserError
 from ctx2static.students.registry import configure, load_student
+
+from ..faults import cli_env
 
 
 @dataclass(frozen=True)
@@ -62,3 +66,14 @@ def test_fit_student_refuses_a_mistake_in_one_line_before_any_work(tmp_path, cli
     code, _, err = cli_main("fit-student", "-s", "sgns", "-o", tmp_path / "v.txt", *args)
     assert code == 2 and err.strip().splitlines()[-1] == f"error: {line}"
     assert not (tmp_path / "v.txt").exists()
+
+
+def test_the_command_line_starts_without_the_registry():
+    """fit-student's help reads the registry when shown: other commands start without numba and h5py."""
+    code = (
+        "import sys\n"
+        "from ctx2static.cli import cli\n"
+        "assert 'ctx2static.students.registry' not in sys.modules and 'numba' not in sys.modules\n"
+        "assert 'Students: sgns' in cli.commands['fit-student'].help\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, env=cli_env())
