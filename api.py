@@ -46,7 +46,7 @@ from ctx2static.teachers import did_you_mean
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.split import Split
 from ctx2static.text.vocab import VocabConfig
-from ctx2static.vectors import Vectors, check_vectors_output, vector_files
+from ctx2static.vectors import Vectors, vector_files
 
 if sys.version_info >= (3, 11):
     from typing import Unpack
@@ -160,8 +160,12 @@ def _given_files(corpus: CorpusLike) -> list[str | os.PathLike]:
     return []
 
 
-def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike | None = None,
-            **options: Unpack[ExtractOptions]) -> Path:  # fmt: skip
+def extract(
+    corpus: CorpusLike,
+    teacher: str = "minilm",
+    out: str | os.PathLike | None = None,
+    **options: Unpack[ExtractOptions],
+) -> Path:
     """Run ``teacher`` over ``corpus`` into a cache folder (as ``ctx2static extract``); return the folder.
 
     ``out`` defaults to a new temporary folder (yours to delete); a folder given resumes an
@@ -189,8 +193,12 @@ def extract(corpus: CorpusLike, teacher: str = "minilm", out: str | os.PathLike 
 
 
 @sigterm_as_interrupt()
-def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compose: bool = True,
-        **options: Unpack[FitOptions]) -> Vectors:  # fmt: skip
+def fit(
+    source: str | os.PathLike | CorpusLike,
+    student: str = "x2static",
+    compose: bool = True,
+    **options: Unpack[FitOptions],
+) -> Vectors:
     """Train ``student`` (as ``ctx2static fit-student``) from a cache folder, or a corpus (sgns/cbow/glove).
 
     Options are the student's (``epochs``, ``dim``...; a text student also takes corpus and
@@ -212,8 +220,13 @@ def fit(source: str | os.PathLike | CorpusLike, student: str = "x2static", compo
 
 
 @sigterm_as_interrupt()
-def distill(corpus: CorpusLike, teacher: str = "minilm", student: str = "x2static",
-            out: str | os.PathLike | None = None, **options: Unpack[DistillOptions]) -> Vectors:  # fmt: skip
+def distill(
+    corpus: CorpusLike,
+    teacher: str = "minilm",
+    student: str = "x2static",
+    out: str | os.PathLike | None = None,
+    **options: Unpack[DistillOptions],
+) -> Vectors:
     """Corpus -> ``teacher`` -> cache -> ``student`` -> vectors, with the command line's defaults.
 
     ``out`` is the cache folder (kept, and a rerun resumes); without it the cache lives in a
@@ -262,8 +275,12 @@ def _signals(extract_options: Mapping[str, Any]) -> list[str]:
     )
 
 
-def retrofit(vectors: Vectors | str | os.PathLike, lexicons: str | Sequence[str] = "wordnet",
-             antonyms: str | Sequence[str] = (), **options: Unpack[RetrofitOptions]) -> Vectors:  # fmt: skip
+def retrofit(
+    vectors: Vectors | str | os.PathLike,
+    lexicons: str | Sequence[str] = "wordnet",
+    antonyms: str | Sequence[str] = (),
+    **options: Unpack[RetrofitOptions],
+) -> Vectors:
     """Retrofit ``vectors`` to synonym lexicons (as ``ctx2static retrofit``; ``wordnet`` is bundled).
 
     ``antonyms`` (``method="attract-repel"`` only; ``wordnet-antonyms`` is bundled) are pushed apart.
@@ -302,8 +319,14 @@ def evaluate(vectors: Vectors | str | os.PathLike, compose: bool = False) -> lis
     return run(_vectors(vectors), compose=compose)
 
 
-def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLike, score: bool = True,
-           add_words: Sequence[str] = (), **options: Unpack[ExportOptions]) -> Path:  # fmt: skip
+def export(
+    vectors: Vectors | str | os.PathLike,
+    fmt: str,
+    out: str | os.PathLike,
+    score: bool = True,
+    add_words: Sequence[str] = (),
+    **options: Unpack[ExportOptions],
+) -> Path:
     """Write ``vectors`` in the format ``fmt`` (word2vec, word2vec-bin, model2vec, sentence-transformers).
 
     The folder formats get a model card; with ``score`` it holds the bundled benchmarks' table
@@ -319,7 +342,7 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
     from ctx2static.eval.benchmarks import Family
     from ctx2static.eval.results import format_markdown
     from ctx2static.eval.suite import notes
-    from ctx2static.export import Card, ExportConfig, Format, export_vectors, missing_words
+    from ctx2static.export import Card, ExportConfig, Format, check_output, export_vectors, missing_words
 
     try:
         kind = Format(fmt)
@@ -335,10 +358,7 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
     config = ExportConfig(**_split(options, (ExportConfig,), False)[0])
     path = _path("out", out)
     named = vector_files(vectors) if isinstance(vectors, (str, os.PathLike)) else []
-    if kind.folder:
-        check_writable(path, inputs=named, folder=True)
-    else:
-        check_vectors_output(path, named, folder=False)
+    check_output(path, kind, named)
     source = os.fspath(vectors) if isinstance(vectors, (str, os.PathLike)) else "VECTORS"
     vectors = _vectors(vectors)
     added = missing_words(vectors, add_words, source)
@@ -347,7 +367,7 @@ def export(vectors: Vectors | str | os.PathLike, fmt: str, out: str | os.PathLik
         config = dataclasses.replace(config, dims=0)
     evaluation = None
     if score and kind.folder:
-        # the one slow step of an export (10-40 s on a real vocabulary): said before it starts
+        # the one slow step of an export: said before it starts
         log.info("evaluating for the model card (--no-eval, or score=False, skips it)...")
         start = time.perf_counter()
         results = {"words in the table": run(vectors)}

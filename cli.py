@@ -8,42 +8,29 @@ study key and an API argument share one name and one default. Library code logs 
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import logging
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
-from ctx2static.eval.families import (
-    FAMILIES,
-    INTRINSIC,
-    file_families,
-    member,
-    task_families,
-    with_named_tasks,
-)
+from ctx2static.eval.families import FAMILIES
 from ctx2static.export import ExportConfig, Format
-from ctx2static.fileio import check_writable, environment_error, refuse_same_outputs
+from ctx2static.fileio import environment_error
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import Choice, click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
-from ctx2static.retrofit.config import Method, RetrofitConfig
+from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.students.combine import CombineConfig
 from ctx2static.teachers import names as teacher_names
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
-from ctx2static.vectors import (
-    NonFinite,
-    check_replace,
-    check_vectors_output,
-    made_by,
-    stored_meta,
-    vector_files,
-)
+from ctx2static.vectors import NonFinite, check_replace, check_vectors_output, vector_files
 
 log = logging.getLogger("ctx2static")
 
@@ -150,30 +137,9 @@ def extract(
     corpus_paths: tuple[str, ...], teacher: str, out: str, vocab_path: str | None, **options: Any
 ) -> None:
     """Run a teacher once over a corpus and write the sharded cache (here, or on Ray workers)."""
-    from ctx2static.pipeline.extract import extract_with
-    from ctx2static.text.corpus import Corpus
-    from ctx2static.text.vocab import Vocab
+    from ctx2static.pipeline.extract import extract_files
 
-    check_writable(out, inside=True, inputs=[*corpus_paths, vocab_path])
-    corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
-    vocab_config = pop_options(VocabConfig, options)
-    teacher_config = pop_options(TeacherConfig, options)
-    cfg = pop_options(ExtractConfig, options)
-
-    given = Vocab.load(vocab_path) if vocab_path else None  # a bad list fails before the teacher loads
-
-    def inputs() -> tuple[Corpus, Vocab]:
-        return corpus, given if given is not None else Vocab.build(corpus, vocab_config)
-
-    m = extract_with(teacher, teacher_config, inputs, out, cfg, pop_options(EngineConfig, options))
-    tot = m["totals"]
-    rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
-    # a finished cache run again does no teacher work: no rate to speak of
-    done = f"{rate:,.0f} teacher tokens/s" if rate else "already complete, nothing to do"
-    click.echo(
-        f"{out}: {len(m['shards'])} shards, {tot['n_sentences']:,} sentences, "
-        f"{tot['n_occurrences']:,} occurrences, {tot['n_truncated_words']:,} words cut by max length; {done}"
-    )
+    click.echo(extract_files(corpus_paths, teacher, out, vocab_path, options))
 
 
 @cli.group()
@@ -197,7 +163,25 @@ def cache_info(folder: str, no_verify: bool) -> None:
 _SHORTCUTS = ("dim", "epochs", "window", "threads", "seed")
 
 
-@cli.command("fit-student")
+class _ListsStudents(click.Command):
+    """A command whose help ends with the registered students, read from the registry when shown.
+
+    Read then, not when the command line starts: the registry imports numba and h5py, which every
+    other command would pay for (about a quarter of a second).
+    """
+
+    @property
+    def help(self) -> str:
+        from ctx2static.students.registry import listing
+
+        return f"{self._help}\n\n{listing()}"
+
+    @help.setter
+    def help(self, text: str | None) -> None:
+        self._help = inspect.cleandoc(text or "")
+
+
+@cli.command("fit-student", cls=_ListsStudents)
 @click.option("--student", "-s", required=True, help="Student name (listed below).")
 @click.option(
     "--corpus", "corpus_paths", multiple=True, type=click.Path(), help="Corpus files or folders (text)."
@@ -231,55 +215,21 @@ def fit_student(
 ) -> None:
     """Train static vectors: plain baselines from text, distilled students from a cache.
 
-    Students: sgns, cbow, glove (from --corpus); bert-sg, ctx2vec, x2static, sentence, semglove,
-    ase, token, word (from --cache, no teacher needed). Every option of a student's config can be
-    set with --set KEY=VALUE; the effective configuration is printed and saved with the vectors.
+    Every option of a student's config can be set with --set KEY=VALUE; the effective
+    configuration is printed and saved with the vectors.
     """
-    from ctx2static.students.registry import (
-        fit_cache_student,
-        fit_text_student,
-        shortcut_overrides,
-        student_config,
-    )
-    from ctx2static.text.corpus import Corpus
+    from ctx2static.students import registry
 
-    overrides = shortcut_overrides(student, {k: options.pop(k) for k in _SHORTCUTS})
-    for item in settings:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--set {item!r}: write KEY=VALUE, e.g. --set negative=10")
-        overrides[key.strip()] = value.strip()
-    config = student_config(student, overrides)
-    check_vectors_output(out, [*corpus_paths, cache_dir])  # before the training, not after it
-    check_replace(out, made_by({"student": student}), overwrite)
-    checkpoint = getattr(config, "checkpoint", None)  # the corpus is checked by fit_text_student
-    if checkpoint and Path(checkpoint).resolve() == Path(out).resolve():
-        raise UserError(
-            f"{checkpoint}: is both the GloVe checkpoint and the output (-o); give each its own path"
-        )
-    if cache_dir and corpus_paths:
-        raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
-    if cache_dir:
-        vectors = fit_cache_student(student, cache_dir, config, compose)
-    elif corpus_paths:
-        corpus = Corpus(list(corpus_paths), pop_options(CorpusConfig, options))
-        vectors = fit_text_student(student, corpus, pop_options(VocabConfig, options), config)
-    else:
-        raise UserError("pass --corpus FILE (text students) or --cache DIR (distilled students)")
-    path = vectors.save(out)
+    shortcuts = {k: options.pop(k) for k in _SHORTCUTS}
+    overrides = registry.command_overrides(student, shortcuts, settings)
+    vectors, path = registry.fit_student(
+        student, out, corpus_paths, cache_dir, overrides, options, compose=compose, overwrite=overwrite
+    )
     meta = vectors.meta
     click.echo(
         f"{student}: {len(vectors):,} words x {vectors.dim} in {meta['train_seconds']} s "
         f"({meta['tokens_per_second']:,} tokens/s) -> {path}"
     )
-
-
-_OBJECTIVE = {
-    Method.FARUQUI: "Faruqui's Psi",
-    Method.GRAPH: "Context-to-Vec's Psi",
-    Method.ATTRACT_REPEL: "Attract-Repel's cost",
-}
-"""What each method's objective is called in retrofit's summary line."""
 
 
 @cli.command()
@@ -313,38 +263,10 @@ def retrofit(
     **options: Any,
 ) -> None:
     """Retrofit vectors to lexicons (Faruqui et al. 2015, Context-to-Vec graph, Attract-Repel)."""
-    import time
-
-    from ctx2static.retrofit.lexicon import resolve_lexicon
-    from ctx2static.retrofit.solver import retrofit_vectors
-    from ctx2static.vectors import Vectors
+    from ctx2static.retrofit.files import retrofit_file
 
     config = pop_options(RetrofitConfig, options)
-    config.check_antonyms(antonyms)
-    for name in (*lexicons, *antonyms):  # a mistyped name fails before the vectors load
-        resolve_lexicon(name)
-    source = stored_meta(vectors) or {}
-    steps = [*(source.get("retrofit") or []), {"method": config.method.value}]
-    maker = made_by({**source, "retrofit": steps})
-    check_vectors_output(out, [*vector_files(vectors), *lexicons, *antonyms])
-    check_replace(out, maker, overwrite)
-    log.debug("retrofit: %s", config.method_options())
-    start = time.perf_counter()
-    result, trace = retrofit_vectors(Vectors.load(vectors, nonfinite=nonfinite), lexicons, config, antonyms)
-    result.save(out)
-    info = result.meta["retrofit"][-1]
-    log.info(
-        "retrofit (%s): %s of %s words moved, %s lexicon edges, objective %.4g -> %.4g (%s; lower fits "
-        "the lexicons better), %.1f s -> %s",
-        config.method.value, f"{info['words_with_neighbours']:,}", f"{len(result):,}", f"{info['edges']:,}",
-        trace[0], trace[-1], _OBJECTIVE[config.method], time.perf_counter() - start, out,
-    )  # fmt: skip
-    if "propagate" in info:
-        log.info(
-            "propagate: map fitted on %d words (mean cosine %.3f), applied to the other %d",
-            info["propagate"]["fitted_on"], info["propagate"]["fit_cosine"],
-            len(result) - info["propagate"]["fitted_on"],
-        )  # fmt: skip
+    retrofit_file(vectors, lexicons, antonyms, out, config, nonfinite, overwrite)
 
 
 @cli.command()
@@ -435,44 +357,22 @@ def evaluate_command(
     With several files, every file is scored on the items all of them cover (a "common" column
     gives that share), unless --items own; the downstream probes always score every token.
     """
-    from ctx2static.eval import load_benchmarks
-    from ctx2static.eval.comparison import compare_tables
-    from ctx2static.eval.results import format_text, write_markdown, write_results_json
-    from ctx2static.eval.suite import config_dict, notes
-    from ctx2static.vectors import Vectors
+    from ctx2static.eval.files import evaluate_files
 
-    config = pop_options(AnalogyConfig, options)
     given = {name: options.pop(name) for name in FAMILIES}  # files, or tasks (naming one asks for the family)
-    extra = {name: given[name] for name in file_families()}
-    files = [p for paths in extra.values() for p in paths]
-    refuse_same_outputs([("--json", json_path), ("--markdown", markdown)])
-    read = [*(f for v in vectors for f in vector_files(v)), *files]
-    for written in (json_path, markdown):
-        if written is not None:
-            check_writable(written, inputs=read, folder=False)
-    named = {name: given[name] for name in task_families() if given[name]}
-    asked = tuple(member(f) for f in families) or (() if named else INTRINSIC)
-    picked, tasks = with_named_tasks(asked, named)
-    benchmarks = load_benchmarks(picked, extra, bundled=not no_bundled, tasks=tasks)
-    if not benchmarks:
-        flags = "/".join(f"--{name}" for name in extra)
-        raise UserError(f"no benchmarks to run: give {flags} files with --no-bundled")
-    for path in vectors:
-        if not Path(path).exists():
-            raise UserError(f"{path}: no such vectors file or folder")
-    loaded = {path: Vectors.load(path, nonfinite=nonfinite) for path in vectors}
-    common = items == "common" and len(loaded) > 1
-    compared = compare_tables(loaded, benchmarks, config, common, compose)
-    results, own = compared.common, compared.own
-    lines = notes(config, common=common, families=picked)
-    lines += ["--compose: words outside a table get vectors composed from subwords"] * compose
-    click.echo(format_text(results, lines, own if common else None), nl=False)
-    if json_path is not None:
-        write_results_json(
-            json_path, results, {**config_dict(config, picked), "items": "common" if common else "own"}
-        )
-    if markdown is not None:
-        write_markdown(markdown, results, lines, own if common else None)
+    evaluate_files(
+        vectors,
+        functools.partial(click.echo, nl=False),
+        families,
+        given,
+        bundled=not no_bundled,
+        items=items,
+        compose=compose,
+        analogy=pop_options(AnalogyConfig, options),
+        json_path=json_path,
+        markdown=markdown,
+        nonfinite=nonfinite,
+    )
 
 
 @cli.command()
@@ -485,24 +385,9 @@ def run(study: str | None, out: str | None) -> None:
     corpus, the MiniLM teacher, every student) runs into runs/default. A rerun skips every step
     whose output exists and was made from the same configuration.
     """
-    from ctx2static.eval.results import format_text
-    from ctx2static.eval.suite import notes
-    from ctx2static.resources import DEFAULT_STUDY
-    from ctx2static.study.loader import load_study
-    from ctx2static.study.report import summary_lines
-    from ctx2static.study.runner import run_study
+    from ctx2static.study.runner import run_study_file
 
-    path = Path(study) if study else DEFAULT_STUDY
-    spec = load_study(path)
-    folder = Path(out) if out else Path("runs") / path.stem
-    check_writable(folder, inside=True, inputs=spec.inputs)
-    results = run_study(spec, folder)
-    # the verdict on the console; the tables (a row per benchmark, a column per output) with -v and
-    # in the report
-    table = notes(spec.eval.analogy_config, common=True, families=spec.eval.families)
-    log.debug("%s", format_text(results.common, table, results.own).rstrip())
-    verdict = [line.replace("**", "") for line in summary_lines(results.common) if line]
-    click.echo("\n".join([*verdict, f"tables and figures: {folder / 'report.md'}"]))
+    click.echo(run_study_file(study, out))
 
 
 @cli.command()
@@ -531,15 +416,12 @@ def export(
 ) -> None:
     """Write VECTORS (any readable format) for other tools; folders encode texts as Vectors.encode."""
     from ctx2static.api import export as run_export
-    from ctx2static.export import missing_words, read_words
+    from ctx2static.export import check_output, missing_words, read_words
     from ctx2static.vectors import Vectors
 
     config = pop_options(ExportConfig, options)
     words = read_words(add_words) if add_words else []
-    if Format(fmt).folder:
-        check_writable(out, inputs=vector_files(vectors), folder=True)
-    else:
-        check_vectors_output(out, vector_files(vectors), folder=False)
+    check_output(out, Format(fmt), vector_files(vectors))
     v = Vectors.load(vectors, nonfinite=nonfinite)
     added = len(missing_words(v, words, vectors))
     path = run_export(v, fmt, out, score=not no_eval, add_words=words, **config.to_dict())
@@ -574,17 +456,12 @@ def compose(vectors: str, cache_dir: str, out: str, ridge: float | None) -> None
     over VECTORS: rewriting it would re-encode the user's table (a .txt at 6 digits, a repeated
     word's later row dropped) and replace its metadata.
     """
-    from ctx2static.cache import Cache
-    from ctx2static.cache.compose import fit_composer
-    from ctx2static.vectors import Vectors
+    from ctx2static.cache.compose import compose_file
 
-    check_vectors_output(out, [*vector_files(vectors), cache_dir])
-    v = Vectors.load(vectors)
-    v.composer = fit_composer(Cache.open(cache_dir), v, ridge)
-    path = v.save(out)
-    info = v.composer.info
+    composer, path = compose_file(vectors, cache_dir, out, ridge)
+    info = composer.info
     click.echo(
-        f"{path}: composer of {len(v.composer.rows):,} teacher tokens fitted on {info['words']:,} words "
+        f"{path}: composer of {len(composer.rows):,} teacher tokens fitted on {info['words']:,} words "
         f"(held-out cosine {info.get('validation_cosine', '-')}, ridge {info['ridge']:g})"
     )
 
@@ -602,22 +479,9 @@ def neighbours(
     A word outside the table is composed from the teacher's subwords when the vectors have a
     composer (marked *), else it is an error.
     """
-    from ctx2static.vectors import Vectors
+    from ctx2static.vectors import nearest_words
 
-    if not words and not analogy:
-        raise UserError("give words to look up, or --analogy A B C")
-    v = Vectors.load(vectors, mmap=True)
-    asked = [*words, *(w for triple in analogy for w in triple)]
-    unknown = [w for w in asked if v.row_of(w) is None]
-    if unknown and v.composer is None:
-        raise UserError(
-            f"{vectors}: '{unknown[0]}' is not among its {len(v):,} words and the vectors have no composer "
-            f"(fit one: ctx2static compose {vectors} --cache DIR --out NEW)"
-        )
-    mark = {w: w + "*" * (w in unknown) for w in asked}
-    columns = {mark[w]: v.most_similar(w, topn) for w in words}
-    for a, b, c in analogy:
-        columns[f"{mark[a]}:{mark[b]}::{mark[c]}:?"] = v.most_similar([b, c], topn, negative=[a])
+    columns, unknown = nearest_words(vectors, words, analogy, topn)
     click.echo(_columns(columns), nl=False)
     if unknown:
         click.echo("* not in the table: composed from the teacher's subwords")
@@ -629,8 +493,10 @@ def _columns(columns: dict[str, list[tuple[str, float]]]) -> str:
     widths = {h: max(len(h), *(len(c) for c in col)) for h, col in cells.items()}
     depth = max(len(col) for col in cells.values())
     lines = ["  ".join(h.ljust(widths[h]) for h in cells)]
-    lines += ["  ".join((col[i] if i < len(col) else "").ljust(widths[h]) for h, col in cells.items())
-              for i in range(depth)]  # fmt: skip
+    lines += [
+        "  ".join((col[i] if i < len(col) else "").ljust(widths[h]) for h, col in cells.items())
+        for i in range(depth)
+    ]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

@@ -88,8 +88,8 @@ class Composer:
         output: the rows are a 2-d float16 (as saved) or float32 array read without pickle, of
         values float16 holds (so their sums stay finite), ``dim`` wide and with a row for every
         token id of the tokenizer, which must parse. Parsing it here costs what the first composed
-        word would (tens of ms for a BERT WordPiece tokenizer; a Gemma tokenizer of 262k tokens,
-        about a second), and the parsed tokenizer is kept for that word.
+        word would (the longer the larger its vocabulary: Gemma's 262k tokens take longest), and the
+        parsed tokenizer is kept for that word.
         """
         rows_path, tok_path = folder / f"{prefix}{ROWS}", folder / f"{prefix}{TOKENIZER}"
         if not rows_path.is_file():

@@ -15,9 +15,9 @@ mmap threshold rises to the largest block freed, so after the first large free e
 activation below 32 MB comes from that heap. A teacher pass on CPU frees and allocates
 activations of a new shape at every batch (length-sorted batches) while oneDNN caches a small
 kernel per shape in between: the heap keeps growing with memory that is free but resident
-(MiniLM: +660 MiB over the first 2,000 Brown sentences; bench/results/memory_extract_2.md).
-:class:`HeapTrim` hands that memory back (``malloc_trim``) once it exceeds a slack; fixing the
-mmap threshold instead made every batch fault its activations in again (about 10% more CPU time).
+(bench/results/memory_extract_2.md). :class:`HeapTrim` hands that memory back (``malloc_trim``)
+once it exceeds a slack; fixing the mmap threshold instead made every batch fault its activations
+in again, which cost more CPU time (the same file).
 """
 
 from __future__ import annotations
@@ -201,9 +201,9 @@ class HeapTrim:
     """Call after each step of a loop: trims the heap once RSS grew ``slack`` bytes since the last trim.
 
     A trim costs a walk of the free lists and, when what it returned is used again, the page
-    faults to bring it back (21 ms per 128 MiB here, against seconds per teacher batch); there is
-    at most one a step. A whole MiniLM pass over Brown spent 2% more system CPU and no
-    more CPU in all; its memory stays within ``slack`` of what it really holds.
+    faults to bring it back (milliseconds, against seconds per teacher batch); there is at most one
+    a step. A whole MiniLM pass over Brown spent a little more system CPU and no more CPU in all
+    (bench/results/memory_extract_2.md); its memory stays within ``slack`` of what it really holds.
     """
 
     def __init__(self, slack: int = TRIM_SLACK) -> None:

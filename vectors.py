@@ -345,8 +345,12 @@ class Vectors:
         vals: list[float] = []
         for t, words in enumerate(split):
             found = [(i, float(weights[i])) for _, i in words if i is not None]
-            found += [(n + piece_col.setdefault(p, len(piece_col)), 1.0) for w, i in words if i is None
-                      for p in pieces.get(w, ())]  # fmt: skip
+            found += [
+                (n + piece_col.setdefault(p, len(piece_col)), 1.0)
+                for w, i in words
+                if i is None
+                for p in pieces.get(w, ())
+            ]
             rows += [t] * len(found)
             cols += [c for c, _ in found]
             vals += [w / len(found) for _, w in found]
@@ -477,8 +481,10 @@ class Vectors:
             require_finite(vectors, str(path), "pass --nonfinite drop to leave them out, or make them again")
         log.warning(
             "%s: left out %d words whose vectors hold NaN or infinity (first: %r)",
-            path, len(bad), vectors.words[bad[0]],
-        )  # fmt: skip
+            path,
+            len(bad),
+            vectors.words[bad[0]],
+        )
         keep = np.setdiff1d(np.arange(len(vectors)), bad)
         counts = None if vectors.counts is None else vectors.counts[keep]
         return replace(
@@ -637,6 +643,31 @@ Query = str | np.ndarray | Sequence[str | np.ndarray]
 """A word, a vector, or a list of words and vectors (:meth:`Vectors.most_similar`)."""
 
 
+def nearest_words(
+    path: str | os.PathLike, words: Sequence[str], analogies: Sequence[tuple[str, str, str]], topn: int = 10
+) -> tuple[dict[str, list[tuple[str, float]]], list[str]]:
+    """The ``topn`` nearest words of each of ``words`` and the answers of each analogy (a, b, c) at ``path``.
+
+    Keyed by the word, or ``a:b::c:?``, a word outside the table marked ``*``; returned with the
+    words that were composed. Outside a table without a composer a word is a one-line error.
+    """
+    if not words and not analogies:
+        raise UserError("give words to look up, or --analogy A B C")
+    v = Vectors.load(path, mmap=True)
+    asked = [*words, *(w for triple in analogies for w in triple)]
+    unknown = [w for w in asked if v.row_of(w) is None]
+    if unknown and v.composer is None:
+        raise UserError(
+            f"{path}: '{unknown[0]}' is not among its {len(v):,} words and the vectors have no composer "
+            f"(fit one: ctx2static compose {path} --cache DIR --out NEW)"
+        )
+    mark = {w: w + "*" * (w in unknown) for w in asked}
+    columns = {mark[w]: v.most_similar(w, topn) for w in words}
+    for a, b, c in analogies:
+        columns[f"{mark[a]}:{mark[b]}::{mark[c]}:?"] = v.most_similar([b, c], topn, negative=[a])
+    return columns, unknown
+
+
 def _items(query: Query) -> list[str | np.ndarray]:
     if isinstance(query, str) or (isinstance(query, np.ndarray) and query.ndim == 1):
         return [query]
@@ -658,8 +689,10 @@ def _unique_rows(words: list[str], path: Path) -> tuple[np.ndarray | None, dict[
     log.warning(
         "%s: a word listed more than once keeps its first row, as in gensim "
         "(%d later rows left out; the first repeated word: %r)",
-        path, len(words) - len(first), twice,
-    )  # fmt: skip
+        path,
+        len(words) - len(first),
+        twice,
+    )
     keep = np.fromiter(first.values(), dtype=np.int64, count=len(first))
     return keep, {w: k for k, w in enumerate(first)}
 

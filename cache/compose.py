@@ -7,6 +7,8 @@ and, per vocabulary word, the subword mean of those embeddings (``token_emb``, t
 from __future__ import annotations
 
 import logging
+import os
+from pathlib import Path
 
 import numpy as np
 
@@ -14,7 +16,7 @@ from ctx2static.cache.layout import TEACHER_TOKENIZER
 from ctx2static.cache.reader import Cache
 from ctx2static.composer import Composer, build_composer
 from ctx2static.errors import UserError
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, check_vectors_output, vector_files
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +51,27 @@ def fit_composer(cache: Cache, vectors: Vectors, ridge: float | None = None) -> 
     composer.info["teacher"] = cache.manifest["identity"]["teacher"].get("name")
     log.info(
         "composer: %s teacher tokens -> %d dims, map fitted on %s words (ridge %g, held-out cosine %s)",
-        f"{len(composer.rows):,}", composer.dim, f"{int(keep.sum()):,}", composer.info["ridge"],
+        f"{len(composer.rows):,}",
+        composer.dim,
+        f"{int(keep.sum()):,}",
+        composer.info["ridge"],
         composer.info.get("validation_cosine"),
-    )  # fmt: skip
+    )
     return composer
+
+
+def compose_file(
+    vectors: str | os.PathLike,
+    cache_dir: str | os.PathLike,
+    out: str | os.PathLike,
+    ridge: float | None = None,
+) -> tuple[Composer, Path]:
+    """The vectors at ``vectors`` with a composer fitted on ``cache_dir``, saved at ``out`` (``compose``).
+
+    ``out`` is checked before the work and is never one of the inputs: the vectors given stay as
+    they are. Returns the composer and the path the vectors were saved at.
+    """
+    check_vectors_output(out, [*vector_files(vectors), cache_dir])
+    v = Vectors.load(vectors)
+    v.composer = fit_composer(Cache.open(cache_dir), v, ridge)
+    return v.composer, v.save(out)

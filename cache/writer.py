@@ -275,8 +275,9 @@ class CacheWriter:
             log.warning(
                 "%s; it holds the per-word sums of %d shards, which only the teacher can recompute: "
                 "extract starts again from shard 0",
-                lost, len(manifest["shards"]),
-            )  # fmt: skip
+                lost,
+                len(manifest["shards"]),
+            )
             for key in ("word_sums", "vocab_files", "totals", "aux_files"):
                 manifest.pop(key, None)
             manifest.update(shards=[], complete=False)

@@ -33,10 +33,19 @@ from ctx2static.errors import UserError
 from ctx2static.export.card import Card
 from ctx2static.export.config import ExportConfig
 from ctx2static.export.quantize import Quantize
-from ctx2static.fileio import read_lines
-from ctx2static.vectors import Vectors, Weighting
+from ctx2static.fileio import check_writable, read_lines
+from ctx2static.vectors import Vectors, Weighting, check_vectors_output
 
-__all__ = ["Card", "ExportConfig", "Format", "Quantize", "export_vectors", "missing_words", "read_words"]
+__all__ = [
+    "Card",
+    "ExportConfig",
+    "Format",
+    "Quantize",
+    "check_output",
+    "export_vectors",
+    "missing_words",
+    "read_words",
+]
 
 WORDS_FORMAT = "UTF-8 text, one word a line"
 
@@ -53,6 +62,14 @@ class Format(str, enum.Enum):
     def folder(self) -> bool:
         """Whether the format is a folder (with a model card)."""
         return self in (Format.MODEL2VEC, Format.SENTENCE_TRANSFORMERS)
+
+
+def check_output(out: str | os.PathLike, fmt: Format, inputs: Iterable[str | os.PathLike]) -> None:
+    """Refuse an export's output before the vectors load: a folder is written whole, a file as vectors are."""
+    if fmt.folder:
+        check_writable(out, inputs=inputs, folder=True)
+    else:
+        check_vectors_output(out, inputs, folder=False)
 
 
 def export_vectors(

@@ -2,10 +2,10 @@
 
 int8 follows Model2Vec's ``quantize_to="int8"`` (values rounded to -127..127, symmetric), with one
 scale per row instead of one for the whole table: the folded word weights make rows of very
-different lengths (on Brown with MPNet ``ase``, SIF weights span 60x between "the" and a rare
-word), and a single scale set by the longest row leaves a frequent word's row a few levels. On
-1,580 Brown sentences the cosine to the float32 encoding was 0.9993 mean, 0.795 worst, with one
-scale, and 0.99995 mean, 0.998 worst, with a scale per row. The scales go to Model2Vec's
+different lengths (SIF weights between "the" and a rare word), and a single scale set by the
+longest row leaves a frequent word's row a few levels: on Brown the worst sentence's cosine to the
+float32 encoding fell far lower with one scale than with a scale per row
+(``bench/results/export_quantize.md``). The scales go to Model2Vec's
 ``weights`` tensor, by which ``StaticModel`` (0.7 and later) multiplies each token's row before
 the mean; they cost 4 bytes a row.
 """

@@ -42,8 +42,8 @@ class TeacherConfig(Options):
         "Hidden layers read and averaged: auto = the default of the teacher's family (encoders 1:, "
         "causal LMs the first half of their layers; the cache records the layers it resolves to), "
         "1: = every layer but the input embeddings (best average of similarity and analogy for word, "
-        "ase and x2static as measured with MiniLM), -1 = the last, 0 = the embeddings, 2,3,4 or a "
-        "slice such as -4: (Bommasani et al. 2020).",
+        "ase and x2static with MiniLM: bench/results/layers_minilm.md), -1 = the last, 0 = the "
+        "embeddings, 2,3,4 or a slice such as -4: (Bommasani et al. 2020).",
     )
     precision: Precision = opt(
         Precision.AUTO,
@@ -123,7 +123,7 @@ class ExtractConfig(Options):
     topk: int = opt(0, "SemGloVe md: top-k LM substitutes per occurrence (0 = off).")
     attention: int = opt(0, "SemGloVe sd: top S context words by attention in +-S (0 = off).")
     shard_size: int = opt(
-        8192, "Sentences per shard, length-sorted within one (pads Brown 3.5% of tokens; 2048: 9.9%)."
+        8192, "Sentences per shard, length-sorted within one (its padding: bench/results/extract.md)."
     )
     shard_words: int = opt(
         1 << 16,

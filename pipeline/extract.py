@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict
 from importlib.metadata import version
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from tqdm import tqdm
@@ -22,12 +23,13 @@ from tqdm import tqdm
 from ctx2static.cache.layout import PCA_H5
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
-from ctx2static.fileio import LOCK_NAME, acquire_lock, release_lock
+from ctx2static.fileio import LOCK_NAME, acquire_lock, check_writable, release_lock
 from ctx2static.memory import check_fits
+from ctx2static.options import pop_options
 from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
-from ctx2static.text.corpus import Corpus
-from ctx2static.text.vocab import Vocab
+from ctx2static.text.corpus import Corpus, CorpusConfig
+from ctx2static.text.vocab import Vocab, VocabConfig
 
 log = logging.getLogger(__name__)
 
@@ -295,10 +297,8 @@ def start_engine(
 VOCAB_BYTES_PER_DIM = 8 + 4 + 4 + 4
 """Bytes per vocabulary word and teacher dimension extract holds at its end: the running per-word
 sums (float64, :class:`~ctx2static.cache.writer.CacheWriter`), their float32 copy in vocab.h5, and
-the word and token tables (float32, :func:`~ctx2static.pipeline.shard.vocab_tables`). Measured on
-random words of a 384-wide teacher: 60k and 120k words peaked 584 and 1,011 MiB above the loaded
-teacher, 19.4 bytes more per word and dimension, and ~145 MiB (batches, a chunk, a shard) that do
-not grow with the vocabulary."""
+the word and token tables (float32, :func:`~ctx2static.pipeline.shard.vocab_tables`). The rest of
+extract's peak (batches, a chunk, a shard) does not grow with the vocabulary."""
 
 
 def vocab_memory(n_words: int, width: int) -> int:
@@ -380,3 +380,38 @@ def extract_with(
         )
         log.debug("config: %s", cfg)
         return run_extract(corpus, vocab, runner, out, cfg)
+
+
+def extract_files(
+    corpus: Sequence[str | os.PathLike],
+    teacher: str,
+    out: str | os.PathLike,
+    vocab_path: str | os.PathLike | None,
+    options: Mapping[str, Any],
+) -> str:
+    """Extract (or resume) the cache ``out`` from corpus files, as ``ctx2static extract``; its summary line.
+
+    ``options`` are the corpus, vocabulary, teacher, extract and engine fields, each config built
+    in the order its mistakes are reported; the output is checked first, a ``vocab_path`` list is
+    read before the teacher loads.
+    """
+    check_writable(out, inside=True, inputs=[*corpus, vocab_path])
+    options = dict(options)
+    source = Corpus(list(corpus), pop_options(CorpusConfig, options))
+    vocab_config = pop_options(VocabConfig, options)
+    teacher_config = pop_options(TeacherConfig, options)
+    cfg = pop_options(ExtractConfig, options)
+    given = Vocab.load(vocab_path) if vocab_path else None
+
+    def inputs() -> tuple[Corpus, Vocab]:
+        return source, given if given is not None else Vocab.build(source, vocab_config)
+
+    m = extract_with(teacher, teacher_config, inputs, Path(out), cfg, pop_options(EngineConfig, options))
+    tot = m["totals"]
+    rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
+    # a finished cache run again does no teacher work: no rate to speak of
+    done = f"{rate:,.0f} teacher tokens/s" if rate else "already complete, nothing to do"
+    return (
+        f"{out}: {len(m['shards'])} shards, {tot['n_sentences']:,} sentences, "
+        f"{tot['n_occurrences']:,} occurrences, {tot['n_truncated_words']:,} words cut by max length; {done}"
+    )

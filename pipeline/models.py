@@ -92,10 +92,9 @@ FIRST_HALF = DepthBand(Fraction(0), Fraction(1, 2))
 LAYER_DEFAULTS: dict[TeacherKind, str | DepthBand] = {
     TeacherKind.MLM: "1:",
     TeacherKind.ENCODER: "1:",
-    # a causal LM's last layers are tuned to the next token and hold a few massive dimensions (at
-    # 1:, 3 of SmolLM2's 576 hold 97.6% of its word table's energy); its early layers hold more of
-    # the word (Ethayarajh 2019): the first half beat 1: and the middle third on SmolLM2 and Gemma 3
-    # (ase avg5 +12.7 and +11.4 over 1:, bench/results/layers_by_family.md)
+    # a causal LM's last layers are tuned to the next token and hold a few massive dimensions; its
+    # early layers hold more of the word (Ethayarajh 2019): the first half beat 1: and the middle
+    # third on SmolLM2 and Gemma 3 (bench/results/layers_by_family.md)
     TeacherKind.CAUSAL: FIRST_HALF,
 }
 """What ``--layer auto`` reads, per teacher family."""
@@ -336,7 +335,7 @@ def _split_zip(t: Teacher) -> Path:
 def _dequantise_gguf(cache: Path, gguf: Path) -> None:
     """Save the GGUF model ``gguf`` dequantised to float32 as a plain model folder ``cache``.
 
-    Loading a GGUF dequantises every tensor (~50 s for Gemma 3 270M); a saved folder loads in seconds.
+    Loading a GGUF dequantises every tensor, at every load; a saved folder loads in seconds.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer

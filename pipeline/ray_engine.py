@@ -236,9 +236,12 @@ class RayEngine:
         )
         actors = [worker.remote(teacher, source, config, cfg, lowercase) for _ in range(n)]
         log.info(
-            "ray: %d workers x %d CPU%s, teacher %s", n, cpus,
-            f" + {engine.gpus_per_worker:g} GPU" if engine.gpus_per_worker else "", source,
-        )  # fmt: skip
+            "ray: %d workers x %d CPU%s, teacher %s",
+            n,
+            cpus,
+            f" + {engine.gpus_per_worker:g} GPU" if engine.gpus_per_worker else "",
+            source,
+        )
         return cls(ray, actors, vocab, started)
 
     def __enter__(self) -> RayEngine:

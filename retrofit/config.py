@@ -57,9 +57,9 @@ class RetrofitConfig(Options):
     That code does not normalise its input, and the angle a step turns a row through shrinks as
     the row's norm grows (the costs read directions). On unit vectors (``normalize``, our
     default for every method) 0.05 can distort the space: with WordNet on the MiniLM word table
-    SimLex rose but MEN fell 14 points and avg5 6, where 0.01 kept MEN within a point and raised
-    avg5 nearly 3; only with PPDB on SGNS did 0.05 do better. See ``bench/results/attract_repel.md``;
-    we keep the published 0.05 as the default and the docs (guides/retrofitting.md) recommend 0.01.
+    SimLex rose but MEN and avg5 fell, where 0.01 kept MEN and raised avg5; only with PPDB on SGNS
+    did 0.05 do better (``bench/results/attract_repel.md``). We keep the published 0.05 as the
+    default and the docs (guides/retrofitting.md) recommend 0.01.
 
     ``propagate`` is post-specialisation (Vulic et al. 2018, NAACL) in its linear form: a map fitted
     on the words the method moved, applied to every other word. ``ridge`` is our choice

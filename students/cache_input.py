@@ -109,8 +109,11 @@ def context_stats(cache: Cache, key: str, mode: Standardize, student: str) -> Di
     if stats.wanted(mode):
         log.info(
             "%s: a teacher dimension carries %.0fx the median dimension's energy: contexts and "
-            "start table z-scored (standardize=%s)", student, stats.rogue_ratio, Standardize(mode).value,
-        )  # fmt: skip
+            "start table z-scored (standardize=%s)",
+            student,
+            stats.rogue_ratio,
+            Standardize(mode).value,
+        )
     return stats
 
 
@@ -121,8 +124,8 @@ def teacher_init(
 
     ``auto`` (the students' default: it won on every student measured; docs/guides/students.md) is ``ase``.
     With ``zscore`` each dimension is first z-scored with those statistics: the contexts' the student
-    trains on, so its start rows and E_ctx share one coordinate system (rogue_dimensions.md: 2.2-2.5
-    avg5 above z-scoring the table with its own statistics).
+    trains on, so its start rows and E_ctx share one coordinate system (it beat z-scoring the table
+    with its own statistics: bench/results/rogue_dimensions.md).
     Projected onto its top ``dim`` principal directions when the teacher is wider (centred
     first; directions the table does not span are 0), then scaled to a mean row norm of 1.
     ``random`` returns None (the student's own init).

@@ -443,9 +443,10 @@ class Step:
         e0, e1 = max(0, b0 - margin), min(len(data.occ_word), b1 + margin)
         off, n_b, n_ext = b0 - e0, b1 - b0, e1 - e0
         P, G = buf.P[:n_ext], buf.G[:n_ext]
-        occ = buf.occ[:n_ext]  # float16 -> float32 by torch (vectorised; numpy's cast is 7x slower)
+        occ = buf.occ[:n_ext]  # float16 -> float32 by torch (vectorised; numpy's cast is slower)
         torch.from_numpy(occ).copy_(torch.from_numpy(data.occ_vec[e0:e1]))
-        np.matmul(occ, self.proj.T, out=P)  # numpy's BLAS: 1.3x torch's MKL on AMD CPUs (bench/results)
+        # numpy's BLAS beat torch's MKL on AMD CPUs (bench/results/contextual_subsample.md)
+        np.matmul(occ, self.proj.T, out=P)
         self.kernel(
             P, off, b0, n_b, data.occ_word, data.ctx, data.ctx_word, self.cum_table,
             (self.seed, epoch, data.first), self.table, self.params, self.spreads, G, buf.beta,

@@ -57,9 +57,9 @@ class Standardize(str, enum.Enum):
 
 
 ROGUE_RATIO = 1000.0
-"""``auto``'s threshold on max_d E[x_d^2] / median_d E[x_d^2]. On Brown (bench/results/
-rogue_dimensions.md), over sentence contexts and the ase and word tables: encoders 2-272 (MiniLM,
-MPNet), causal LMs 2,195-189,241 (SmolLM2, Gemma 3); input token tables 3-35 for all four."""
+"""``auto``'s threshold on max_d E[x_d^2] / median_d E[x_d^2]: between the encoders' ratios (MiniLM,
+MPNet) and the causal LMs' (SmolLM2, Gemma 3) over sentence contexts and the ase and word tables on
+Brown, above every input token table's (``bench/results/rogue_dimensions.md``)."""
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,9 @@ def standardized_table(matrix: np.ndarray, mode: Standardize) -> tuple[np.ndarra
     if stats.wanted(mode):
         log.info(
             "a teacher dimension carries %.0fx the median dimension's energy: the table is z-scored "
-            "(standardize=%s; --set standardize=off keeps the teacher's scale)", stats.rogue_ratio,
+            "(standardize=%s; --set standardize=off keeps the teacher's scale)",
+            stats.rogue_ratio,
             Standardize(mode).value,
-        )  # fmt: skip
+        )
         return stats.zscore(matrix), True, stats.rogue_ratio
     return matrix, False, stats.rogue_ratio

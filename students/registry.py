@@ -18,8 +18,9 @@ import logging
 import os
 import time
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ctx2static.cache import Cache
@@ -27,15 +28,15 @@ from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
 from ctx2static.errors import UserError
 from ctx2static.fileio import check_writable, temp_folder
-from ctx2static.options import Options, configure, field_names
+from ctx2static.options import Options, configure, field_names, pop_options
 from ctx2static.students.budget import Sizes, check_student_memory
 from ctx2static.students.cache_input import CacheConfig
 from ctx2static.students.postprocess import all_but_the_top
 from ctx2static.teachers import did_you_mean
-from ctx2static.text.corpus import Corpus
+from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.encoded import encode_corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
-from ctx2static.vectors import Vectors
+from ctx2static.vectors import Vectors, check_replace, check_vectors_output, made_by
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +113,13 @@ def student_config(name: str, overrides: Mapping[str, Any] | None = None) -> Opt
     return configure(module.Config, {**(overrides or {}), **dict(spec(name).presets)}, what=name)
 
 
+def listing() -> str:
+    """The students by input, as the command line's help lists them (read from :data:`STUDENTS`)."""
+    text, cache = ([n for n, s in STUDENTS.items() if s.source is source] for source in Source)
+    listed = f"{', '.join(text)} (from --corpus); {', '.join(cache)} (from --cache, no teacher needed)"
+    return f"Students: {listed}."
+
+
 def students_with(option: str) -> list[str]:
     """The students whose config has ``option``."""
     return [name for name in STUDENTS if option in field_names(load_student(name).Config)]
@@ -132,6 +140,17 @@ def shortcut_overrides(name: str, shortcuts: Mapping[str, Any]) -> dict[str, Any
                 f"{', '.join(students_with(key))}); drop it"
             )
     return given
+
+
+def command_overrides(name: str, shortcuts: Mapping[str, Any], settings: Iterable[str]) -> dict[str, Any]:
+    """The command line's overrides of student ``name``: its shortcut flags, then each ``--set KEY=VALUE``."""
+    overrides = shortcut_overrides(name, shortcuts)
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--set {item!r}: write KEY=VALUE, e.g. --set negative=10")
+        overrides[key.strip()] = value.strip()
+    return overrides
 
 
 def needed_signals(name: str, config: Options) -> tuple[str, ...]:
@@ -267,8 +286,12 @@ def fit_text_student(
     with temp_folder("ctx2static-enc-") as work:
         encoded = encode_corpus(corpus, vocab, work)
         n_tokens = len(encoded.ids)
-        log.info("corpus: %s tokens, %s sentences, %s words", f"{n_tokens:,}", f"{encoded.n_sentences:,}",
-                 f"{len(vocab):,}")  # fmt: skip
+        log.info(
+            "corpus: %s tokens, %s sentences, %s words",
+            f"{n_tokens:,}",
+            f"{encoded.n_sentences:,}",
+            f"{len(vocab):,}",
+        )
         vectors = _timed(name, config, n_tokens, began, load_student(name).fit, encoded, vocab)
     vectors.meta.update(
         {
@@ -278,3 +301,41 @@ def fit_text_student(
         }
     )
     return vectors
+
+
+def fit_student(
+    name: str,
+    out: str | os.PathLike,
+    corpus: Sequence[str | os.PathLike] = (),
+    cache_dir: str | os.PathLike | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    text_options: Mapping[str, Any] | None = None,
+    compose: bool = True,
+    overwrite: bool = False,
+) -> tuple[Vectors, Path]:
+    """Student ``name`` from a ``corpus`` or a ``cache_dir``, saved at ``out`` (``fit-student``).
+
+    Every check that can fail runs before the training: the config, the output (writable, not an
+    input, not another maker's vectors unless ``overwrite``), GloVe's checkpoint apart from the
+    output, one input. ``text_options`` are the corpus reading and vocabulary fields, read only for
+    a corpus. Returns the vectors and the path they were saved at.
+    """
+    config = student_config(name, overrides)
+    check_vectors_output(out, [*corpus, cache_dir])
+    check_replace(out, made_by({"student": name}), overwrite)
+    checkpoint = getattr(config, "checkpoint", None)  # the corpus is checked by fit_text_student
+    if checkpoint and Path(checkpoint).resolve() == Path(out).resolve():
+        raise UserError(
+            f"{checkpoint}: is both the GloVe checkpoint and the output (-o); give each its own path"
+        )
+    if cache_dir and corpus:
+        raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
+    if cache_dir:
+        vectors = fit_cache_student(name, cache_dir, config, compose)
+    elif corpus:
+        options = dict(text_options or {})
+        text = Corpus(list(corpus), pop_options(CorpusConfig, options))
+        vectors = fit_text_student(name, text, pop_options(VocabConfig, options), config)
+    else:
+        raise UserError("pass --corpus FILE (text students) or --cache DIR (distilled students)")
+    return vectors, vectors.save(out)

@@ -183,8 +183,11 @@ def fit(cache: Cache, config: Config) -> Vectors:
     if residual > config.tolerance:
         log.warning(
             "sentence: conjugate gradients stopped at %d iterations with relative residual %.1e above "
-            "tolerance %.0e; raise --set iterations", iterations, residual, config.tolerance,
-        )  # fmt: skip
+            "tolerance %.0e; raise --set iterations",
+            iterations,
+            residual,
+            config.tolerance,
+        )
     train: dict[str, Any] = {
         "sentences": system.n_sentences,
         "cg_iterations": iterations,

@@ -68,8 +68,11 @@ def similarity_fallback(results: Results) -> tuple[dict[str, float], str]:
     The mean over the avg5 sets every output scores usably, and the words that say which, so a small
     corpus still gets a verdict.
     """
-    sets = [b for b in AVG5 if all(_usable(next((s for s in r if s.benchmark == b), None))
-                                   for r in results.values())]  # fmt: skip
+    sets = [
+        b
+        for b in AVG5
+        if all(_usable(next((s for s in r if s.benchmark == b), None)) for r in results.values())
+    ]
     if not sets:
         return {}, ""
     means = {n: sum(s.score for s in r if s.benchmark in sets) / len(sets) for n, r in results.items()}
@@ -124,8 +127,11 @@ def best_markdown(results: Results, notes: Sequence[str], own: Results) -> str:
     scores = {name: {(s.benchmark, s.metric): s for s in found} for name, found in results.items()}
     first = len(header) - len(results)
     for row in rows:
-        shown = {i: round(s.score, 1) for i, name in enumerate(results, first)
-                 if _usable(s := scores[name].get((row[0], row[1])))}  # fmt: skip
+        shown = {
+            i: round(s.score, 1)
+            for i, name in enumerate(results, first)
+            if _usable(s := scores[name].get((row[0], row[1])))
+        }
         if len(shown) >= 2:
             top = max(shown.values())
             row[:] = [f"**{c}**" if shown.get(i) == top else c for i, c in enumerate(row)]

@@ -31,7 +31,7 @@ from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import Benchmark
 from ctx2static.eval.comparison import Comparison, compare
 from ctx2static.eval.results import Score
-from ctx2static.fileio import atomic_write, folder_lock, sha256_file, write_json
+from ctx2static.fileio import atomic_write, check_writable, folder_lock, sha256_file, write_json
 from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.memory import PeakRss, release_freed
 from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, Backend
@@ -330,6 +330,30 @@ def run_study(study: Study, out: str | Path) -> Comparison:
     layout = StudyLayout(Path(out))
     with sigterm_as_interrupt(), folder_lock(layout.root, "study"):
         return _run(study, layout)
+
+
+def run_study_file(study: str | os.PathLike | None = None, out: str | os.PathLike | None = None) -> str:
+    """Run the study file ``study`` (without one, the bundled default study) as ``ctx2static run`` does.
+
+    ``out`` (default ``runs/<study file name>``) is checked writable before any step. Returns the
+    console's text: the study's verdict and where the report is; the tables (a row per benchmark, a
+    column per output) go to the debug log (``-v``) and to the report.
+    """
+    from ctx2static.eval.results import format_text
+    from ctx2static.eval.suite import notes
+    from ctx2static.resources import DEFAULT_STUDY
+    from ctx2static.study.loader import load_study
+    from ctx2static.study.report import summary_lines
+
+    path = Path(study) if study else DEFAULT_STUDY
+    spec = load_study(path)
+    folder = Path(out) if out else Path("runs") / path.stem
+    check_writable(folder, inside=True, inputs=spec.inputs)
+    results = run_study(spec, folder)
+    table = notes(spec.eval.analogy_config, common=True, families=spec.eval.families)
+    log.debug("%s", format_text(results.common, table, results.own).rstrip())
+    verdict = [line.replace("**", "") for line in summary_lines(results.common) if line]
+    return "\n".join([*verdict, f"tables and figures: {folder / 'report.md'}"])
 
 
 def _run(study: Study, layout: StudyLayout) -> Comparison:

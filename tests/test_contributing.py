@@ -79,6 +79,8 @@ def test_a_registered_toy_student_is_fitted_by_the_cli_and_the_api(toy, cache, t
     code, _, err = cli_main("fit-student", "--student", toy, "--cache", cache, "--set", "scale=x",
                             "--out", tmp_path / "w.txt")  # fmt: skip
     assert code == 2 and err.strip().splitlines()[-1] == "error: option scale='x' is not a valid float"
+    code, out, _ = cli_main("fit-student", "--help")  # the help's student list is the registry's
+    assert code == 0 and "semglove, ase, token, word, toy (from --cache" in " ".join(out.split())
 
 
 def test_a_registered_toy_student_is_a_study_student_and_an_api_keyword(toy, tmp_path, tiny_models):
@@ -99,4 +101,4 @@ options = {{ scale = 3.0 }}
     study = load_study(tmp_path / "study.toml")
     run = next(s for s in study.students if s.student == toy)
     assert run.config.scale == 3.0 and registry.spec(toy).baseline == "sgns"
-    assert "    scale: float\n" in api_options_gen.render()  # step 4: the generated keywords gain it
+    assert "    scale: float\n" in api_options_gen.render()  # step 3: the generated keywords gain it

@@ -80,8 +80,11 @@ class CorpusConfig(Options):
 
     def tokens(self) -> dict[str, Any]:
         """The options that shape sentences into tokens (how each file is read is recorded per file)."""
-        return {"lowercase": self.lowercase, "min_sentence_len": self.min_sentence_len,
-                "max_sentence_len": self.max_sentence_len}  # fmt: skip
+        return {
+            "lowercase": self.lowercase,
+            "min_sentence_len": self.min_sentence_len,
+            "max_sentence_len": self.max_sentence_len,
+        }
 
 
 @dataclass(frozen=True)
@@ -107,8 +110,12 @@ class Reading:
 
     def identity(self, field: str) -> dict[str, Any]:
         """What a cache records of it (path, digest, format, split and, for records, the field)."""
-        out = {"path": str(self.source.path.resolve()), "sha256": self.source.digest(),
-               "format": self.source.format.value, "split": self.split.value}  # fmt: skip
+        out = {
+            "path": str(self.source.path.resolve()),
+            "sha256": self.source.digest(),
+            "format": self.source.format.value,
+            "split": self.split.value,
+        }
         return {**out, "text_field": field} if self.source.records else out
 
 
@@ -164,8 +171,12 @@ class Corpus:
             self.readings += found
         if repeats:
             (again, first), more = repeats[0], len(repeats) - 1
-            log.warning("%s: the same file as %s, given twice as corpus; read once%s", again, first,
-                        f" (and {more} more file(s) given twice)" if more else "")  # fmt: skip
+            log.warning(
+                "%s: the same file as %s, given twice as corpus; read once%s",
+                again,
+                first,
+                f" (and {more} more file(s) given twice)" if more else "",
+            )
         self._reported: set[tuple[Path, str]] = set()
 
     def _reading(self, source: Source) -> Reading:

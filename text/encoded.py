@@ -43,8 +43,9 @@ def encode_corpus(corpus: Corpus, vocab: Vocab, workdir: str | os.PathLike) -> E
     """Stream the corpus into id arrays kept on disk (memory-mapped) in ``workdir``, so RAM stays flat.
 
     Word ids, sentence offsets and paragraph ids are all written as they come, a block at a time:
-    held in lists, the offsets alone of 20M short sentences took 1.9 GB. The caller owns
-    ``workdir`` (a temporary folder it removes, also when interrupted).
+    held in Python lists, each id costs an object and a pointer, so a large corpus's offsets alone
+    would take gigabytes. The caller owns ``workdir`` (a temporary folder it removes, also when
+    interrupted).
     """
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)

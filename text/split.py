@@ -2,11 +2,11 @@
 
 The splitter is sentencex (Wikimedia, MIT, a compiled core with wheels for Linux, macOS and
 Windows on x86-64 and ARM, no dependencies). On the tagged Brown corpus's sentence boundaries
-(``bench/results/splitters.md``) its precision equals the others' (0.99); its recall is lower
-(0.80 against 0.89 for blingfire and syntok) because it keeps a quotation of several sentences
-whole, which costs a teacher's context nothing. It is the fastest by far (about 3x blingfire, 50x
-syntok, 500x pysbd), so reading stays far ahead of the teacher; blingfire, as accurate and fast
-enough, has had no release since 2021 and ships x86-64 binaries only; syntok is 5x too slow.
+(``bench/results/splitters.md``) its precision equals the others'; its recall is lower than
+blingfire's and syntok's because it keeps a quotation of several sentences whole, which costs a
+teacher's context nothing. It is the fastest by far (the same file), so reading stays far ahead of
+the teacher; blingfire, as accurate and fast enough, has had no release since 2021 and ships x86-64
+binaries only; syntok is too slow.
 
 Whether a text file is split already is read from its first :data:`SNIFF_LINES` non-blank lines
 (:func:`sniff`): a file is taken as one sentence a line unless the splitter finds two sentences in

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from ctx2static.cli import evaluate_command
+from ctx2static.errors import UserError
 from ctx2static.eval import Family
 from ctx2static.vectors import Vectors
 
@@ -115,3 +116,16 @@ def test_evaluation_does_not_import_torch(files):
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_eval_command_is_evaluate_files_below_it(files, cli_main):
+    from ctx2static.eval.files import evaluate_files
+
+    good, sim = files / "good.txt", files / "sim.txt"
+    code, stdout, err = cli_main("eval", good, "--no-bundled", "--similarity", sim)
+    assert code == 0, err
+    shown: list[str] = []
+    evaluate_files([str(good)], shown.append, given={"similarity": [str(sim)]}, bundled=False)
+    assert shown == [stdout]
+    with pytest.raises(UserError, match=r"^no benchmarks to run: give .*--similarity.* with --no-bundled$"):
+        evaluate_files([str(good)], shown.append, bundled=False)

@@ -1,9 +1,13 @@
+import subprocess
+import sys
 from dataclasses import dataclass
 
 import pytest
 
 from ctx2static.errors import UserError
 from ctx2static.students.registry import configure, load_student
+
+from ..faults import cli_env
 
 
 @dataclass(frozen=True)
@@ -33,14 +37,43 @@ def test_unknown_student():
         load_student("nope")
 
 
-def test_fit_student_help_lists_exactly_the_registered_students():
+def test_fit_student_help_shows_every_registered_student(cli_main):
     import re
 
-    from ctx2static.cli import fit_student
     from ctx2static.students.registry import STUDENTS, Source
 
-    doc = " ".join(fit_student.help.split())
-    text, cache = re.search(r"Students: (.*?) \(from --corpus\); (.*?) \(from --cache", doc).groups()
+    code, out, _ = cli_main("fit-student", "--help")
+    help_text = " ".join(out.split())
+    text, cache = re.search(r"Students: (.*?) \(from --corpus\); (.*?) \(from --cache", help_text).groups()
     listed = {Source.TEXT: text.split(", "), Source.CACHE: cache.split(", ")}
+    assert code == 0
     for source, names in listed.items():
-        assert sorted(names) == sorted(n for n, s in STUDENTS.items() if s.source is source)
+        assert names == [n for n, s in STUDENTS.items() if s.source is source]
+
+
+BOTH = "pass either --corpus (text students) or --cache (cache students), not both"
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["--set", "negative"], "--set 'negative': write KEY=VALUE, e.g. --set negative=10"),
+        (["--corpus", "c.txt", "--cache", "c"], BOTH),
+        ([], "pass --corpus FILE (text students) or --cache DIR (distilled students)"),
+    ],
+)
+def test_fit_student_refuses_a_mistake_in_one_line_before_any_work(tmp_path, cli_main, args, line):
+    code, _, err = cli_main("fit-student", "-s", "sgns", "-o", tmp_path / "v.txt", *args)
+    assert code == 2 and err.strip().splitlines()[-1] == f"error: {line}"
+    assert not (tmp_path / "v.txt").exists()
+
+
+def test_the_command_line_starts_without_the_registry():
+    """fit-student's help reads the registry when shown: other commands start without numba and h5py."""
+    code = (
+        "import sys\n"
+        "from ctx2static.cli import cli\n"
+        "assert 'ctx2static.students.registry' not in sys.modules and 'numba' not in sys.modules\n"
+        "assert 'Students: sgns' in cli.commands['fit-student'].help\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, env=cli_env())

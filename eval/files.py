@@ -1,0 +1,71 @@
+"""`evaluate_files`: vectors files in, one table out (``ctx2static eval``), with its JSON and Markdown."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from ctx2static.errors import UserError
+from ctx2static.eval.analogy import AnalogyConfig
+from ctx2static.eval.benchmarks import load_benchmarks
+from ctx2static.eval.comparison import compare_tables
+from ctx2static.eval.families import INTRINSIC, file_families, member, task_families, with_named_tasks
+from ctx2static.eval.results import format_text, write_markdown, write_results_json
+from ctx2static.eval.suite import config_dict, notes
+from ctx2static.fileio import check_writable, refuse_same_outputs
+from ctx2static.vectors import NonFinite, Vectors, vector_files
+
+
+def evaluate_files(
+    vectors: Sequence[str | os.PathLike],
+    show: Callable[[str], object],
+    families: Sequence[str] = (),
+    given: Mapping[str, Sequence[str]] | None = None,
+    bundled: bool = True,
+    items: str = "common",
+    compose: bool = False,
+    analogy: AnalogyConfig | None = None,
+    json_path: str | os.PathLike | None = None,
+    markdown: str | os.PathLike | None = None,
+    nonfinite: NonFinite | str = NonFinite.ERROR,
+) -> None:
+    """Score every file of ``vectors`` on the benchmarks asked for; ``show`` the table, then write it.
+
+    ``given`` holds per family its extra files or the tasks named (naming one asks for the family);
+    without ``families`` or tasks the intrinsic families run. ``items="common"`` scores several
+    files on the items all of them cover. The outputs are checked before any file is read; the
+    table is shown before the JSON and Markdown are written, so a failed write still leaves it.
+    """
+    analogy = analogy or AnalogyConfig()
+    given = given or {}
+    extra = {name: given.get(name, ()) for name in file_families()}
+    files = [p for paths in extra.values() for p in paths]
+    refuse_same_outputs([("--json", json_path), ("--markdown", markdown)])
+    read: list[str | os.PathLike] = [*(f for v in vectors for f in vector_files(v)), *files]
+    for written in (json_path, markdown):
+        if written is not None:
+            check_writable(written, inputs=read, folder=False)
+    named = {name: given[name] for name in task_families() if given.get(name)}
+    asked = tuple(member(f) for f in families) or (() if named else INTRINSIC)
+    picked, tasks = with_named_tasks(asked, named)
+    benchmarks = load_benchmarks(picked, extra, bundled=bundled, tasks=tasks)
+    if not benchmarks:
+        flags = "/".join(f"--{name}" for name in extra)
+        raise UserError(f"no benchmarks to run: give {flags} files with --no-bundled")
+    for path in vectors:
+        if not Path(path).exists():
+            raise UserError(f"{path}: no such vectors file or folder")
+    loaded = {os.fspath(path): Vectors.load(path, nonfinite=nonfinite) for path in vectors}
+    common = items == "common" and len(loaded) > 1
+    compared = compare_tables(loaded, benchmarks, analogy, common, compose)
+    results, own = compared.common, compared.own
+    lines = notes(analogy, common=common, families=picked)
+    lines += ["--compose: words outside a table get vectors composed from subwords"] * compose
+    show(format_text(results, lines, own if common else None))
+    if json_path is not None:
+        write_results_json(
+            json_path, results, {**config_dict(analogy, picked), "items": "common" if common else "own"}
+        )
+    if markdown is not None:
+        write_markdown(markdown, results, lines, own if common else None)
