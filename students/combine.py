@@ -143,7 +143,8 @@ def combine_vectors(inputs: Sequence[tuple[str, Vectors]], config: CombineConfig
     said = ", ".join(f"{n} {m:,} of {len(k):,}" for n, m, k in zip(names, lost, keyed, strict=True))
     log.info(
         "combine: %s in every input%s; %s",
-        f"{len(words):,} word" + "s" * (len(words) != 1), " (matched lower-cased: the inputs differ in case)" * fold,
+        f"{len(words):,} word" + "s" * (len(words) != 1),
+        " (matched lower-cased: the inputs differ in case)" * fold,
         f"left out: {said}" if any(lost) else "none left out",
     )  # fmt: skip
     if any(v.composer is not None for v in tables):
