@@ -1,11 +1,13 @@
 """Word similarity on development and report halves, for vectors and their combinations (issue 41).
 
-    python bench/probes/words_split.py runs/words_brown/students/*_ase runs/words_brown/students/*_word \\
-        --prompted 'nomic=meaning: {w}' --max-combine 3 --out bench/results/words_brown_split.md
+    python bench/probes/words_split.py runs/words_brown/vectors/*_ase runs/words_brown/vectors/*_word \\
+        --prompted 'nomic=meaning: {w}' --max-combine 3 --recipe mpnet_ase+nomic_ase \\
+        --out bench/results/words_brown_split.md
 
-Each input is a vectors file or folder (a study's students), named by its folder; ``--prompted
-TEACHER=TEMPLATE`` adds the teacher's word-alone vectors (every token's state at the last layer,
-averaged: ``bench/results/prompted_words.md``'s best reading for nomic) for the benchmark words.
+Each input is a vectors file or folder (a study's outputs), named by its folder; ``--prompted
+TEACHER=TEMPLATE`` adds the teacher's word-alone vectors, named ``TEACHER_prompted`` (every token's
+state at the last layer, averaged: ``bench/results/prompted_words.md``'s best reading for nomic),
+for the benchmark words.
 Every subset of up to ``--max-combine`` inputs is scored two ways: the unit vectors concatenated, and,
 when all have one size, their mean after each is rotated onto the first by the orthogonal map fitted
 on the shared words (Procrustes; Schönemann 1966).
@@ -76,8 +78,19 @@ def row(name: str, res: dict[str, list[float]]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("vectors", nargs="+", type=Path, help="vectors files or folders (a study's students)")
-    ap.add_argument("--prompted", nargs="*", default=[], help="TEACHER=TEMPLATE word-alone vectors")
+    ap.add_argument(
+        "--prompted",
+        nargs="*",
+        default=[],
+        help="TEACHER=TEMPLATE: word-alone vectors, named TEACHER_prompted",
+    )
     ap.add_argument("--max-combine", type=int, default=3)
+    ap.add_argument(
+        "--recipe",
+        nargs="*",
+        default=[],
+        help="NAME+NAME+...: a combination shown whatever its rank (any size)",
+    )
     ap.add_argument("--seed", type=int, default=41, help="the split of prompted_words.py")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--top", type=int, default=40, help="rows of the full table (best on dev first)")
@@ -95,23 +108,27 @@ def main() -> None:
     inputs = {name: unit(v.query(words)) for name, v in tables.items()}
     for spec in args.prompted:
         teacher, template = spec.split("=", 1)
-        inputs[f'{teacher} "{template}" alone'] = prompted(teacher, template, words, args.threads)
+        inputs[f"{teacher}_prompted"] = prompted(teacher, template, words, args.threads)
     halves = covered(split_halves(benchmarks, args.seed), common)
 
-    rows: list[tuple[str, dict[str, list[float]]]] = []
+    def combined(subset: tuple[str, ...]) -> list[tuple[str, dict[str, list[float]]]]:
+        mats = [inputs[n] for n in subset]
+        if len(mats) == 1:
+            return [(subset[0], scores(words, mats[0], halves))]
+        out = [(" + ".join(subset) + " (concat)", scores(words, np.hstack(mats), halves))]
+        if len({m.shape[1] for m in mats}) == 1:
+            out.append((" + ".join(subset) + " (rotated mean)", scores(words, procrustes_mean(mats), halves)))
+        return out
+
     names = list(inputs)
-    for k in range(1, min(args.max_combine, len(names)) + 1):
-        for subset in itertools.combinations(names, k):
-            mats = [inputs[n] for n in subset]
-            if k == 1:
-                rows.append((subset[0], scores(words, mats[0], halves)))
-                continue
-            rows.append((" + ".join(subset) + " (concat)", scores(words, np.hstack(mats), halves)))
-            if len({m.shape[1] for m in mats}) == 1:
-                rows.append(
-                    (" + ".join(subset) + " (rotated mean)", scores(words, procrustes_mean(mats), halves))
-                )
+    rows = [
+        scored
+        for k in range(1, min(args.max_combine, len(names)) + 1)
+        for subset in itertools.combinations(names, k)
+        for scored in combined(subset)
+    ]
     rows.sort(key=lambda r: -r[1]["dev"][-1])
+    recipes = [row for recipe in args.recipe for row in combined(tuple(recipe.split("+")))]
 
     total = {b.name: len(b.pairs) for b in benchmarks}
     kept = {
@@ -138,19 +155,28 @@ def main() -> None:
         "## Single inputs",
         "",
         f"| vectors | dev avg5 | report: {head} | report avg5 |",
-        "|---|---:|---|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += [row(n, r) for n, r in singles]
+    if recipes:
+        lines += [
+            "",
+            "## Recipes (asked for by name, whatever their rank)",
+            "",
+            f"| vectors | dev avg5 | report: {head} | report avg5 |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        lines += [row(n, r) for n, r in recipes]
     lines += [
         "",
         f"## Every combination, best {args.top} on dev",
         "",
         f"| vectors | dev avg5 | report: {head} | report avg5 |",
-        "|---|---:|---|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += [row(n, r) for n, r in rows[: args.top]]
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines[: 20 + len(singles)]))
+    print("\n".join(lines[: 30 + len(singles) + len(recipes)]))
 
 
 if __name__ == "__main__":
