@@ -40,6 +40,7 @@ def cbow_centre(mean: bool) -> Any:
     (:func:`~ctx2static.students.jit_bind.bind_update`).
     """
 
+    # the parameters of every centre kernel (sgns.sg_centre's too): the epoch loop calls them alike
     def update(
         sent: np.ndarray,
         n: int,

@@ -29,6 +29,7 @@ class Config(Word2VecConfig):
     alpha: float = opt(0.025, "Initial learning rate, decayed linearly to min_alpha (skip-gram).")
 
 
+# the parameters of every centre kernel (cbow.cbow_centre's too): the epoch loop calls them alike
 @njit(fastmath=True)
 def sg_centre(
     sent: np.ndarray,
