@@ -1,8 +1,10 @@
 """Several vectors tables made one: unit rows concatenated, or averaged once aligned (issue 41).
 
-Static tables distilled from different teachers err differently, so their combination beats each:
-on Brown, nomic's and MPNet's word tables concatenated as unit rows scored a higher avg5 than the
-better of the two (``bench/probes/words_split.py`` measures both methods below).
+Static tables distilled from different teachers, or read from one teacher in different ways, err
+differently, so their combination beats each: on Brown's held-out pairs, nomic's and MPNet's
+``ase`` and prompted word vectors concatenated scored above the best of them
+(``bench/results/words_brown_split.md``, where ``bench/probes/words_split.py`` scores both
+methods below).
 
 - ``concat``: each input's rows scaled to unit length and weighted, side by side. With weights
   ``w_i`` scaled so that ``sum w_i^2 = 1``, every row has unit length and the cosine of two words
