@@ -88,8 +88,8 @@ def test_words_given_with_vocab_get_the_same_table_from_the_command_line(
 @pytest.mark.parametrize(
     "name,template,layer",
     [
-        ("encoder", "meaning: {w}", "-1"),  # a bare encoder: a sentence embedder's family
-        ("mpnet", "meaning: {w}", "-1"),  # its config names an MLM head its weights lack: an encoder
+        ("encoder", "meaning: {w}", "1:"),  # a bare encoder: a sentence embedder's family
+        ("mpnet", "meaning: {w}", "1:"),  # its config names an MLM head its weights lack: an encoder
         ("bert", "{w}", "1:"),  # a masked LM: the word alone at the cache's layers
         ("gpt2", "{w}", "1"),  # a causal LM: the cache's layers, the first half of 2
     ],
@@ -106,7 +106,7 @@ def test_auto_resolves_to_the_teacher_familys_word_settings_and_the_cache_record
     if template == "{w}":
         want = _direct(teacher, "cat", "cat", list(teacher.layers))
     else:
-        want = _direct(teacher, "meaning: cat", "cat", [teacher.n_hidden - 1])
+        want = _direct(teacher, "meaning: cat", "cat", list(teacher.layers))
     np.testing.assert_allclose(row, want, rtol=1e-4, atol=1e-5)
 
 
