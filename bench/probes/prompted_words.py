@@ -35,10 +35,10 @@ from ctx2static.eval import load_benchmarks
 from ctx2static.eval.benchmarks import Family, SimilaritySet
 from ctx2static.eval.similarity import evaluate_similarity
 from ctx2static.eval.suite import AVG5
-from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.batching import run_sorted
 from ctx2static.pipeline.config import AUTO_LAYER
 from ctx2static.pipeline.models import teacher_layer
+from ctx2static.pipeline.shard import word_inputs
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
@@ -90,17 +90,6 @@ def split_halves(benchmarks: list[SimilaritySet], seed: int) -> dict[str, list[S
     return halves
 
 
-def template_inputs(teacher: Teacher, words: list[str], template: str) -> list[Encoding]:
-    """Each word inside ``template``, encoded by the teacher; its only group is the word's subwords."""
-    parts = template.split()
-    at = parts.index("{w}")
-    encs = teacher.encode([[*parts[:at], w, *parts[at + 1 :]] for w in words])
-    return [
-        Encoding(e.ids, np.where(e.tok_group == at, 0, -1).astype(np.int32), e.complete[at : at + 1])
-        for e in encs
-    ]
-
-
 def teacher_matrices(teacher: Teacher, words: list[str], budget: int) -> dict[Setting, np.ndarray]:
     """Unit vectors of every word for each template, pooling and layer (and the mean of templates)."""
     layer_sets = {"last": [-1]}
@@ -109,7 +98,7 @@ def teacher_matrices(teacher: Teacher, words: list[str], budget: int) -> dict[Se
     out: dict[Setting, np.ndarray] = {}
     for template in TEMPLATES:
         t0 = time.perf_counter()
-        encs = template_inputs(teacher, words, template)
+        encs = word_inputs(teacher, words, template, teacher.max_length)
         if not all(e.complete[0] for e in encs):
             raise SystemExit(f"{template}: some words lost tokens to truncation")
         outs = run_sorted(encs, budget, lambda b: teacher.forward(b, Request(hidden_states=True)))
