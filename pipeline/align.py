@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -69,30 +70,56 @@ def align(
         return_special_tokens_mask=True,
         return_attention_mask=False,
     )
-    out = []
-    for words, ids, offsets, special in zip(
-        sentences, enc["input_ids"], enc["offset_mapping"], enc["special_tokens_mask"], strict=True
-    ):
-        lens = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
-        starts = np.concatenate([[0], np.cumsum(lens + 1)[:-1]]).astype(np.int64)
-        ends = starts + lens
-        off = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
-        last = off[:, 1] - 1
-        grp = np.searchsorted(starts, last, side="right") - 1
-        valid = (np.asarray(special) == 0) & (off[:, 1] > off[:, 0]) & (grp >= 0)
-        valid &= last < ends[np.clip(grp, 0, len(words) - 1)]
-        grp = np.where(valid, grp, -1).astype(np.int32)
-        complete = np.zeros(len(words), dtype=bool)
-        if valid.any():
-            g = grp[valid]
-            lo = np.full(len(words), np.iinfo(np.int64).max)
-            hi = np.full(len(words), -1)
-            np.minimum.at(lo, g, off[valid, 0])
-            np.maximum.at(hi, g, off[valid, 1])
-            complete = (lo <= starts) & (hi >= ends)
-        ids_arr = np.asarray(ids, dtype=np.int64)
-        if bos_id is not None:
-            ids_arr = np.concatenate([[bos_id], ids_arr])
-            grp = np.concatenate([[-1], grp]).astype(np.int32)
-        out.append(Encoding(ids_arr, grp, complete))
-    return out
+    ids_l, offsets_l, special_l = enc["input_ids"], enc["offset_mapping"], enc["special_tokens_mask"]
+    return _aligned(sentences, texts, ids_l, offsets_l, special_l, bos_id)
+
+
+def _aligned(
+    sentences: Sequence[Sequence[str]],
+    texts: list[str],
+    ids_l: list[list[int]],
+    offsets_l: list[list[tuple[int, int]]],
+    special_l: list[list[int]],
+    bos_id: int | None,
+) -> list[Encoding]:
+    """The encodings of a batch, aligned with whole arrays over all its tokens at once.
+
+    Each sentence's text is placed at its own stretch of one number line (sentence ``s`` at ``s *
+    span``), so one sorted search finds every token's word; per-sentence numpy calls cost more
+    than the tokenizer on a GPU machine, where this runs while the device waits.
+    """
+    n = len(texts)
+    n_tok = np.fromiter(map(len, ids_l), np.int64, n)
+    n_words = np.fromiter(map(len, sentences), np.int64, n)
+    total = int(n_tok.sum())
+    ids = np.fromiter(chain.from_iterable(ids_l), np.int64, total)
+    off = np.fromiter(chain.from_iterable(chain.from_iterable(offsets_l)), np.int64, 2 * total).reshape(-1, 2)
+    special = np.fromiter(chain.from_iterable(special_l), np.int64, total)
+    lens = np.fromiter((len(w) for words in sentences for w in words), np.int64, int(n_words.sum()))
+    word_sent = np.repeat(np.arange(n), n_words)
+    first_word = np.cumsum(n_words) - n_words
+    stride = np.cumsum(lens + 1) - (lens + 1)
+    starts = stride - stride[first_word[word_sent]] if len(lens) else stride  # within the sentence's text
+    ends = starts + lens
+    span = max(map(len, texts), default=0) + 2
+    tok_sent = np.repeat(np.arange(n), n_tok)
+    last = off[:, 1] - 1
+    word = np.searchsorted(word_sent * span + starts, tok_sent * span + last, side="right") - 1
+    grp = word - first_word[tok_sent]
+    valid = (special == 0) & (off[:, 1] > off[:, 0]) & (grp >= 0)
+    if len(lens):
+        valid &= last < ends[np.clip(word, 0, len(lens) - 1)]
+    lo = np.full(len(lens), np.iinfo(np.int64).max)
+    hi = np.full(len(lens), -1)
+    np.minimum.at(lo, word[valid], off[valid, 0])
+    np.maximum.at(hi, word[valid], off[valid, 1])
+    complete = (lo <= starts) & (hi >= ends)
+    grp = np.where(valid, grp, -1).astype(np.int32)
+    if bos_id is not None:
+        at = np.cumsum(n_tok) - n_tok
+        ids, grp, n_tok = np.insert(ids, at, bos_id), np.insert(grp, at, -1), n_tok + 1
+    cut_t, cut_w = np.cumsum(n_tok)[:-1], np.cumsum(n_words)[:-1]
+    return [
+        Encoding(i, g, c)
+        for i, g, c in zip(np.split(ids, cut_t), np.split(grp, cut_t), np.split(complete, cut_w), strict=True)
+    ]

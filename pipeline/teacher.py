@@ -250,32 +250,48 @@ class Teacher:
         return TeacherOutput.split(arrays, batch)
 
     def _pad(self, batch: list[Encoding]) -> Padded:
-        """The batch padded to its longest input and largest group count, on the device."""
+        """The batch padded to its longest input and largest group count, on the device.
+
+        Built as whole numpy arrays rather than row by row: on a GPU the forward is cheap and this
+        host-side work is what the pass waits on (``bench/results/gpu/check_cuda.md``).
+        """
         dev = self.device
-        n, t_max = len(batch), max(len(e.ids) for e in batch)
-        g_max = max(max(e.n_groups for e in batch), 1)
-        ids = torch.full((n, t_max), int(self.tokenizer.pad_token_id), dtype=torch.long)
-        mask = torch.zeros((n, t_max), dtype=torch.long)
-        grp = torch.full((n, t_max), -1, dtype=torch.long)
-        first = torch.full((n, g_max), -1, dtype=torch.long)
-        wanted = torch.zeros((n, g_max), dtype=torch.bool)
-        for i, e in enumerate(batch):
-            ids[i, : len(e.ids)] = torch.from_numpy(e.ids)
-            mask[i, : len(e.ids)] = 1
-            grp[i, : len(e.ids)] = torch.from_numpy(e.tok_group.astype(np.int64))
-            first[i, : e.n_groups] = torch.from_numpy(e.first_token())
-            wanted[i, : e.n_groups] = True if e.wanted is None else torch.from_numpy(e.wanted)
-        ids, mask, grp, first = ids.to(dev), mask.to(dev), grp.to(dev), first.to(dev)
-        onehot = (grp.unsqueeze(1) == torch.arange(g_max, device=dev).view(1, -1, 1)).float()
-        target = first - 1 if self.kind is TeacherKind.CAUSAL else first
+        lens = np.fromiter((len(e.ids) for e in batch), np.int64, len(batch))
+        n_groups = np.fromiter((e.n_groups for e in batch), np.int64, len(batch))
+        n, t_max, g_max = len(batch), int(lens.max()), max(int(n_groups.max()), 1)
+        has_tok = np.arange(t_max) < lens[:, None]
+        has_grp = np.arange(g_max) < n_groups[:, None]
+        ids = np.full((n, t_max), int(self.tokenizer.pad_token_id), np.int64)
+        ids[has_tok] = np.concatenate([e.ids for e in batch])
+        grp = np.full((n, t_max), -1, np.int64)
+        grp[has_tok] = np.concatenate([e.tok_group for e in batch])
+        rows, cols = np.nonzero(grp >= 0)  # row-major: each row's positions ascending
+        keys: np.ndarray = rows * g_max + grp[rows, cols]
+        keys, at = np.unique(keys, return_index=True)
+        first = np.full((n, g_max), -1, np.int64)
+        first.flat[keys] = cols[at]  # a group's first position: where its key first occurs
+        wanted = np.zeros((n, g_max), bool)
+        wanted[has_grp] = np.concatenate(
+            [np.ones(e.n_groups, bool) if e.wanted is None else e.wanted for e in batch]
+        )
+        grp_d, first_d = self._to_device(grp), self._to_device(first)
+        onehot = (grp_d.unsqueeze(1) == torch.arange(g_max, device=dev).view(1, -1, 1)).float()
+        target = first_d - 1 if self.kind is TeacherKind.CAUSAL else first_d
         return Padded(
-            ids=ids,
-            mask=mask,
+            ids=self._to_device(ids),
+            mask=self._to_device(has_tok.astype(np.int64)),
             pool=onehot / onehot.sum(-1, keepdim=True).clamp(min=1),
-            first=first,
-            has_target=(target >= 0) & wanted.to(dev),
+            first=first_d,
+            has_target=(target >= 0) & self._to_device(wanted),
             gather=target.clamp(min=0),
         )
+
+    def _to_device(self, a: np.ndarray) -> torch.Tensor:
+        """``a`` on the device; on a GPU through pinned memory, so the copy does not wait on the host."""
+        t = torch.from_numpy(a)
+        if self.device.type == "cuda":
+            return t.pin_memory().to(self.device, non_blocking=True)
+        return t.to(self.device)
 
     def _run(self, p: Padded, request: Request) -> tuple[Any, list[torch.Tensor]]:
         """The model's outputs, and the LM head's inputs at the target positions (top-k of LM teachers)."""

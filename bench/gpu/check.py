@@ -11,7 +11,9 @@ precision:
   line and the API): teacher tokens/s and their share of the bare forward's;
 - a cache of a few hundred sentences made on the device against a CPU float32 cache of the same
   model: cosines of the sentence means and of the ``ase`` vectors, word by word;
+- in half precision, the bare forward of a copy of the model with its weights cast (no autocast);
 - the peak GPU memory of each (``torch.cuda.max_memory_allocated``);
+- with ``--profile``, extract under cProfile, in ``bench/speed/profile_extract.py``'s stages;
 - ``--engine ray`` with GPU workers (as many as Ray sees GPUs), when Ray is installed.
 
 The project is imported from this tree through a link (the repository root is the package), with
@@ -21,7 +23,7 @@ A step that fails is a line with its error (the traceback goes to stderr) and th
 steps not begun within ``--budget-s`` are listed as skipped. The results file (``check_cuda.md`` or
 ``check_cpu.md`` in ``--out``) is rewritten after every step, so a run cut off keeps its rows.
 
-    timeout 540 python3 bench/gpu/check.py --device cuda --out bench/results/gpu
+    timeout 540 python3 bench/gpu/check.py --device cuda --profile --out bench/results/gpu
     python bench/gpu/check.py --device cpu --small --out /tmp/gpu-check       # what CI runs
 
 Exit status: 0 every step ran, 1 a step failed, 2 nothing could run (no GPU for --device cuda, or
@@ -114,6 +116,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--teachers", nargs="+", choices=sorted(SHAPES), default=list(SHAPES))
     ap.add_argument("--small", action="store_true", help="2-layer 64-d teachers, a 2,000-piece vocabulary")
     ap.add_argument("--no-ray", action="store_true", help="leave out the --engine ray row")
+    ap.add_argument(
+        "--profile", action="store_true", help="extract under cProfile, per teacher, at the GPU's precision"
+    )
     ap.add_argument(
         "--token-budgets",
         nargs="+",
@@ -235,9 +240,17 @@ SPEED_NOTE = (
     "Bare forward: the model's own forward over the padded batch (ids to the device, its attention "
     "implementation, autocast to the precision). Teacher.forward: the product's forward over the same "
     "batches (every hidden state, the layer average, per-word pooling and sentence means, the copy to "
-    "the host), timed batch by batch in alternating order. extract: the teacher tokens/s of its shards "
+    "the host), timed batch by batch in alternating order. Weights cast: the bare forward of a copy of "
+    "the model whose weights are in the half precision, without autocast. extract: the teacher "
+    "tokens/s of its shards "
     "(tokenizing, aligning, the forward, pooling, writing) on the same sentences; all-in adds loading "
     "the teacher, the vocabulary and its per-word tables. Peak GiB: torch.cuda.max_memory_allocated."
+)
+PROFILE_NOTE = (
+    "One extract of the timed sentences with the profiler on (the shares) and one without (the wall "
+    "time, in the first row of each teacher). The forward's kernels run while the host goes on: the wait "
+    "for them falls where the host first reads a result, the copy to the host in Teacher.forward, which "
+    'the profile counts in "batching and the occurrence rows".'
 )
 FIDELITY_NOTE = (
     "The weights are random (std 0.02): these cosines show that the device computes what the CPU does, "
@@ -257,6 +270,7 @@ class Report:
     speed: list[str] = field(default_factory=list)
     fidelity: list[str] = field(default_factory=list)
     ray: list[str] = field(default_factory=list)
+    profile: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def write(self) -> None:
@@ -275,9 +289,9 @@ class Report:
                 "Speed: teacher tokens/s over the same batches",
                 [
                     "| teacher | precision | token budget | teacher tokens | bare forward tok/s "
-                    "| Teacher.forward tok/s | % of bare | extract tok/s | % of bare | extract all-in s "
-                    "| peak GiB fwd / extract |",
-                    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+                    "| bare, weights cast tok/s | Teacher.forward tok/s | % of bare | extract tok/s "
+                    "| % of bare | extract all-in s | peak GiB fwd / extract |",
+                    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
                 ],
                 self.speed,
                 SPEED_NOTE,
@@ -291,6 +305,12 @@ class Report:
                 ],
                 self.fidelity,
                 FIDELITY_NOTE,
+            ),
+            (
+                "Where extract spends its time: bench/speed/profile_extract.py's stages under cProfile",
+                ["| teacher | precision | stage | seconds (profiled) | share |", "|---|---|---|---:|---:|"],
+                self.profile,
+                PROFILE_NOTE,
             ),
             (
                 "Ray: extract --engine ray",
@@ -458,9 +478,20 @@ def peak(device: str, into: list[str]) -> Iterator[None]:
     into.append(f"{torch.cuda.max_memory_allocated(device) / 2**30:.2f}" if cuda else "-")
 
 
-def bare(teacher: Any, batch: list[Any]) -> Any:
+def cast_model(teacher: Any, precision: str) -> Any:
+    """A copy of the teacher's model with its weights in ``precision``: half precision without autocast's
+    casts before every product (what ``torch_dtype=`` gives a user of transformers)."""
+    import copy
+
+    import torch
+
+    return copy.deepcopy(teacher.model).to(getattr(torch, precision))
+
+
+def bare(teacher: Any, batch: list[Any], cast: Any = None) -> Any:
     """The model's own forward over the padded batch, ids and mask moved to the device: what any user
-    of the model pays (its attention implementation, the teacher's precision, no hidden states kept)."""
+    of the model pays (its attention implementation, the teacher's precision, no hidden states kept);
+    with ``cast`` that model, its weights already in the precision, runs without autocast."""
     import torch
 
     t_max = max(len(e.ids) for e in batch)
@@ -469,8 +500,10 @@ def bare(teacher: Any, batch: list[Any]) -> Any:
     for i, e in enumerate(batch):
         ids[i, : len(e.ids)] = torch.from_numpy(e.ids)
         mask[i, : len(e.ids)] = 1
-    with torch.inference_mode(), teacher.autocast():
-        out = teacher.model(input_ids=ids.to(teacher.device), attention_mask=mask.to(teacher.device))
+    with torch.inference_mode(), teacher.autocast() if cast is None else contextlib.nullcontext():
+        out = (cast or teacher.model)(
+            input_ids=ids.to(teacher.device), attention_mask=mask.to(teacher.device)
+        )
     return out.last_hidden_state
 
 
@@ -640,6 +673,9 @@ def forward_seconds(
             "bare": lambda b: bare(teacher, b),
             "forward": lambda b: teacher.forward(b, request),
         }
+        if precision in ("float16", "bfloat16"):
+            cast = cast_model(teacher, precision)
+            ways["cast"] = lambda b: bare(teacher, b, cast)
         interleaved(ways, batches[:2] + batches[-2:], dev)  # warm-up: the smallest and largest shapes
         with peak(dev, peaks):
             secs = interleaved(ways, batches, dev)
@@ -658,8 +694,9 @@ def speed_step(check: Check, key: str, precision: str, budget: int) -> None:
     rate = manifest["run"]["teacher_tokens_per_s"]
     check.local[key, precision, budget] = rate, out
     bare_rate, fwd_rate = n_tok / secs["bare"], n_tok / secs["forward"]
+    cast_rate = f"{n_tok / secs['cast']:,.0f}" if "cast" in secs else "-"
     check.report.speed.append(
-        f"| {key} | {precision} | {budget} | {n_tok:,} | {bare_rate:,.0f} | {fwd_rate:,.0f} "
+        f"| {key} | {precision} | {budget} | {n_tok:,} | {bare_rate:,.0f} | {cast_rate} | {fwd_rate:,.0f} "
         f"| {100 * fwd_rate / bare_rate:.0f}% | {rate:,.0f} | {100 * rate / bare_rate:.0f}% | {wall:.1f} "
         f"| {' / '.join(peaks)} |"
     )
@@ -680,6 +717,33 @@ def fidelity_step(check: Check, key: str, precision: str) -> None:
     check.report.fidelity.append(
         f"| {key} | {precision} | {len(means):,} | {describe(means)} | {len(ase):,} | {describe(ase)} |"
     )
+
+
+def profile_step(check: Check, key: str, precision: str) -> None:
+    """extract of the timed sentences under cProfile, split into profile_extract's stages."""
+    from ctx2static.pipeline.teacher import Teacher
+    from ctx2static.text.corpus import Corpus, CorpusConfig
+    from ctx2static.text.split import Split
+    from ctx2static.text.vocab import Vocab, VocabConfig
+    from ctx2static.threads import torch_threads
+
+    sys.path.insert(0, str(ROOT / "bench" / "speed"))
+    import profile_extract
+
+    assert check.corpus is not None
+    corpus = Corpus([check.corpus], CorpusConfig(split=Split.LINES))
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1))
+    with torch_threads(check.args.threads):
+        teacher = Teacher.load(str(check.teachers[key]), check.teacher_config(check.device, precision))
+        plain, profiled, secs = profile_extract.profile(teacher, corpus, vocab)
+    check.report.profile.append(
+        f"| {key} | {precision} | whole extract, without / with the profiler "
+        f"| {plain:.2f} / {profiled:.2f} | |"
+    )
+    for stage, sec in sorted(secs.items(), key=lambda kv: -kv[1]):
+        check.report.profile.append(
+            f"| {key} | {precision} | {stage} | {sec:.2f} | {100 * sec / profiled:.1f}% |"
+        )
 
 
 def ray_step(check: Check, key: str, precision: str) -> None:
@@ -779,6 +843,9 @@ def plan(check: Check) -> list[tuple[str, Callable[[], None]]]:
             )
         for p in args.precisions:
             steps.append((f"fidelity: {key} {p}", lambda k=key, p=p: fidelity_step(check, k, p)))
+    if args.profile:
+        for key in args.teachers:
+            steps.append((f"profile: {key} {first}", lambda k=key: profile_step(check, k, first)))
     for budget in args.token_budgets[1:]:
         for key in args.teachers:
             steps.append(

@@ -43,7 +43,7 @@ def _cos(cell: str) -> tuple[float, float]:
 
 
 def test_cpu_run_writes_a_row_per_teacher_and_precision(tmp_path):
-    done = _run(tmp_path, *SMALL, "--sentences", "200", "--compare-sentences", "100", "--no-ray")
+    done = _run(tmp_path, *SMALL, "--sentences", "200", "--compare-sentences", "100", "--no-ray", "--profile")
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "out" / "check_cpu.md").read_text()
     assert "Command: `python bench/gpu/check.py --device cpu --small" in text
@@ -52,11 +52,13 @@ def test_cpu_run_writes_a_row_per_teacher_and_precision(tmp_path):
     speed = _rows(text, "Speed")
     assert [(r[0], r[1]) for r in speed] == wanted
     for row in speed:
-        budget, tokens, rates, shares = row[2], row[3], (row[4], row[5], row[7]), (row[6], row[8])
+        budget, tokens, rates, shares = row[2], row[3], (row[4], row[6], row[8]), (row[7], row[9])
         assert budget == "4096" and int(tokens.replace(",", "")) > 200  # more than a token a sentence
         assert all(float(r.replace(",", "")) > 0 for r in rates)
         assert all(re.fullmatch(r"\d+%", s) for s in shares)
-        assert row[10] == "- / -"  # no GPU memory on a CPU
+        cast = row[5]  # the weights-cast forward runs in half precision only
+        assert cast == "-" if row[1] == "float32" else float(cast.replace(",", "")) > 0
+        assert row[11] == "- / -"  # no GPU memory on a CPU
     fidelity = _rows(text, "Fidelity")
     assert [(r[0], r[1]) for r in fidelity] == wanted
     for row in fidelity:
@@ -66,6 +68,12 @@ def test_cpu_run_writes_a_row_per_teacher_and_precision(tmp_path):
             assert means == ase == (1.0, 1.0)
         else:
             assert min(means + ase) > 0.99
+    profile = _rows(text, "Where extract spends its time")
+    for key in ("minilm", "mpnet"):
+        rows = [r for r in profile if r[0] == key]
+        assert rows[0][2].startswith("whole extract") and all(r[1] == "bfloat16" for r in rows)
+        shares = [float(r[4].rstrip("%")) for r in rows[1:]]
+        assert len(shares) > 5 and 99.0 < sum(shares) < 101.0  # the stages split the profiled run
     assert [r[0] for r in _rows(text, "Imports")][:3] == ["torch", "transformers", "tokenizers"]
     assert "the Ray row was left out (--no-ray)" in text
 

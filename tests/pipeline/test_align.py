@@ -40,6 +40,30 @@ def test_alignment_decodes_each_word_and_flags_truncated_words(kind):
     assert cut2.complete[:-1].all() and not cut2.complete[-1]
 
 
+@pytest.mark.parametrize("kind", ["wordpiece", "bpe-roberta", "unigram"])
+@pytest.mark.parametrize("bos", [None, 7])
+def test_a_sentence_aligns_the_same_alone_and_in_a_batch(kind, bos):
+    """The batch is aligned in one pass over all its tokens: no sentence may take a neighbour's words,
+    whatever the lengths, the cuts at max_length or a word that is only punctuation."""
+    tok = {
+        "wordpiece": tm.wordpiece_tokenizer,
+        "bpe-roberta": lambda: tm.bpe_tokenizer(True),
+        "unigram": tm.unigram_tokenizer,
+    }[kind]()
+    words = [w for s in tm.SENTENCES for w in s.split()] + ["...", "unbelievably" * 3, "x"]
+    rng = np.random.default_rng(0)
+    batch = [list(rng.choice(words, size=int(rng.integers(1, 20)))) for _ in range(12)]
+    for max_length in (6, 64):
+        together = align(tok, batch, max_length, bos)
+        for sentence, got in zip(batch, together, strict=True):
+            (alone,) = align(tok, [sentence], max_length, bos)
+            assert np.array_equal(got.ids, alone.ids)
+            assert np.array_equal(got.tok_group, alone.tok_group)
+            assert np.array_equal(got.complete, alone.complete)
+        if max_length == 6:  # the cut is exercised
+            assert not all(e.complete.all() for e in together)
+
+
 def test_bos_is_prepended_for_causal_inputs():
     tok = tm.bpe_tokenizer(False)
     (e,) = align(tok, [["the", "cat"]], 16, bos_id=tok.bos_token_id)
