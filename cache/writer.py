@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from numba import njit
 
 from ctx2static.cache.hdf5 import open_h5, read_h5, write_h5
 from ctx2static.cache.layout import (
@@ -101,7 +102,13 @@ def write_shard_files(
     return files
 
 
-SUM_BLOCK = 4096  # occurrence vectors converted to float64 at a time by WordSums.of
+@njit(cache=True, nogil=True)
+def _add_rows(sums: np.ndarray, rows: np.ndarray, vectors: np.ndarray) -> None:
+    """``sums[rows[i]] += vectors[i]`` in float64, row after row: ``np.add.at``'s order and bits."""
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for j in range(vectors.shape[1]):
+            sums[r, j] += vectors[i, j]
 
 
 @dataclass
@@ -120,14 +127,14 @@ class WordSums:
     def of(cls, word_ids: np.ndarray, vectors: np.ndarray) -> WordSums:
         """Sum the rows of ``vectors`` (one per occurrence) by their word in ``word_ids``, in order.
 
-        The rows are added in float64 a block at a time, in occurrence order: the sums are bit for
-        bit those of one float64 copy of all the rows, which is never made (a shard's rows in
-        float64 are twice its float32 vectors: 0.9 GB for 8,192 Brown sentences of a 768-d teacher).
+        Each row is widened to float64 as it is added, in occurrence order: the sums are bit for bit
+        those of one float64 copy of all the rows, which is never made (a shard's rows in float64
+        are twice its float32 vectors: 0.9 GB for 8,192 Brown sentences of a 768-d teacher). A
+        compiled loop: ``np.add.at`` took a third of a GPU extract (``bench/results/gpu/check_cuda.md``).
         """
         ids, inverse, counts = np.unique(word_ids, return_inverse=True, return_counts=True)
         sums = np.zeros((len(ids), vectors.shape[1]), dtype=np.float64)
-        for i in range(0, len(vectors), SUM_BLOCK):
-            np.add.at(sums, inverse[i : i + SUM_BLOCK], vectors[i : i + SUM_BLOCK].astype(np.float64))
+        _add_rows(sums, inverse.reshape(-1).astype(np.int64), np.ascontiguousarray(vectors))
         return cls(ids.astype(np.int64), sums, counts.astype(np.int64))
 
 

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from ctx2static.cache import Cache
-from ctx2static.cache import writer as writer_module
 from ctx2static.cache.writer import CacheWriter, WordSums, write_shard_files
 from ctx2static.errors import UserError
 from ctx2static.text.vocab import Vocab
@@ -194,9 +193,7 @@ def test_a_derived_cache_rewrites_what_it_is_told_links_the_rest_and_verifies(tm
     assert not after.manifest["identity"]["options"]["vectors"] and "pca.h5" in after.manifest["aux_files"]
 
 
-@pytest.mark.parametrize("block", [1, 7, 40])
-def test_word_sums_added_block_by_block_are_one_float64_sum_bit_for_bit(block, monkeypatch):
-    monkeypatch.setattr(writer_module, "SUM_BLOCK", block)
+def test_word_sums_are_one_float64_sum_in_occurrence_order_bit_for_bit():
     rng = np.random.default_rng(3)
     ids = rng.integers(0, 6, size=40)
     vectors = (rng.normal(size=(40, 5)) * 10.0 ** rng.integers(-4, 4, size=(40, 1))).astype(np.float32)
