@@ -253,7 +253,7 @@ class Teacher:
         """The batch padded to its longest input and largest group count, on the device.
 
         Built as whole numpy arrays rather than row by row: on a GPU the forward is cheap and this
-        host-side work is what the pass waits on (``bench/results/gpu/check_cuda.md``).
+        host-side work is what the pass waits on (``bench/results/gpu/README.md``).
         """
         dev = self.device
         lens = np.fromiter((len(e.ids) for e in batch), np.int64, len(batch))

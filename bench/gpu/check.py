@@ -792,6 +792,10 @@ def machine_lines(args: argparse.Namespace) -> list[str]:
     with contextlib.suppress(OSError):  # no git, or no repository: the tree was copied
         git = ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]
         commit = subprocess.run(git, capture_output=True, text=True).stdout.strip()
+        # a tree copied beside an older .git (a device machine's copy) must not pass for that commit
+        changed = ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"]
+        if commit and subprocess.run(changed, capture_output=True, text=True).stdout.strip():
+            commit += " plus changes to tracked files"
     return [
         f"Device: {what}.",
         "",
