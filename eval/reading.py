@@ -45,7 +45,7 @@ def csv_rows(
     path: Path, columns: tuple[str, ...], may_be_empty: tuple[str, ...] = ()
 ) -> Iterator[tuple[int, list[str]]]:
     """Numbered rows of a CSV file restricted to ``columns`` (found by header name)."""
-    rows = ((n, next(csv.reader([line]))) for n, line in lines(path, "a CSV file"))
+    rows = ((n, _csv_row(path, n, line)) for n, line in lines(path, "a CSV file"))
     first = next(rows, None)
     if first is None:
         raise UserError(f"{path}: empty file; expected a CSV header naming {', '.join(columns)}")
@@ -62,3 +62,13 @@ def csv_rows(
         if empty:
             raise UserError(f"{path}: line {n} has an empty {empty[0]} field")
         yield n, values
+
+
+def _csv_row(path: Path, n: int, line: str) -> list[str]:
+    """One line's CSV fields; a line csv cannot parse (a lone carriage return, say) is one UserError."""
+    try:
+        return next(csv.reader([line]))
+    except csv.Error as exc:
+        raise UserError(
+            f"{path}: line {n} is not a CSV row ({exc}); save the file as CSV, a row a line"
+        ) from None

@@ -19,7 +19,7 @@ from operator import getitem
 import h5py
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ctx2static.cache import Cache
@@ -140,6 +140,7 @@ def test_lexicon_reader(tmp_path, data, suffix, compressed):
 
 @FUZZ
 @given(data=payload, csv_head=st.sampled_from(["", ",category,word\n", ",type,word1,word2,word3,target\n"]))
+@example(data=b"\x01\r\x01", csv_head="")  # a lone carriage return: csv's own error escaped once
 def test_benchmark_readers(tmp_path, data, csv_head):
     for name, read in [
         ("sim.txt", read_similarity),
