@@ -250,7 +250,7 @@ def _sent_offsets(p: TeacherPass) -> np.ndarray:
     return np.concatenate([[0], np.cumsum([len(w) for w in p.wids])]).astype(np.int64)
 
 
-def _per_occurrence(p: TeacherPass, key: str) -> np.ndarray:
+def per_occurrence(p: TeacherPass, key: str) -> np.ndarray:
     """A reduction's per-group array at the occurrences, in corpus order."""
     return np.concatenate([o.reduced[key][m] for o, m in zip(p.outs, p.occ, strict=True)])
 
@@ -279,8 +279,8 @@ SHARD_ARRAYS: dict[str, Callable[[TeacherPass], np.ndarray]] = {
     "sent_ctx": lambda p: np.stack([o.mean for o in p.outs]).astype(p.means_dtype),
     "para_ctx": _para_ctx,
     "occ_vec": lambda p: p.occ_vec,  # float32, before any PCA (the shard maker reduces and stores it)
-    "topk_ids": lambda p: _per_occurrence(p, "topk_ids"),
-    "topk_scores": lambda p: _per_occurrence(p, "topk_scores"),
+    "topk_ids": lambda p: per_occurrence(p, "topk_ids"),
+    "topk_scores": lambda p: per_occurrence(p, "topk_scores"),
 }
 """How each signal stored as a shard array is made from the teacher's pass (one function a signal;
 a reduction's arrays are in the pass's outputs when its option is on)."""
