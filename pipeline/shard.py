@@ -129,7 +129,8 @@ def _attention(f: Forward, s: int) -> dict[str, torch.Tensor]:
     import torch
 
     pool = f.padded.pool
-    att = torch.stack([a.float().sum(1) for a in f.attentions or ()]).sum(0)  # [n, T, T]
+    assert f.attentions is not None  # its Reduction asks for them
+    att = torch.stack([a.float().sum(1) for a in f.attentions]).sum(0)  # [n, T, T]
     w2w = pool @ att @ pool.transpose(1, 2)  # [n, G, G]
     g = w2w.shape[1]
     pos = torch.arange(g, device=w2w.device)

@@ -378,8 +378,9 @@ class Teacher:
             x = None
             if request.decoder_input:  # encoders decode with tied input embeddings: their states go in
                 rows = torch.arange(len(p.ids), device=self.device).unsqueeze(1)
-                x = hid[rows, p.gather][p.has_target] if self.kind is TeacherKind.ENCODER else head_in[0]
-            forward = Forward(self, p, hid, out.attentions, x if x is None else x.float())
+                encoder = self.kind is TeacherKind.ENCODER
+                x = hid[rows, p.gather][p.has_target] if encoder else head_in[0].float()
+            forward = Forward(self, p, hid, out.attentions, x)
             for reduce, value in request.reductions:
                 reduced.update(reduce(forward, value))
         return res, reduced
