@@ -1,4 +1,10 @@
-"""A shard's sentences in, its cache files out, and the per-vocabulary tables: every engine's work."""
+"""A shard's sentences in, its cache files out, and the per-vocabulary tables: every engine's work.
+
+Each cache signal stored per shard is made here from the teacher's pass: its array
+(:data:`SHARD_ARRAYS`) and, when it needs more of the forward than the means and vectors every
+pass returns, its reduction (:data:`REDUCTIONS`: what it asks of the forward, how it is computed);
+the teacher runs whatever reductions a request names, so a new signal leaves it as it is.
+"""
 
 from __future__ import annotations
 
@@ -14,11 +20,13 @@ from ctx2static.cache.writer import WordSums, write_shard_files
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.config import WORD_SLOT, ExtractConfig, parse_layers
-from ctx2static.pipeline.models import hidden_width, resolve_word
+from ctx2static.pipeline.models import TeacherKind, hidden_width, resolve_word
 from ctx2static.text.vocab import Vocab
 
 if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
-    from ctx2static.pipeline.teacher import Teacher, TeacherOutput
+    import torch
+
+    from ctx2static.pipeline.teacher import Forward, Reduce, Request, Teacher, TeacherOutput
 
 
 def teacher_identity(teacher: Teacher) -> dict:
@@ -88,6 +96,92 @@ Progress = Callable[[int, int], None]
 """Called after each teacher batch with its occurrences and teacher tokens (the extract bar)."""
 
 
+def _topk(f: Forward, k: int) -> dict[str, torch.Tensor]:
+    """SemGloVe md (Eq. 12-14): top-k substitutes per group from the decoder's input at the target positions.
+
+    Raw logits; encoders take k+1 and drop the target itself.
+    """
+    import torch
+
+    ids, first, has_target = f.padded.ids, f.padded.first, f.padded.has_target
+    causal = f.teacher.kind is TeacherKind.CAUSAL
+    rows = torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
+    assert f.decoder_input is not None  # its Reduction asks for it
+    sel, sel_ids = f.teacher.scorer.topk(f.decoder_input, k if causal else k + 1)
+    if not causal:
+        tgt = ids[rows, first.clamp(min=0)][has_target]
+        is_t = sel_ids == tgt.unsqueeze(-1)
+        drop = torch.where(is_t.any(-1), is_t.int().argmax(-1), torch.full_like(tgt, k))
+        keep = torch.arange(k + 1, device=ids.device).view(1, -1) != drop.unsqueeze(-1)
+        sel_ids, sel = sel_ids[keep].view(-1, k), sel[keep].view(-1, k)
+    top = torch.full((*has_target.shape, k), -1, dtype=torch.long, device=ids.device)
+    scores = torch.full((*has_target.shape, k), torch.nan, device=ids.device)
+    top[has_target], scores[has_target] = sel_ids, sel
+    return {"topk_ids": top.int(), "topk_scores": scores}
+
+
+def _attention(f: Forward, s: int) -> dict[str, torch.Tensor]:
+    """SemGloVe sd (Eq. 8-11): attention summed over layers and heads, block means, top S in +-S.
+
+    ``attn_ctx`` [G, S]: positions of the context groups (-1 where none), ``attn_weight`` [G, S]
+    their summed attention (raw).
+    """
+    import torch
+
+    pool = f.padded.pool
+    assert f.attentions is not None  # its Reduction asks for them
+    att = torch.stack([a.float().sum(1) for a in f.attentions]).sum(0)  # [n, T, T]
+    w2w = pool @ att @ pool.transpose(1, 2)  # [n, G, G]
+    g = w2w.shape[1]
+    pos = torch.arange(g, device=w2w.device)
+    dist = (pos.view(-1, 1) - pos.view(1, -1)).abs()
+    present = pool.sum(-1) > 0  # groups that have tokens
+    ok = (dist <= s) & (dist > 0) & present.unsqueeze(1) & present.unsqueeze(2)
+    w2w = w2w.masked_fill(~ok, -torch.inf)
+    if g < s:  # fewer groups than S: pad so every batch returns S columns
+        w2w = torch.nn.functional.pad(w2w, (0, s - g), value=-torch.inf)
+    weight, ctx = w2w.topk(s, dim=-1)
+    found = torch.isfinite(weight)
+    return {
+        "attn_ctx": torch.where(found, ctx, -1).int(),
+        "attn_weight": torch.where(found, weight, torch.nan),
+    }
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A signal's own teacher output: how a batch's forward becomes it, and what it asks of the forward.
+
+    ``reduce(forward, value)`` gets its option's value (1 for a switch) and returns arrays with
+    one row per group (word), which each output's ``reduced`` holds under their names.
+    """
+
+    reduce: Reduce
+    attentions: bool = False  # reads the attention weights (the forward runs eager attention)
+    decoder_input: bool = False  # reads the decoder's input at each occurrence's target position
+
+
+REDUCTIONS: dict[str, Reduction] = {
+    "topk": Reduction(_topk, decoder_input=True),
+    "attention": Reduction(_attention, attentions=True),
+}
+"""The teacher outputs the sentence pass computes beyond the means and vectors, by the extract option
+that turns each on (its value is the reduction's)."""
+
+
+def sentence_request(cfg: ExtractConfig) -> Request:
+    """What the sentence pass asks of each forward: the vectors, and the reductions ``cfg`` turns on."""
+    from ctx2static.pipeline.teacher import Request
+
+    on = {option: r for option, r in REDUCTIONS.items() if getattr(cfg, option)}
+    return Request(
+        vectors=True,
+        attentions=any(r.attentions for r in on.values()),
+        decoder_input=any(r.decoder_input for r in on.values()),
+        reductions=tuple((r.reduce, int(getattr(cfg, option))) for option, r in on.items()),
+    )
+
+
 @dataclass
 class TeacherPass:
     """One shard's sentences after the teacher's pass over them: what every signal's array is made of.
@@ -121,13 +215,12 @@ def teacher_pass(
 ) -> TeacherPass:
     """Run the teacher over one shard's sentences in length-sorted batches (``progress`` hears of each)."""
     from ctx2static.pipeline.batching import run_sorted
-    from ctx2static.pipeline.teacher import Request
 
     words = [toks for _, toks in sents]
     wids = word_ids(vocab, words)
     encs = teacher.encode(words, cfg.max_length)
     occ = mark_occurrences(encs, wids)
-    request = Request(vectors=True, topk=cfg.topk, attention=cfg.attention)
+    request = sentence_request(cfg)
     n_occ = [int(m.sum()) for m in occ]
     # a batch holds encodings in length order: each finds its first occurrence row by identity
     first_row = dict(zip(map(id, encs), (np.cumsum(n_occ) - n_occ).tolist(), strict=True))
@@ -158,9 +251,9 @@ def _sent_offsets(p: TeacherPass) -> np.ndarray:
     return np.concatenate([[0], np.cumsum([len(w) for w in p.wids])]).astype(np.int64)
 
 
-def _per_occurrence(p: TeacherPass, key: str) -> np.ndarray:
-    """A per-group teacher output at the occurrences, in corpus order."""
-    return np.concatenate([getattr(o, key)[m] for o, m in zip(p.outs, p.occ, strict=True)])
+def per_occurrence(p: TeacherPass, key: str) -> np.ndarray:
+    """A reduction's per-group array at the occurrences, in corpus order."""
+    return np.concatenate([o.reduced[key][m] for o, m in zip(p.outs, p.occ, strict=True)])
 
 
 def _para_ctx(p: TeacherPass) -> np.ndarray:
@@ -187,10 +280,11 @@ SHARD_ARRAYS: dict[str, Callable[[TeacherPass], np.ndarray]] = {
     "sent_ctx": lambda p: np.stack([o.mean for o in p.outs]).astype(p.means_dtype),
     "para_ctx": _para_ctx,
     "occ_vec": lambda p: p.occ_vec,  # float32, before any PCA (the shard maker reduces and stores it)
-    "topk_ids": lambda p: _per_occurrence(p, "topk_ids"),
-    "topk_scores": lambda p: _per_occurrence(p, "topk_scores"),
+    "topk_ids": lambda p: per_occurrence(p, "topk_ids"),
+    "topk_scores": lambda p: per_occurrence(p, "topk_scores"),
 }
-"""How each signal stored as a shard array is made from the teacher's pass (one function a signal)."""
+"""How each signal stored as a shard array is made from the teacher's pass (one function a signal;
+a reduction's arrays are in the pass's outputs when its option is on)."""
 
 
 def attention_rows(p: TeacherPass) -> dict[str, np.ndarray]:
@@ -199,7 +293,7 @@ def attention_rows(p: TeacherPass) -> dict[str, np.ndarray]:
     base = 0
     for o, w, m in zip(p.outs, p.wids, p.occ, strict=True):
         pos = np.flatnonzero(m)
-        ctx, wt = o.attn_ctx[pos], o.attn_weight[pos]
+        ctx, wt = o.reduced["attn_ctx"][pos], o.reduced["attn_weight"][pos]
         occ_ix = np.broadcast_to((base + np.arange(len(pos)))[:, None], ctx.shape)
         keep = ctx >= 0
         rows["occ"].append(occ_ix[keep])
@@ -394,9 +488,10 @@ class ShardMaker:
     def __init__(self, teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, lowercase: bool) -> None:
         self.teacher, self.vocab = teacher, vocab
         self.cfg = self.resolve(cfg)
-        if teacher.onnx is not None and (cfg.topk or cfg.attention):
+        needy = [o for o, r in REDUCTIONS.items() if getattr(cfg, o) and (r.attentions or r.decoder_input)]
+        if teacher.onnx is not None and needy:
             raise UserError(
-                f"--{'topk' if cfg.topk else 'attention'} needs the LM head or attention weights, which "
+                f"--{needy[0].replace('_', '-')} needs the LM head or attention weights, which "
                 "--backend onnx does not compute; use --backend torch"
             )
         self.words = token_words(teacher, vocab, lowercase)

@@ -2,18 +2,20 @@
 
 The kind comes from the model's config (its architectures / decoder flag), never from its name
 (:mod:`ctx2static.pipeline.models`); a head the config names but the weights lack makes it an
-encoder. Signals (cached once, used by the students; docs/design/cache-format.md): group
-means of the chosen layer (subword-pooled word vectors, or per-sentence means), the mean over all
-tokens incl. special ones (X2Static Eq. 3, reference code), attention summed over layers and heads
-pooled word-to-word (SemGloVe Eq. 8-11), and LM top-k substitutes with raw logits (SemGloVe Eq.
-12-14; causal teachers predict token t from position t-1).
+encoder. A forward returns group means of the chosen layer (subword-pooled word vectors, or
+per-sentence means) and the mean over all tokens incl. special ones (X2Static Eq. 3, reference
+code); what a cache signal computes beyond them (top-k substitutes, attention context words) is
+its own reduction, declared with its array in :mod:`ctx2static.pipeline.shard`, so a new signal
+leaves this module as it is. The forward gives reductions the attention weights or the decoder's
+input at each group's target position (causal teachers predict token t from position t-1) when
+a request asks for them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cached_property, partial
 from pathlib import Path
@@ -40,15 +42,25 @@ if TYPE_CHECKING:
     from ctx2static.pipeline.onnx import OnnxForward
 
 
+Reduce = Callable[["Forward", int], dict[str, torch.Tensor]]
+"""A signal's reduction of a batch's forward, given its option's value: arrays [n, G, ...], a row a group."""
+
+
 @dataclass(frozen=True)
 class Request:
-    """Which per-group signals one forward pass returns (the group mean of all tokens is always there)."""
+    """What one forward pass returns (the mean of all tokens is always there).
+
+    ``reductions`` are signals' own outputs (:data:`ctx2static.pipeline.shard.REDUCTIONS` makes
+    them), each with its option's value; ``attentions`` and ``decoder_input`` say what they read
+    beyond the hidden states, which the forward computes only when asked.
+    """
 
     vectors: bool = False
     hidden_states: bool = False  # every hidden state's group and all-token means, not only the chosen layers'
     layers: tuple[int, ...] = ()  # hidden states averaged in place of the teacher's (the word table's)
-    topk: int = 0
-    attention: int = 0  # S: window +-S, keep the top S context words
+    attentions: bool = False  # the attention weights (eager attention: the only one that returns them)
+    decoder_input: bool = False  # the decoder's input at each wanted group's target position
+    reductions: tuple[tuple[Reduce, int], ...] = ()
 
 
 _PER_GROUP = {"per_group": True}
@@ -57,29 +69,31 @@ _PER_GROUP = {"per_group": True}
 
 @dataclass
 class TeacherOutput:
-    """Per-input results: all-token mean [d]; per group: vectors [G, d], top-k ids/logits, attention top S.
+    """Per-input results: all-token mean [d]; per group: vectors [G, d]; the request's reductions.
 
     ``hidden`` [G, n_hidden, d]: each hidden state's group means, and ``hidden_mean`` [n_hidden, d] its
-    all-token means (layer probes: one pass, every layer). ``attn_ctx`` [G, S]: positions of the
-    context groups (-1 where none), ``attn_weight`` [G, S] their summed attention (raw). The forward
-    fills each field from the batch's result of the same name.
+    all-token means (layer probes: one pass, every layer). The forward fills each field from the
+    batch's result of the same name; ``reduced`` holds each reduction's arrays by their names, one
+    row a group.
     """
 
     mean: np.ndarray
     vectors: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
     hidden: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
     hidden_mean: np.ndarray | None = None
-    topk_ids: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
-    topk_scores: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
-    attn_ctx: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
-    attn_weight: np.ndarray | None = field(default=None, metadata=_PER_GROUP)
+    reduced: dict[str, np.ndarray] = field(default_factory=dict)
 
     @classmethod
-    def split(cls, arrays: dict[str, np.ndarray], batch: Sequence[Encoding]) -> list[TeacherOutput]:
-        """Each input's rows of a batch's results (per-group fields cut to the input's groups)."""
+    def split(
+        cls, arrays: dict[str, np.ndarray], reduced: dict[str, np.ndarray], batch: Sequence[Encoding]
+    ) -> list[TeacherOutput]:
+        """Each input's rows of a batch's results (per-group ones cut to the input's groups)."""
         kept = [(f.name, bool(f.metadata.get("per_group"))) for f in fields(cls) if f.name in arrays]
         return [
-            cls(**{k: arrays[k][i, : e.n_groups] if grouped else arrays[k][i] for k, grouped in kept})
+            cls(
+                **{k: arrays[k][i, : e.n_groups] if grouped else arrays[k][i] for k, grouped in kept},
+                reduced={k: v[i, : e.n_groups] for k, v in reduced.items()},
+            )
             for i, e in enumerate(batch)
         ]
 
@@ -94,6 +108,17 @@ class Padded:
     first: torch.Tensor  # [n, G] each group's first token (-1: no such group)
     has_target: torch.Tensor  # [n, G] wanted groups with a position to predict them from
     gather: torch.Tensor  # [n, G] that position (causal: the token before the group), clamped to 0
+
+
+@dataclass(frozen=True)
+class Forward:
+    """One batch's forward as a signal's reduction reads it (:data:`Reduce`), on the device."""
+
+    teacher: Teacher
+    padded: Padded
+    hidden: torch.Tensor  # [n, T, d] the chosen layers averaged, float32
+    attentions: Sequence[torch.Tensor] | None  # each layer's [n, heads, T, T], when the request asked
+    decoder_input: torch.Tensor | None  # [targets, d] at ``padded.has_target``, when the request asked
 
 
 @dataclass
@@ -187,10 +212,10 @@ class Teacher:
     def restrict_substitutes(self, token_ids: np.ndarray | None) -> None:
         """Draw top-k substitutes from these teacher tokens only (None: the whole vocabulary)."""
         self.substitutes = token_ids
-        self.__dict__.pop("_scorer", None)
+        self.__dict__.pop("scorer", None)
 
     @cached_property
-    def _scorer(self) -> Scorer:
+    def scorer(self) -> Scorer:
         """The substitutes' decoder: the LM head's output layer (encoders without one: input embeddings)."""
         ids = None if self.substitutes is None else torch.from_numpy(self.substitutes).long().to(self.device)
         if self.kind is TeacherKind.ENCODER:
@@ -245,9 +270,10 @@ class Teacher:
         padded = self._pad(batch)
         out, head_in = self._run(padded, request)
         with torch.inference_mode():
-            res = self._reduce(out, head_in, padded, request)
+            res, reduced = self._reduce(out, head_in, padded, request)
             arrays = {k: v.cpu().numpy() for k, v in res.items()}
-        return TeacherOutput.split(arrays, batch)
+            reduced_arrays = {k: v.cpu().numpy() for k, v in reduced.items()}
+        return TeacherOutput.split(arrays, reduced_arrays, batch)
 
     def _pad(self, batch: list[Encoding]) -> Padded:
         """The batch padded to its longest input and largest group count, on the device.
@@ -294,31 +320,31 @@ class Teacher:
         return t.to(self.device)
 
     def _run(self, p: Padded, request: Request) -> tuple[Any, list[torch.Tensor]]:
-        """The model's outputs, and the LM head's inputs at the target positions (top-k of LM teachers)."""
+        """The model's outputs, and the LM head's inputs at the target positions (an LM's decoder input)."""
         if self.onnx is not None:  # hidden states only: ShardMaker refuses the signals that need more
             return self.onnx.run(p.ids, p.mask, None if request.hidden_states else self._picked(request)), []
         head_in: list[torch.Tensor] = []
         head_hook = None
         if self.kind is not TeacherKind.ENCODER:
             # the LM head gets no input: its logits [tokens, vocabulary] would be 4 GB a batch for
-            # Gemma's 262k pieces; top-k takes the head's input at the target positions to the scorer
+            # Gemma's 262k pieces; a reduction takes the head's input at the target positions instead
             rows = torch.arange(len(p.ids), device=self.device).unsqueeze(1)
 
             def pre_hook(_mod: Any, args: tuple) -> tuple:
                 x = args[0]
-                if request.topk:
+                if request.decoder_input:
                     head_in.append(x[rows, p.gather][p.has_target])
                 return (x[:, :0],)
 
             head_hook = self.model.get_output_embeddings().register_forward_pre_hook(pre_hook)
-        self._set_attention(bool(request.attention))
+        self._set_attention(request.attentions)
         try:
             with torch.inference_mode(), self.autocast():
                 out = self.model(
                     input_ids=p.ids,
                     attention_mask=p.mask,
                     output_hidden_states=True,
-                    output_attentions=bool(request.attention),
+                    output_attentions=request.attentions,
                 )
         finally:
             if head_hook is not None:
@@ -331,8 +357,8 @@ class Teacher:
 
     def _reduce(
         self, out: Any, head_in: list[torch.Tensor], p: Padded, request: Request
-    ) -> dict[str, torch.Tensor]:
-        """The requested reductions of the chosen layers (averaged), named as the output's fields."""
+    ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """The chosen layers' (averaged) means named as the output's fields, and the request's reductions."""
         picked = self._picked(request) or (len(out.hidden_states) - 1,)
         hid = out.hidden_states[picked[0]].float()
         for i in picked[1:]:
@@ -347,54 +373,17 @@ class Teacher:
             res["hidden"] = torch.stack([torch.bmm(p.pool, h.float()) for h in out.hidden_states], 2)
             sums = torch.stack([(h.float() * m).sum(1) for h in out.hidden_states], 1)
             res["hidden_mean"] = sums / m.sum(1, keepdim=True)
-        if request.topk:
-            rows = torch.arange(len(p.ids), device=self.device).unsqueeze(1)
-            x = hid[rows, p.gather][p.has_target] if self.kind is TeacherKind.ENCODER else head_in[0].float()
-            res.update(self._topk(x, p.ids, p.first, p.has_target, request.topk))
-        if request.attention:
-            res.update(self._attention(out.attentions, p.pool, request.attention))
-        return res
-
-    def _topk(
-        self, x: torch.Tensor, ids: torch.Tensor, first: torch.Tensor, has_target: torch.Tensor, k: int
-    ) -> dict[str, torch.Tensor]:
-        """Top-k substitutes per group (SemGloVe md) from the decoder's input ``x`` at the target positions.
-
-        Raw logits; encoders take k+1 and drop the target itself.
-        """
-        rows = torch.arange(ids.shape[0], device=ids.device).unsqueeze(1)
-        kk = k if self.kind is TeacherKind.CAUSAL else k + 1
-        sel, sel_ids = self._scorer.topk(x, kk)
-        if self.kind is not TeacherKind.CAUSAL:
-            tgt = ids[rows, first.clamp(min=0)][has_target]
-            is_t = sel_ids == tgt.unsqueeze(-1)
-            drop = torch.where(is_t.any(-1), is_t.int().argmax(-1), torch.full_like(tgt, k))
-            keep = torch.arange(k + 1, device=ids.device).view(1, -1) != drop.unsqueeze(-1)
-            sel_ids, sel = sel_ids[keep].view(-1, k), sel[keep].view(-1, k)
-        top = torch.full((*has_target.shape, k), -1, dtype=torch.long, device=ids.device)
-        scores = torch.full((*has_target.shape, k), torch.nan, device=ids.device)
-        top[has_target], scores[has_target] = sel_ids, sel
-        return {"topk_ids": top.int(), "topk_scores": scores}
-
-    @staticmethod
-    def _attention(attentions: Sequence[torch.Tensor], pool: torch.Tensor, s: int) -> dict[str, torch.Tensor]:
-        """SemGloVe sd (Eq. 8-11): attention summed over layers and heads, block means, top S in +-S."""
-        att = torch.stack([a.float().sum(1) for a in attentions]).sum(0)  # [n, T, T]
-        w2w = pool @ att @ pool.transpose(1, 2)  # [n, G, G]
-        g = w2w.shape[1]
-        pos = torch.arange(g, device=w2w.device)
-        dist = (pos.view(-1, 1) - pos.view(1, -1)).abs()
-        present = pool.sum(-1) > 0  # groups that have tokens
-        ok = (dist <= s) & (dist > 0) & present.unsqueeze(1) & present.unsqueeze(2)
-        w2w = w2w.masked_fill(~ok, -torch.inf)
-        if g < s:  # fewer groups than S: pad so every batch returns S columns
-            w2w = torch.nn.functional.pad(w2w, (0, s - g), value=-torch.inf)
-        weight, ctx = w2w.topk(s, dim=-1)
-        found = torch.isfinite(weight)
-        return {
-            "attn_ctx": torch.where(found, ctx, -1).int(),
-            "attn_weight": torch.where(found, weight, torch.nan),
-        }
+        reduced: dict[str, torch.Tensor] = {}
+        if request.reductions:
+            x = None
+            if request.decoder_input:  # encoders decode with tied input embeddings: their states go in
+                rows = torch.arange(len(p.ids), device=self.device).unsqueeze(1)
+                encoder = self.kind is TeacherKind.ENCODER
+                x = hid[rows, p.gather][p.has_target] if encoder else head_in[0].float()
+            forward = Forward(self, p, hid, out.attentions, x)
+            for reduce, value in request.reductions:
+                reduced.update(reduce(forward, value))
+        return res, reduced
 
 
 def _config_and_tokenizer(name: str, source: str) -> tuple[Any, Any]:

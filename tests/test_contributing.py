@@ -1,21 +1,36 @@
-"""docs/contributing.md's "Add a student" walked with a toy: the command line, the API and a study take it.
+"""docs/contributing.md's checklists walked with toys: a student and a cache signal.
 
-The toy is written to a temporary module and registered by the documented row alone; nothing else
-is edited, so a step the checklist forgets fails here.
+The toy student is written to a temporary module and registered by the documented row alone; the toy
+signal is the documented rows and option alone. Nothing else is edited, so a step a checklist
+forgets fails here.
 """
 
 import sys
 import textwrap
+from dataclasses import dataclass
 
+import click
 import numpy as np
 import pytest
+import torch
 
 from ctx2static import api, api_options_gen
+from ctx2static.cache import Cache
+from ctx2static.cache.layout import SIGNALS, Rows, Signal
+from ctx2static.errors import UserError
+from ctx2static.options import click_options, configure, opt
+from ctx2static.pipeline import shard
+from ctx2static.pipeline.config import ExtractConfig
+from ctx2static.pipeline.extract import extract
+from ctx2static.pipeline.teacher import Teacher
 from ctx2static.students import registry
 from ctx2static.students.registry import STUDENTS, Source, StudentSpec
 from ctx2static.study.loader import load_study
+from ctx2static.text.corpus import Corpus
+from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.vectors import Vectors
 
+from . import tiny_models as tm
 from .synthetic_cache import write_cache
 
 TOY = '''
@@ -102,3 +117,49 @@ options = {{ scale = 3.0 }}
     run = next(s for s in study.students if s.student == toy)
     assert run.config.scale == 3.0 and registry.spec(toy).baseline == "sgns"
     assert "    scale: float\n" in api_options_gen.render()  # step 3: the generated keywords gain it
+
+
+@dataclass(frozen=True)
+class ToyExtractConfig(ExtractConfig):
+    """Step 2 of "Add a cache signal": the field ``pipeline/config.py``'s ``ExtractConfig`` gains."""
+
+    norms: int = opt(0, "Toy: each occurrence's vector norm times N (0 = off).")
+
+
+def _norms(f, n):
+    """Step 3, the reduction: each group's pooled vector's norm, times the option's value."""
+    return {"occ_norm": torch.linalg.vector_norm(torch.bmm(f.padded.pool, f.hidden), dim=-1) * n}
+
+
+def test_a_toy_signal_declared_in_the_three_documented_places_is_extracted_and_validated(
+    tiny_models, tmp_path, monkeypatch
+):
+    # 1. cache/layout.py: its row of SIGNALS
+    toy = Signal("occ_norm", "norms", "each occurrence's vector norm times N", Rows.OCCURRENCE, 1, size="N")
+    monkeypatch.setitem(SIGNALS, "occ_norm", toy)
+    # 3. pipeline/shard.py: its reduction under its option, and its array
+    monkeypatch.setitem(shard.REDUCTIONS, "norms", shard.Reduction(_norms))
+    monkeypatch.setitem(shard.SHARD_ARRAYS, "occ_norm", lambda p: shard.per_occurrence(p, "occ_norm"))
+    corpus_file = tmp_path / "c.txt"
+    corpus_file.write_text("\n".join(tm.SENTENCES) + "\n")
+    corpus = Corpus([corpus_file])
+    vocab = Vocab.build(corpus, VocabConfig(min_count=1))
+    teacher = Teacher.load(str(tiny_models["bert"]))
+    extract(corpus, vocab, teacher, tmp_path / "c", ToyExtractConfig(shard_size=4, vectors=True, norms=3))
+    cache = Cache.open(tmp_path / "c")
+    assert "occ_norm" in cache.signals and cache.complete and cache.verify() == []
+    for s in cache.shards(["occ_norm", "occ_vec"]):  # read through validation against the row
+        want = 3 * np.linalg.norm(s["occ_vec"].astype(np.float32), axis=1)
+        assert len(want) > 0
+        np.testing.assert_allclose(s["occ_norm"], want, rtol=1e-2)
+    extract(corpus, vocab, teacher, tmp_path / "off", ToyExtractConfig(shard_size=4))
+    with pytest.raises(UserError, match=r"has no 'occ_norm'; extract again with --norms N$"):
+        Cache.open(tmp_path / "off").shard(0, ["occ_norm"])
+
+    @click.command()
+    @click_options(ToyExtractConfig)
+    def command(**_: object) -> None:
+        """What ``extract`` is made of: its flags follow from the config's fields."""
+
+    assert "--norms" in {name for p in command.params for name in p.opts}
+    assert configure(ToyExtractConfig, {"norms": 2}).norms == 2  # a study key, an API keyword

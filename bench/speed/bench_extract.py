@@ -36,6 +36,7 @@ from ctx2static.pipeline.models import TeacherKind
 from ctx2static.pipeline.shard import (
     mark_occurrences,
     paragraph_inputs,
+    sentence_request,
     token_words,
     word_ids,
     word_substitutes,
@@ -190,13 +191,13 @@ def main() -> None:
         "mean only": lambda b: fwd(b, Request()),
         "+ subword-pooled vectors": lambda b: fwd(b, Request(vectors=True)),
         f"+ top-{K} over the whole teacher vocabulary ({n_all} tokens)": lambda b: whole.forward(
-            b, Request(vectors=True, topk=K)
+            b, sentence_request(ExtractConfig(topk=K))
         ),
         f"+ top-{K} substitutes ({n_sub} tokens that spell a vocabulary word, as extract)": lambda b: fwd(
-            b, Request(vectors=True, topk=K)
+            b, sentence_request(ExtractConfig(topk=K))
         ),
         f"+ attention top-{S} (eager attention): all sentence-pass signals": lambda b: fwd(
-            b, Request(vectors=True, topk=K, attention=S)
+            b, sentence_request(ExtractConfig(topk=K, attention=S))
         ),
     }
     bare(teacher, encs[:8])  # warm-up

@@ -7,6 +7,7 @@ import torch
 from ctx2static.errors import UserError
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.extract import extract
+from ctx2static.pipeline.shard import sentence_request
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
@@ -52,7 +53,8 @@ def test_precision_int8_quantizes_the_linear_layers_but_not_the_embeddings_or_th
     emb, emb0 = fast.model.get_input_embeddings().weight, exact.model.get_input_embeddings().weight
     assert emb.dtype == torch.float32 and torch.equal(emb, emb0)  # the token table and composer read these
     encs = exact.encode(words)
-    a, b = exact.forward(encs, Request(vectors=True)), fast.forward(encs, Request(vectors=True, topk=2))
+    a = exact.forward(encs, Request(vectors=True))
+    b = fast.forward(encs, sentence_request(ExtractConfig(topk=2)))
     for oa, ob in zip(a, b, strict=True):
         cos = (
             (oa.vectors * ob.vectors).sum(1)

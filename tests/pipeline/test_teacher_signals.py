@@ -13,7 +13,7 @@ from ctx2static.pipeline.batching import run_sorted, sorted_batches
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.extract import extract
 from ctx2static.pipeline.models import TeacherKind
-from ctx2static.pipeline.shard import mark_occurrences, shard_arrays, token_words, word_ids
+from ctx2static.pipeline.shard import mark_occurrences, sentence_request, shard_arrays, token_words, word_ids
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
@@ -61,7 +61,7 @@ def test_the_lm_head_computes_no_logits(tiny_models, name):
     encs = teacher.encode([s.split() for s in tm.SENTENCES])
     try:
         teacher.forward(encs, Request(vectors=True))
-        teacher.forward(encs, Request(vectors=True, topk=2))
+        teacher.forward(encs, sentence_request(ExtractConfig(topk=2)))
     finally:
         hook.remove()
     assert len(shapes) == 2 and all(s[1] == 0 for s in shapes)
