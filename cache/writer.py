@@ -386,7 +386,7 @@ class CacheWriter:
 
     def _remove_unnamed_sums(self) -> None:
         """Delete running-sum files the manifest does not name (a killed commit's leftovers)."""
-        named = self.manifest.get("word_sums", {}).get("file")
+        named = (self.manifest.get("word_sums") or {}).get("file")  # null: none yet, as validation reads it
         for path in self.folder.glob(running_sums_name(None)):
             if path.name != named:
                 path.unlink()

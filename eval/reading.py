@@ -68,7 +68,8 @@ def _csv_row(path: Path, n: int, line: str) -> list[str]:
     """One line's CSV fields; a line csv cannot parse (a lone carriage return, say) is one UserError."""
     try:
         return next(csv.reader([line]))
-    except csv.Error as exc:
+    except csv.Error as exc:  # csv's own words speak of its reader's modes, not of the file
+        why = "a stray carriage return (\\r) inside it" if "new-line" in str(exc) else str(exc)
         raise UserError(
-            f"{path}: line {n} is not a CSV row ({exc}); save the file as CSV, a row a line"
+            f"{path}: line {n} is not a CSV row: {why}; save the file as CSV, a row a line"
         ) from None

@@ -113,6 +113,19 @@ def test_a_gap_is_an_error_at_finish_and_a_shard_is_recorded_once(tmp_path):
         _finish(writer)
 
 
+def test_a_manifest_whose_word_sums_are_null_is_continued_as_one_without_sums(tmp_path):
+    """Validation reads ``"word_sums": null`` as no sums yet; the writer reopening it must too."""
+    writer = CacheWriter.open(tmp_path / "c", IDENTITY, _vocab())
+    writer.manifest["word_sums"] = None
+    writer.save_manifest()
+    writer.close()
+    resumed = CacheWriter.open(tmp_path / "c", IDENTITY, _vocab())
+    for i in range(2):
+        _add(resumed, i)
+    _finish(resumed)
+    assert Cache.open(tmp_path / "c").complete
+
+
 @pytest.mark.parametrize("old", [1, 2])
 def test_a_cache_of_a_previous_format_is_refused_in_one_line_by_reader_and_writer(tmp_path, old):
     writer = CacheWriter.open(tmp_path / "c", IDENTITY, _vocab())
