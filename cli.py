@@ -301,13 +301,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def family_options(command: F) -> F:
-    """``--family`` and one ``--NAME`` option per evaluation family (its extra files, or its tasks).
+    """``--family`` and one ``--NAME`` option per evaluation family (its extra files, its tasks, or either).
 
     Read from :data:`ctx2static.eval.families.FAMILIES` when applied; each ``--NAME`` reaches the
     command as the keyword argument NAME.
     """
     for name, spec in reversed(FAMILIES.items()):
-        kind = Choice(list(spec.tasks)) if spec.tasks else click.Path()
+        kind = Choice(list(spec.tasks)) if spec.tasks and spec.read is None else click.Path()
         command = click.option(f"--{name}", name, multiple=True, type=kind, help=spec.help)(command)
     asked_only = ", ".join(name for name, spec in FAMILIES.items() if not spec.default)
     return click.option(

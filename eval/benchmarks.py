@@ -41,17 +41,17 @@ def load_benchmarks(
 ) -> list[Benchmark]:
     """Read the bundled sets of ``families`` (unless ``bundled`` is False) and the ``extra`` files.
 
-    A family split into tasks loads its bundled ``tasks`` (default: all; it has no extra files).
+    A family split into tasks loads its bundled ``tasks`` (default: all), then the extra files of
+    those that also read files.
     """
     asked = {family(f).name for f in families}  # an unknown name is an error, not an empty run
     files = {family(f).name: paths for f, paths in (extra or {}).items()}
     chosen = all_tasks() if tasks is None else tuple(tasks)
     out: list[Benchmark] = []
     for name, spec in FAMILIES.items():
+        paths = [BENCHMARK_DIR / name / f for f in spec.bundled] if bundled and name in asked else []
         if spec.load is not None:
             out += spec.load([t for t in chosen if t in spec.tasks]) if name in asked else []
-            continue
-        paths = [BENCHMARK_DIR / name / f for f in spec.bundled] if bundled and name in asked else []
         for path in [*paths, *files.get(name, [])]:
             bench = spec.read(path)  # type: ignore[misc]
             if any(b.name == bench.name for b in out):

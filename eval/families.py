@@ -19,7 +19,9 @@ Adding a family:
    - either ``read(path) -> set`` (a family of files: its bundled files go in
      ``data/benchmarks/NAME/``, users add theirs with ``--NAME FILE`` or the study key ``NAME``),
      or ``load(tasks) -> list of sets`` (bundled data split into named tasks, picked with
-     ``--NAME TASK`` or the study key ``NAME``; task names unique across families);
+     ``--NAME TASK`` or the study key ``NAME``; task names unique across families), or both (a
+     family of tasks whose ``eval --NAME`` also takes a user's file: a value that names no task is
+     read as one);
    - ``evaluate(vectors, set, analogy, only) -> list[Score]``, each ``Score.family == NAME``;
    - ``coverage(vectors, set, analogy) -> mask`` when its items can be restricted to those every
      compared file covers; None when it scores every token (then it runs on each file's own items
@@ -44,6 +46,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -67,7 +70,13 @@ from ctx2static.eval.downstream import DownstreamTask, ProbeConfig, Task, evalua
 from ctx2static.eval.downstream.tasks import protocol as downstream_protocol
 from ctx2static.eval.results import Score
 from ctx2static.eval.sentences import TASKS as SENTENCE_TASKS
-from ctx2static.eval.sentences import SentenceConfig, SentenceSet, evaluate_sentences, load_sentences
+from ctx2static.eval.sentences import (
+    SentenceConfig,
+    SentenceSet,
+    evaluate_sentences,
+    load_sentences,
+    read_sentence_file,
+)
 from ctx2static.eval.sentences import protocol as sentences_protocol
 from ctx2static.eval.similarity import (
     SimilaritySet,
@@ -112,8 +121,8 @@ class FamilySpec:
     default: bool = True  # run when no family is named (False: slow, run only when asked)
 
     def __post_init__(self) -> None:
-        if (self.read is None) == (self.load is None):
-            raise ValueError(f"family {self.name}: give exactly one of read (files) and load (tasks)")
+        if self.read is None and self.load is None:
+            raise ValueError(f"family {self.name}: give read (files), load (tasks) or both")
 
 
 def _one(score: Callable[[Vectors, Any, Mask | None], Score]) -> Callable[..., list[Score]]:
@@ -175,10 +184,12 @@ FAMILIES: dict[str, FamilySpec] = {
         FamilySpec(
             "sentences", typing.get_args(SentenceSet),
             lambda vectors, bench, analogy, only: evaluate_sentences(vectors, bench),
-            load=load_sentences, tasks=SENTENCE_TASKS, task_noun="a sentence set",
+            read=read_sentence_file, load=load_sentences, tasks=SENTENCE_TASKS, task_noun="a sentence set",
             note=lambda analogy: sentences_protocol(SentenceConfig()),
             protocol=lambda analogy: {"sentence_probes": SentenceConfig().to_dict()},
-            help="Sentence sets to run (repeat; implies --family sentences; default with it: all).",
+            help="Sentence sets to run: a bundled set's name, or a file of your own ('label<TAB>text' "
+            "lines, two labels at least, or 'score<TAB>text<TAB>text'); repeat; implies --family "
+            "sentences; default with it: all bundled sets.",
             default=False,  # about half a minute per file; the default study's table stays as it was
         ),
     ]
@@ -224,13 +235,31 @@ def family_of(bench: Benchmark) -> FamilySpec:
 
 
 def file_families() -> list[str]:
-    """The families that read files: each has an extra-file option and study key named after it."""
-    return [name for name, f in FAMILIES.items() if f.read is not None]
+    """The families of files only: each has an extra-file option and study key named after it."""
+    return [name for name, f in FAMILIES.items() if f.read is not None and not f.tasks]
 
 
 def task_families() -> list[str]:
     """The families split into named tasks: each has a task option and study key named after it."""
     return [name for name, f in FAMILIES.items() if f.tasks]
+
+
+def tasks_and_files(name: str, given: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The tasks and the user's files among the values ``given`` to family ``name``'s option ``--NAME``.
+
+    A value that names no task is a file of the user's own, for a family that reads files; one
+    that is neither is a one-line error listing the tasks.
+    """
+    spec = family(name)
+    for value in given:
+        if value in spec.tasks:
+            continue
+        choose = f"choose from {', '.join(spec.tasks)}"
+        if spec.read is None:
+            raise UserError(f"{value!r} is not {spec.task_noun}; {choose}")
+        if not Path(value).exists():
+            raise UserError(f"{value}: neither {spec.task_noun} nor a file; {choose}, or give a file's path")
+    return tuple(v for v in given if v in spec.tasks), tuple(v for v in given if v not in spec.tasks)
 
 
 def all_tasks() -> tuple[str, ...]:

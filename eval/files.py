@@ -10,7 +10,14 @@ from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import load_benchmarks
 from ctx2static.eval.comparison import compare_tables
-from ctx2static.eval.families import INTRINSIC, file_families, member, task_families, with_named_tasks
+from ctx2static.eval.families import (
+    INTRINSIC,
+    file_families,
+    member,
+    task_families,
+    tasks_and_files,
+    with_named_tasks,
+)
 from ctx2static.eval.results import format_text, write_markdown, write_results_json
 from ctx2static.eval.suite import config_dict, notes
 from ctx2static.fileio import check_writable, refuse_same_outputs
@@ -32,21 +39,25 @@ def evaluate_files(
 ) -> None:
     """Score every file of ``vectors`` on the benchmarks asked for; ``show`` the table, then write it.
 
-    ``given`` holds per family its extra files or the tasks named (naming one asks for the family);
+    ``given`` holds per family its extra files, or the tasks named (naming one asks for the family)
+    and, for a family of tasks that reads files (sentences), files of the user's own among them;
     without ``families`` or tasks the intrinsic families run. ``items="common"`` scores several
     files on the items all of them cover. The outputs are checked before any file is read; the
     table is shown before the JSON and Markdown are written, so a failed write still leaves it.
     """
     analogy = analogy or AnalogyConfig()
     given = given or {}
-    extra = {name: given.get(name, ()) for name in file_families()}
+    extra = {name: tuple(given.get(name, ())) for name in file_families()}
+    named: dict[str, tuple[str, ...]] = {}
+    for name in task_families():  # their option takes a task's name or, where the family reads files, a file
+        if given.get(name):
+            named[name], extra[name] = tasks_and_files(name, given[name])
     files = [p for paths in extra.values() for p in paths]
     refuse_same_outputs([("--json", json_path), ("--markdown", markdown)])
     read: list[str | os.PathLike] = [*(f for v in vectors for f in vector_files(v)), *files]
     for written in (json_path, markdown):
         if written is not None:
             check_writable(written, inputs=read, folder=False)
-    named = {name: given[name] for name in task_families() if given.get(name)}
     asked = tuple(member(f) for f in families) or (() if named else INTRINSIC)
     picked, tasks = with_named_tasks(asked, named)
     benchmarks = load_benchmarks(picked, extra, bundled=bundled, tasks=tasks)

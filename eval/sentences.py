@@ -11,6 +11,10 @@ sets of data/downstream/) is a task of the ``sentences`` family:
 - a pair set (``score<TAB>text<TAB>text`` lines: Lee et al.'s document similarity): Spearman
   correlation of the two texts' cosine with the gold score, no training.
 
+A user's own file (``cli.py eval --sentences FILE``, :func:`read_sentence_file`) is either form,
+labelled sets with any labels, two at least, named after the file and scored the same way; the
+headline ``sentences-mean`` stays the mean over the bundled labelled sets.
+
 A text's vector is :meth:`Vectors.encode`, as a user embeds it; coverage counts the texts (or
 pairs) that got a vector, i.e. with at least one known (or composed) word. :func:`score_encoder`
 takes any text encoder instead (a peer's Model2Vec model, an exported folder), so other models are
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,20 +107,86 @@ Encoder = Callable[[Sequence[str]], np.ndarray]
 def read_pairs(path: str | os.PathLike) -> PairSet:
     """Read ``score<TAB>text<TAB>text`` lines (a bad line is a one-line error naming file and line)."""
     path = Path(path)
+    return _pairs(path, list(read_lines(path, "score<TAB>text<TAB>text lines")))
+
+
+def _pairs(path: Path, lines: Sequence[tuple[int, str]]) -> PairSet:
+    """The pair set of ``(line number, line)`` items of ``path``."""
     first, second, scores = [], [], []
-    for n, line in read_lines(path, "score<TAB>text<TAB>text lines"):
+    for n, line in lines:
         line = nfc(line)  # the corpus is read in NFC: a word in NFD would miss its row
         parts = line.split("\t")
-        try:
-            score = float(parts[0])
-        except ValueError:
-            score = float("nan")
+        score = _number(parts[0])
         if len(parts) != 3 or not np.isfinite(score) or not parts[1].strip() or not parts[2].strip():
-            raise UserError(f"{path}: line {n} is not 'score<TAB>text<TAB>text' with a finite score")
+            raise UserError(
+                f"{path}: line {n} is not 'score<TAB>text<TAB>text' with a finite score; "
+                "fix or remove the line"
+            )
         first.append(parts[1])
         second.append(parts[2])
         scores.append(score)
-    return PairSet(path.name.split(".")[0], first, second, scores)
+    return PairSet(_stem(path), first, second, scores)
+
+
+def _number(text: str) -> float:
+    """``text`` as a float; NaN when it is not a number."""
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
+
+
+def _stem(path: Path) -> str:
+    """A set's name: its file name up to the first dot (``topics.tsv.xz`` -> ``topics``)."""
+    return path.name.split(".")[0]
+
+
+FORMS = "label<TAB>text lines (two labels at least) or score<TAB>text<TAB>text lines"
+
+
+def read_sentence_file(path: str | os.PathLike, folds: int = SentenceConfig.folds) -> SentenceSet:
+    """A user's own sentence set, named after the file, scored as the bundled ones are.
+
+    The first line decides the form: three tab-separated fields, the first a number, make a pair
+    set (``score<TAB>text<TAB>text``); anything else a labelled set (``label<TAB>text``, any labels,
+    two at least, each with ``folds`` texts so that every fold holds it). Blank lines are skipped;
+    a line that fits neither form is a one-line error naming the file, the line and the fix.
+    """
+    path = Path(path)
+    lines = [(n, line) for n, line in read_lines(path, FORMS) if line.strip()]
+    if not lines:
+        raise UserError(f"{path}: no text in it; write {FORMS}")
+    head = lines[0][1].split("\t")
+    if len(head) == 3 and np.isfinite(_number(head[0])):
+        return _pairs(path, lines)
+    return _labelled(path, lines, folds)
+
+
+def _labelled(path: Path, lines: Sequence[tuple[int, str]], folds: int) -> LabelledTexts:
+    """The labelled set of ``(line number, line)`` items of ``path``, checked to be one a probe can learn."""
+    texts, labels = [], []
+    for n, line in lines:
+        label, sep, text = nfc(line).partition("\t")  # NFC as the corpus: a word in NFD would miss its row
+        label = label.strip()
+        if not sep:
+            raise UserError(f"{path}: line {n} has no tab; write label<TAB>text (or score<TAB>text<TAB>text)")
+        if not label or not text.strip():
+            raise UserError(f"{path}: line {n} has an empty label or text; write label<TAB>text")
+        texts.append(text)
+        labels.append(label)
+    counts = Counter(labels)
+    if len(counts) < 2:
+        raise UserError(
+            f"{path}: every text has the label {labels[0]!r}; a labelled set needs two labels at least "
+            "(label<TAB>text lines)"
+        )
+    rare, n = min(counts.items(), key=lambda item: item[1])
+    if n < folds:
+        raise UserError(
+            f"{path}: label {rare!r} has {n} text{'s' * (n != 1)}, fewer than the {folds} folds; "
+            f"give every label {folds} texts at least"
+        )
+    return LabelledTexts(_stem(path), texts, labels)
 
 
 def load_sentences(tasks: Sequence[str] = TASKS) -> list[SentenceSet]:

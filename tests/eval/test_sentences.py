@@ -18,6 +18,7 @@ from ctx2static.eval.sentences import (
     evaluate_sentences,
     load_sentences,
     read_pairs,
+    read_sentence_file,
     score_encoder,
 )
 from ctx2static.study.loader import load_study
@@ -97,6 +98,60 @@ def test_a_bad_pair_line_is_one_error_naming_file_and_line(tmp_path):
         read_pairs(path)
 
 
+def _user_file(path, labels, texts):
+    """A user's own labelled set: ``label<TAB>text`` lines, plain text."""
+    path.write_text("".join(f"{y}\t{t}\n" for y, t in zip(labels, texts, strict=True)))
+    return path
+
+
+def test_a_users_labelled_file_is_scored_as_a_bundled_set_and_named_after_it(tmp_path):
+    data, vectors = _labelled()
+    topics = ["sport" if y == "pos" else "music" for y in data.labels]  # any labels, not pos/neg
+    read = read_sentence_file(_user_file(tmp_path / "my-topics.tsv", topics, data.texts))
+    assert isinstance(read, LabelledTexts) and read.name == "my-topics" and read.labels == topics
+    (score,) = evaluate_sentences(vectors, read)  # the two labels' words point in opposite directions
+    assert (score.benchmark, score.score, score.covered, score.total) == ("my-topics", 100.0, 200, 200)
+    shuffled = np.random.default_rng(1).permutation(topics).tolist()
+    (chance,) = evaluate_sentences(
+        vectors, read_sentence_file(_user_file(tmp_path / "s.tsv", shuffled, data.texts))
+    )
+    assert 30.0 < chance.score < 70.0
+
+
+def test_a_users_file_may_hold_more_labels_or_pairs_and_skips_blank_lines(tmp_path):
+    three = tmp_path / "three.tsv"
+    three.write_text("".join(f"{y}\tword{i}\n" for i in range(5) for y in ("a", "b", "c")) + "\n")
+    read = read_sentence_file(three)
+    assert isinstance(read, LabelledTexts) and sorted(set(read.labels)) == ["a", "b", "c"]
+    pairs = _write_xz(
+        tmp_path / "sts.tsv.xz", "4.5\tA cat sits.\tA cat is sitting.\n0\tRain.\tStocks fell.\n"
+    )
+    expected = PairSet("sts", ["A cat sits.", "Rain."], ["A cat is sitting.", "Stocks fell."], [4.5, 0.0])
+    assert read_sentence_file(pairs) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no text in it; write label<TAB>text lines (two labels at least) or score<TAB>text<TAB>text"),
+        ("\n  \n", "no text in it; write label<TAB>text lines"),
+        ("sport\tgoal\n" * 6, "every text has the label 'sport'; a labelled set needs two labels at least"),
+        ("sport\tgoal\nmusic song\n", "line 2 has no tab; write label<TAB>text (or score<TAB>text<TAB>text)"),
+        ("sport\tgoal\n\tsong\n", "line 2 has an empty label or text; write label<TAB>text"),
+        ("sport\tgoal\n" * 6 + "music\tsong\n" * 4,
+         "label 'music' has 4 texts, fewer than the 5 folds; give every label 5 texts at least"),
+        ("0.5\tone\ttwo\nhigh\tone\ttwo\n",
+         "line 2 is not 'score<TAB>text<TAB>text' with a finite score; fix or remove the line"),
+    ],
+)  # fmt: skip
+def test_a_bad_users_file_is_one_error_naming_file_line_and_fix(tmp_path, text, message):
+    path = tmp_path / "mine.tsv"
+    path.write_text(text)
+    with pytest.raises(UserError) as caught:
+        read_sentence_file(path)
+    assert str(caught.value).startswith(f"{path}: {message}") and "\n" not in str(caught.value)
+
+
 @pytest.fixture()
 def toy(tmp_path, monkeypatch):
     """Every sentence task pointed at two tiny files (one labelled, one of pairs), and matching vectors."""
@@ -147,6 +202,30 @@ def test_naming_a_set_runs_only_it(toy, cli_main):
     assert code == 0, err
     lines = stdout.splitlines()
     assert [t for t in TASKS if any(line.startswith(t) for line in lines)] == ["lee-docsim"]
+
+
+def test_a_users_file_runs_from_the_cli_beside_a_bundled_set(toy, cli_main):
+    data, _ = _labelled(n=60)
+    mine = _user_file(
+        toy / "news-kinds.tsv", ["world" if y == "pos" else "arts" for y in data.labels], data.texts
+    )
+    code, stdout, err = cli_main("eval", toy / "v.txt", "--sentences", mine, "--sentences", "lee-docsim")
+    assert code == 0, err
+    rows = {line.split()[0]: line for line in stdout.splitlines() if line.strip()}
+    assert rows["news-kinds"].endswith("100.0 ±0.0 (100%)") and rows["lee-docsim"].endswith("100.0 (100%)")
+    assert "vader-nyt" not in rows and "sentences-mean" not in rows  # naming sets runs only those
+    assert "sentences, labelled sets: standardised vectors -> logistic regression" in stdout
+
+
+def test_a_sentences_value_that_is_neither_a_set_nor_a_file_is_one_error(toy, cli_main):
+    code, _, err = cli_main("eval", toy / "v.txt", "--sentences", "vader-twets")
+    assert code == 2
+    assert err == "error: vader-twets: neither a sentence set nor a file; choose from " + ", ".join(TASKS) + (
+        ", or give a file's path\n"
+    )
+    (toy / "one.tsv").write_text("sport\tgoal\n" * 5)
+    code, _, err = cli_main("eval", toy / "v.txt", "--sentences", toy / "one.tsv")
+    assert (code, err.count("\n")) == (2, 1) and err.startswith(f"error: {toy / 'one.tsv'}: every text has")
 
 
 def _study(tmp_path, eval_table):
