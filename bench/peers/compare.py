@@ -24,6 +24,11 @@ the extraction from the cache's ``<cache>.json`` and the student from its ``meta
 the study recorded them.
 Sentence scores are kept in ``--scores`` (``<out>.scores.json``), so a rerun with more rows scores only
 the new ones.
+
+``--sentence-set FILE`` (repeat) adds a labelled or pair file of one's own (``cli.py eval --sentences
+FILE``'s forms), scored under the same protocol and named after the file; ``--no-bundled-sentences``
+leaves the bundled sets out. The labelled files' mean accuracy is the column ``sets-mean`` (the
+bundled sets' is ``sentences-mean``).
 """
 
 from __future__ import annotations
@@ -38,13 +43,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctx2static.errors import UserError
-from ctx2static.eval.results import Score
+from ctx2static.eval.results import Score, summary
 from ctx2static.eval.sentences import (
+    PairSet,
     SentenceConfig,
+    SentenceSet,
     evaluate_sentences,
     load_sentences,
     mean_accuracy,
     protocol,
+    read_sentence_file,
     score_encoder,
 )
 from ctx2static.fileio import atomic_write, check_writable, read_json, write_json
@@ -53,6 +61,7 @@ from ctx2static.vectors import Vectors, Weighting
 from words import encodes_itself, folder_encoder, study_vocab, vocab_words
 
 MEAN = "sentences-mean"
+SETS_MEAN = "sets-mean"
 
 
 @dataclass(frozen=True)
@@ -85,19 +94,41 @@ def named(items: list[str], dims: int) -> list[Model]:
     return out
 
 
+def sentence_sets(files: list[Path], bundled: bool) -> tuple[list[SentenceSet], str]:
+    """The bundled sets (unless not ``bundled``) and the ``files``, and what the scores' cache key adds.
+
+    A file is keyed by its path and modification time, so an edited file is scored again.
+    """
+    sets = [*(load_sentences() if bundled else []), *(read_sentence_file(path) for path in files)]
+    names = [s.name for s in sets]
+    clash = next((name for name in names if names.count(name) > 1), None)
+    if clash is not None:
+        raise UserError(f"two sentence sets are named {clash!r}; rename a --sentence-set file")
+    extra = [f"{path.resolve()}@{path.stat().st_mtime}" for path in files]
+    return sets, "" if bundled and not files else "|" + ";".join(["bundled"] * bundled + extra)
+
+
+def sets_mean(scores: list[Score], files: list[SentenceSet]) -> Score | None:
+    """The mean accuracy over the labelled ``files`` (None without any)."""
+    names = [s.name for s in files if not isinstance(s, PairSet)]
+    picked = [s for s in scores if s.benchmark in names and s.metric == "accuracy"]
+    return summary(picked, SETS_MEAN, f"mean accuracy ({', '.join(names)})") if picked else None
+
+
 def sentence_rows(
-    models: list[Model], weightings: list[Weighting], store: Path
+    models: list[Model], weightings: list[Weighting], store: Path, files: list[Path], bundled: bool = True
 ) -> dict[str, dict[str, Score]]:
     """Row name -> set -> score; a folder that encodes itself is one row, our vectors one per weighting."""
     cached = read_json(store, "delete it (its rows are scored again)") if store.exists() else {}
-    sets = load_sentences()
+    sets, sets_key = sentence_sets(files, bundled)
+    own = sets[len(sets) - len(files) :]
     rows = {}
     for model in models:
         variants = [None] if model.folder else weightings
         loaded = None
         for weighting in variants:
             name = model.name if weighting is None else f"{model.name} ({weighting.value})"
-            key = f"{model.path.resolve()}|{model.path.stat().st_mtime}|{model.dims}|{weighting}"
+            key = f"{model.path.resolve()}|{model.path.stat().st_mtime}|{model.dims}|{weighting}{sets_key}"
             if key not in cached:
                 if loaded is None:
                     loaded = _encoder_source(model)
@@ -111,7 +142,8 @@ def sentence_rows(
                 write_json(store, cached)
                 print(f"{name}: sentences in {time.perf_counter() - start:.0f} s", flush=True)
             scores = [Score.from_json(d) for d in cached[key]]
-            rows[name] = {s.benchmark: s for s in [*scores, mean_accuracy(scores)] if s is not None}
+            means = [mean_accuracy(scores), sets_mean(scores, own)]
+            rows[name] = {s.benchmark: s for s in [*scores, *means] if s is not None}
     return rows
 
 
@@ -125,7 +157,7 @@ def sentence_table(rows: dict[str, dict[str, Score]]) -> list[str]:
     first = next(iter(rows.values()))
     labelled = [b for b, s in first.items() if s.metric == "accuracy"]
     pairs = [b for b, s in first.items() if s.metric.startswith("spearman")]
-    columns = [*labelled, MEAN, *pairs]
+    columns = [*labelled, *(m for m in (MEAN, SETS_MEAN) if m in first), *pairs]
     lines = ["| model | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
     for name, scores in rows.items():
         cells = []
@@ -133,7 +165,7 @@ def sentence_table(rows: dict[str, dict[str, Score]]) -> list[str]:
             s = scores.get(column)
             if s is None:
                 cells.append("")
-            elif column == MEAN:
+            elif column in (MEAN, SETS_MEAN):
                 cells.append(f"**{s.score:.1f}**")
             else:
                 std = f" ±{s.std:.1f}" if s.std is not None else ""
@@ -221,16 +253,26 @@ def main() -> None:
     ap.add_argument("--no-words", action="store_true", help="leave the word-level table out")
     ap.add_argument("--out", required=True, type=Path, help="the Markdown file to write")
     ap.add_argument("--scores", type=Path, help="sentence scores kept between runs [<out>.scores.json]")
+    ap.add_argument(
+        "--sentence-set",
+        action="append",
+        type=Path,
+        default=[],
+        help="a labelled (label<TAB>text) or pair (score<TAB>text<TAB>text) file of one's own (repeat)",
+    )
+    ap.add_argument("--no-bundled-sentences", action="store_true", help="score only the --sentence-set files")
     args = ap.parse_args()
     models = named(args.model, args.dims)
+    if args.no_bundled_sentences and not args.sentence_set:
+        sys.exit("error: --no-bundled-sentences leaves no sentence set: give --sentence-set FILE")
     if not args.no_words and not args.corpus and any(m.folder for m in models):
         sys.exit("error: the word table of a folder that encodes itself needs --corpus (or pass --no-words)")
     weightings = args.weighting or [Weighting.NONE]
     store = args.scores or args.out.with_name(args.out.name + ".scores.json")
-    inputs = [m.path for m in models] + args.corpus
+    inputs = [m.path for m in models] + args.corpus + args.sentence_set
     for output in (args.out, store):  # before the scoring, not after it
         check_writable(output, inputs=inputs, folder=False)
-    rows = sentence_rows(models, weightings, store)
+    rows = sentence_rows(models, weightings, store, args.sentence_set, not args.no_bundled_sentences)
     lines = [f"## Sentence level ({time.strftime('%Y-%m-%d', time.gmtime())})", "", *sentence_table(rows), ""]
     lines += [f"- {line}" for line in protocol(SentenceConfig())]
     lines += [
