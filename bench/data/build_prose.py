@@ -60,10 +60,10 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-from archives import checked
+from archives import checked, deb_members
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import SHARED_CORPUS  # noqa: E402
+from machine import SHARED_CORPUS
 
 from ctx2static.text.corpus import tokenize
 
@@ -190,21 +190,8 @@ def archive(folder: Path, name: str) -> bytes:
 
 
 def deb_files(folder: Path, name: str, wanted: re.Pattern[str]) -> dict[str, bytes]:
-    """The files of a .deb whose path matches `wanted`, read from the ar archive's data.tar.*."""
-    data = archive(folder, name)
-    pos = 8  # "!<arch>\n"
-    while pos < len(data):
-        member, size = data[pos : pos + 16].decode().strip(), int(data[pos + 48 : pos + 58])
-        body = data[pos + 60 : pos + 60 + size]
-        pos += 60 + size + size % 2
-        if member.startswith("data.tar"):
-            with tarfile.open(fileobj=io.BytesIO(body)) as tar:
-                return {
-                    m.name.lstrip("./"): tar.extractfile(m).read()
-                    for m in tar.getmembers()
-                    if m.isfile() and wanted.search(m.name)
-                }
-    raise SystemExit(f"{folder / name}: no data.tar member; is it a Debian package?")
+    """The files of a .deb whose path matches `wanted` (its sha256 checked first)."""
+    return deb_members(checked(folder, name, ARCHIVES), wanted)
 
 
 def npm_files(folder: Path, name: str, wanted: re.Pattern[str]) -> dict[str, bytes]:
