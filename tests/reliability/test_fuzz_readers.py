@@ -28,6 +28,7 @@ from ctx2static.cache.layout import FORMAT_VERSION
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import read_analogy, read_categorization, read_similarity
+from ctx2static.eval.sentences import PairSet, read_sentence_file
 from ctx2static.retrofit.lexicon import build_graph, read_lexicon
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab
@@ -153,6 +154,19 @@ def test_benchmark_readers(tmp_path, data, csv_head):
         bench = _one_line_or_result(read, path)
         if name == "sim.txt" and bench is not None:
             assert len(bench.pairs) == len(bench.gold) and np.isfinite(bench.gold).all()
+
+
+@FUZZ
+@given(data=payload, head=st.sampled_from(["", "0.5\ta b\tc\n", "x\tword\n" * 5 + "y\tword\n" * 5]))
+def test_sentence_file_reader(tmp_path, data, head):
+    path = tmp_path / "mine.tsv"
+    path.write_bytes(head.encode() + data)
+    bench = _one_line_or_result(read_sentence_file, path)
+    if isinstance(bench, PairSet):
+        assert len(bench.first) == len(bench.second) == len(bench.scores) and np.isfinite(bench.scores).all()
+    elif bench is not None:
+        counts = {label: bench.labels.count(label) for label in bench.labels}
+        assert len(counts) >= 2 and min(counts.values()) >= 5 and all(t.strip() for t in bench.texts)
 
 
 KEYS = ["identity", "format", "shards", "files", "signals", "complete", "vocab", "sha256_16", "index"]
