@@ -129,3 +129,19 @@ def test_the_eval_command_is_evaluate_files_below_it(files, cli_main):
     assert shown == [stdout]
     with pytest.raises(UserError, match=r"^no benchmarks to run: give .*--similarity.* with --no-bundled$"):
         evaluate_files([str(good)], shown.append, bundled=False)
+
+
+def test_a_sentence_file_of_ones_own_is_a_row_named_after_it(files, cli_main):
+    from ctx2static.eval.files import evaluate_files
+
+    texts = [("people", "man woman"), ("people", "woman man"), ("fruit", "apple"), ("fruit", "apple apple")]
+    (files / "kinds.tsv").write_text("".join(f"{label}\t{text}\n" for label, text in texts * 5))
+    good, out = files / "good.txt", files / "r.json"
+    code, stdout, err = cli_main("eval", good, "--sentences", files / "kinds.tsv", "--json", out)
+    assert code == 0, err
+    (row,) = json.loads(out.read_text())["results"][str(good)]
+    assert (row["benchmark"], row["family"], row["covered"]) == ("kinds", "sentences", 20)
+    assert row["score"] == 100.0
+    shown: list[str] = []
+    evaluate_files([str(good)], shown.append, given={"sentences": [str(files / "kinds.tsv")]})
+    assert shown == [stdout]
