@@ -226,7 +226,9 @@ def _steps(model: Model) -> dict[str, tuple[float, float | None]]:
         record = json.loads(cache.read_text())
         steps["extract"] = (record["seconds"], record.get("peak_rss_mb"))
     study = meta.get("study", {})
-    steps[meta.get("student", "student")] = (study.get("seconds", meta["seconds"]), study.get("peak_rss_mb"))
+    seconds = study.get("seconds", meta.get("seconds"))
+    if seconds is not None:  # a table made by combine or compose records no training time
+        steps[meta.get("student", "student")] = (seconds, study.get("peak_rss_mb"))
     return steps
 
 
