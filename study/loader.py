@@ -341,9 +341,14 @@ def _eval(path: Path, data: Any) -> EvalSpec:
     families = _strings(path, t.get("families", [f.value for f in INTRINSIC]), "eval.families")
     with _at(path, "eval.families"):
         picked = tuple(_family(f) for f in families)
-    named = {name: _tasks(path, name, t[name]) for name in tasked if name in t}
-    picked, chosen = with_named_tasks(picked, named)  # naming tasks asks for their family
     extra = {name: _files(path, t.get(name, []), f"eval.{name}") for name in files}
+    named: dict[str, tuple[str, ...]] = {}
+    for name in tasked:
+        if name in t:
+            named[name], own = _tasks(path, name, t[name])
+            if own:
+                extra[name] = own
+    picked, chosen = with_named_tasks(picked, named)  # naming tasks asks for their family
     return EvalSpec(picked, chosen, extra, _config(path, AnalogyConfig, t, "eval"))
 
 
@@ -353,13 +358,26 @@ def _family(name: str) -> Family | str:
     return member(name)
 
 
-def _tasks(path: Path, name: str, value: Any) -> tuple[str, ...]:
-    """The tasks of family ``name`` listed under its key, each checked to be one of its tasks."""
+def _tasks(path: Path, name: str, value: Any) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+    """The tasks of family ``name`` listed under its key, and the user's files among them.
+
+    A value that names none of its tasks is a file (relative to the study file) when the family
+    reads files, as ``eval --NAME`` takes one; otherwise, or when there is no such file, an error.
+    """
     spec = FAMILIES[name]
-    tasks = _strings(path, value, f"eval.{name}")
-    for task in tasks:
-        if task not in spec.tasks:
+    values = _strings(path, value, f"eval.{name}")
+    own = []
+    for value in values:
+        if value in spec.tasks:
+            continue
+        choose = f"choose from {', '.join(spec.tasks)}"
+        if spec.read is None:
+            raise UserError(f"{path}: eval.{name}: {value!r} is not {spec.task_noun}; {choose}")
+        file = (path.parent / value).resolve()
+        if not file.is_file():
             raise UserError(
-                f"{path}: eval.{name}: {task!r} is not {spec.task_noun}; choose from {', '.join(spec.tasks)}"
+                f"{path}: eval.{name}: {value!r} is neither {spec.task_noun} nor a file; {choose}, "
+                "or give a file's path (relative to the study file)"
             )
-    return tasks
+        own.append(file)
+    return tuple(v for v in values if v in spec.tasks), tuple(own)

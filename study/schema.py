@@ -97,8 +97,11 @@ class EvalSpec:
         return Family("downstream") in self.families
 
     def extra(self) -> dict[str, tuple[Path, ...]]:
-        """The extra benchmark files of every family that reads files (none given: empty)."""
-        return {name: tuple(self.files.get(name, ())) for name in file_families()}
+        """Extra benchmark files by family: each family of files, and a family of tasks given some.
+
+        A family of tasks that also reads files (sentences) takes a user's own files under its key.
+        """
+        return {**{name: () for name in file_families()}, **{k: tuple(v) for k, v in self.files.items()}}
 
 
 @dataclass(frozen=True)

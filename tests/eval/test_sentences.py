@@ -242,8 +242,20 @@ def test_a_study_lists_the_family_or_its_sets(tmp_path):
     assert spec.families[-1] is Family.SENTENCES
     assert "vader-nyt" in spec.tasks and "lee-docsim" not in spec.tasks
     assert Family.SENTENCES not in load_study(_study(tmp_path, "")).eval.families  # opt-in: default kept
-    with pytest.raises(UserError, match=r"eval.sentences: 'trec' is not a sentence set; choose from rt-"):
+    with pytest.raises(UserError, match=r"eval.sentences: 'trec' is neither a sentence set nor a file"):
         load_study(_study(tmp_path, 'sentences = ["trec"]'))
+
+
+def test_a_study_takes_a_users_sentence_file_beside_a_set_and_scores_it(tmp_path):
+    (tmp_path / "topics.tsv").write_text("".join(f"{lab}\t{lab} word\n" for lab in ["a", "b"] * 5))
+    spec = load_study(_study(tmp_path, 'sentences = ["vader-nyt", "topics.tsv"]')).eval
+    assert spec.extra()["sentences"] == ((tmp_path / "topics.tsv").resolve(),)
+    assert "vader-nyt" in spec.tasks and "lee-docsim" not in spec.tasks
+    names = [b.name for b in load_benchmarks(spec.families, spec.extra(), tasks=spec.tasks)]
+    assert names[-2:] == ["vader-nyt", "topics"]
+    only = load_study(_study(tmp_path, 'sentences = ["topics.tsv"]')).eval  # a file alone: no bundled set
+    names = [b.name for b in load_benchmarks(only.families, only.extra(), tasks=only.tasks)]
+    assert "topics" in names and not set(TASKS) & set(names)
 
 
 def test_the_bundled_sets_load_with_both_labels_and_distinct_names():
