@@ -244,22 +244,27 @@ def task_families() -> list[str]:
     return [name for name, f in FAMILIES.items() if f.tasks]
 
 
-def tasks_and_files(name: str, given: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The tasks and the user's files among the values ``given`` to family ``name``'s option ``--NAME``.
+def tasks_and_files(
+    name: str, given: Sequence[str], base: Path = Path()
+) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+    """The tasks and the user's files among the values ``given`` to family ``name`` (``--NAME`` or its key).
 
-    A value that names no task is a file of the user's own, for a family that reads files; one
-    that is neither is a one-line error listing the tasks.
+    A value that names no task is a file of the user's own (relative to ``base``: the study file's
+    folder in a study), for a family that reads files; one that is neither is a one-line error
+    listing the tasks.
     """
     spec = family(name)
+    files = []
     for value in given:
         if value in spec.tasks:
             continue
         choose = f"choose from {', '.join(spec.tasks)}"
         if spec.read is None:
             raise UserError(f"{value!r} is not {spec.task_noun}; {choose}")
-        if not Path(value).exists():
+        if not (base / value).is_file():
             raise UserError(f"{value}: neither {spec.task_noun} nor a file; {choose}, or give a file's path")
-    return tuple(v for v in given if v in spec.tasks), tuple(v for v in given if v not in spec.tasks)
+        files.append(base / value)
+    return tuple(v for v in given if v in spec.tasks), tuple(files)
 
 
 def all_tasks() -> tuple[str, ...]:

@@ -47,7 +47,7 @@ def evaluate_files(
     """
     analogy = analogy or AnalogyConfig()
     given = given or {}
-    extra = {name: tuple(given.get(name, ())) for name in file_families()}
+    extra = {name: tuple(Path(p) for p in given.get(name, ())) for name in file_families()}
     named: dict[str, tuple[str, ...]] = {}
     for name in task_families():  # their option takes a task's name or, where the family reads files, a file
         if given.get(name):

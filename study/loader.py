@@ -27,6 +27,7 @@ from ctx2static.eval.families import (
     file_families,
     member,
     task_families,
+    tasks_and_files,
     with_named_tasks,
 )
 from ctx2static.fileio import check_names
@@ -359,25 +360,7 @@ def _family(name: str) -> Family | str:
 
 
 def _tasks(path: Path, name: str, value: Any) -> tuple[tuple[str, ...], tuple[Path, ...]]:
-    """The tasks of family ``name`` listed under its key, and the user's files among them.
-
-    A value that names none of its tasks is a file (relative to the study file) when the family
-    reads files, as ``eval --NAME`` takes one; otherwise, or when there is no such file, an error.
-    """
-    spec = FAMILIES[name]
-    values = _strings(path, value, f"eval.{name}")
-    own = []
-    for value in values:
-        if value in spec.tasks:
-            continue
-        choose = f"choose from {', '.join(spec.tasks)}"
-        if spec.read is None:
-            raise UserError(f"{path}: eval.{name}: {value!r} is not {spec.task_noun}; {choose}")
-        file = (path.parent / value).resolve()
-        if not file.is_file():
-            raise UserError(
-                f"{path}: eval.{name}: {value!r} is neither {spec.task_noun} nor a file; {choose}, "
-                "or give a file's path (relative to the study file)"
-            )
-        own.append(file)
-    return tuple(v for v in values if v in spec.tasks), tuple(own)
+    """The tasks of family ``name`` under its key, and the user's files among them (as ``eval --NAME``)."""
+    with _at(path, f"eval.{name}"):
+        tasks, own = tasks_and_files(name, _strings(path, value, f"eval.{name}"), base=path.parent)
+    return tasks, tuple(p.resolve() for p in own)

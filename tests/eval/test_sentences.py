@@ -242,7 +242,7 @@ def test_a_study_lists_the_family_or_its_sets(tmp_path):
     assert spec.families[-1] is Family.SENTENCES
     assert "vader-nyt" in spec.tasks and "lee-docsim" not in spec.tasks
     assert Family.SENTENCES not in load_study(_study(tmp_path, "")).eval.families  # opt-in: default kept
-    with pytest.raises(UserError, match=r"eval.sentences: 'trec' is neither a sentence set nor a file"):
+    with pytest.raises(UserError, match=r"eval.sentences: trec: neither a sentence set nor a file; choose"):
         load_study(_study(tmp_path, 'sentences = ["trec"]'))
 
 
