@@ -62,6 +62,22 @@ def test_the_words_are_those_every_input_holds_in_the_first_inputs_order(caplog)
     assert caplog.messages == ["combine: 3 words in every input; left out: t0 1 of 4, t1 1 of 4, t2 2 of 5"]
 
 
+def test_a_composer_left_out_is_a_warning_naming_the_command_that_gives_one(caplog):
+    from ctx2static.composer import Composer
+
+    a = Vectors(["the", "bank", "river"], np.eye(3))
+    b = Vectors(["the", "bank", "river"], np.ones((3, 2)) + np.eye(3, 2))
+    with caplog.at_level(logging.WARNING, logger="ctx2static"):
+        _combine(a, b)
+    assert caplog.messages == []  # no input composes: nothing is lost
+    a.composer = Composer(np.zeros((4, 3), np.float16), "{}", True)
+    with caplog.at_level(logging.WARNING, logger="ctx2static"):
+        out = _combine(a, b)
+    assert out.composer is None
+    assert [r.levelno for r in caplog.records] == [logging.WARNING]
+    assert "ctx2static compose OUT --cache CACHE --out NEW" in caplog.messages[0]
+
+
 def test_inputs_read_with_different_casing_are_matched_on_lower_cased_words(caplog):
     """A cased table's lower-cased form takes its first spelling's row (the most frequent) and the sum of
     the spellings' counts; the result is looked up lower-cased."""
