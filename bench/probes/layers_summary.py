@@ -21,7 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HAND = "## What it means"
-BANDS = (("`0`", "0", None), ("`1:`", "1:", None), ("first half", None, "first half"), ("middle third", None, "middle third"))
+# the summary's band columns: a spec, or a label the sweep gives the spec made for the teacher's depth
+BANDS: tuple[tuple[str | None, str | None], ...] = (
+    ("0", None),
+    ("1:", None),
+    (None, "first half"),
+    (None, "middle third"),
+)
 
 
 @dataclass
@@ -59,7 +65,15 @@ def _table(lines: list[str]) -> list[Row]:
         label = m.group(2).strip()
         z = label == "z" or label.endswith(" z")
         values = dict(zip(header, cells, strict=True))
-        rows.append(Row(m.group(1), label.removesuffix("z").strip(), z, float(values["avg5"]), float(values["sim+ana"])))
+        rows.append(
+            Row(
+                m.group(1),
+                label.removesuffix("z").strip() if z else label,
+                z,
+                float(values["avg5"]),
+                float(values["sim+ana"]),
+            )
+        )
     return rows
 
 
@@ -87,7 +101,9 @@ def _cell(row: Row | None, named: bool = False) -> str:
     if row is None:
         return ""
     z = " z" if row.z else ""
-    return (f"`{row.spec}`{z}: " if named else "") + f"{row.avg5:.1f} / {row.sim_ana:.1f}" + ("" if named else z)
+    return (
+        (f"`{row.spec}`{z}: " if named else "") + f"{row.avg5:.1f} / {row.sim_ana:.1f}" + ("" if named else z)
+    )
 
 
 def summary_rows(sweep: Sweep, table: str) -> str:
@@ -97,7 +113,7 @@ def summary_rows(sweep: Sweep, table: str) -> str:
     def band(spec: str | None, label: str | None) -> Row | None:
         return next((r for r in rows if (spec and r.spec == spec) or (label and label in r.label)), None)
 
-    cells = [_cell(band(spec, label)) for _, spec, label in BANDS]
+    cells = [_cell(band(spec, label)) for spec, label in BANDS]
     cells.append(_cell(band(str(sweep.hidden - 1), None)))
     singles = [r for r in rows if r.spec.isdigit() and r.spec != "0"]
     cells.append(_cell(max(singles, key=lambda r: r.avg5), named=True) if singles else "")
@@ -122,7 +138,7 @@ def render(sweeps: list[Sweep], command: str, hand: str) -> str:
         *[f"| `{s.path.name}` | {s.date} | `{s.command}` |" for s in sweeps],
         "",
         "Each cell: avg5 (Spearman x100) / sim+ana ((avg5 + mean of Google and MSR 3CosAdd) / 2), as in "
-        "the files; \"z\": the spec's table was z-scored (`--standardize auto`). Teacher (hidden states); "
+        'the files; "z": the spec\'s table was z-scored (`--standardize auto`). Teacher (hidden states); '
         "first half and middle third: the specs the sweep labels so; last: the last hidden state; best: "
         "the highest of the file's specs (single layers: the best hidden state but the embeddings).",
     ]
@@ -133,7 +149,14 @@ def render(sweeps: list[Sweep], command: str, hand: str) -> str:
     for table in ("ase", "word"):
         present = [s for s in sweeps if table in s.tables]
         if present:
-            lines += ["", f"## {table}", "", header, "|---|" + "---|" * 8, *[summary_rows(s, table) for s in present]]
+            lines += [
+                "",
+                f"## {table}",
+                "",
+                header,
+                "|---|" + "---|" * 8,
+                *[summary_rows(s, table) for s in present],
+            ]
     text = "\n".join(lines) + "\n"
     return text + ("\n" + hand if hand else "")
 

@@ -83,10 +83,18 @@ def run(
 ) -> dict[str, Measured]:
     """Extract and measure ``--vectors --paragraph`` and ``--vectors --pca`` caches in ``scratch``."""
     out = {}
-    runs = {"vp": {"vectors": True, "paragraph": True}, "pca": {"vectors": True, "pca": pca}}
+    runs: dict[str, dict[str, object]] = {
+        "vp": {"vectors": True, "paragraph": True},
+        "pca": {"vectors": True, "pca": pca},
+    }
     for name, signals in runs.items():
         folder = scratch / name
-        options = {"max_sentences": max_sentences, "shard_size": shard_size, "threads": 1, **signals}
+        options: dict[str, object] = {
+            "max_sentences": max_sentences,
+            "shard_size": shard_size,
+            "threads": 1,
+            **signals,
+        }
         print(extract_files(corpus, teacher, folder, None, options), flush=True)
         out[name] = measure(folder)
     return out
