@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from ..tiny_models import SENTENCES, save_tiny_bert
+from .loading import load_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "speed" / "cache_bytes.py"
 
 
 @pytest.fixture(scope="module")
 def cache_bytes():
-    spec = importlib.util.spec_from_file_location("cache_bytes", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["cache_bytes"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def test_two_tiny_extracts_give_the_tables_from_their_shapes(cache_bytes, tmp_path):

@@ -2,33 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+
+from .loading import load_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "peers" / "compare.py"
 
 
 @pytest.fixture(scope="module")
 def compare():
-    """The script as it runs: its folder first on the path, so ``words`` is its sibling, not the package's."""
-    saved = sys.modules.pop("words", None)
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        spec = importlib.util.spec_from_file_location("compare", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["compare"] = module  # its dataclasses look their module up there
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-        sys.modules.pop("compare", None)
-        sys.modules.pop("words", None)
-        if saved is not None:
-            sys.modules["words"] = saved
-    return module
+    return load_script(SCRIPT)
 
 
 def _vectors(tmp_path: Path, name: str, meta: dict) -> Path:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+
+from .loading import load_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "probes" / "layers_summary.py"
 COLUMNS = "| spec | ws353 | avg5 | google add | msr add | sim+ana |\n|---|---:|---:|---:|---:|---:|\n"
@@ -14,11 +14,7 @@ COLUMNS = "| spec | ws353 | avg5 | google add | msr add | sim+ana |\n|---|---:|-
 
 @pytest.fixture(scope="module")
 def summary():
-    spec = importlib.util.spec_from_file_location("layers_summary", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["layers_summary"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def _sweep(path: Path, teacher: str, rows: dict[str, tuple[float, float]]) -> Path:
