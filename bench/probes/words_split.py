@@ -10,7 +10,10 @@ state at the last layer, averaged: ``bench/results/prompted_words.md``'s best re
 for the benchmark words.
 Every subset of up to ``--max-combine`` inputs is scored two ways: the unit vectors concatenated, and,
 when all have one size, their mean after each is rotated onto the first by the orthogonal map fitted
-on the shared words (Procrustes; Schönemann 1966).
+on the shared words (Procrustes; Schönemann 1966). ``--pca D ...`` adds, for the recipes and the
+``--pca-top`` best combinations on dev, the concatenation projected on its first D principal axes;
+the axes are fitted on ``--pca-fit`` words drawn from the inputs' shared vocabulary that no
+benchmark holds (so no benchmark word shapes the projection), centred on their mean.
 
 The five avg5 sets are split in halves with ``prompted_words.py``'s seed and rule, and only the
 pairs whose words every corpus input holds are scored (the common items), so every row reads the
@@ -58,6 +61,13 @@ def procrustes_mean(mats: list[np.ndarray]) -> np.ndarray:
     return unit(out)
 
 
+def pca_map(fit: np.ndarray, dims: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and first ``dims`` principal axes ([d, dims]) of the rows of ``fit``."""
+    mean = fit.mean(0)
+    _, _, vt = np.linalg.svd(fit - mean, full_matrices=False)
+    return mean, vt[:dims].T
+
+
 def covered(halves: dict[str, list[SimilaritySet]], vocab: set[str]) -> dict[str, list[SimilaritySet]]:
     """Each half's pairs whose two words are in ``vocab``."""
     out = {}
@@ -92,6 +102,9 @@ def main() -> None:
         default=[],
         help="NAME+NAME+...: a combination shown whatever its rank (any size)",
     )
+    ap.add_argument("--pca", type=int, nargs="*", default=[], help="dimensions of the concatenation's PCA")
+    ap.add_argument("--pca-fit", type=int, default=5000, help="non-benchmark words the PCA is fitted on")
+    ap.add_argument("--pca-top", type=int, default=10, help="best combinations on dev also read with PCA")
     ap.add_argument("--seed", type=int, default=41, help="the split of prompted_words.py")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--top", type=int, default=40, help="rows of the full table (best on dev first)")
@@ -106,10 +119,16 @@ def main() -> None:
     tables = {p.name: Vectors.load(p) for p in args.vectors}
     common = set(bench_words).intersection(*(set(v.words) for v in tables.values()))
     words = sorted(common)
+    shared = sorted(set.intersection(*(set(v.words) for v in tables.values())) - set(bench_words))
+    rng = np.random.default_rng(args.seed)
+    fit_words = sorted(rng.choice(shared, min(args.pca_fit, len(shared)), replace=False)) if args.pca else []
     inputs = {name: unit(v.query(words)) for name, v in tables.items()}
+    fit_inputs = {name: unit(v.query(fit_words)) for name, v in tables.items()} if fit_words else {}
     for spec in args.prompted:
         teacher, template = spec.split("=", 1)
         inputs[f"{teacher}_prompted"] = prompted(teacher, template, words, args.threads)
+        if fit_words:
+            fit_inputs[f"{teacher}_prompted"] = prompted(teacher, template, fit_words, args.threads)
     halves = covered(split_halves(benchmarks, args.seed), common)
 
     def combined(subset: tuple[str, ...]) -> list[tuple[str, dict[str, list[float]]]]:
@@ -121,6 +140,15 @@ def main() -> None:
             out.append((" + ".join(subset) + " (rotated mean)", scores(words, procrustes_mean(mats), halves)))
         return out
 
+    def projected(subset: tuple[str, ...]) -> list[tuple[str, dict[str, list[float]]]]:
+        cat, fit = np.hstack([inputs[n] for n in subset]), np.hstack([fit_inputs[n] for n in subset])
+        out = []
+        for d in (d for d in args.pca if d < cat.shape[1]):
+            mean, axes = pca_map(fit, d)
+            name = " + ".join(subset) + f" (concat, PCA {d})"
+            out.append((name, scores(words, (cat - mean) @ axes, halves)))
+        return out
+
     names = list(inputs)
     rows = [
         scored
@@ -130,6 +158,13 @@ def main() -> None:
     ]
     rows.sort(key=lambda r: -r[1]["dev"][-1])
     recipes = [row for recipe in args.recipe for row in combined(tuple(recipe.split("+")))]
+    if args.pca:
+        best_subsets = list(dict.fromkeys(tuple(n.split(" (")[0].split(" + ")) for n, _ in rows))
+        recipe_subsets = [tuple(r.split("+")) for r in args.recipe]
+        recipes += [row for subset in recipe_subsets for row in projected(subset)]
+        best_multi = [subset for subset in best_subsets if len(subset) > 1][: args.pca_top]
+        rows += [row for subset in best_multi for row in projected(subset)]
+        rows.sort(key=lambda r: -r[1]["dev"][-1])
 
     total = {b.name: len(b.pairs) for b in benchmarks}
     kept = {
@@ -149,6 +184,15 @@ def main() -> None:
         "every corpus input holds are scored (common items: "
         + ", ".join(f"{n} {kept[n]}/{total[n]}" for n in AVG5)
         + "). Chosen on the dev half's avg5; the report half is the headline. Spearman x100.",
+        *(
+            [
+                "",
+                f"PCA rows: axes fitted on {len(fit_words):,} words of the inputs' shared vocabulary that no "
+                f"benchmark holds (drawn with seed {args.seed}), centred; every other row is unprojected.",
+            ]
+            if fit_words
+            else []
+        ),
         "",
         f"**Best on dev: {best_name}**: report avg5 {best['report'][-1]:.1f}, SimLex {best['report'][1]:.1f} "
         f"(dev {best['dev'][-1]:.1f}).",

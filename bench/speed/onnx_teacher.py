@@ -1,6 +1,7 @@
 """Teacher tokens/s of torch and ONNX Runtime, float32 and int8, side by side, and their closeness to float32.
 
 Usage: PYTHONPATH=... python bench/speed/onnx_teacher.py --n 4000 --rounds 3 --threads 2
+(``--teachers nomic --paths "torch int8" --out ...``: one teacher, torch float32 beside int8 only).
 Writes bench/results/onnx_teacher.md (``--out``). Each teacher is loaded four times (torch float32,
 ``--precision int8``, ``--backend onnx``, ``--backend onnx --precision int8``; the ONNX graphs are
 exported into the user cache on first use, which the load seconds show) and runs the extract
@@ -64,8 +65,9 @@ def measure(
     name: str, sents: list[list[str]], args: argparse.Namespace
 ) -> tuple[list[str], list[str], list[str]]:
     """One teacher's speed rows, per-round rows and quality rows."""
+    paths = {p: PATHS[p] for p in args.paths}
     teachers, load_s = {}, {}
-    for path, kw in PATHS.items():
+    for path, kw in paths.items():
         t0 = time.perf_counter()
         teachers[path] = Teacher.load(name, TeacherConfig(threads=args.threads, **kw))
         load_s[path] = time.perf_counter() - t0
@@ -73,20 +75,20 @@ def measure(
     n_tok = sum(len(e.ids) for e in encs)
     for t in teachers.values():
         teacher_pass(t, encs[:64], args.token_budget)  # warm-up
-    secs: dict[str, list[float]] = {p: [] for p in PATHS}
-    order = list(PATHS)
+    secs: dict[str, list[float]] = {p: [] for p in paths}
+    order = list(paths)
     round_rows = []
     for r in range(args.rounds):
         for p in order[r % len(order) :] + order[: r % len(order)]:
             secs[p].append(teacher_pass(teachers[p], encs, args.token_budget)[1])
         round_rows.append(
-            f"| {name} | {r + 1} | " + " | ".join(f"{n_tok / secs[p][-1]:,.0f}" for p in PATHS) + " |"
+            f"| {name} | {r + 1} | " + " | ".join(f"{n_tok / secs[p][-1]:,.0f}" for p in paths) + " |"
         )
     med = {p: statistics.median(s) for p, s in secs.items()}
     speed_rows = [
         f"| {name} | {p} | {len(sents):,} | {n_tok:,} | {n_tok / med[p]:,.0f} | {med[BASE] / med[p]:.2f}x "
         f"| {load_s[p]:.1f} |"
-        for p in PATHS
+        for p in paths
     ]
     q = encs[: args.quality_n]
     outs = {p: teacher_pass(t, q, args.token_budget)[0] for p, t in teachers.items()}
@@ -95,7 +97,7 @@ def measure(
     quality_rows = [
         f"| {name} | {p} | {len(q)} | {describe(cosines(means[p], means[BASE]))} | {len(words[p]):,} "
         f"| {describe(cosines(words[p], words[BASE]))} |"
-        for p in PATHS
+        for p in paths
         if p != BASE
     ]
     return speed_rows, round_rows, quality_rows
@@ -107,12 +109,14 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--teachers", nargs="+", default=["minilm", "mpnet"])
+    ap.add_argument("--paths", nargs="+", choices=list(PATHS), default=list(PATHS), help=f"always has {BASE}")
     ap.add_argument("--quality-n", type=int, default=200, help="sentences for the cosines")
     ap.add_argument("--corpus", default=str(SHARED_CORPUS / "brown.txt.xz"), help="the Brown corpus file")
     ap.add_argument("--token-budget", type=int, default=ExtractConfig.token_budget)
     ap.add_argument("--note", default="", help="a line added under the results (e.g. the machine's load)")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "onnx_teacher.md"))
     args = ap.parse_args()
+    args.paths = list(dict.fromkeys([BASE, *args.paths]))
     torch.set_num_threads(args.threads)
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     sents = [t for _, t in itertools.islice(Corpus([args.corpus]).sentences(), args.n)]
@@ -134,8 +138,8 @@ def main() -> None:
         "",
         f"Teacher tokens/s of the extract teacher pass at default signals (sentence means and "
         f"subword-pooled vectors, token budget {args.token_budget}), median of {args.rounds} rounds "
-        "rotating the order of the four paths; load: seconds to load the teacher (an ONNX path's "
-        "first load exports its graph):",
+        f"rotating the order of the {len(args.paths)} paths; load: seconds to load the teacher "
+        "(an ONNX path's first load exports its graph):",
         "",
         "| teacher | path | sentences | teacher tokens | tok/s | / torch float32 | load s |",
         "|---|---|---:|---:|---:|---:|---:|",
@@ -143,8 +147,8 @@ def main() -> None:
         "",
         "Each round (tok/s):",
         "",
-        "| teacher | round | " + " | ".join(PATHS) + " |",
-        "|---|---:|" + "---:|" * len(PATHS),
+        "| teacher | round | " + " | ".join(args.paths) + " |",
+        "|---|---:|" + "---:|" * len(args.paths),
         *round_rows,
         "",
         "Cosines to torch float32 (mean / 1st percentile / minimum), default layers:",
