@@ -25,6 +25,9 @@ the study recorded them.
 Sentence scores are kept in ``--scores`` (``<out>.scores.json``), so a rerun with more rows scores only
 the new ones.
 
+A hand-written preface of ``--out`` (everything above its "## Sentence level" line: what the rows
+are, the commands that made them) is kept when the file is written again.
+
 ``--sentence-set FILE`` (repeat) adds a labelled or pair file of one's own (``cli.py eval --sentences
 FILE``'s forms), scored under the same protocol and named after the file; ``--no-bundled-sentences``
 leaves the bundled sets out. The labelled files' mean accuracy is the column ``sets-mean`` (the
@@ -242,6 +245,18 @@ def size_rows(models: list[Model]) -> list[str]:
     return rows if len(rows) > 2 else []
 
 
+SECTION = "## Sentence level"
+
+
+def preface(path: Path) -> str:
+    """The hand-written part of an earlier ``path``: the lines above its first section (or nothing)."""
+    if not path.is_file():
+        return ""
+    text = path.read_text(encoding="utf-8")
+    at = text.find(SECTION)
+    return text[:at] if at > 0 else ""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     models_help = "NAME=PATH: a Model2Vec or sentence-transformers folder, or our vectors"
@@ -275,7 +290,7 @@ def main() -> None:
     for output in (args.out, store):  # before the scoring, not after it
         check_writable(output, inputs=inputs, folder=False)
     rows = sentence_rows(models, weightings, store, args.sentence_set, not args.no_bundled_sentences)
-    lines = [f"## Sentence level ({time.strftime('%Y-%m-%d', time.gmtime())})", "", *sentence_table(rows), ""]
+    lines = [f"{SECTION} ({time.strftime('%Y-%m-%d', time.gmtime())})", "", *sentence_table(rows), ""]
     lines += [f"- {line}" for line in protocol(SentenceConfig())]
     lines += [
         "- a Model2Vec or sentence-transformers folder encodes with its own tokenizer and pooling "
@@ -291,7 +306,7 @@ def main() -> None:
     timing = timings_rows(models)
     if timing:
         lines += ["## Recipes: wall time and peak memory per step", "", *timing, ""]
-    text = "\n".join(lines)
+    text = preface(args.out) + "\n".join(lines)
     with atomic_write(args.out, "w", encoding="utf-8") as fh:
         fh.write(text)
     print(text)

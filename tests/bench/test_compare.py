@@ -37,3 +37,12 @@ def test_a_students_rows_are_its_cache_and_its_fit_and_a_combined_table_has_none
     ]
     combined = _vectors(tmp_path, "both", {"combine": {"method": "concat"}})  # combine records no time
     assert compare.timings_rows([compare.Model("both", combined, 256)]) == []
+
+
+def test_the_hand_written_preface_is_kept_and_a_file_without_one_gives_none(compare, tmp_path):
+    out = tmp_path / "sentences.md"
+    assert compare.preface(out) == ""
+    out.write_text("# Title\n\nWhat the rows are.\n\n## Sentence level (2026-01-01)\n\n| old |\n")
+    assert compare.preface(out) == "# Title\n\nWhat the rows are.\n\n"
+    out.write_text("## Sentence level (2026-01-01)\n\n| old |\n")
+    assert compare.preface(out) == ""
