@@ -10,7 +10,9 @@ names the two commands, so re-running them regenerates the file:
 
 ``OUT/study.toml`` (the study as it ran) must equal STUDY, so a report is never published under a
 study file it did not come from. The report's figures are copied beside the results file as
-``NAME_pairs.png`` and ``NAME_curves.png`` (the run folder is not in the repository).
+``NAME_pairs.png`` and ``NAME_curves.png`` (the run folder is not in the repository). A section
+headed "## What it means" at the end of an existing results file is the reading written by hand
+after a run: it is kept, below the new report.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
 from machine import cpu_name
 
 ROOT = Path(__file__).resolve().parents[2]
+HAND = "## What it means"
 _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([\w.-]+\.png)\)$")
 
 
@@ -65,7 +68,9 @@ def publish(study: Path, out: Path, md: Path) -> None:
         f"Published {time.strftime('%Y-%m-%d')} at commit {commit()}; machine: {cpu_name()}.",
         "",
     ]
-    md.write_text("\n".join(header + body) + "\n", encoding="utf-8")
+    old = md.read_text(encoding="utf-8") if md.is_file() else ""
+    hand = old[old.index(HAND) :].rstrip("\n").splitlines() if HAND in old else []
+    md.write_text("\n".join(header + body + (["", *hand] if hand else [])) + "\n", encoding="utf-8")
 
 
 def main() -> None:

@@ -47,3 +47,15 @@ def test_a_run_of_another_study_is_refused_and_nothing_written(publish, tmp_path
     with pytest.raises(SystemExit, match="not the study"):
         publish(study, out, md)
     assert not md.exists()
+
+
+def test_the_hand_written_reading_is_kept_below_a_new_report(publish, tmp_path):
+    study, out = _run(tmp_path, "[corpus]\n")
+    md = tmp_path / "s.md"
+    md.write_text("old header\n\n# Study s\n\n| old |\n\n## What it means\n\n- the reading.\n")
+    publish(study, out, md)
+    text = md.read_text()
+    assert "| old |" not in text and "| a | b |" in text
+    assert text.endswith(
+        "| a | b |\n|---|---|\n\n![male/female pairs](s_pairs.png)\n\n## What it means\n\n- the reading.\n"
+    )
