@@ -121,7 +121,11 @@ class ExtractConfig(Options):
         False, "Store sentence/paragraph means in float32 (default float16: half the bytes)."
     )
     topk: int = opt(0, "SemGloVe md: top-k LM substitutes per occurrence (0 = off).")
-    attention: int = opt(0, "SemGloVe sd: top S context words by attention in +-S (0 = off).")
+    attention: int = opt(
+        0,
+        "SemGloVe sd: top S context words by attention in +-S (0 = off; 10, GloVe's reach, beat GloVe "
+        "where the paper's 5 tied it: bench/results/semglove_brown.md).",
+    )
     shard_size: int = opt(
         8192, "Sentences per shard, length-sorted within one (its padding: bench/results/extract.md)."
     )
