@@ -35,6 +35,11 @@ Quirks of tokenlearn 0.2.1, read in its source:
 - ``train.train_model`` holds out the *last* 10% of the texts (at most 10,000) in file order for
   validation, so on a corpus read in order the validation set is its final documents; the PCA of
   the targets is fitted before that split, on all of them.
+- ``distill`` takes each added word's mask from its tokenized length: a teacher folder whose
+  ``tokenizer.json`` saves a fixed padding (MiniLM's and MPNet's do) would give every corpus word
+  the mean of 128 mostly-padding positions; ``train`` hands it a linked copy without the padding
+  (:func:`unpadded`). Runs before 2026-11-27 lacked this: their corpus-word rows started from
+  padding means.
 - ``featurize`` drops the first and last token vector of each text (CLS and SEP) and stores the text
   cut at the tokenizer's ``model_max_length`` (512 for MiniLM) while the model embeds at most its
   ``max_seq_length`` (256): a text longer than 256 tokens is trained on more words than its target saw.
@@ -69,8 +74,32 @@ def featurize(teacher: str, corpus: list[str], limit: int | None, features: Path
     tokenlearn_featurize(records, model, str(features), MAX_MEANS, BATCH_SIZE, "text")
 
 
+def unpadded(teacher: str, scratch: Path) -> str:
+    """``teacher`` itself, or a linked copy in ``scratch`` whose ``tokenizer.json`` pads no input.
+
+    sentence-transformers folders often save a fixed padding (MiniLM's and MPNet's: 128 tokens).
+    ``distill`` tokenizes each corpus word it adds and takes the mask from the padded length, so every
+    such word's row would be the mean of 128 positions, mostly padding (and 40x the compute).
+    sentence-transformers pads per batch whatever the file says, so the copy changes nothing else.
+    """
+    folder = Path(teacher)
+    tok = folder / "tokenizer.json"
+    if not tok.is_file() or json.loads(tok.read_text(encoding="utf-8")).get("padding") is None:
+        return teacher
+    scratch.mkdir(parents=True, exist_ok=True)
+    for item in folder.iterdir():
+        if item.name != "tokenizer.json":
+            (scratch / item.name).symlink_to(item.resolve())
+    spec = json.loads(tok.read_text(encoding="utf-8"))
+    spec["padding"] = None
+    (scratch / "tokenizer.json").write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+    return str(scratch)
+
+
 def train(teacher: str, features: Path, out: Path, seed: int | None) -> None:
     """tokenlearn's train at its defaults: distill on the corpus vocabulary, then fit the rows."""
+    import tempfile
+
     import torch
     from model2vec.distill import distill
     from tokenlearn.train import train_model
@@ -80,9 +109,14 @@ def train(teacher: str, features: Path, out: Path, seed: int | None) -> None:
         torch.manual_seed(seed)
     train_txt, train_vec = collect_means_and_texts(sorted(features.glob("*.json")))
     vocab = create_vocab(texts=train_txt, vocab_size=VOCAB_SIZE)
-    model = distill(
-        model_name=teacher, quantize_to="float32", vocabulary=vocab, pca_dims=PCA_DIMS, trust_remote_code=True
-    )
+    with tempfile.TemporaryDirectory() as tmp:
+        model = distill(
+            model_name=unpadded(teacher, Path(tmp) / "teacher"),
+            quantize_to="float32",
+            vocabulary=vocab,
+            pca_dims=PCA_DIMS,
+            trust_remote_code=True,
+        )
     model = train_model(model, train_txt, train_vec, device="cpu", pca_dims=PCA_DIMS)
     model.save_pretrained(str(out))
 
