@@ -14,7 +14,9 @@ load average before and after each step is recorded beside its time.
         --out runs/race-brown --md bench/results/race_brown.md
 
 ``--out`` must not exist (nothing earlier is overwritten); the Markdown table gives each step, each
-recipe's total and its ratio to tokenlearn's.
+recipe's total and its ratio to tokenlearn's. A closing section headed "## What it means" in an
+existing ``--md`` (how the machine was kept quiet, what the numbers say) is written by hand: it is
+kept below the new table.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from peerrun import refuse_existing, run_step
 
 ROOT = Path(__file__).resolve().parents[2]
+HAND = "## What it means"
 
 
 def timed(name: str, argv: list[str], python: str = sys.executable) -> dict:
@@ -115,7 +118,9 @@ def main() -> None:
         f"Started {started}; {os.cpu_count()} cores; steps one after the other, each a child process.",
         "",
     ]
-    args.md.write_text("\n".join(head + table(runs)) + "\n")
+    old = args.md.read_text(encoding="utf-8") if args.md.is_file() else ""
+    hand = ["", old[old.index(HAND) :].rstrip("\n")] if HAND in old else []
+    args.md.write_text("\n".join(head + table(runs) + hand) + "\n", encoding="utf-8")
     print(args.md.read_text())
 
 
