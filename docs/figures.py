@@ -105,21 +105,21 @@ def size_curve() -> Path:
 
 
 def time_and_quality() -> Path:
-    """Whole-recipe wall time on Brown (``race_brown.md``) against its scores (``sentences_brown.md``)."""
+    """Whole-recipe wall time on Brown (``race_brown.md``) against its outputs' scores.
+
+    The scores are ``sentences_minilm_brown.md``'s, which scored the race's own outputs.
+    """
     seconds = {
         r["recipe"]: number(r["total wall s"]) for r in table("race_brown.md", "recipe", "total wall s")
     }
-    [avg5] = [
-        r for r in table("sentences_brown.md", "benchmark", "ase-int8teacher") if r["benchmark"] == "avg5"
-    ]
-    sentences = {
-        r["model"]: r["sentences-mean"] for r in table("sentences_brown.md", "model", "sentences-mean")
-    }
+    scores = "sentences_minilm_brown.md"
+    [avg5] = [r for r in table(scores, "benchmark", "ase-int8") if r["benchmark"] == "avg5"]
+    sentences = {r["model"]: r["sentences-mean"] for r in table(scores, "model", "sentences-mean")}
     # each race recipe -> its output's column in the benchmark table and its row in the sentence table
     same = {
-        "tokenlearn": ("tokenlearn", "tokenlearn"),
-        "ctx2static float32 + ase": ("ase", "ase (none)"),
-        "ctx2static int8 + ase": ("ase-int8teacher", "ase-int8teacher (none)"),
+        "tokenlearn": ("tokenlearn-minilm", "tokenlearn-minilm"),
+        "ctx2static float32 + ase": ("ase-float32", "ase-float32 (none)"),
+        "ctx2static int8 + ase": ("ase-int8", "ase-int8 (none)"),
     }
     fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.4), sharex=True)
     panels = ((axes[0], "avg5 (words)", 0), (axes[1], "sentence probes, mean accuracy", 1))
@@ -137,7 +137,7 @@ def time_and_quality() -> Path:
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     axes[0].set_xlim(0, max(seconds.values()) * 1.35)
-    fig.suptitle("Time and quality, MiniLM teacher (race_brown.md, sentences_brown.md)", fontsize=9)
+    fig.suptitle("Time and quality, MiniLM teacher (race_brown.md, sentences_minilm_brown.md)", fontsize=9)
     return _save(fig, "time_quality.png")
 
 
