@@ -31,8 +31,10 @@ from pathlib import Path
 
 from peerrun import refuse_existing, run_step
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
+from machine import hand_section
+
 ROOT = Path(__file__).resolve().parents[2]
-HAND = "## What it means"
 
 
 def timed(name: str, argv: list[str], python: str = sys.executable) -> dict:
@@ -118,8 +120,8 @@ def main() -> None:
         f"Started {started}; {os.cpu_count()} cores; steps one after the other, each a child process.",
         "",
     ]
-    old = args.md.read_text(encoding="utf-8") if args.md.is_file() else ""
-    hand = ["", old[old.index(HAND) :].rstrip("\n")] if HAND in old else []
+    kept = hand_section(args.md).rstrip("\n")
+    hand = ["", kept] if kept else []
     args.md.write_text("\n".join(head + table(runs) + hand) + "\n", encoding="utf-8")
     print(args.md.read_text())
 

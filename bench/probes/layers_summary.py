@@ -20,7 +20,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-HAND = "## What it means"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
+from machine import hand_section
+
 # the summary's band columns: a spec, or a label the sweep gives the spec made for the teacher's depth
 BANDS: tuple[tuple[str | None, str | None], ...] = (
     ("0", None),
@@ -159,15 +161,6 @@ def render(sweeps: list[Sweep], command: str, hand: str) -> str:
             ]
     text = "\n".join(lines) + "\n"
     return text + ("\n" + hand if hand else "")
-
-
-def hand_section(out: Path) -> str:
-    """The hand-written closing section of an existing results file, from its heading to the end."""
-    if not out.exists():
-        return ""
-    text = out.read_text()
-    at = text.find(HAND)
-    return text[at:] if at >= 0 else ""
 
 
 def main() -> None:

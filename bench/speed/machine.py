@@ -1,4 +1,5 @@
-"""Facts about the machine a benchmark ran on, for its results file, and where its shared corpora lie."""
+"""What the bench scripts share: the machine a benchmark ran on, where the shared corpora lie, and the
+hand-written part of a results file that a script keeps when it writes the file again."""
 
 from __future__ import annotations
 
@@ -18,3 +19,15 @@ def cpu_name() -> str:
     """The CPU's model name (lscpu)."""
     out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     return next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "?")
+
+
+HAND = "## What it means"
+
+
+def hand_section(path: Path) -> str:
+    """The closing section an earlier ``path`` holds from its "## What it means" heading on, else ""."""
+    if not path.is_file():
+        return ""
+    text = path.read_text(encoding="utf-8")
+    at = text.find(HAND)
+    return text[at:] if at >= 0 else ""

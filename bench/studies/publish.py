@@ -26,10 +26,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import cpu_name
+from machine import cpu_name, hand_section
 
 ROOT = Path(__file__).resolve().parents[2]
-HAND = "## What it means"
 _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([\w.-]+\.png)\)$")
 
 
@@ -68,8 +67,7 @@ def publish(study: Path, out: Path, md: Path) -> None:
         f"Published {time.strftime('%Y-%m-%d')} at commit {commit()}; machine: {cpu_name()}.",
         "",
     ]
-    old = md.read_text(encoding="utf-8") if md.is_file() else ""
-    hand = old[old.index(HAND) :].rstrip("\n").splitlines() if HAND in old else []
+    hand = hand_section(md).rstrip("\n").splitlines()
     md.write_text("\n".join(header + body + (["", *hand] if hand else [])) + "\n", encoding="utf-8")
 
 
