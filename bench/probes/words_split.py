@@ -120,6 +120,8 @@ def main() -> None:
     common = set(bench_words).intersection(*(set(v.words) for v in tables.values()))
     words = sorted(common)
     shared = sorted(set.intersection(*(set(v.words) for v in tables.values())) - set(bench_words))
+    if args.pca and not shared:
+        sys.exit("error: --pca: the inputs share no word outside the benchmarks to fit the axes on")
     rng = np.random.default_rng(args.seed)
     fit_words = sorted(rng.choice(shared, min(args.pca_fit, len(shared)), replace=False)) if args.pca else []
     inputs = {name: unit(v.query(words)) for name, v in tables.items()}
