@@ -45,6 +45,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
+from machine import split_at
+
 from ctx2static.errors import UserError
 from ctx2static.eval.results import Score, summary
 from ctx2static.eval.sentences import (
@@ -250,11 +253,7 @@ SECTION = "## Sentence level"
 
 def preface(path: Path) -> str:
     """The hand-written part of an earlier ``path``: the lines above its first section (or nothing)."""
-    if not path.is_file():
-        return ""
-    text = path.read_text(encoding="utf-8")
-    at = text.find(SECTION)
-    return text[:at] if at > 0 else ""
+    return split_at(path, SECTION)[0]
 
 
 def main() -> None:

@@ -24,10 +24,13 @@ def cpu_name() -> str:
 HAND = "## What it means"
 
 
+def split_at(path: Path, heading: str) -> tuple[str, str]:
+    """An earlier ``path``'s text above ``heading`` and from it on ("", "" without the file or heading)."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    at = text.find(heading)
+    return (text[:at], text[at:]) if at >= 0 else ("", "")
+
+
 def hand_section(path: Path) -> str:
     """The closing section an earlier ``path`` holds from its "## What it means" heading on, else ""."""
-    if not path.is_file():
-        return ""
-    text = path.read_text(encoding="utf-8")
-    at = text.find(HAND)
-    return text[at:] if at >= 0 else ""
+    return split_at(path, HAND)[1]
