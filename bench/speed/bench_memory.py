@@ -9,14 +9,16 @@ Usage (from the repository root):
 
 ``students``: builds (once) a cache of the given cache's corpus repeated 4 times without a teacher
 (the same shard files recorded again under new indices through the cache writer: hard links where
-the filesystem allows, else copies), then runs ``cli.py fit-student`` for ase, x2static and
-bert-sg on both under ``/usr/bin/time -v``. ``extract``: ``cli.py extract`` on the first
-``--sentences`` Brown sentences and on that text 4 times over (one vocabulary for both), with the
-local engine and with the Ray engine's driver (joining a Ray started by this script, so that
-``/usr/bin/time`` measures the driver alone). ``peak``: one ``cli.py`` command (everything after
-``--``) under ``/usr/bin/time -v`` with the package at ``--pkg`` first on PYTHONPATH (a checkout
-before a change, one after), its row appended to ``--out`` (peak RSS, wall, user and system CPU
-seconds). Peak RSS is ``Maximum resident set size``.
+the filesystem allows, else copies), then runs ``cli.py fit-student`` for the cache students (ase,
+x2static, sentence, bert-sg, ctx2vec) on both under ``/usr/bin/time -v``. ``extract``: ``cli.py
+extract`` on the first ``--sentences`` Brown sentences and on that text 4 times over (one
+vocabulary for both), with the local engine and with the Ray engine's driver (joining a Ray
+started by this script, so that ``/usr/bin/time`` measures the driver alone). Both keep a closing
+"## What it means" section of an earlier ``--out`` (the reading written by hand) below the new
+numbers. ``peak``: one ``cli.py`` command (everything after ``--``) under ``/usr/bin/time -v`` with
+the package at ``--pkg`` first on PYTHONPATH (a checkout before a change, one after), its row
+appended to ``--out`` (peak RSS, wall, user and system CPU seconds). Peak RSS is ``Maximum
+resident set size``.
 
     PYTHONPATH=<pkg> python bench/speed/bench_memory.py peak --label "extract minilm, Brown" \
         --pkg /tmp/before --out /tmp/rows.md -- extract --corpus brown.txt.xz --teacher minilm ...
@@ -33,7 +35,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from machine import SHARED_CORPUS
+from machine import SHARED_CORPUS, hand_section
 
 from ctx2static.cache import Cache
 from ctx2static.cache.layout import shard_name
@@ -44,7 +46,7 @@ from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 
 ROOT = Path(__file__).resolve().parents[2]
-STUDENTS = ["ase", "x2static", "bert-sg"]
+STUDENTS = ["ase", "x2static", "sentence", "bert-sg", "ctx2vec"]
 
 
 def repeat_cache(src: Path, dst: Path, times: int) -> Path:
@@ -257,6 +259,8 @@ def main() -> None:
     cmd = "PYTHONPATH=<pkg> python bench/speed/bench_memory.py " + " ".join(sys.argv[1:])
     title = {"students": "fit-student", "extract": "extract's driver"}[args.what]
     lines = [f"# Peak memory of {title}: 1x against 4x the corpus", "", f"Command: `{cmd}`", "", *body]
+    kept = hand_section(Path(args.out)).rstrip("\n")  # the reading written by hand after a run
+    lines += ["", kept] if kept else []
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
