@@ -23,9 +23,11 @@ rows live in the teacher's space, where t_s already is.
 which preconditioned conjugate gradients (Jacobi: diag(X^T X) + lambda) solve column by column
 with only products by the sparse X and X^T (X^T X, vocabulary x vocabulary, is never formed). So
 the fit is exact and deterministic: no learning rate, no epochs, no early stopping to pick (unlike
-tokenlearn's, which keeps the last epoch's model, not the best). Memory: X and its transpose (a
-float64 and an int32 per aligned corpus word each) and five vocabulary x dim float64 blocks; the
-sentence vectors are streamed once, shard by shard, into X^T T.
+tokenlearn's, which keeps the last epoch's model, not the best). Memory: X, kept as one block per
+shard (a float64 and an int32 per aligned corpus word), five vocabulary x dim float64 blocks, and
+one shard's sentences x dim product at a time (X^T X P is summed block by block, so no array is
+sentences x dim for the whole corpus); the sentence vectors are streamed once, shard by shard, into
+X^T T.
 
 With ``standardize`` (auto: a rogue dimension, students/postprocess.py) t_s and r0 are z-scored
 with the sentence vectors' statistics first, as x2static's contexts are.
@@ -77,9 +79,9 @@ class Config(TeacherSpaceConfig):
 
 @dataclass
 class _System:
-    """(S2)'s pieces read from the cache: X, X^T T, sum_s ||t_s||^2, and how many sentences."""
+    """(S2)'s pieces read from the cache: X (a block of rows per shard), X^T T, sum ||t_s||^2, sentences."""
 
-    X: sp.csr_matrix
+    X: list[sp.csr_matrix]
     xt_t: np.ndarray
     t_energy: float
     n_sentences: int
@@ -114,31 +116,41 @@ def _read_system(cache: Cache, n_words: int, scorer: DimensionStats | None) -> _
         part = X.T @ T
         xt_t = part if xt_t is None else xt_t + part
         blocks.append(X)
-    return _System(sp.vstack(blocks, format="csr"), np.asarray(xt_t), energy, n)
+    return _System(blocks, np.asarray(xt_t), energy, n)
 
 
 def objective(
-    X: sp.csr_matrix, xt_t: np.ndarray, t_energy: float, R: np.ndarray, R0: np.ndarray, ridge: float
+    X: list[sp.csr_matrix], xt_t: np.ndarray, t_energy: float, R: np.ndarray, R0: np.ndarray, ridge: float
 ) -> float:
     """(S1) from X^T T and sum ||t_s||^2 alone: 1/2 (||XR||^2 - 2 <R, X^T T> + sum ||t||^2) + ridge term."""
-    XR = X @ R
-    fit = float(np.square(XR).sum() - 2.0 * np.vdot(R, xt_t) + t_energy)
+    xr = sum(float(np.square(block @ R).sum()) for block in X)
+    fit = xr - 2.0 * float(np.vdot(R, xt_t)) + t_energy
     return 0.5 * fit + 0.5 * ridge * float(np.square(R - R0).sum())
 
 
 def solve(
-    X: sp.csr_matrix, rhs: np.ndarray, start: np.ndarray, ridge: float, iterations: int, tolerance: float
+    X: list[sp.csr_matrix],
+    rhs: np.ndarray,
+    start: np.ndarray,
+    ridge: float,
+    iterations: int,
+    tolerance: float,
 ) -> tuple[np.ndarray, int, float]:
     """Jacobi-preconditioned conjugate gradients on (X^T X + ridge I) R = rhs, every column at once.
 
-    Returns (R, iterations run, largest relative residual norm over the columns).
+    X comes as blocks of rows; X^T X P is the sum of the blocks' X_b^T (X_b P), so the dense product
+    is one block's sentences x dim at a time. Returns (R, iterations run, largest relative residual
+    norm over the columns).
     """
-    Xt = X.T.tocsr()
 
     def apply(P: np.ndarray) -> np.ndarray:
-        return Xt @ (X @ P) + ridge * P
+        out = ridge * P
+        for block in X:
+            out += block.T @ (block @ P)
+        return out
 
-    inv_diag = 1.0 / (np.asarray(X.multiply(X).sum(axis=0)).ravel() + ridge)
+    diag = sum(np.asarray(block.multiply(block).sum(axis=0)).ravel() for block in X)
+    inv_diag = 1.0 / (np.asarray(diag, dtype=np.float64) + ridge)
     R = start.astype(np.float64, copy=True)
     res = rhs - apply(R)
     norm0 = np.maximum(np.linalg.norm(rhs, axis=0), 1e-300)

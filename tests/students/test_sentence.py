@@ -31,21 +31,23 @@ def test_objective_is_equation_s1_computed_from_the_targets():
     R = R0 + 0.1
     by_hand = 0.5 * sum(np.sum((X[s].toarray() @ R - T[s]) ** 2) for s in range(X.shape[0]))
     by_hand += 0.5 * 0.3 * np.sum((R - R0) ** 2)
-    assert objective(X, X.T @ T, float(np.sum(T**2)), R, R0, 0.3) == pytest.approx(by_hand, rel=1e-10)
+    assert objective([X], X.T @ T, float(np.sum(T**2)), R, R0, 0.3) == pytest.approx(by_hand, rel=1e-10)
+    halves = [X[:17], X[17:]]  # a block of rows per shard: the same value
+    assert objective(halves, X.T @ T, float(np.sum(T**2)), R, R0, 0.3) == pytest.approx(by_hand, rel=1e-10)
 
 
 def test_solve_matches_a_dense_solve_of_the_normal_equations_and_zeroes_the_gradient():
     X, T, R0 = _problem(seed=1)
     ridge = 0.05
     rhs = X.T @ T + ridge * R0
-    R, iterations, residual = solve(X, rhs, R0, ridge, 500, 1e-10)
+    R, iterations, residual = solve([X[:9], X[9:30], X[30:]], rhs, R0, ridge, 500, 1e-10)
     dense = X.toarray()
     want = np.linalg.solve(dense.T @ dense + ridge * np.eye(X.shape[1]), rhs)
     np.testing.assert_allclose(R, want, atol=1e-8)
     assert residual <= 1e-10 and 0 < iterations <= 500
 
     def f(M):
-        return objective(X, X.T @ T, float(np.sum(T**2)), M, R0, ridge)
+        return objective([X], X.T @ T, float(np.sum(T**2)), M, R0, ridge)
 
     for i, j in [(0, 0), (3, 2), (11, 4)]:  # finite differences of (S1) vanish at the solve
         e = np.zeros_like(R)
@@ -55,7 +57,7 @@ def test_solve_matches_a_dense_solve_of_the_normal_equations_and_zeroes_the_grad
 
 def test_solve_stops_at_the_iteration_limit_and_says_how_far_it_got():
     X, T, R0 = _problem(seed=2)
-    _, iterations, residual = solve(X, X.T @ T + 1e-4 * R0, R0, 1e-4, 2, 1e-12)
+    _, iterations, residual = solve([X], X.T @ T + 1e-4 * R0, R0, 1e-4, 2, 1e-12)
     assert iterations == 2 and residual > 1e-12
 
 
