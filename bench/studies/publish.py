@@ -4,9 +4,8 @@ A study (``cli.py run STUDY --out OUT``) writes ``OUT/report.md``; copying it in
 by hand loses which run it was and drifts from the run. This writes it there under a header that
 names the two commands, so re-running them regenerates the file:
 
-    python cli.py run bench/studies/students_minilm.toml --out runs/students_minilm
-    python bench/studies/publish.py bench/studies/students_minilm.toml runs/students_minilm \\
-        --md bench/results/students_minilm.md
+    python cli.py run bench/studies/glove.toml --out runs/glove
+    python bench/studies/publish.py bench/studies/glove.toml runs/glove --md bench/results/glove.md
 
 ``OUT/study.toml`` (the study as it ran) must equal STUDY, so a report is never published under a
 study file it did not come from. The report's figures are copied beside the results file as
