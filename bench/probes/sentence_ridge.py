@@ -5,12 +5,18 @@ nine tenths for each ridge, and the held-out sentences' mean squared error
 (1/2 ||mean of rows - t_s||^2, the data term of (S1)) is reported next to the ase start's.
 
     python bench/probes/sentence_ridge.py --cache CACHE [--ridge 1e-4 --ridge 1e-3 ...] --out FILE.md
+
+A "## What it means" section at the end of an existing ``--out`` (the reading written by hand after
+a run) is kept.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,6 +27,9 @@ from ctx2static.fileio import atomic_write, check_writable
 from ctx2static.students.cache_input import Init, context_stats, teacher_table
 from ctx2static.students.postprocess import Standardize
 from ctx2static.students.sentence import sentence_design, solve
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
+from machine import cpu_name, hand_section
 
 
 def held_out_error(X: sp.csr_matrix, T: np.ndarray, R: np.ndarray) -> float:
@@ -63,11 +72,20 @@ def main() -> None:
     rows = [("ase start", "", "", held_out_error(Xte, Tte, R0), held_out_error(Xtr, Ttr, R0), "")]
     for ridge in ridges:
         began = time.perf_counter()
-        R, its, res = solve(Xtr, xt_t + ridge * R0, R0, ridge, args.iterations, args.tolerance)
+        R, its, res = solve(train_x, xt_t + ridge * R0, R0, ridge, args.iterations, args.tolerance)
         rows.append((f"{ridge:g}", str(its), f"{res:.1e}", held_out_error(Xte, Tte, R),
                      held_out_error(Xtr, Ttr, R), f"{time.perf_counter() - began:.1f}"))  # fmt: skip
         print(rows[-1], flush=True)
+    command = "python bench/probes/sentence_ridge.py " + " ".join(sys.argv[1:])
     lines = [
+        "# The `sentence` student's ridge, chosen on held-out sentences (no benchmark)",
+        "",
+        f"Command (repository root): `{command}`",
+        "",
+        f"Date: {datetime.date.today()}. Machine: {cpu_name()}. The held-out and training errors are the"
+        " mean over sentences of 1/2 ||mean of rows - t_s||^2, the data term of (S1) in"
+        " students/sentence.py; the `ase start` row is the table the solve starts from.",
+        "",
         f"Cache `{args.cache}`: {Xtr.shape[0]:,} training and {Xte.shape[0]:,} held-out sentences "
         f"(every tenth), {n_words:,} words; standardized: {scorer is not None}.",
         "",
@@ -76,6 +94,8 @@ def main() -> None:
         *(f"| {r} | {i} | {q} | {h:.5f} | {t:.5f} | {s} |" for r, i, q, h, t, s in rows),
         "",
     ]
+    kept = hand_section(Path(args.out)).rstrip("\n")
+    lines += [kept, ""] if kept else []
     with atomic_write(args.out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))

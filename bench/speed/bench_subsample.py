@@ -8,6 +8,9 @@ round are then scored with ``cli.py eval --family similarity --family analogy`` 
 
     python bench/speed/bench_subsample.py --cache CACHE --corpus CORPUS --threads 2 \
         --sample 0 --sample 1e-4 --sample 3e-5 --sample 1e-5 --work DIR --out RESULT.md
+
+A "## What it means" section at the end of an existing ``--out`` (the reading written by hand after
+a run) is kept.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import cpu_name
+from machine import cpu_name, hand_section
 
 BENCHES = [
     ("avg5", "mean spearman"),
@@ -140,9 +143,12 @@ def write(args: argparse.Namespace, runs: list[dict], scored: dict) -> None:
         lines.append("| " + " | ".join(cells) + " |")
     cmd = " ".join(["python", "bench/speed/bench_subsample.py", *sys.argv[1:]])
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    text = "\n".join([f"Machine: {cpu_name()}, {os.cpu_count()} cores; after the run: {load}", "",
-                      "```", cmd, "```", "", *lines, ""])  # fmt: skip
-    Path(args.out).write_text(text)
+    title = "# bert-sg and ctx2vec against SGNS: frequent-word subsampling of the centres, speed and scores"
+    when = f"Date: {time.strftime('%Y-%m-%d')}. Machine: {cpu_name()}, {os.cpu_count()} cores"
+    when += f"; after the run: `{load}`"
+    text = "\n".join([title, "", when, "", "```", cmd, "```", "", *lines, ""])
+    kept = hand_section(Path(args.out)).rstrip("\n")  # the reading written by hand after a run
+    Path(args.out).write_text(text + (f"\n{kept}\n" if kept else ""))
     print(text)
 
 
