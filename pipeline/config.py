@@ -41,8 +41,8 @@ class TeacherConfig(Options):
         "auto",
         "Hidden layers read and averaged: auto = the default of the teacher's family (encoders 1:, "
         "causal LMs the first half of their layers; the cache records the layers it resolves to), "
-        "1: = every layer but the input embeddings (best average of similarity and analogy for word, "
-        "ase and x2static with MiniLM: bench/results/layers_minilm.md), -1 = the last, 0 = the "
+        "1: = every layer but the input embeddings (chosen on similarity and analogy together with MiniLM: "
+        "bench/results/layers_by_family.md), -1 = the last, 0 = the "
         "embeddings, 2,3,4 or a slice such as -4: (Bommasani et al. 2020).",
     )
     precision: Precision = opt(

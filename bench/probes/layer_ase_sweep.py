@@ -26,8 +26,9 @@ hidden state's sentence means (all tokens, as ``sent_ctx``; sent_means.npy, corp
 sums and counts (occ_sum.npy, occ_count.npy) and the ``word`` table (word_emb.npy), each
 [rows, n_hidden, d]; ``bench/probes/layer_cache.py`` turns them into a cache for the students.
 
-    python bench/probes/layer_ase_sweep.py --corpus "$CTX2STATIC_SHARED"/corpus/brown.txt.xz \
-        --threads 1 --out bench/results/layers_minilm.md
+    python bench/probes/layer_ase_sweep.py --teacher minilm \
+        --corpus "$CTX2STATIC_SHARED"/corpus/brown.txt.xz --threads 2 --precision int8 \
+        --out bench/results/layers_minilm.md
     python bench/probes/layer_ase_sweep.py --teacher smollm2 \
         --corpus "$CTX2STATIC_SHARED"/corpus/brown.txt.xz --max-sentences 10000 --threads 2 \
         --out bench/results/layers_smollm2.md

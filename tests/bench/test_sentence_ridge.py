@@ -30,8 +30,8 @@ def test_a_small_ridge_recovers_the_held_out_sentences_and_a_large_one_keeps_the
     cache = write_cache(tmp_path / "c", [f"w{i}" for i in range(10)], sents, 64, sent_ctx, occ_vec=occ)
     out = tmp_path / "ridge.md"
     out.write_text("# old\n\n| ridge |\n\n## What it means\n\nRead by hand.\n")
-    argv = ["sentence_ridge.py", "--cache", str(cache), "--ridge", "1e-6", "--ridge", "1e6", "--out", str(out)]
-    monkeypatch.setattr(sys, "argv", argv)
+    ridges = ["--ridge", "1e-6", "--ridge", "1e6"]
+    monkeypatch.setattr(sys, "argv", ["sentence_ridge.py", "--cache", str(cache), *ridges, "--out", str(out)])
     PROBE.main()
     text = out.read_text()
     rows = _rows(text)
