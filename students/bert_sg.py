@@ -6,8 +6,8 @@ a_j = softmax_j(u_i . v'_j), v'_ctx = sum_j a_j v'_j. Loss (Eq. 15):
 ``-log s(v'_ctx . u_i) - sum_m log s(-v'_neg_m . u_i)``, negatives from unigram^0.75.
 Defaults: d_emb 300, ws 5, k 5, SGD lr 0.025 decayed linearly, clip 5. The paper subsamples
 nothing ("attention replaces it"); we subsample the occurrences as word2vec does, t = 1e-5: fewer
-centres, and every similarity and analogy score measured held or rose (Brown, the full
-corpus and the demo study: bench/results/contextual_subsample.md). ``sample=0`` is the paper's.
+centres, and every similarity and analogy score measured rose
+(bench/results/contextual_subsample.md). ``sample=0`` is the paper's.
 """
 
 from __future__ import annotations
