@@ -32,9 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
 from machine import cpu_name, hand_section
 
 
-def held_out_error(X: sp.csr_matrix, T: np.ndarray, R: np.ndarray) -> float:
-    """Mean over the sentences of 1/2 ||X_s R - t_s||^2."""
-    return float(0.5 * np.square(X @ R - T).sum() / X.shape[0])
+def held_out_error(X: list[sp.csr_matrix], T: list[np.ndarray], R: np.ndarray) -> float:
+    """Mean over the sentences of 1/2 ||X_s R - t_s||^2, X and T a block of rows per shard."""
+    total = sum(float(np.square(x @ R - t).sum()) for x, t in zip(X, T, strict=True))
+    return 0.5 * total / sum(x.shape[0] for x in X)
 
 
 def main() -> None:
@@ -66,15 +67,14 @@ def main() -> None:
         train_t.append(np.asarray(T[kept], np.float64))
         test_x.append(X[held])
         test_t.append(np.asarray(T[held], np.float64))
-    Xtr, Ttr = sp.vstack(train_x, format="csr"), np.concatenate(train_t)
-    Xte, Tte = sp.vstack(test_x, format="csr"), np.concatenate(test_t)
-    xt_t = Xtr.T @ Ttr
-    rows = [("ase start", "", "", held_out_error(Xte, Tte, R0), held_out_error(Xtr, Ttr, R0), "")]
+    xt_t = sum(x.T @ t for x, t in zip(train_x, train_t, strict=True))
+    start = (held_out_error(test_x, test_t, R0), held_out_error(train_x, train_t, R0))
+    rows = [("ase start", "", "", *start, "")]
     for ridge in ridges:
         began = time.perf_counter()
         R, its, res = solve(train_x, xt_t + ridge * R0, R0, ridge, args.iterations, args.tolerance)
-        rows.append((f"{ridge:g}", str(its), f"{res:.1e}", held_out_error(Xte, Tte, R),
-                     held_out_error(Xtr, Ttr, R), f"{time.perf_counter() - began:.1f}"))  # fmt: skip
+        rows.append((f"{ridge:g}", str(its), f"{res:.1e}", held_out_error(test_x, test_t, R),
+                     held_out_error(train_x, train_t, R), f"{time.perf_counter() - began:.1f}"))  # fmt: skip
         print(rows[-1], flush=True)
     command = "python bench/probes/sentence_ridge.py " + " ".join(sys.argv[1:])
     lines = [
@@ -86,7 +86,8 @@ def main() -> None:
         " mean over sentences of 1/2 ||mean of rows - t_s||^2, the data term of (S1) in"
         " students/sentence.py; the `ase start` row is the table the solve starts from.",
         "",
-        f"Cache `{args.cache}`: {Xtr.shape[0]:,} training and {Xte.shape[0]:,} held-out sentences "
+        f"Cache `{args.cache}`: {sum(x.shape[0] for x in train_x):,} training and "
+        f"{sum(x.shape[0] for x in test_x):,} held-out sentences "
         f"(every tenth), {n_words:,} words; standardized: {scorer is not None}.",
         "",
         "| ridge | CG iterations | relative residual | held-out error | training error | seconds |",
