@@ -14,10 +14,10 @@ glibc keeps freed memory in its heap when a live block above it pins the heap's 
 mmap threshold rises to the largest block freed, so after the first large free every
 activation below 32 MB comes from that heap. A teacher pass on CPU frees and allocates
 activations of a new shape at every batch (length-sorted batches) while oneDNN caches a small
-kernel per shape in between: the heap keeps growing with memory that is free but resident
-(bench/results/memory_extract_2.md). :class:`HeapTrim` hands that memory back (``malloc_trim``)
-once it exceeds a slack; fixing the mmap threshold instead made every batch fault its activations
-in again, which cost more CPU time (the same file).
+kernel per shape in between: the heap keeps growing with memory that is free but resident (the
+experiments in ``git show 6ac302b:bench/results/memory_extract_2.md``). :class:`HeapTrim` hands that
+memory back (``malloc_trim``) once it exceeds a slack; fixing the mmap threshold instead made every
+batch fault its activations in again, which cost more CPU time (the same file).
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ class HeapTrim:
     A trim costs a walk of the free lists and, when what it returned is used again, the page
     faults to bring it back (milliseconds, against seconds per teacher batch); there is at most one
     a step. A whole MiniLM pass over Brown spent a little more system CPU and no more CPU in all
-    (bench/results/memory_extract_2.md); its memory stays within ``slack`` of what it really holds.
+    (the file above); its memory stays within ``slack`` of what it really holds.
     """
 
     def __init__(self, slack: int = TRIM_SLACK) -> None:
