@@ -1,9 +1,10 @@
 """Every study under bench/studies loads and runs end to end on a tiny variant of itself.
 
 The variant is the same file with the corpus, the teachers' model, the references' vectors and the
-lexicon files swapped for small ones (a random 1-layer BERT, the bundled 2,000-sentence test
-corpus), and each teacher stopped after 40 sentences: the students, their options, the retrofits
-and the evaluation are the file's own. The full-corpus runs take hours (commands in each file's header).
+lexicons swapped for small ones (a random 1-layer BERT, the bundled 2,000-sentence test corpus,
+three-line lexicons), and each teacher stopped after 40 sentences: the students, their options, the
+retrofits and the evaluation are the file's own, but for the families that train probes (downstream,
+sentences: minutes on any vectors). The full-corpus runs take hours (commands in each file's header).
 """
 
 import json
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ctx2static.eval.families import FAMILIES
 from ctx2static.study.loader import load_study
 from ctx2static.study.runner import run_study
 from ctx2static.vectors import Vectors
@@ -43,8 +45,19 @@ def _dump(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tiny_variant(study: Path, tmp: Path, teacher: Path, corpus: Path) -> Path:
-    """``study`` with its inputs swapped for small ones, written to ``tmp``."""
+SMALL_LEXICONS = {  # words of the test corpus
+    "lexicons": "great good large\nsmall little\npeople nation country world\n",
+    "antonyms": "large small little\ngreat little\n",
+}
+
+
+def tiny_variant(study: Path, tmp: Path, teacher: Path, corpus: Path, bundled: bool = False) -> Path:
+    """``study`` with its inputs swapped for small ones, written to ``tmp``.
+
+    Lexicon files become three-line ones of the same stem (so retrofits keep their default names);
+    with ``bundled`` the bundled lexicons too, whose reading (WordNet's 110,000 lines, once per
+    retrofit) would otherwise be most of a study's run.
+    """
     data = tomllib.loads(study.read_text(encoding="utf-8"))
     data["corpus"]["files"] = [str(corpus)]
     for t in data.get("teachers", {}).values():
@@ -54,15 +67,25 @@ def tiny_variant(study: Path, tmp: Path, teacher: Path, corpus: Path) -> Path:
         path = tmp / f"{name}.bin"
         Vectors(WORDS, rng.normal(size=(len(WORDS), 8)), None, {"train_seconds": 1.0}).save(path)
         ref["vectors"] = str(path)
-    lexicon = tmp / "lexicon.txt"
-    lexicon.write_text("great good large\nsmall little\npeople nation country world\n")  # in the corpus
     for r in data.get("retrofit", []):
-        r["lexicons"] = [str(lexicon) if "/" in lex else lex for lex in r.get("lexicons", ["wordnet"])]
-    if "downstream" in data.get("eval", {}).get("families", []):
-        data["eval"]["downstream"] = ["sentiment"]  # the taggers take minutes on any vectors
+        for key, default in (("lexicons", ["wordnet"]), ("antonyms", [])):
+            given = r.get(key, default)
+            if given:
+                r[key] = [_small_lexicon(lex, tmp, key) if bundled or "/" in lex else lex for lex in given]
+    for name in list(data.get("eval", {}).get("families", [])):
+        if not FAMILIES[name].default:  # probes trained for minutes on any vectors (tested in tests/eval)
+            data["eval"]["families"].remove(name)
+            data["eval"].pop(name, None)
     out = tmp / study.name
     out.write_text(_dump(data), encoding="utf-8")
     return out
+
+
+def _small_lexicon(lex: str, tmp: Path, key: str) -> str:
+    path = tmp / key / f"{Path(lex).name.split('.')[0]}.txt"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(SMALL_LEXICONS[key])
+    return str(path)
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +123,7 @@ def test_a_bench_study_loads_as_a_tiny_variant_that_keeps_its_runs(tmp_path, tea
 @pytest.mark.slow
 @pytest.mark.parametrize("study", STUDIES, ids=[s.stem for s in STUDIES])
 def test_a_bench_study_runs_end_to_end_on_a_tiny_variant(tmp_path, teacher, mini_corpus, study):
-    spec = load_study(tiny_variant(study, tmp_path, teacher, mini_corpus))
+    spec = load_study(tiny_variant(study, tmp_path, teacher, mini_corpus, bundled=True))
     results = run_study(spec, tmp_path / "run")
     assert list(results.common) == spec.outputs and len(spec.outputs) >= 3
     assert all(any(s.benchmark == "avg5" for s in scores) for scores in results.common.values())
