@@ -232,9 +232,17 @@ def _steps(model: Model) -> dict[str, tuple[float, float | None]]:
         record = json.loads(cache.read_text())
         steps["extract"] = (record["seconds"], record.get("peak_rss_mb"))
     study = meta.get("study", {})
+    student = meta.get("student", "student")
+    retrofits = meta.get("retrofit", [])
+    if retrofits:  # its meta keeps the student's fields; the study's step is the retrofit's
+        if meta.get("seconds") is not None:
+            steps[student] = (meta["seconds"], None)
+        if study.get("seconds") is not None:
+            steps[" + ".join(r["method"] for r in retrofits)] = (study["seconds"], study.get("peak_rss_mb"))
+        return steps
     seconds = study.get("seconds", meta.get("seconds"))
     if seconds is not None:  # a table made by combine or compose records no training time
-        steps[meta.get("student", "student")] = (seconds, study.get("peak_rss_mb"))
+        steps[student] = (seconds, study.get("peak_rss_mb"))
     return steps
 
 

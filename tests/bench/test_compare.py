@@ -39,6 +39,26 @@ def test_a_students_rows_are_its_cache_and_its_fit_and_a_combined_table_has_none
     assert compare.timings_rows([compare.Model("both", combined, 256)]) == []
 
 
+def test_a_retrofits_rows_are_its_students_fit_and_its_own_step(compare, tmp_path):
+    cache = tmp_path / "caches" / "minilm"
+    cache.parent.mkdir()
+    cache.with_name("minilm.json").write_text(json.dumps({"seconds": 100.0, "peak_rss_mb": 2000}))
+    meta = {
+        "student": "x2static",
+        "seconds": 40.0,  # the student's fit, kept in the retrofit's meta
+        "cache": str(cache),
+        "study": {"seconds": 2.0, "peak_rss_mb": 900},  # the study's step: the retrofit
+        "retrofit": [{"method": "attract-repel"}],
+    }
+    rows = compare.timings_rows([compare.Model("x2+ar", _vectors(tmp_path, "x2+ar", meta), 256)])
+    assert rows[2:] == [
+        "| x2+ar | extract | 100.0 | 2,000 |",
+        "| x2+ar | x2static | 40.0 |  |",
+        "| x2+ar | attract-repel | 2.0 | 900 |",
+        "| x2+ar | total | 142.0 | |",
+    ]
+
+
 def test_the_hand_written_preface_is_kept_and_a_file_without_one_gives_none(compare, tmp_path):
     out = tmp_path / "sentences.md"
     assert compare.preface(out) == ""
