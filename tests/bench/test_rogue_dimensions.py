@@ -22,7 +22,8 @@ def test_a_cache_with_one_huge_dimension_is_rogue_and_a_plain_one_is_not(tmp_pat
     rogue = write_cache(tmp_path / "rogue", words, sents, 50, ctx, vocab_tables=tables)
     out = tmp_path / "ratios.md"
     out.write_text("# old\n\n## What it means\n\nRead by hand.\n")
-    monkeypatch.setattr(sys, "argv", ["rogue_dimensions.py", f"plain={plain}", f"rogue={rogue}", "--out", str(out)])
+    argv = ["rogue_dimensions.py", f"plain={plain}", f"rogue={rogue}", "--out", str(out)]
+    monkeypatch.setattr(sys, "argv", argv)
     PROBE.main()
     text = out.read_text()
     rows = {c[0]: c[1:] for ln in text.splitlines() if ln.startswith("| plain") or ln.startswith("| rogue")
