@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio import atomic_write, check_writable
 from ctx2static.students.cache_input import occurrence_means
 from ctx2static.students.postprocess import ROGUE_RATIO, DimensionStats
 
@@ -44,9 +44,13 @@ def main() -> None:
     ap.add_argument("caches", nargs="+", help="NAME=CACHE folder")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
+    caches = [item.partition("=")[::2] for item in args.caches]
+    for item, (_, folder) in zip(args.caches, caches, strict=True):
+        if not folder:
+            raise UserError(f"{item}: give each cache as NAME=FOLDER, e.g. gemma3=runs/caches/gemma3")
+    check_writable(args.out, inputs=[folder for _, folder in caches], folder=False)  # before the passes
     rows = []
-    for item in args.caches:
-        name, _, folder = item.partition("=")
+    for name, folder in caches:
         dim, stats = ratios(Path(folder))
         rogue = [k for k, s in zip(COLUMNS, stats, strict=True) if s.rogue_ratio > ROGUE_RATIO]
         cells = " | ".join(f"{s.rogue_ratio:,.0f}" for s in stats)

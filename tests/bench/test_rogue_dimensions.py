@@ -26,8 +26,8 @@ def test_a_cache_with_one_huge_dimension_is_rogue_and_a_plain_one_is_not(tmp_pat
     monkeypatch.setattr(sys, "argv", argv)
     PROBE.main()
     text = out.read_text()
-    rows = {c[0]: c[1:] for ln in text.splitlines() if ln.startswith("| plain") or ln.startswith("| rogue")
-            for c in [[x.strip() for x in ln.strip("|").split("|")]]}  # fmt: skip
+    cells = [[x.strip() for x in ln.strip("|").split("|")] for ln in text.splitlines() if ln.startswith("| ")]
+    rows = {c[0]: c[1:] for c in cells}
     assert rows["plain"][-1] == "none" and float(rows["plain"][1].replace(",", "")) < 10
     assert rows["rogue"][-1] == "sent_ctx, ase"  # ase's rows are means of the sentences' contexts
     assert float(rows["rogue"][1].replace(",", "")) > 1000
