@@ -246,8 +246,10 @@ class CacheWriter:
             check_format(folder, manifest)
             diff = _diff(manifest.get("identity", {}), ident)
             if diff:
+                # the keys come from the folder's manifest: a damaged one must not break the line
+                keys = ", ".join("".join(c if c.isprintable() else "?" for c in k) for k in diff[:6])
                 raise UserError(
-                    f"{folder}: holds a cache from a different run (differs in {', '.join(diff[:6])}); "
+                    f"{folder}: holds a cache from a different run (differs in {keys}); "
                     "pass another --out or delete that folder"
                 )
             remove_stale_temps_in(folder)  # left by a killed writer (the lock says none is alive)
