@@ -16,6 +16,8 @@ layer) with the best avg5 on the development half is chosen per teacher, and its
 report half is the headline. The table written to ``--out`` holds both halves and, for reference
 only, every pair (never used to choose). Two teachers combined: the unit vectors of each teacher's
 chosen setting concatenated (and nomic's "{w}" with MiniLM's choice, issue 41's combination).
+A closing section headed "## What it means" in an existing ``--out``
+(the reading written by hand after a run) is kept below the new tables.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ from ctx2static.pipeline.shard import word_inputs
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
+from machine import hand_section
 
 TEMPLATES = (
     "{w}",
@@ -239,8 +244,10 @@ def main() -> None:
                 f"| {s.label()} | {s.pool} | {s.layer} | {res['dev'][-1]:.1f} | {res['report'][-1]:.1f} | "
                 f"{res['all pairs'][-1]:.1f} | {fmt(res['report'][:-1])} |"
             )
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+    reading = hand_section(args.out).rstrip("\n")  # written by hand after a run: kept
+    lines += ["", reading] if reading else []
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ at the teacher's default layers or the last) for each cache's whole vocabulary, 
 code (``pipeline/shard.py`` ``vocab_tables``, the teacher the cache names, float32), and scores each
 with ``cli.py eval``'s similarity and analogy families on the items all four cover, so the
 analogy questions search the same vocabulary as the cache's students do.
+A closing section headed "## What it means" in an existing ``--out``
+(the reading written by hand after a run) is kept below the new tables.
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ from ctx2static.pipeline.teacher import Teacher
 from ctx2static.text.vocab import Vocab
 from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
+from machine import hand_section
 
 SETTINGS = (("{w}", "1:"), ("{w}", "-1"), ("meaning: {w}", "1:"), ("meaning: {w}", "-1"))
 """(template, layer): the seeds' word alone at the encoders' default layers (``1:``), and the three
@@ -87,8 +92,10 @@ def main() -> None:
             by["avg5"] = float(np.mean(sims))
             lines.append(f"| {name} | {' | '.join(f'{by.get(n, np.nan):.1f}' for n in SHOWN)} |")
         del teacher
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+    reading = hand_section(args.out).rstrip("\n")  # written by hand after a run: kept
+    lines += ["", reading] if reading else []
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ benchmark holds (so no benchmark word shapes the projection), centred on their m
 The five avg5 sets are split in halves with ``prompted_words.py``'s seed and rule, and only the
 pairs whose words every corpus input holds are scored (the common items), so every row reads the
 same pairs. The best row on the development half is the choice; the report half is the headline.
+A closing section headed "## What it means" in an existing ``--out``
+(the reading written by hand after a run) is kept below the new tables.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ from ctx2static.pipeline.shard import word_inputs
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
+from machine import hand_section
 
 
 def prompted(name: str, template: str, words: list[str], threads: int) -> np.ndarray:
@@ -222,6 +227,8 @@ def main() -> None:
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += [row(n, r) for n, r in rows[: args.top]]
+    reading = hand_section(args.out).rstrip("\n")  # written by hand after a run: kept
+    lines += ["", reading] if reading else []
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines[: 30 + len(singles) + len(recipes)]))
 

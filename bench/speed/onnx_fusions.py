@@ -7,6 +7,8 @@ cache when they are not there yet) and counts the graph's operators: one ``Atten
 (``QAttention`` once quantized) per layer means the attention was fused; ``MatMul`` left over are
 the unfused attention products and the projections. Explains ``onnx_teacher.md``'s speeds: a graph
 whose attention is not fused runs the same kernels as torch, one op at a time.
+A closing section headed "## What it means" in an existing ``--out`` (the reading written by hand
+after a run) is kept below the new tables.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 from pathlib import Path
 
 import onnx
+from machine import hand_section
 
 from ctx2static.pipeline.config import TeacherConfig
 from ctx2static.pipeline.teacher import Teacher
@@ -61,8 +64,10 @@ def main() -> None:
             counts = " | ".join(str(ops.get(op, 0)) for op in SHOWN)
             lines.append(f"| {name} | {layers} | {precision} | {len(graph.node)} | {counts} |")
             del teacher
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+    reading = hand_section(args.out).rstrip("\n")  # written by hand after a run: kept
+    lines += ["", reading] if reading else []
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ by the clock, and the rest of the run (reading, manifest) is what remains. cProf
 every Python call, which weighs on the Python stages (alignment, sums) more than on the forward; a second run
 without the profiler gives the true wall time, so the table says what the profiler added. A stage
 above 10% of the run is worth a fix (the issue's rule).
+A closing section headed "## What it means" in an existing ``--out`` (the reading written by hand
+after a run) is kept below the new tables.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from machine import SHARED_CORPUS, cpu_name
+from machine import SHARED_CORPUS, cpu_name, hand_section
 
 from ctx2static.pipeline import shard
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
@@ -171,8 +173,10 @@ def main() -> None:
                 big = sec / profiled > 0.10 and not stage.startswith("teacher forward")
                 lines.append(f"| {stage} | {sec:.2f} | {100 * sec / profiled:.1f}%{' **(>10%)**' * big} |")
             del teacher
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
+    reading = hand_section(args.out).rstrip("\n")  # written by hand after a run: kept
+    lines += ["", reading] if reading else []
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -13,10 +13,11 @@ session). Every study reads ``combined-SIZE.jsonl.xz`` (raw documents, split int
 raw-text path; a document is x2static's paragraph) with the MiniLM teacher at its default signals
 and layer, plus per-occurrence vectors for ``bert-sg`` up to ``--vectors-up-to`` (they cost about
 0.8 kB a token on disk). ``table`` reads the studies' score records and writes the Markdown table
-and the plot. Each study scores the items its own vocabulary covers, and a larger sample covers
-more (RW above all), so ``table`` also scores avg5 on fixed items: those the smallest sample's
-vocabulary covers (nested samples: every larger vocabulary at the same ``min_count`` holds it), and
-the plot draws that column.
+(in place of the one an existing ``--md`` holds, its hand-written text kept) and the plot. Each
+study scores the items its own vocabulary covers, and a larger sample covers more (RW above all),
+so ``table`` also scores avg5 on fixed items: those the smallest sample's vocabulary covers (nested
+samples: every larger vocabulary at the same ``min_count`` holds it), and the plot draws that
+column.
 """
 
 from __future__ import annotations
@@ -116,6 +117,20 @@ def fixed_avg5(folder: Path, masks: dict, benchmarks: list) -> float:
     return avg5(scores).score
 
 
+def around_table(md: Path, table: str) -> str:
+    """``table`` in place of the size table an earlier ``md`` holds, the hand-written text around it kept.
+
+    The commands, the setting and the reading above and below the table are written by hand after
+    a run; a new file is the table alone.
+    """
+    text = md.read_text(encoding="utf-8") if md.is_file() else ""
+    at = text.find("| size | output |")
+    if at < 0:
+        return table
+    end = text.find("\n\n", at)
+    return text[:at] + table + (text[end + 1 :] if end >= 0 else "")
+
+
 def table(args: argparse.Namespace) -> None:
     """The Markdown table and the plot of every size found under --out."""
     sizes = sorted((p.name for p in args.out.iterdir() if (p / "eval").is_dir()), key=size_tokens)
@@ -144,7 +159,7 @@ def table(args: argparse.Namespace) -> None:
         + " | extract min |"
     )
     rule = "|---|---|" + "---:|" * (len(COLUMNS) + 2)
-    args.md.write_text("\n".join([head, rule, *rows]) + "\n")
+    args.md.write_text(around_table(args.md, "\n".join([head, rule, *rows]) + "\n"), encoding="utf-8")
     import matplotlib
 
     matplotlib.use("Agg")
