@@ -292,7 +292,8 @@ def _header_lines(study: Study) -> list[str]:
     """The title and what the study ran on: corpus, teachers and their options, references."""
     corpus = ", ".join(p.name for p in study.corpus.files)
     teachers = "; ".join(
-        f"{t.name} = {t.model} ({_changed(t.extract.changed())})" for t in study.teachers.values()
+        f"{t.name} = {t.model} ({_changed({**t.teacher.changed(), **t.extract.changed()})})"
+        for t in study.teachers.values()
     )
     references = "".join(f" Reference (not trained): {r.name} = {r.vectors}." for r in study.references)
     return [

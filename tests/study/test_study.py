@@ -8,7 +8,7 @@ import pytest
 from ctx2static.errors import UserError
 from ctx2static.memory import PeakRss
 from ctx2static.resources import DEFAULT_STUDY
-from ctx2static.study import runner
+from ctx2static.study import report, runner
 from ctx2static.study.layout import StudyLayout
 from ctx2static.study.loader import load_study
 from ctx2static.study.runner import run_study
@@ -333,6 +333,17 @@ def test_a_bad_study_is_a_one_line_error_naming_file_and_key(tmp_path, text, mes
         load_study(tmp_path / "s.toml")
     assert str(err.value).startswith(str(tmp_path / "s.toml"))
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_report_names_each_teachers_options_that_differ_from_the_defaults(tmp_path):
+    (tmp_path / "c.txt").write_text("a b c\n")
+    (tmp_path / "s.toml").write_text(
+        '[corpus]\nfiles = ["c.txt"]\n\n[teachers.plain]\nmodel = "minilm"\n\n'
+        '[teachers.last8]\nmodel = "minilm"\nprecision = "int8"\nlayer = "-1"\nvectors = true\n\n'
+        '[students.ase]\nteacher = "plain"\n'
+    )
+    header = " ".join(report._header_lines(load_study(tmp_path / "s.toml")))
+    assert "plain = minilm (defaults); last8 = minilm (layer=-1, precision=int8, vectors=True)." in header
 
 
 def test_the_bundled_default_study_loads():
