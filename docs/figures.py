@@ -57,18 +57,26 @@ def number(cell: str) -> float:
 
 
 def teachers_by_students() -> Path:
-    """avg5 of each teacher's students on Brown: ``teachers_brown.md``, its first table (float32 rows)."""
-    rows = table("teachers_brown.md", "teacher (layer, precision)", "student", "avg5")
-    rows = [r for r in rows if "float32" in r["teacher (layer, precision)"]]
-    teachers = list(dict.fromkeys(r["teacher (layer, precision)"].replace("`", "") for r in rows))
+    """avg5 of each teacher's students on Brown: the avg5 row of ``teachers_brown.md``'s results table.
+
+    The study names every output ``TEACHER_STUDENT``, so the row's columns give the grid.
+    """
+    rows = table("teachers_brown.md", "benchmark", "metric", "common")
+    [avg5] = [r for r in rows if r["benchmark"] == "avg5"]
     students = ["ase", "x2static", "word", "token"]
-    grid = {(r["teacher (layer, precision)"].replace("`", ""), r["student"]): number(r["avg5"]) for r in rows}
-    fig, ax = plt.subplots(figsize=(7.2, 3.6))
+    grid: dict[tuple[str, str], float] = {}
+    for column, cell in avg5.items():
+        teacher, _, student = column.rpartition("_")
+        if student in students:
+            grid[teacher, student] = number(cell)
+    teachers = list(dict.fromkeys(t for t, _ in grid))
+    fig, ax = plt.subplots(figsize=(7.2, 0.45 * len(teachers) + 1.4))
     image = ax.imshow(
         [[grid.get((t, s), float("nan")) for s in students] for t in teachers],
         cmap="viridis",
         vmin=10,
         vmax=80,
+        aspect="auto",
     )
     for y, t in enumerate(teachers):
         for x, s in enumerate(students):

@@ -17,7 +17,7 @@ already tokenised (punctuation set apart, quotes written `` and ''), so on Brown
 splitter on tokenised text, not on text as printed. It also writes two studies that differ only in
 their corpus: OUT/lines.toml reads the three .txt.xz as they are (``split = "lines"``),
 OUT/sentences.toml reads raw.jsonl.xz (``split = "sentences"``). Both: MiniLM at int8 (within 0.1
-avg5 of float32, bench/results/precision_int8.md), 2 threads, the default signals plus paragraph
+avg5 of float32, bench/results/teachers_brown.md), 2 threads, the default signals plus paragraph
 means; ase and x2static with the sentence and with the paragraph context; similarity and analogy.
 
 ``count`` reads both corpora with the studies' own corpus settings through the reader extract uses
