@@ -32,7 +32,7 @@ from pathlib import Path
 from peerrun import refuse_existing, run_step
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import hand_section
+from machine import write_keeping_reading
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,9 +120,7 @@ def main() -> None:
         f"Started {started}; {os.cpu_count()} cores; steps one after the other, each a child process.",
         "",
     ]
-    kept = hand_section(args.md).rstrip("\n")
-    hand = ["", kept] if kept else []
-    args.md.write_text("\n".join(head + table(runs) + hand) + "\n", encoding="utf-8")
+    write_keeping_reading(args.md, "\n".join(head + table(runs)))
     print(args.md.read_text())
 
 

@@ -46,7 +46,7 @@ from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import hand_section
+from machine import write_keeping_reading
 
 TEMPLATES = (
     "{w}",
@@ -245,9 +245,7 @@ def main() -> None:
                 f"{res['all pairs'][-1]:.1f} | {fmt(res['report'][:-1])} |"
             )
     print("\n".join(lines))
-    reading = hand_section(args.out).rstrip("\n")  # written by hand after a run: kept
-    lines += ["", reading] if reading else []
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_keeping_reading(args.out, "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write, check_writable
+from ctx2static.fileio import check_writable
 from ctx2static.students.cache_input import occurrence_means
 from ctx2static.students.postprocess import ROGUE_RATIO, DimensionStats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import cpu_name, hand_section
+from machine import cpu_name, write_keeping_reading
 
 COLUMNS = ("sent_ctx", "ase", "word", "token")
 
@@ -72,10 +72,7 @@ def main() -> None:
         *rows,
         "",
     ]
-    kept = hand_section(args.out).rstrip("\n")
-    lines += [kept, ""] if kept else []
-    with atomic_write(args.out, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines))
+    write_keeping_reading(args.out, "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -23,13 +23,13 @@ import scipy.sparse as sp
 
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write, check_writable
+from ctx2static.fileio import check_writable
 from ctx2static.students.cache_input import Init, context_stats, teacher_table
 from ctx2static.students.postprocess import Standardize
 from ctx2static.students.sentence import sentence_design, solve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import cpu_name, hand_section
+from machine import cpu_name, write_keeping_reading
 
 
 def held_out_error(X: list[sp.csr_matrix], T: list[np.ndarray], R: np.ndarray) -> float:
@@ -95,10 +95,7 @@ def main() -> None:
         *(f"| {r} | {i} | {q} | {h:.5f} | {t:.5f} | {s} |" for r, i, q, h, t, s in rows),
         "",
     ]
-    kept = hand_section(Path(args.out)).rstrip("\n")
-    lines += [kept, ""] if kept else []
-    with atomic_write(args.out, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines))
+    write_keeping_reading(Path(args.out), "\n".join(lines))
     print("\n".join(lines))
 
 

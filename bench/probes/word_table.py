@@ -38,7 +38,7 @@ from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import hand_section
+from machine import write_keeping_reading
 
 SETTINGS = (("{w}", "1:"), ("{w}", "-1"), ("meaning: {w}", "1:"), ("meaning: {w}", "-1"))
 """(template, layer): the seeds' word alone at the encoders' default layers (``1:``), and the three
@@ -93,9 +93,7 @@ def main() -> None:
             lines.append(f"| {name} | {' | '.join(f'{by.get(n, np.nan):.1f}' for n in SHOWN)} |")
         del teacher
     print("\n".join(lines))
-    reading = hand_section(args.out).rstrip("\n")  # written by hand after a run: kept
-    lines += ["", reading] if reading else []
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_keeping_reading(args.out, "\n".join(lines))
 
 
 if __name__ == "__main__":

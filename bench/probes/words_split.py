@@ -44,7 +44,7 @@ from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import hand_section
+from machine import write_keeping_reading
 
 
 def prompted(name: str, template: str, words: list[str], threads: int) -> np.ndarray:
@@ -227,9 +227,7 @@ def main() -> None:
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += [row(n, r) for n, r in rows[: args.top]]
-    reading = hand_section(args.out).rstrip("\n")  # written by hand after a run: kept
-    lines += ["", reading] if reading else []
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_keeping_reading(args.out, "\n".join(lines))
     print("\n".join(lines[: 30 + len(singles) + len(recipes)]))
 
 

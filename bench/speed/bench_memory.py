@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from machine import SHARED_CORPUS, hand_section
+from machine import SHARED_CORPUS, write_keeping_reading
 
 from ctx2static.cache import Cache
 from ctx2static.cache.layout import shard_name
@@ -259,9 +259,7 @@ def main() -> None:
     cmd = "PYTHONPATH=<pkg> python bench/speed/bench_memory.py " + " ".join(sys.argv[1:])
     title = {"students": "fit-student", "extract": "extract's driver"}[args.what]
     lines = [f"# Peak memory of {title}: 1x against 4x the corpus", "", f"Command: `{cmd}`", "", *body]
-    kept = hand_section(Path(args.out)).rstrip("\n")  # the reading written by hand after a run
-    lines += ["", kept] if kept else []
-    Path(args.out).write_text("\n".join(lines) + "\n")
+    write_keeping_reading(Path(args.out), "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import cpu_name, hand_section
+from machine import cpu_name, write_keeping_reading
 
 BENCHES = [
     ("avg5", "mean spearman"),
@@ -147,8 +147,7 @@ def write(args: argparse.Namespace, runs: list[dict], scored: dict) -> None:
     when = f"Date: {time.strftime('%Y-%m-%d')}. Machine: {cpu_name()}, {os.cpu_count()} cores"
     when += f"; after the run: `{load}`"
     text = "\n".join([title, "", when, "", "```", cmd, "```", "", *lines, ""])
-    kept = hand_section(Path(args.out)).rstrip("\n")  # the reading written by hand after a run
-    Path(args.out).write_text(text + (f"\n{kept}\n" if kept else ""))
+    write_keeping_reading(Path(args.out), text)
     print(text)
 
 

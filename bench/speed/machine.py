@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from ctx2static.fileio import atomic_write
+
 # The shared folder (corpus/: brown, sotu, gcide, mini; lexicons/; README.md there) is the one path
 # the benches read from the environment, so a clone anywhere finds it: $CTX2STATIC_SHARED, else
 # ../shared from the repository root (the layout the study files' relative paths assume).
@@ -34,3 +36,14 @@ def split_at(path: Path, heading: str) -> tuple[str, str]:
 def hand_section(path: Path) -> str:
     """The closing section an earlier ``path`` holds from its "## What it means" heading on, else ""."""
     return split_at(path, HAND)[1]
+
+
+def write_keeping_reading(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, followed by the "## What it means" section an earlier ``path`` holds.
+
+    A script regenerates its tables; the reading below them is written by hand after a run, so a
+    re-run keeps it (to be checked against the new numbers) instead of erasing it.
+    """
+    reading = hand_section(path).rstrip("\n")
+    with atomic_write(path, "w", encoding="utf-8") as f:
+        f.write(text.rstrip("\n") + (f"\n\n{reading}" if reading else "") + "\n")

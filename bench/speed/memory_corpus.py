@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from machine import cpu_name, hand_section
+from machine import cpu_name, write_keeping_reading
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = ("lines", "one-line", "one-line-bare")
@@ -193,9 +193,7 @@ def main() -> None:
         *rows,
         "",
     ]
-    kept = hand_section(args.out).rstrip("\n")  # the reading written by hand after a run
-    lines += [kept, ""] if kept else []
-    args.out.write_text("\n".join(lines))
+    write_keeping_reading(args.out, "\n".join(lines))
     print(f"wrote {args.out}")
 
 

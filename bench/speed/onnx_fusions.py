@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import onnx
-from machine import hand_section
+from machine import write_keeping_reading
 
 from ctx2static.pipeline.config import TeacherConfig
 from ctx2static.pipeline.teacher import Teacher
@@ -65,9 +65,7 @@ def main() -> None:
             lines.append(f"| {name} | {layers} | {precision} | {len(graph.node)} | {counts} |")
             del teacher
     print("\n".join(lines))
-    reading = hand_section(args.out).rstrip("\n")  # written by hand after a run: kept
-    lines += ["", reading] if reading else []
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_keeping_reading(args.out, "\n".join(lines))
 
 
 if __name__ == "__main__":

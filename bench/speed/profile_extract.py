@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from machine import SHARED_CORPUS, cpu_name, hand_section
+from machine import SHARED_CORPUS, cpu_name, write_keeping_reading
 
 from ctx2static.pipeline import shard
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
@@ -174,9 +174,7 @@ def main() -> None:
                 lines.append(f"| {stage} | {sec:.2f} | {100 * sec / profiled:.1f}%{' **(>10%)**' * big} |")
             del teacher
     print("\n".join(lines))
-    reading = hand_section(args.out).rstrip("\n")  # written by hand after a run: kept
-    lines += ["", reading] if reading else []
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_keeping_reading(args.out, "\n".join(lines))
 
 
 if __name__ == "__main__":

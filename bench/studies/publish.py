@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import cpu_name, hand_section
+from machine import cpu_name, write_keeping_reading
 
 ROOT = Path(__file__).resolve().parents[2]
 _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([\w.-]+\.png)\)$")
@@ -66,8 +66,7 @@ def publish(study: Path, out: Path, md: Path) -> None:
         f"Published {time.strftime('%Y-%m-%d')} at commit {commit()}; machine: {cpu_name()}.",
         "",
     ]
-    hand = hand_section(md).rstrip("\n").splitlines()
-    md.write_text("\n".join(header + body + (["", *hand] if hand else [])) + "\n", encoding="utf-8")
+    write_keeping_reading(md, "\n".join(header + body))
 
 
 def main() -> None:

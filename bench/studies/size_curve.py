@@ -32,6 +32,7 @@ from pathlib import Path
 from ctx2static.eval import evaluate, load_benchmarks
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.suite import avg5, common_items
+from ctx2static.fileio import atomic_write
 from ctx2static.vectors import Vectors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,7 +160,9 @@ def table(args: argparse.Namespace) -> None:
         + " | extract min |"
     )
     rule = "|---|---|" + "---:|" * (len(COLUMNS) + 2)
-    args.md.write_text(around_table(args.md, "\n".join([head, rule, *rows]) + "\n"), encoding="utf-8")
+    text = around_table(args.md, "\n".join([head, rule, *rows]) + "\n")
+    with atomic_write(args.md, "w", encoding="utf-8") as fh:
+        fh.write(text)
     import matplotlib
 
     matplotlib.use("Agg")
