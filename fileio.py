@@ -14,7 +14,8 @@ replaces a regular file, a folder output only a real folder; a symbolic link, a 
 pipe or a socket in the output's place is a one-line :class:`UserError` (replacing a link would
 lose it, writing through it would change a file the user did not name). :func:`check_writable`
 also refuses an output that is, or holds, one of the command's inputs, and
-:func:`refuse_same_outputs` two outputs of one command that are one file.
+:func:`refuse_same_outputs` two outputs of one command that are one file, and
+:func:`refuse_package` an output among the package's own files.
 :func:`folder_lock` keeps a second process from writing into a folder another one is writing; its
 lock file is never followed through a link and only ever holds the holder's note.
 Reads of text check every line (a NUL byte or bad UTF-8 is a one-line :class:`UserError` naming
@@ -46,6 +47,7 @@ from typing import IO, Any, BinaryIO
 import numpy as np
 
 from ctx2static.errors import UserError
+from ctx2static.resources import DATA_DIR, PACKAGE_DIR
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
 COMPRESSED = tuple(_OPENERS)
@@ -382,6 +384,7 @@ def check_writable(
         if not inside or (path.is_symlink() and not path.is_dir()):
             check_target(path, folder=True if inside else folder)
         for output in (path, *written):
+            refuse_package(output)
             refuse_inputs(output, inputs)
         if not where.is_dir():
             kind = _kind(where.stat().st_mode)
@@ -470,6 +473,26 @@ def refuse_inputs(path: str | os.PathLike, inputs: Iterable[str | os.PathLike | 
                 f"{path}: is inside the input folder {given}; an output never writes into an input: "
                 "write it elsewhere"
             )
+
+
+def refuse_package(path: str | os.PathLike) -> None:
+    """A one-line error when output ``path`` would land among the package's own files.
+
+    That is the installed package folder itself (in a clone, the clone), an entry directly in it,
+    or anything in a folder it ships (a subpackage, ``data/``): ``--out cache`` run in a clone
+    would otherwise fill the ``ctx2static.cache`` package with shards. A folder of one's own
+    inside a clone (``runs/``, where the project's own studies go) is not the package's.
+    """
+    real = Path(os.path.realpath(path))
+    try:
+        parts = real.relative_to(PACKAGE_DIR).parts
+    except ValueError:
+        return
+    if len(parts) <= 1 or parts[0] == DATA_DIR.name or (PACKAGE_DIR / parts[0] / "__init__.py").is_file():
+        raise UserError(
+            f"{path}: is inside the ctx2static package ({PACKAGE_DIR}), among its own files; write "
+            "outputs in a folder of yours: run the command from there, or give an output path outside it"
+        )
 
 
 def refuse_same_outputs(outputs: Iterable[tuple[str, str | os.PathLike | None]]) -> None:
@@ -653,6 +676,95 @@ def sha256_file(path: str | os.PathLike) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def check_sha256(path: str | os.PathLike, expected: str, fix: str) -> None:
+    """A one-line error naming ``fix`` when ``path``'s bytes are not the ones whose sha256 is ``expected``.
+
+    For files that come from elsewhere (a teacher's package parts), checked before they are used.
+    """
+    if sha256_file(path) != expected:
+        raise UserError(
+            f"{path}: its sha256 is not the one pinned for it (damaged, or not the release ctx2static "
+            f"was made for); {fix}"
+        )
+
+
+SEAL = "SHA256SUMS"
+"""The file listing the sha256 of every file of a folder made once and read many times (an assembled
+teacher, an exported graph); ``sha256sum -c SHA256SUMS`` checks it by hand."""
+_STAMP = ".SHA256SUMS.verified"
+_SEAL_LINE = re.compile(r"(?P<digest>[0-9a-f]{64})  (?P<name>[^/\0\n]+)")
+
+
+def seal_folder(folder: str | os.PathLike) -> None:
+    """Write ``folder/SHA256SUMS``: the sha256 of each file in it, for :func:`check_sealed` at every load.
+
+    Called on the new folder before it is renamed into place, so what is sealed is what was made.
+    """
+    folder = Path(folder)
+    names = sorted(p.name for p in folder.iterdir() if p.name not in (SEAL, _STAMP))
+    for name in names:
+        if not (folder / name).is_file() or (folder / name).is_symlink():
+            raise ValueError(f"{folder / name}: a sealed folder holds only files")
+    with atomic_write(folder / SEAL, "w", encoding="utf-8") as fh:
+        fh.writelines(f"{sha256_file(folder / name)}  {name}\n" for name in names)
+
+
+def _stats(folder: Path, names: Iterable[str]) -> list[list[int]]:
+    """What changes when a file is written, replaced or touched: size, mtime, ctime, inode, device."""
+    out = []
+    for name in names:
+        st = os.lstat(folder / name)
+        out.append([st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev])
+    return out
+
+
+def check_sealed(folder: str | os.PathLike, fix: str) -> None:
+    """One line naming ``fix`` unless ``folder`` holds just the files its SHA256SUMS lists, unchanged.
+
+    Every file is hashed once; then a stamp beside SHA256SUMS records each file's size, mtime,
+    ctime and inode, and while they all stay the same a load skips the hashing (0.3 s for a
+    547 MB teacher at 2 GB/s, paid at every load otherwise). ctime cannot be set back from user
+    space, so a file changed in any way since (even with its mtime restored) is hashed again and
+    refused. A stamp that cannot be written (a read-only cache) only means hashing at each load.
+    """
+    folder = Path(folder)
+    try:
+        text = (folder / SEAL).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise UserError(
+            f"{folder}: holds no readable {SEAL} (made by an older ctx2static, or damaged); {fix}"
+        ) from None
+    listed = [_SEAL_LINE.fullmatch(line) for line in text.splitlines()]
+    if not listed or None in listed:
+        raise UserError(f"{folder}/{SEAL}: not a list of sha256 digests and file names; {fix}")
+    digests = {m["name"]: m["digest"] for m in listed if m is not None}
+    with user_errors_for(folder):
+        present = {p.name for p in folder.iterdir()} - {SEAL, _STAMP, LOCK_NAME}
+    present = {n for n in present if not _TEMP.fullmatch(n)}
+    if present != set(digests):
+        odd = sorted(present ^ set(digests))[0]
+        what = "is missing" if odd in digests else "was not there when it was made"
+        raise UserError(f"{folder}: {odd} {what}; {fix}")
+    names = sorted(digests)
+    for name in names:
+        mode = os.lstat(folder / name).st_mode
+        if not stat.S_ISREG(mode):
+            raise UserError(f"{folder}: {name} is {_kind(mode)}, not a file; {fix}")
+    stamp = {"seal": hashlib.sha256(text.encode()).hexdigest(), "stats": _stats(folder, names)}
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads((folder / _STAMP).read_text(encoding="utf-8")) == stamp:
+            return
+    for name in names:
+        if sha256_file(folder / name) != digests[name]:
+            raise UserError(
+                f"{folder}: {name} does not match the sha256 written when it was made (changed or damaged "
+                f"since); {fix}"
+            )
+    if _stats(folder, names) == stamp["stats"]:  # not changed while it was hashed
+        with contextlib.suppress(OSError, UserError):
+            write_json(folder / _STAMP, stamp)
 
 
 def open_compressed(path: str | os.PathLike) -> BinaryIO:

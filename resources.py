@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+PACKAGE_DIR = Path(__file__).resolve().parent
+"""The installed package: in a clone (an editable install) the clone itself."""
+DATA_DIR = PACKAGE_DIR / "data"
 DEMO_CORPUS = DATA_DIR / "demo" / "sotu.txt.xz"
 BENCHMARK_DIR = DATA_DIR / "benchmarks"
 LEXICON_DIR = DATA_DIR / "lexicons"
