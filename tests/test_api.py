@@ -22,7 +22,7 @@ from ctx2static import distill
 vectors = distill("my_text.txt", teacher="minilm", student="x2static", max_sentences=20000)
 vectors.most_similar("king", topn=5)  # the nearest words: [(word, cosine), ...]
 vectors.query(["cat", "unbelievableness"])  # a vector for any word, one outside the table too
-vectors.save("x2static/")  # then `python cli.py export` writes it for gensim or Model2Vec
+vectors.save("x2static/")  # then `ctx2static export` writes it for gensim or Model2Vec
 """
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -46,11 +46,12 @@ def test_the_first_install_starts_from_a_clone_and_is_a_part_of_ci():
 def test_the_command_line_quickstart_runs(cli_main, tiny_models, mini_corpus, tmp_path, monkeypatch):
     [lines] = _bash_blocks("Quickstart")
     commands = [shlex.split(ln.split("#")[0]) for ln in lines]
-    assert [c[2] for c in commands][:2] == ["extract", "fit-student"]
+    assert {c[0] for c in commands} == {"ctx2static"}, "the front page runs the installed command"
+    assert [c[1] for c in commands][:2] == ["extract", "fit-student"]
     monkeypatch.chdir(tmp_path)
     tiny = {"corpus.txt.xz": str(mini_corpus), "minilm": str(tiny_models["bert"])}
     for command in commands:
-        args = [tiny.get(a, a) for a in command[2:]]
+        args = [tiny.get(a, a) for a in command[1:]]
         if args[0] == "extract":
             args += ["--max-sentences", "300", "--threads", "1"]
         code, _, err = cli_main(*args)

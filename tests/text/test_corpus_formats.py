@@ -278,8 +278,8 @@ def test_a_cache_of_the_previous_format_is_not_continued(bert, tmp_path):
 
 
 def _documented_examples() -> list[list[str]]:
-    lines = [ln for ln in CORPORA_PAGE.read_text().splitlines() if ln.startswith("python cli.py extract")]
-    return [shlex.split(ln)[2:] for ln in lines]
+    lines = [ln for ln in CORPORA_PAGE.read_text().splitlines() if ln.startswith("ctx2static extract")]
+    return [shlex.split(ln)[1:] for ln in lines]
 
 
 def test_documented_corpus_examples_run(cli_main, tiny_models, tmp_path, monkeypatch):
