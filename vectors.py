@@ -657,6 +657,13 @@ def nearest_words(
     v = Vectors.load(path, mmap=True)
     asked = [*words, *(w for triple in analogies for w in triple)]
     unknown = [w for w in asked if v.row_of(w) is None]
+    paths = [w for w in unknown if os.sep in w or os.path.exists(w)]
+    if paths:  # a second table given as a word would be composed from its name's subwords, silently
+        rest = " ".join(w for w in words if w not in paths) or "WORD"
+        raise UserError(
+            f"{paths[0]}: a path where a word is expected; neighbours looks words up in one table, its first "
+            f"argument: for this one, run ctx2static neighbours {paths[0]} {rest}"
+        )
     if unknown and v.composer is None:
         raise UserError(
             f"{path}: '{unknown[0]}' is not among its {len(v):,} words and the vectors have no composer "

@@ -75,3 +75,18 @@ def test_neighbours_composes_unknown_words_and_marks_them(tiny_caches, tmp_path,
     assert code == 0, err
     assert out.splitlines()[0].split() == ["catsed*", "cat"]
     assert out.rstrip().endswith("* not in the table: composed from the teacher's subwords")
+
+
+def test_a_second_table_given_as_a_word_is_one_line_naming_its_own_command(
+    tiny_caches, tmp_path, cli_main, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    ase = fit_cache_student("ase", tiny_caches["bert"])
+    ase.save(tmp_path / "ase")
+    ase.save(tmp_path / "ase+ar")
+    capsys.readouterr()  # the fit's log lines
+    code, out, err = cli_main("neighbours", "ase/", "ase+ar/", "cat")  # composable, so it was silent
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("error: ase+ar/: a path where a word is expected")
+    assert err.rstrip().endswith("run ctx2static neighbours ase+ar/ cat")
+    assert cli_main("neighbours", "ase/", "ase+ar", "cat")[0] == 2  # an existing folder, no slash
