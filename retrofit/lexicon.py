@@ -40,6 +40,11 @@ def resolve_lexicon(name: str | os.PathLike) -> Path:
     if str(name) in BUNDLED:
         return BUNDLED[str(name)]
     path = Path(name)
+    if path.is_dir():
+        raise UserError(
+            f"{path}: is a folder, not a lexicon file; give each lexicon file by itself (the option once "
+            f"per file: {LEXICON_FORMAT}) or one of: {', '.join(BUNDLED)}"
+        )
     if not path.is_file():
         raise UserError(
             f"{path}: no such lexicon file{did_you_mean(str(name), BUNDLED)}; give a path or one of: "

@@ -60,6 +60,16 @@ def test_corrupt_archive_and_missing_file(tmp_path):
         resolve_lexicon(tmp_path / "nope.txt")
 
 
+def test_a_folder_as_a_lexicon_says_to_give_its_files(tmp_path, cli_main):
+    (tmp_path / "lexicons").mkdir()
+    (tmp_path / "v.txt").write_text("2 2\nking 1 0\nqueen 0 1\n")
+    code, _, err = cli_main(
+        "retrofit", tmp_path / "v.txt", "-l", tmp_path / "lexicons", "-o", tmp_path / "r.txt"
+    )
+    assert code == 2 and err.count("\n") == 1
+    assert "lexicons: is a folder, not a lexicon file; give each lexicon file by itself" in err
+
+
 def test_bundled_wordnet_short_name():
     assert resolve_lexicon("wordnet") == BUNDLED["wordnet"]
     head, nbrs = next(iter(read_lexicon("wordnet")))
