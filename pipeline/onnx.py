@@ -45,9 +45,9 @@ import numpy as np
 import torch
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_dir, user_errors_for
+from ctx2static.fileio import atomic_dir, check_sealed, seal_folder, user_errors_for
 from ctx2static.pipeline.config import Precision
-from ctx2static.pipeline.models import _user_cache
+from ctx2static.pipeline.models import _user_cache, make_user_cache, rebuild_fix
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +57,14 @@ OPSET = 17
 MODEL = "model.onnx"
 
 
+TELEMETRY_OFF = {"ORT_DISABLE_TELEMETRY": "1"}
+"""Set before onnxruntime is first imported: its import writes a device id and an SQLite events store
+under ``~/.cache/Microsoft/`` otherwise (1.32 on Linux; ``disable_telemetry_events()`` comes too late)."""
+
+
 def _require() -> Any:
-    """onnxruntime, or one line saying how to install it."""
+    """The onnxruntime module with its telemetry off, or one line saying how to install it."""
+    os.environ.update(TELEMETRY_OFF)
     try:
         import onnxruntime
     except ImportError:
@@ -208,21 +214,29 @@ def _waiting_lock(folder: Path) -> Iterator[None]:
 
 
 def exported(model: Any, source: str, precision: Precision, pad_id: int, root: Path | None = None) -> Path:
-    """The graph of ``model`` at ``precision``: exported (and quantized) once, then read from the cache."""
+    """The graph of ``model`` at ``precision``: exported (and quantized) once, then read from the cache.
+
+    Each graph's folder is sealed when written (its SHA256SUMS) and checked at every load, before ORT
+    reads it: a damaged graph is one line naming the folder to delete, not NaN blamed on float16.
+    """
     folder = (root or _user_cache("onnx")) / teacher_key(source)
     path, fp32 = folder / recipe(precision) / MODEL, folder / "float32" / MODEL
-    if path.is_file():
-        return path
-    with _waiting_lock(folder):
-        if not fp32.is_file():  # int8 is quantized from the float32 graph
-            log.info("exporting %s to ONNX (once): %s", source, fp32)
-            with atomic_dir(fp32.parent) as tmp:
-                _export(model, tmp / "traced.onnx", pad_id)
-                _fuse(tmp / "traced.onnx", tmp / MODEL, model.config)
-        if not path.is_file():
-            log.info("quantizing %s to int8 (once)", fp32)
-            with atomic_dir(path.parent) as tmp:
-                _quantize(fp32, tmp / MODEL)
+    if not path.parent.exists():
+        make_user_cache(folder)
+        with _waiting_lock(folder):
+            if not fp32.parent.exists():  # int8 is quantized from the float32 graph
+                log.info("exporting %s to ONNX (once): %s", source, fp32)
+                with atomic_dir(fp32.parent) as tmp:
+                    _export(model, tmp / "traced.onnx", pad_id)
+                    _fuse(tmp / "traced.onnx", tmp / MODEL, model.config)
+                    seal_folder(tmp)
+            if not path.parent.exists():
+                check_sealed(fp32.parent, rebuild_fix(fp32.parent, "the teacher"))
+                log.info("quantizing %s to int8 (once)", fp32)
+                with atomic_dir(path.parent) as tmp:
+                    _quantize(fp32, tmp / MODEL)
+                    seal_folder(tmp)
+    check_sealed(path.parent, rebuild_fix(path.parent, "the teacher"))
     return path
 
 
