@@ -342,14 +342,21 @@ def export(
     from ctx2static.eval.benchmarks import Family
     from ctx2static.eval.results import format_markdown
     from ctx2static.eval.suite import notes
-    from ctx2static.export import Card, ExportConfig, Format, check_output, export_vectors, missing_words
+    from ctx2static.export import (
+        Card,
+        ExportConfig,
+        Format,
+        check_output,
+        export_vectors,
+        format_hint,
+        missing_words,
+    )
 
     try:
         kind = Format(fmt)
     except ValueError:
-        formats = [f.value for f in Format]
-        hint = did_you_mean(str(fmt), formats)
-        raise UserError(f"fmt={fmt!r}{hint}: choose one of {', '.join(formats)}") from None
+        formats = ", ".join(f.value for f in Format)
+        raise UserError(f"fmt={fmt!r}{format_hint(str(fmt))}: choose one of {formats}") from None
     _check("score", score, (bool,), "True or False")
     if isinstance(add_words, (str, bytes)) or not isinstance(add_words, Sequence):
         raise _wrong("add_words", add_words, "a list of words")

@@ -20,7 +20,7 @@ import click
 from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import FAMILIES
-from ctx2static.export import ExportConfig, Format
+from ctx2static.export import ExportConfig, Format, format_hint
 from ctx2static.fileio import environment_error
 from ctx2static.interrupts import Terminated, sigterm_as_interrupt
 from ctx2static.options import Choice, click_options, pop_options
@@ -395,7 +395,7 @@ def run(study: str | None, out: str | None) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=Choice([f.value for f in Format]),
+    type=Choice([f.value for f in Format], hint=format_hint),
     required=True,
     help="word2vec text or binary (gensim); a Model2Vec or sentence-transformers folder (with a model card).",
 )

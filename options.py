@@ -19,7 +19,7 @@ import numbers
 import os
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import click
@@ -234,14 +234,25 @@ def _parse(key: str, value: str, target: Any) -> Any:
 
 
 class Choice(click.Choice):
-    """A click choice whose error also names the choice closest to a mistyped value."""
+    """A click choice whose error also names the choice closest to a mistyped value.
+
+    ``hint``, where given, says it instead (`` (...)`` or ``""``): a choice's other names, such as
+    the tool that reads an export format, are not typos of it.
+    """
+
+    def __init__(self, choices: Sequence[str], hint: Callable[[str], str] | None = None) -> None:
+        super().__init__(choices)
+        self.hint = hint
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         """The value as click converts it; a typo's error ends with the closest choice."""
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter as exc:
-            hint = did_you_mean(str(value), [str(c) for c in self.choices])
+            if self.hint:
+                hint = self.hint(str(value))
+            else:
+                hint = did_you_mean(str(value), [str(c) for c in self.choices])
             if not hint:
                 raise
             self.fail(f"{exc.message.rstrip('.')}{hint}.", param, ctx)

@@ -34,6 +34,7 @@ from ctx2static.export.card import Card
 from ctx2static.export.config import ExportConfig
 from ctx2static.export.quantize import Quantize
 from ctx2static.fileio import check_writable, read_lines
+from ctx2static.teachers import did_you_mean
 from ctx2static.vectors import Vectors, Weighting, check_vectors_output
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "Quantize",
     "check_output",
     "export_vectors",
+    "format_hint",
     "missing_words",
     "read_words",
 ]
@@ -62,6 +64,28 @@ class Format(str, enum.Enum):
     def folder(self) -> bool:
         """Whether the format is a folder (with a model card)."""
         return self in (Format.MODEL2VEC, Format.SENTENCE_TRANSFORMERS)
+
+
+KNOWN_AS = {
+    "gensim": "word2vec, or word2vec-bin",
+    "keyedvectors": "word2vec, or word2vec-bin",
+    "fasttext": "word2vec, its .vec text",
+    "text": "word2vec",
+    "txt": "word2vec",
+    "vec": "word2vec",
+    "bin": "word2vec-bin",
+    "binary": "word2vec-bin",
+    "m2v": "model2vec",
+    "st": "sentence-transformers",
+    "sbert": "sentence-transformers",
+}
+"""The format to give for a tool or kind of file that users name in its place (none is a typo of one)."""
+
+
+def format_hint(name: str) -> str:
+    """`` (for gensim: word2vec, ...)`` when ``name`` is a tool or file kind, else the closest format."""
+    known = KNOWN_AS.get(name.lower())
+    return f" (for {name}: {known})" if known else did_you_mean(name, [f.value for f in Format])
 
 
 def check_output(out: str | os.PathLike, fmt: Format, inputs: Iterable[str | os.PathLike]) -> None:

@@ -101,6 +101,19 @@ def test_bad_input_is_one_line_without_traceback(tmp_path, monkeypatch, cli_main
             "Error: Invalid value for '--format': 'word2vc' is not one of 'word2vec', 'word2vec-bin', "
             "'model2vec', 'sentence-transformers' (did you mean 'word2vec'?).",
         ),
+        (
+            ["export", "v.txt", "--format", "gensim", "-o", "e.txt"],
+            "Error: Invalid value for '--format': 'gensim' is not one of 'word2vec', 'word2vec-bin', "
+            "'model2vec', 'sentence-transformers' (for gensim: word2vec, or word2vec-bin).",
+        ),
+        (
+            ["extract", "--corpus", "v.txt", "--teacher", "MiniLM-L6", "--out", "c"],
+            "error: --teacher MiniLM-L6: not a short name (did you mean 'minilm'?)",
+        ),
+        (
+            ["extract", "--corpus", "v.txt", "--teacher", "all-mpnet-base-v2", "--out", "c"],
+            "error: --teacher all-mpnet-base-v2: not a short name (did you mean 'mpnet'?)",
+        ),
     ],
 )
 def test_a_mistyped_name_is_answered_with_the_closest_one(tmp_path, monkeypatch, cli_main, args, line):

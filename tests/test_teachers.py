@@ -7,7 +7,7 @@ import pytest
 from ctx2static.errors import UserError
 from ctx2static.export.card import Card
 from ctx2static.pipeline.models import ASSEMBLERS, read_config, resolve
-from ctx2static.teachers import TEACHERS, did_you_mean, markdown_table
+from ctx2static.teachers import TEACHERS, did_you_mean, markdown_table, teacher_hint
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,6 +36,15 @@ def test_a_mistyped_short_name_is_one_line_with_the_closest_name(tmp_path, monke
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(UserError, match=r"^--teacher minlm: not a short name \(did you mean 'minilm'\?\)"):
         read_config("minlm", resolve("minlm"))
+
+
+def test_a_teacher_named_by_its_model_gets_its_short_name():
+    assert teacher_hint("MiniLM-L6") == " (did you mean 'minilm'?)"  # a fragment of its hub id
+    assert teacher_hint("sentence-transformers/all-MiniLM-L6-v2") == " (did you mean 'minilm'?)"
+    assert teacher_hint("bert") == " (did you mean 'bert-base' or 'roberta-base'?)"
+    assert teacher_hint("minlm") == " (did you mean 'minilm'?)"  # a typo: the closest short name
+    assert teacher_hint("qqqq") == teacher_hint("l6") == ""
+    assert teacher_hint("google-bert/bert-base-uncased", [t for t in TEACHERS if t.install]) == ""
 
 
 def test_did_you_mean_stays_quiet_when_nothing_is_close():
