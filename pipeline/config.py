@@ -12,6 +12,7 @@ from enum import Enum
 
 from ctx2static.errors import UserError
 from ctx2static.options import Options, Rule, at_least, opt, positive
+from ctx2static.threads import threads_rule
 
 
 class Precision(str, Enum):
@@ -60,7 +61,7 @@ class TeacherConfig(Options):
     def rules(self) -> Iterable[Rule]:
         """Threads are a count; the layer spec parses (its range is checked against the model)."""
         return [
-            ("threads", self.threads >= 0, "0 (torch's default) or more"),
+            threads_rule(self.threads, "torch's default"),
             layer_rule("layer", self.layer),
         ]
 

@@ -47,7 +47,6 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-import torch
 from numba import njit
 from tqdm import tqdm
 
@@ -69,7 +68,7 @@ from ctx2static.students.sampling import (
     seed_state,
     unit_float,
 )
-from ctx2static.threads import blas_threads, torch_threads
+from ctx2static.threads import blas_threads, numba_pool, threads_rule
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -93,7 +92,7 @@ class ContextualConfig(CacheConfig):
     clip: float = opt(5.0, "Gradient norm clip of the projection.")
     epochs: int = opt(1, "Passes over the cache.")
     batch: int = opt(1000, "Centre words per step (Context-to-Vec reference: 1000 pairs).")
-    threads: int = opt(0, "Workers stepping side by side (Hogwild), 0 = torch's default thread count.")
+    threads: int = opt(0, "Workers stepping side by side (Hogwild), 0 = Numba's thread count (all cores).")
     seed: int = opt(1, "Random seed.")
     init: Init = opt(
         Init.AUTO, "Start of the static table: a teacher table (auto, ase, word, token) or random."
@@ -112,7 +111,7 @@ class ContextualConfig(CacheConfig):
             rate_rule("lr", self.lr),
             ("min_lr", 0 <= self.min_lr <= self.lr, "between 0 and lr"),
             *positive(self, "clip"),
-            ("threads", self.threads >= 0, "0 (torch's default) or more"),
+            threads_rule(self.threads, "Numba's thread count"),
             sample_rule(self.sample),
             exponent_rule(self.ns_exponent),
             abtt_rule(self.abtt, self.dim),
@@ -130,12 +129,12 @@ SIZED_BY = ("dim", "window")
 def memory(config: ContextualConfig, sizes: Sizes) -> int:
     """Bytes of the static table E, the window tables of two shards and the workers' step buffers.
 
-    E is words x dim float32 (twice while torch draws its start); a shard's windows hold 2 x window
-    int64 per occurrence, twice (rows and words), for the shard trained and the next, read meanwhile;
-    each worker steps on dim-wide rows of a batch and its window margin.
+    E is words x dim float32 (drawn in place); a shard's windows hold 2 x window int64 per occurrence,
+    twice (rows and words), for the shard trained and the next, read meanwhile; each worker steps on
+    dim-wide rows of a batch and its window margin.
     """
-    threads = config.threads or torch.get_num_threads()
-    table = 2 * sizes.n_words * config.dim * FLOAT32
+    threads = config.threads or numba_pool()
+    table = sizes.n_words * config.dim * FLOAT32
     windows = 2 * sizes.shard_occurrences * (1 + 2 * 2 * config.window) * INT64
     rows = config.batch + 2 * config.window
     per_worker = (
@@ -230,16 +229,45 @@ def draw_negatives(cum_table: np.ndarray, positive: int, out: np.ndarray, state:
     return state
 
 
-def init_table(n_words: int, dim: int, seed: int) -> torch.Tensor:
-    """The static table's start: uniform in (-0.5, 0.5)/dim, as word2vec's input vectors."""
-    gen = torch.Generator().manual_seed(seed)
-    return (torch.rand(n_words, dim, generator=gen) - 0.5) / dim
+def init_table(n_words: int, dim: int, seed: int) -> np.ndarray:
+    """The static table's start, float32: uniform in (-0.5, 0.5)/dim, as word2vec's input vectors."""
+    table = np.random.default_rng(seed).random((n_words, dim), np.float32)
+    table -= 0.5
+    table /= dim
+    return table
 
 
 def init_projection(d: int, dim: int, seed: int) -> np.ndarray:
     """U's start, (dim, d) float32: uniform in +-1/sqrt(d), torch's default for ``Linear(d, dim)``."""
     bound = 1.0 / np.sqrt(d)
     return np.random.default_rng(seed).uniform(-bound, bound, (dim, d)).astype(np.float32)
+
+
+def widen(src: np.ndarray, out: np.ndarray) -> None:
+    """Copy rows of float16 or float32 ``src`` into float32 ``out`` (same shape, both C-contiguous).
+
+    numpy's float16 cast is scalar code: for a batch of MiniLM's occurrence vectors it took 4x the
+    time of :func:`half_bits_to_single`, a loop the compiler vectorises (bit-exact, every value).
+    """
+    if src.dtype == np.float16:
+        half_bits_to_single(src.reshape(-1).view(np.uint16), out.reshape(-1).view(np.uint32))
+    else:
+        np.copyto(out, src)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def half_bits_to_single(half: np.ndarray, single: np.ndarray) -> None:
+    """IEEE binary16 bit patterns (uint16) to binary32 ones (uint32), as a float16 -> float32 cast."""
+    for k in range(half.shape[0]):
+        h = np.uint32(half[k])
+        magnitude = h & np.uint32(0x7FFF)
+        # normal numbers: the exponent rebiased from 15 to 127; inf and nan rebiased twice, to all ones
+        rebias = np.uint32(112 << 23) * (np.uint32(1) + np.uint32(magnitude >= np.uint32(0x7C00)))
+        normal = (magnitude << np.uint32(13)) + rebias
+        # zero and subnormals: magnitude x 2^-24, exact in float32
+        small = np.float32(np.float32(magnitude) * np.float32(2.0**-24)).view(np.uint32)
+        sign = (h & np.uint32(0x8000)) << np.uint32(16)
+        single[k] = (normal if magnitude >= np.uint32(0x0400) else small) | sign
 
 
 @njit(cache=True, fastmath=True, inline="always")
@@ -444,8 +472,8 @@ class Step:
         e0, e1 = max(0, b0 - margin), min(len(data.occ_word), b1 + margin)
         off, n_b, n_ext = b0 - e0, b1 - b0, e1 - e0
         P, G = buf.P[:n_ext], buf.G[:n_ext]
-        occ = buf.occ[:n_ext]  # float16 -> float32 by torch (vectorised; numpy's cast is slower)
-        torch.from_numpy(occ).copy_(torch.from_numpy(data.occ_vec[e0:e1]))
+        occ = buf.occ[:n_ext]
+        widen(data.occ_vec[e0:e1], occ)
         # numpy's BLAS beat torch's MKL on AMD CPUs (bench/results/contextual_subsample.md)
         np.matmul(occ, self.proj.T, out=P)
         self.kernel(
@@ -532,11 +560,11 @@ def run_epoch(
 def start_step(
     cache: Cache, config: ContextualConfig, update: Any, params: Iterable[float], spreads: bool
 ) -> Step:
-    """The step on E (a teacher table of ``config.init``, or random) and U (torch's ``Linear``, seeded)."""
+    """The step on E (a teacher table of ``config.init``, or random) and U (as torch's ``Linear``, seeded)."""
     counts = cache.vocab.counts
     start_table = teacher_init(cache, config.init, config.dim)
     table = (
-        init_table(len(counts), config.dim, config.seed).numpy()
+        init_table(len(counts), config.dim, config.seed)
         if start_table is None
         else np.ascontiguousarray(start_table, dtype=np.float32)
     )
@@ -560,10 +588,11 @@ def train(
 
     ``update`` is the student's centre update (module docstring), ``params`` its constants,
     ``spreads`` whether it sends gradients to its window neighbours (:func:`start_step`).
-    ``config.threads`` workers (0 = torch's default count) step side by side, each with
+    ``config.threads`` workers (0 = Numba's thread count) step side by side, each with
     single-threaded GEMMs; the next shard is read while they work on one.
     """
-    with torch_threads(config.threads) as threads, torch_threads(1), blas_threads(1):
+    threads = config.threads or numba_pool()
+    with blas_threads(1):
         step = start_step(cache, config, update, params, spreads)
         n_occ = cache.totals("n_occurrences")
         total = n_occ * config.epochs or 1

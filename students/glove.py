@@ -41,7 +41,7 @@ from ctx2static.students.cooc import window_cooccurrence
 from ctx2static.students.postprocess import abtt_rule
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
-from ctx2static.threads import numba_threads
+from ctx2static.threads import numba_threads, threads_rule
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ class Config(Options):
             abtt_rule(self.abtt, self.dim),
             seed_rule(self.seed),
             *positive(self, "grad_clip"),
-            ("threads", self.threads >= 0, "0 (all cores) or more"),
+            threads_rule(self.threads, "all cores"),
             ("checkpoint_every", self.checkpoint_every >= 0, "0 (off) or more"),
             (
                 "checkpoint_every",

@@ -43,7 +43,7 @@ from ctx2static.students.sampling import (
 )
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
-from ctx2static.threads import numba_threads
+from ctx2static.threads import numba_threads, threads_rule
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class Word2VecConfig(Options):
         """Sizes positive, rates in (0, 1) and ordered (from 1 up the updates diverge to NaN)."""
         return [
             *at_least(self, 1, "dim", "window", "negative", "epochs"),
-            ("threads", self.threads >= 0, "0 (all cores) or more"),
+            threads_rule(self.threads, "all cores numba may use"),
             sample_rule(self.sample),
             rate_rule("alpha", self.alpha),
             ("min_alpha", 0 <= self.min_alpha <= self.alpha, "between 0 and alpha"),

@@ -29,22 +29,24 @@ from ctx2static.students.combine import CombineConfig
 from ctx2static.study.schema import ReportSpec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
+from ctx2static.threads import THREADS_PER_CPU, usable_cpus
 from ctx2static.vectors import EncodeConfig
 
 SEEDS = {"seed": [-1, SEED_LIMIT]}
+THREADS = {"threads": [-1, THREADS_PER_CPU * usable_cpus() + 1]}  # the second: more than this machine takes
 BAD: dict[type, dict[str, list]] = {
     word2vec.Word2VecConfig: {
-        "dim": [0], "window": [0], "negative": [0], "sample": [-1e-3], "epochs": [0], "threads": [-1],
+        "dim": [0], "window": [0], "negative": [0], "sample": [-1e-3], "epochs": [0], **THREADS,
         "alpha": [0.0, 1.0, 1.5],  # from 1 up the updates diverge (a Numba ZeroDivisionError once)
         "min_alpha": [-1e-4, 0.5], "ns_exponent": [2.0, -1.5], "abtt": [-1, 100], **SEEDS,
     },
     glove.Config: {
         "dim": [0], "window": [0], "xmax": [0.0], "alpha": [0.0], "lr": [0.0, 1.0], "epochs": [0],
-        "grad_clip": [0.0], "threads": [-1], "checkpoint_every": [-1], "abtt": [-1, 100], **SEEDS,
+        "grad_clip": [0.0], **THREADS, "checkpoint_every": [-1], "abtt": [-1, 100], **SEEDS,
     },
     contextual.ContextualConfig: {
         "dim": [0], "window": [0], "negative": [0], "ns_exponent": [2.0], "lr": [0.0, 1.0],
-        "min_lr": [-1e-4, 0.5], "clip": [0.0, -1.0], "epochs": [0], "batch": [0], "threads": [-1],
+        "min_lr": [-1e-4, 0.5], "clip": [0.0, -1.0], "epochs": [0], "batch": [0], **THREADS,
         "abtt": [-1, 300], "sample": [-1e-4], **SEEDS,
     },
     ctx2vec.Config: {"e1": [-1.0], "e2": [-1.0], "e3": [-1.0], "mix": [-0.1, 1.5]},
@@ -62,13 +64,18 @@ BAD: dict[type, dict[str, list]] = {
     },
     CorpusConfig: {"min_sentence_len": [-1], "max_sentence_len": [-1]},
     VocabConfig: {"min_count": [0], "max_vocab": [0]},
-    TeacherConfig: {"threads": [-1]},
+    TeacherConfig: {**THREADS},
     ExtractConfig: {
         "pca": [-1], "paragraph_max_length": [1], "topk": [-1], "attention": [-1], "shard_size": [0],
         "max_length": [1], "token_budget": [0], "max_sentences": [-1], "shard_words": [-1],
         "word_template": ["meaning", "{w} {w}"], "word_layer": ["last"],
     },
-    EngineConfig: {"workers": [-1], "gpus_per_worker": [-1.0], "connect_timeout": [0.0, -1.0]},
+    EngineConfig: {
+        "workers": [-1],
+        "feeders": [-1, 65],
+        "gpus_per_worker": [-1.0],
+        "connect_timeout": [0.0, -1.0],
+    },
     AnalogyConfig: {"top_n": [0], "eps": [0.0, -1e-3], "group_words": [0], "chunk": [0]},
     ProbeConfig: {
         "window": [-1], "pos_c": [0.0], "ner_c": [0.0], "sentiment_c": [0.0], "max_iter": [0],

@@ -205,7 +205,7 @@ def test_one_thread_train_is_the_serial_loop_of_steps(tmp_path, module, sample):
     got = contextual.train("t", cache, cfg, module.centre_loss, params, spreads)
     keep = keep_probabilities(cache.vocab.counts, sample) if sample else None
 
-    table = contextual.init_table(6, 4, cfg.seed).numpy()
+    table = contextual.init_table(6, 4, cfg.seed)
     step = contextual.Step(
         module.centre_loss,
         np.asarray(params, np.float32),
@@ -261,3 +261,14 @@ def test_subsampling_keeps_each_word_at_its_rate_and_windows_close_over_the_drop
     assert occ_word.tolist() == ids[:40][kept[:40]].tolist()
     m = len(occ_word)
     assert ctx[1].tolist() == [0, 2, 3, -1] and ctx[m - 1].tolist() == [m - 3, m - 2, -1, -1]
+
+
+def test_widen_casts_every_float16_as_numpy_does():
+    half = np.arange(1 << 16, dtype=np.uint16).view(np.float16).reshape(256, 256)  # nan, inf, subnormals
+    out = np.full(half.shape, 7.0, np.float32)
+    contextual.widen(half, out)
+    assert np.array_equal(out.view(np.uint32), half.astype(np.float32).view(np.uint32))
+    single = np.random.default_rng(0).normal(size=(3, 4)).astype(np.float32)
+    got = np.empty_like(single)
+    contextual.widen(single, got)
+    assert np.array_equal(got, single)

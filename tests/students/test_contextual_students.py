@@ -134,7 +134,7 @@ def test_scattered_update_equals_sgd_on_a_dense_table(tmp_path):
         contextual.draw_negatives(
             negative_table(cache.vocab.counts), w, negs[o], np.uint64(seed_state(cfg.seed, 0, o))
         )
-    table = torch.nn.Parameter(contextual.init_table(8, 5, cfg.seed))
+    table = torch.nn.Parameter(torch.from_numpy(contextual.init_table(8, 5, cfg.seed)))
     ctx_t = torch.from_numpy(ctx)
     mask = ctx_t >= 0
     ctx_word = torch.where(mask, torch.from_numpy(occ_word)[ctx_t.clamp(min=0)], 0)
