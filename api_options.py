@@ -81,6 +81,7 @@ class ExtractOptions(CorpusOptions, VocabOptions, total=False):
     engine: Engine | str
     address: str
     workers: int
+    feeders: int
     gpus_per_worker: float
     connect_timeout: float
 

@@ -51,27 +51,66 @@ class Encoding:
         return Encoding(self.ids, tok, complete)
 
 
-def align(
-    tokenizer: object, sentences: Sequence[Sequence[str]], max_length: int, bos_id: int | None = None
-) -> list[Encoding]:
-    """Tokenise word lists with a fast tokenizer and align each subword token to its word.
+class Encoder:
+    """A fast tokenizer's Rust core set up as extract calls it: words in, aligned encodings out.
 
-    ``bos_id`` is prepended when given (causal teachers whose tokenizer adds no BOS itself), so the
-    first word also has a preceding position to be predicted from.
+    It runs what ``tokenizer(texts, truncation=True, max_length=...)`` runs in transformers (the
+    same truncation, no padding, special tokens as the tokenizer treats them) without transformers'
+    per-token Python conversion, which cost as much as the tokenization itself; and it pickles
+    (the tokenizer as its JSON), so the processes that feed a teacher
+    (:mod:`~ctx2static.pipeline.feed`) each hold one without loading transformers or the model.
     """
-    texts = [" ".join(words) for words in sentences]
-    limit = max_length - (bos_id is not None)
-    enc = tokenizer(  # type: ignore[operator]
-        texts,
-        add_special_tokens=True,
-        truncation=True,
-        max_length=limit,
-        return_offsets_mapping=True,
-        return_special_tokens_mask=True,
-        return_attention_mask=False,
-    )
-    ids_l, offsets_l, special_l = enc["input_ids"], enc["offset_mapping"], enc["special_tokens_mask"]
-    return _aligned(sentences, texts, ids_l, offsets_l, special_l, bos_id)
+
+    def __init__(self, tokenizer: object, bos_id: int | None) -> None:
+        from tokenizers import Tokenizer
+
+        backend = tokenizer.backend_tokenizer  # type: ignore[attr-defined]
+        self.rust = Tokenizer.from_str(backend.to_str())
+        self.split_special = bool(getattr(tokenizer, "split_special_tokens", False))
+        self._setup()
+        self.side = str(getattr(tokenizer, "truncation_side", "right"))
+        self.bos_id = bos_id
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "rust": self.rust.to_str()}
+
+    def __setstate__(self, state: dict) -> None:
+        from tokenizers import Tokenizer
+
+        self.__dict__.update(state, rust=Tokenizer.from_str(state["rust"]))
+        self._setup()
+
+    def _setup(self) -> None:
+        """No padding, truncation set per call, special tokens' text as the tokenizer reads it."""
+        self.rust.no_padding()
+        self.rust.no_truncation()
+        self.rust.encode_special_tokens = self.split_special
+        self.limit = 0
+
+    def to_str(self) -> str:
+        """The tokenizer as a cache stores it (JSON): without this encoder's truncation, which a reader sets."""
+        from tokenizers import Tokenizer
+
+        plain = Tokenizer.from_str(self.rust.to_str())
+        plain.no_truncation()
+        return plain.to_str()
+
+    def encode(self, sentences: Sequence[Sequence[str]], max_length: int) -> list[Encoding]:
+        """Tokenise word lists to at most ``max_length`` tokens and align each subword token to its word.
+
+        The BOS token is prepended when the teacher needs it (causal teachers whose tokenizer adds
+        none itself), so the first word also has a preceding position to be predicted from.
+        """
+        limit = max_length - (self.bos_id is not None)
+        if limit != self.limit:
+            self.rust.enable_truncation(limit, stride=0, strategy="longest_first", direction=self.side)
+            self.limit = limit
+        texts = [" ".join(words) for words in sentences]
+        encs = self.rust.encode_batch(texts, add_special_tokens=True)
+        ids_l = [e.ids for e in encs]
+        offsets_l = [e.offsets for e in encs]
+        special_l = [e.special_tokens_mask for e in encs]
+        return _aligned(sentences, texts, ids_l, offsets_l, special_l, self.bos_id)
 
 
 def _aligned(

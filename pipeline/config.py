@@ -191,6 +191,11 @@ class EngineConfig(Options):
         "", "Ray cluster: '' starts one on this machine, auto joins the running one, ray://HOST:PORT."
     )
     workers: int = opt(0, "Ray workers, one teacher each (0 = as many as the cluster's CPUs/GPUs hold).")
+    feeders: int = opt(
+        0,
+        "Processes that tokenize and align the next shards while the teacher runs (local engine; "
+        "0 = one per CPU core beyond the first, at most 8; none on one core).",
+    )
     gpus_per_worker: float = opt(0.0, "GPUs per Ray worker (with --device cuda; 0.5: two share one).")
     connect_timeout: float = opt(
         60.0, "Seconds to wait for the Ray cluster at --address to answer (Ray itself retries ~13 min)."
@@ -201,9 +206,11 @@ class EngineConfig(Options):
         ray = self.engine is Engine.RAY
         return [
             ("workers", self.workers >= 0, "0 (fill the cluster) or more"),
+            ("feeders", 0 <= self.feeders <= 64, "0 (one per core beyond the first) to 64"),
             ("gpus_per_worker", self.gpus_per_worker >= 0, "0 (CPU workers) or more"),
             *positive(self, "connect_timeout"),
             ("address", ray or not self.address, "empty unless --engine ray"),
             ("workers", ray or not self.workers, "0 unless --engine ray"),
             ("gpus_per_worker", ray or not self.gpus_per_worker, "0 unless --engine ray"),
+            ("feeders", not ray or not self.feeders, "0 with --engine ray (each worker feeds itself)"),
         ]

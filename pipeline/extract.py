@@ -27,6 +27,7 @@ from ctx2static.fileio import LOCK_NAME, acquire_lock, check_writable, release_l
 from ctx2static.memory import check_fits
 from ctx2static.options import pop_options
 from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
+from ctx2static.pipeline.feed import feeders
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.vocab import Vocab, VocabConfig
@@ -275,7 +276,8 @@ def start_engine(
     """The engine ``engine`` names, with the corpus and vocabulary it runs on, until the block ends.
 
     Local: the teacher loads in this process first, so a missing model fails before the corpus is
-    read, and torch keeps ``threads`` threads throughout. Ray: the vocabulary comes first (every
+    read, and torch keeps ``threads`` threads throughout; ``feeders`` processes prepare the shards
+    ahead of it (:mod:`~ctx2static.pipeline.feed`). Ray: the vocabulary comes first (every
     worker receives it), then each worker loads its teacher.
     """
     if engine.engine is Engine.RAY:
@@ -291,7 +293,9 @@ def start_engine(
     with torch_threads(teacher_config.threads):
         model = Teacher.load(teacher, teacher_config)
         corpus, vocab = inputs()
-        yield ShardMaker(model, vocab, cfg, corpus.config.lowercase), corpus, vocab
+        maker = ShardMaker(model, vocab, cfg, corpus.config.lowercase, feeders(engine.feeders))
+        with maker.feed:
+            yield maker, corpus, vocab
 
 
 VOCAB_BYTES_PER_DIM = 8 + 4 + 4 + 4

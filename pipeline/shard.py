@@ -20,6 +20,7 @@ from ctx2static.cache.writer import WordSums, write_shard_files
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.config import WORD_SLOT, ExtractConfig, parse_layers
+from ctx2static.pipeline.feed import Feed, Prepared, Sentences
 from ctx2static.pipeline.models import TeacherKind, hidden_width, resolve_word
 from ctx2static.text.vocab import Vocab
 
@@ -73,12 +74,6 @@ def paragraph_inputs(
         i = j
     p_encs = [e.regroup(g) for e, g in zip(teacher.encode(texts, max_length), word_sent, strict=True)]
     return p_encs, members
-
-
-def word_ids(vocab: Vocab, words: list[list[str]]) -> list[np.ndarray]:
-    """Static vocabulary ids of each sentence's words (-1 outside the vocabulary)."""
-    index = vocab.index
-    return [np.fromiter((index.get(w, -1) for w in ws), dtype=np.int32, count=len(ws)) for ws in words]
 
 
 def mark_occurrences(encs: list[Encoding], wids: list[np.ndarray]) -> list[np.ndarray]:
@@ -209,16 +204,15 @@ class TeacherPass:
 def teacher_pass(
     teacher: Teacher,
     cfg: ExtractConfig,
-    vocab: Vocab,
-    sents: list[tuple[int, list[str]]],
+    sents: Sentences,
+    prepared: Prepared,
     progress: Progress | None = None,
 ) -> TeacherPass:
-    """Run the teacher over one shard's sentences in length-sorted batches (``progress`` hears of each)."""
+    """Run the teacher over a shard's prepared sentences in length-sorted batches (``progress``: each)."""
     from ctx2static.pipeline.batching import run_sorted
 
     words = [toks for _, toks in sents]
-    wids = word_ids(vocab, words)
-    encs = teacher.encode(words, cfg.max_length)
+    wids, encs = prepared.unpack()
     occ = mark_occurrences(encs, wids)
     request = sentence_request(cfg)
     n_occ = [int(m.sum()) for m in occ]
@@ -308,17 +302,17 @@ def attention_rows(p: TeacherPass) -> dict[str, np.ndarray]:
 def shard_arrays(
     teacher: Teacher,
     cfg: ExtractConfig,
-    vocab: Vocab,
-    sents: list[tuple[int, list[str]]],
+    sents: Sentences,
+    prepared: Prepared,
     progress: Progress | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None, dict, WordSums]:
-    """Run the teacher over one shard's sentences (``progress`` hears of each batch).
+    """Run the teacher over one shard's prepared sentences (``progress`` hears of each batch).
 
     Returns the dense arrays of the signals ``cfg`` turns on (:data:`SHARD_ARRAYS`), attention
     rows, stats and per-word sums of the occurrence vectors (always: they make ``ase`` and the
     students' start table).
     """
-    p = teacher_pass(teacher, cfg, vocab, sents, progress)
+    p = teacher_pass(teacher, cfg, sents, prepared, progress)
     signals = shard_signals(cfg.to_dict())
     arrays = {k: SHARD_ARRAYS[k](p) for k in signals if SIGNALS[k].stored == "shard"}
     occ = np.concatenate(p.occ)
@@ -482,12 +476,18 @@ class ShardMaker:
     """A loaded teacher set up for one cache: a shard's sentences in, its written files out.
 
     The one way sentences become a shard, for every engine: the local engine runs one in this
-    process, the Ray engine one per worker.
+    process, the Ray engine one per worker. ``feeders`` worker processes prepare the next shards
+    while this one runs the teacher, from when the caller enters :attr:`feed` until it leaves it
+    (:mod:`~ctx2static.pipeline.feed`); outside it, each shard is prepared here when it comes.
     """
 
-    def __init__(self, teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, lowercase: bool) -> None:
+    def __init__(
+        self, teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, lowercase: bool, feeders: int = 0
+    ) -> None:
         self.teacher, self.vocab = teacher, vocab
         self.cfg = self.resolve(cfg)
+        max_length = min(self.cfg.max_length, teacher.max_length)
+        self.feed = Feed(teacher.encoder, vocab.index, max_length, feeders)
         needy = [o for o, r in REDUCTIONS.items() if getattr(cfg, o) and (r.attentions or r.decoder_input)]
         if teacher.onnx is not None and needy:
             raise UserError(
@@ -517,14 +517,21 @@ class ShardMaker:
         return hidden_width(self.teacher.model.config)
 
     def make(
-        self, folder: Path, index: int, sents: list[tuple[int, list[str]]], pca: dict[str, np.ndarray] | None
+        self,
+        folder: Path,
+        index: int,
+        sents: Sentences,
+        pca: dict[str, np.ndarray] | None,
+        prepared: Prepared | None = None,
     ) -> ShardDone:
         """Compute shard ``index`` and write its files into ``folder`` (occ_vec PCA-reduced, fp16).
 
         ``pca`` is the cache's projection; None with ``--pca`` fits it on this shard's vectors.
+        ``prepared``: the sentences' inputs as :attr:`feed` made them (None: prepared here).
         """
         cfg = self.cfg
-        arrays, attn, stats, sums = shard_arrays(self.teacher, cfg, self.vocab, sents, self.progress)
+        prepared = prepared or self.feed.prepare(sents)
+        arrays, attn, stats, sums = shard_arrays(self.teacher, cfg, sents, prepared, self.progress)
         fitted = None
         if cfg.vectors:
             vec = arrays["occ_vec"]
@@ -538,11 +545,11 @@ class ShardMaker:
     def map(
         self, folder: Path, jobs: Iterable[tuple[int, list]], pca: dict[str, np.ndarray] | None
     ) -> Iterator[ShardDone]:
-        """The local engine: each ``(index, sentences)`` job in turn, in this process."""
-        for index, sents in jobs:
-            yield self.make(folder, index, sents, pca)
+        """The local engine: each ``(index, sentences)`` job in turn, its teacher pass in this process."""
+        for index, sents, prepared in self.feed.shards(jobs):
+            yield self.make(folder, index, sents, pca, prepared)
 
     def tables(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], str]:
         """The per-vocabulary tables, the teacher token table and the tokenizer (JSON), once per cache."""
         arrays, tokens = vocab_tables(self.teacher, self.vocab, self.cfg, self.words)
-        return arrays, tokens, self.teacher.tokenizer.backend_tokenizer.to_str()
+        return arrays, tokens, self.teacher.encoder.to_str()

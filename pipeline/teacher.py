@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from ctx2static.errors import UserError
-from ctx2static.pipeline.align import Encoding, align
+from ctx2static.pipeline.align import Encoder, Encoding
 from ctx2static.pipeline.config import Backend, Precision, TeacherConfig, parse_layers
 from ctx2static.pipeline.models import (
     TeacherKind,
@@ -253,11 +253,14 @@ class Teacher:
                         h.update(block)
         return h.hexdigest()[:16]
 
+    @cached_property
+    def encoder(self) -> Encoder:
+        """The tokenizer as extract runs it; the processes that feed the forward hold copies of it."""
+        return Encoder(self.tokenizer, self.bos_id)
+
     def encode(self, sentences: Sequence[Sequence[str]], max_length: int | None = None) -> list[Encoding]:
-        """Tokenise and align word lists for this teacher (see :func:`align`)."""
-        return align(
-            self.tokenizer, sentences, min(max_length or self.max_length, self.max_length), self.bos_id
-        )
+        """Tokenise and align word lists for this teacher (see :meth:`Encoder.encode`)."""
+        return self.encoder.encode(sentences, min(max_length or self.max_length, self.max_length))
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """The context the forward runs in: autocast to ``precision`` unless that is float32."""

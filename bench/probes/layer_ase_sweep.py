@@ -57,8 +57,9 @@ from ctx2static.eval.results import Score
 from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.batching import run_sorted
 from ctx2static.pipeline.config import AUTO_LAYER, TeacherConfig, parse_layers
+from ctx2static.pipeline.feed import word_ids
 from ctx2static.pipeline.models import FIRST_HALF, LAYER_DEFAULTS, DepthBand, resolve_layer
-from ctx2static.pipeline.shard import mark_occurrences, word_ids
+from ctx2static.pipeline.shard import mark_occurrences
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.students.postprocess import Standardize, standardized_table
 from ctx2static.text.corpus import Corpus
@@ -141,7 +142,7 @@ def corpus_sums(
     with tqdm(total=n_sents, unit="sent", file=sys.stderr, mininterval=10) as bar:
         while block := [toks for _, toks in itertools.islice(sentences, chunk)]:
             encs = teacher.encode(block)
-            wids = word_ids(vocab, block)
+            wids = word_ids(vocab.index, block)
             occ = mark_occurrences(encs, wids)
             where = {id(e): i for i, e in enumerate(encs)}
             block_means = np.stack(

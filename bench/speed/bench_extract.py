@@ -32,13 +32,13 @@ from ctx2static.pipeline.batching import sorted_batches
 from ctx2static.pipeline.bf16 import fast_bf16
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.extract import extract
+from ctx2static.pipeline.feed import word_ids
 from ctx2static.pipeline.models import TeacherKind
 from ctx2static.pipeline.shard import (
     mark_occurrences,
     paragraph_inputs,
     sentence_request,
     token_words,
-    word_ids,
     word_substitutes,
 )
 from ctx2static.pipeline.teacher import Request, Teacher
@@ -170,7 +170,7 @@ def main() -> None:
     n_sub, n_all = len(teacher.substitutes), len(teacher.tokenizer)
     fast = fast_bf16(torch.device("cpu"))
     encs = teacher.encode(sents)
-    mark_occurrences(encs, word_ids(vocab, sents))  # as extract: top-k only for vocabulary words
+    mark_occurrences(encs, word_ids(vocab.index, sents))  # as extract: top-k only for vocabulary words
     n_tok = sum(len(e.ids) for e in encs)
     n_words = sum(len(s) for s in sents)
     budget = args.token_budget

@@ -1,9 +1,11 @@
 """Words to teacher tokens and back: subword alignment, one BOS for causal teachers, sorted batches."""
 
+import pickle
+
 import numpy as np
 import pytest
 
-from ctx2static.pipeline.align import align
+from ctx2static.pipeline.align import Encoder
 from ctx2static.pipeline.batching import run_sorted, sorted_batches
 from ctx2static.pipeline.config import ExtractConfig
 from ctx2static.pipeline.extract import run_extract
@@ -24,7 +26,7 @@ def test_alignment_decodes_each_word_and_flags_truncated_words(kind):
         "unigram": tm.unigram_tokenizer,
     }[kind]()
     words = tm.SENTENCES[5].split()  # "unbelievably" splits into several subwords everywhere
-    (full,) = align(tok, [words], 64)
+    (full,) = Encoder(tok, None).encode([words], 64)
     assert full.complete.all()
     for g, w in enumerate(words):
         ids = full.ids[full.tok_group == g]
@@ -34,9 +36,9 @@ def test_alignment_decodes_each_word_and_flags_truncated_words(kind):
     n_first = int((full.tok_group == 0).sum())
     assert n_first >= 2
     n_special = tok.num_special_tokens_to_add()
-    (cut,) = align(tok, [words], n_first - 1 + n_special)
+    (cut,) = Encoder(tok, None).encode([words], n_first - 1 + n_special)
     assert not cut.complete.any()
-    (cut2,) = align(tok, [words], len(full.ids) - 1)
+    (cut2,) = Encoder(tok, None).encode([words], len(full.ids) - 1)
     assert cut2.complete[:-1].all() and not cut2.complete[-1]
 
 
@@ -53,10 +55,11 @@ def test_a_sentence_aligns_the_same_alone_and_in_a_batch(kind, bos):
     words = [w for s in tm.SENTENCES for w in s.split()] + ["...", "unbelievably" * 3, "x"]
     rng = np.random.default_rng(0)
     batch = [list(rng.choice(words, size=int(rng.integers(1, 20)))) for _ in range(12)]
+    encoder = Encoder(tok, bos)
     for max_length in (6, 64):
-        together = align(tok, batch, max_length, bos)
+        together = encoder.encode(batch, max_length)
         for sentence, got in zip(batch, together, strict=True):
-            (alone,) = align(tok, [sentence], max_length, bos)
+            (alone,) = encoder.encode([sentence], max_length)
             assert np.array_equal(got.ids, alone.ids)
             assert np.array_equal(got.tok_group, alone.tok_group)
             assert np.array_equal(got.complete, alone.complete)
@@ -64,9 +67,39 @@ def test_a_sentence_aligns_the_same_alone_and_in_a_batch(kind, bos):
             assert not all(e.complete.all() for e in together)
 
 
+@pytest.mark.parametrize("kind", ["wordpiece", "bpe-roberta", "bpe-gpt2", "unigram"])
+def test_the_encoder_tokenises_as_transformers_does_and_survives_pickling(kind):
+    """The Rust core called directly must give transformers' own ids, offsets and special marks
+    (same truncation, no padding): the cache's bytes depend on them. A pickled copy (what the
+    feeding processes hold) must encode the same, a special token's text included."""
+    tok = {
+        "wordpiece": tm.wordpiece_tokenizer,
+        "bpe-roberta": lambda: tm.bpe_tokenizer(True),
+        "bpe-gpt2": lambda: tm.bpe_tokenizer(False),
+        "unigram": tm.unigram_tokenizer,
+    }[kind]()
+    special = tok.all_special_tokens[0]
+    batch = [s.split() for s in tm.SENTENCES] + [["the", special, "cat"], ["unbelievably"] * 40]
+    encoder = Encoder(tok, None)
+    copy = pickle.loads(pickle.dumps(encoder))
+    for max_length in (7, 512):
+        ref = tok(
+            [" ".join(s) for s in batch],
+            truncation=True,
+            max_length=max_length,
+            return_offsets_mapping=True,
+            return_special_tokens_mask=True,
+        )
+        for got in (encoder.encode(batch, max_length), copy.encode(batch, max_length)):
+            assert [e.ids.tolist() for e in got] == ref["input_ids"]
+            for e, mask in zip(got, ref["special_tokens_mask"], strict=True):
+                assert ((e.tok_group >= 0) <= (np.asarray(mask) == 0)).all()
+        assert any(len(i) == max_length for i in ref["input_ids"]) == (max_length == 7)
+
+
 def test_bos_is_prepended_for_causal_inputs():
     tok = tm.bpe_tokenizer(False)
-    (e,) = align(tok, [["the", "cat"]], 16, bos_id=tok.bos_token_id)
+    (e,) = Encoder(tok, tok.bos_token_id).encode([["the", "cat"]], 16)
     assert e.ids[0] == tok.bos_token_id and e.tok_group[0] == -1
     assert e.first_token()[0] == 1
 

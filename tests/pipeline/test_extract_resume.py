@@ -44,8 +44,8 @@ def _edit_after_shard(monkeypatch, path, index, keep_stamp=False):
 
     real = ShardMaker.make
 
-    def make(self, folder, i, sents, pca):
-        done = real(self, folder, i, sents, pca)
+    def make(self, folder, i, sents, pca, prepared=None):
+        done = real(self, folder, i, sents, pca, prepared)
         if i == index:
             st = path.stat()
             text = path.read_text()
@@ -94,7 +94,7 @@ def _extract_cmd(model, corpus, out):
     return cli_command(
         "extract", "--corpus", corpus, "--teacher", model, "--out", out,
         "--min-count", "1", "--shard-size", "5", "--vectors", "--topk", "2",
-        "--attention", "2", "--paragraph", "--threads", "1", "--split", "lines",
+        "--attention", "2", "--paragraph", "--threads", "1", "--split", "lines", "--feeders", "2",
     )  # fmt: skip
 
 

@@ -12,8 +12,9 @@ from ctx2static.errors import UserError
 from ctx2static.pipeline.batching import run_sorted, sorted_batches
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.extract import extract
+from ctx2static.pipeline.feed import Feed, word_ids
 from ctx2static.pipeline.models import TeacherKind
-from ctx2static.pipeline.shard import mark_occurrences, sentence_request, shard_arrays, token_words, word_ids
+from ctx2static.pipeline.shard import mark_occurrences, sentence_request, shard_arrays, token_words
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
@@ -219,15 +220,18 @@ def test_occurrence_vectors_and_word_sums_are_those_of_the_teacher_outputs_bit_f
     cfg = ExtractConfig(max_length=14, token_budget=30)  # several batches, out of sentence order
     encs = teacher.encode(words, cfg.max_length)
     assert len(list(sorted_batches([len(e.ids) for e in encs], cfg.token_budget))) > 2
-    mark_occurrences(encs, word_ids(cache.vocab, words))
+    mark_occurrences(encs, word_ids(cache.vocab.index, words))
     outs = run_sorted(encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
     want = np.concatenate([o.vectors[e.wanted] for o, e in zip(outs, encs, strict=True)])
-    wids = np.concatenate([w[e.wanted] for w, e in zip(word_ids(cache.vocab, words), encs, strict=True)])
+    wids = np.concatenate(
+        [w[e.wanted] for w, e in zip(word_ids(cache.vocab.index, words), encs, strict=True)]
+    )
     ids, inverse = np.unique(wids, return_inverse=True)
     reference = np.zeros((len(ids), want.shape[1]))
     np.add.at(reference, inverse, want.astype(np.float64))  # in float64, in occurrence order
-    kept, _, _, kept_sums = shard_arrays(teacher, replace(cfg, vectors=True), cache.vocab, sents)
-    arrays, _, _, sums = shard_arrays(teacher, cfg, cache.vocab, sents)
+    prepared = Feed(teacher.encoder, cache.vocab.index, cfg.max_length, 0).prepare(sents)
+    kept, _, _, kept_sums = shard_arrays(teacher, replace(cfg, vectors=True), sents, prepared)
+    arrays, _, _, sums = shard_arrays(teacher, cfg, sents, prepared)
     assert "occ_vec" not in arrays and len(want) > 10 and len(ids) < len(wids)
     assert np.array_equal(kept["occ_vec"], want)
     for got in (sums, kept_sums):

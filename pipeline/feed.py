@@ -1,0 +1,198 @@
+"""The host side of the teacher pass, run ahead of it: the next shards tokenized and aligned in workers.
+
+Between two forwards the host reads the corpus, looks each word up in the vocabulary, tokenizes
+the sentences, aligns subwords to words and, after the forward, pools, sums and writes. Done one
+after another on one thread, this kept an H200 86-94% idle (``bench/results/gpu/README.md``) and,
+with a near-free teacher on a CPU, ran at a quarter of the tokenizer's own rate. So the work that
+does not need the model (vocabulary ids, tokenization, alignment: about half the host's time) runs
+in worker processes while this one runs the forward, pools and writes:
+
+- **processes, not threads**: most of that work is Python holding the GIL (the tokenizer's output
+  turned into lists, the vocabulary lookups), which threads would only take turns at;
+- **one per core beyond the first** (:func:`feeders`): the first stays with the forward and the
+  shard files; more than 8 would be idle even in front of a GPU (each prepares a shard in about the
+  time the forward takes to run one, on one core);
+- **spawned**, holding the teacher's tokenizer (its Rust core, :class:`~ctx2static.pipeline.align.Encoder`)
+  and the vocabulary's index, never torch or the model: a worker starts in well under a second,
+  and nothing forked from a process that runs CUDA or OpenMP threads;
+- **bounded**: at most ``workers + 1`` shards prepared ahead of the forward (a shard's packed
+  arrays: about 20 bytes a teacher token, beside its sentences), so memory does not grow with the
+  corpus;
+- **the same bytes**: a worker runs exactly what this process would (:meth:`Prepared.of`), and the
+  shards come back in corpus order, so the cache is the one a single process writes;
+- **Ctrl-C and kill**: workers ignore SIGINT (this process stops them and keeps its finished
+  shards) and exit when this process is gone (kill -9 leaves no orphan holding memory).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ctx2static.pipeline.align import Encoder, Encoding
+
+MAX_FEEDERS = 8
+"""Feeding processes at most, whatever the cores (see the module docstring)."""
+
+Sentences = list[tuple[int, list[str]]]
+"""A shard's sentences: (paragraph id, words)."""
+
+
+def feeders(requested: int) -> int:
+    """The feeding processes to start: ``requested``, or (0) one per usable CPU core beyond the first.
+
+    On one core there is none: this process prepares each shard itself, between forwards.
+    """
+    if requested:
+        return requested
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(cores - 1, MAX_FEEDERS)
+
+
+def word_ids(index: dict[str, int], words: list[list[str]]) -> list[np.ndarray]:
+    """Static vocabulary ids of each sentence's words (-1 outside the vocabulary)."""
+    return [np.fromiter((index.get(w, -1) for w in ws), dtype=np.int32, count=len(ws)) for ws in words]
+
+
+@dataclass
+class Prepared:
+    """One shard's host-side inputs to the teacher, packed flat: one pickle of six arrays, not 40,000.
+
+    ``wids`` and ``complete`` hold a row per word, ``ids`` and ``tok_group`` one per teacher token;
+    ``n_words`` and ``n_tokens`` cut them into sentences.
+    """
+
+    wids: np.ndarray  # int32 [words]: vocabulary id, -1 outside it
+    complete: np.ndarray  # bool [words]: the teacher saw the word whole
+    n_words: np.ndarray  # int64 [sentences]
+    ids: np.ndarray  # int64 [tokens]
+    tok_group: np.ndarray  # int32 [tokens]: the word of each token within its sentence, -1 for none
+    n_tokens: np.ndarray  # int64 [sentences]
+
+    @classmethod
+    def of(cls, encoder: Encoder, index: dict[str, int], max_length: int, sents: Sentences) -> Prepared:
+        """Look up, tokenize and align a shard's sentences (in a worker, or here on one core)."""
+        words = [toks for _, toks in sents]
+        encs = encoder.encode(words, max_length)
+        wids = word_ids(index, words)
+
+        def flat(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
+            return np.concatenate(arrays) if arrays else np.zeros(0, dtype)
+
+        return cls(
+            wids=flat(wids, np.int32),
+            complete=flat([e.complete for e in encs], np.bool_),
+            n_words=np.fromiter(map(len, words), np.int64, len(words)),
+            ids=flat([e.ids for e in encs], np.int64),
+            tok_group=flat([e.tok_group for e in encs], np.int32),
+            n_tokens=np.fromiter((len(e.ids) for e in encs), np.int64, len(encs)),
+        )
+
+    def unpack(self) -> tuple[list[np.ndarray], list[Encoding]]:
+        """Each sentence's vocabulary ids and encoding (views of the packed arrays)."""
+        cut_w, cut_t = np.cumsum(self.n_words)[:-1], np.cumsum(self.n_tokens)[:-1]
+        wids = np.split(self.wids, cut_w)
+        encs = [
+            Encoding(i, g, c)
+            for i, g, c in zip(
+                np.split(self.ids, cut_t),
+                np.split(self.tok_group, cut_t),
+                np.split(self.complete, cut_w),
+                strict=True,
+            )
+        ]
+        return wids, encs
+
+
+_WORKER: tuple[Encoder, dict[str, int], int] | None = None
+"""A feeding process's tokenizer, vocabulary index and token limit, set once when it starts."""
+
+
+def _watch_parent(parent: int) -> None:
+    """End this worker once the process it feeds is gone (killed: its queues would never close)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
+
+
+def _start(encoder: Encoder, index: dict[str, int], max_length: int, parent: int) -> None:
+    """A worker's setup: its inputs, Ctrl-C left to the parent, and an exit when the parent dies."""
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER = (encoder, index, max_length)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _prepare(sents: Sentences) -> Prepared:
+    assert _WORKER is not None, "started by _start"
+    return Prepared.of(*_WORKER, sents)
+
+
+class Feed:
+    """Shards' sentences in, the same shards with their :class:`Prepared` inputs out, in order.
+
+    With ``workers`` > 0 each shard is prepared in a worker process while the caller runs the
+    teacher on an earlier one; with 0, in the caller's own process when it asks for the shard.
+    """
+
+    def __init__(self, encoder: Encoder, index: dict[str, int], max_length: int, workers: int) -> None:
+        self.args = (encoder, index, max_length)
+        self.workers = workers
+        self.pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> Feed:
+        if self.workers:
+            self.pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start,
+                initargs=(*self.args, os.getpid()),
+            )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            # on an error or Ctrl-C the shards still queued are dropped, not computed; the one a
+            # worker is preparing (well under a second) is waited for, so no worker outlives extract
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+    def prepare(self, sents: Sentences) -> Prepared:
+        """One shard's inputs, prepared in this process."""
+        return Prepared.of(*self.args, sents)
+
+    def shards(self, jobs: Iterable[tuple[int, Sentences]]) -> Iterator[tuple[int, Sentences, Prepared]]:
+        """Each ``(index, sentences)`` job with its prepared inputs, in the jobs' order.
+
+        Reads ahead at most ``workers + 1`` jobs, so that a worker is never idle for want of one
+        while the caller runs the teacher, and never more than that is held.
+        """
+        if self.pool is None:
+            for index, sents in jobs:
+                yield index, sents, self.prepare(sents)
+            return
+        ahead: collections.deque[tuple[int, Sentences, Future[Prepared]]] = collections.deque()
+        it = iter(jobs)
+        try:
+            for index, sents in it:
+                ahead.append((index, sents, self.pool.submit(_prepare, sents)))
+                if len(ahead) > self.workers:
+                    index, sents, fut = ahead.popleft()
+                    yield index, sents, fut.result()
+            while ahead:
+                index, sents, fut = ahead.popleft()
+                yield index, sents, fut.result()
+        finally:
+            for *_, fut in ahead:
+                with contextlib.suppress(Exception):
+                    fut.cancel()
