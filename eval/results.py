@@ -84,7 +84,12 @@ def summary(picked: Sequence[Score], benchmark: str, metric: str) -> Score:
 
 
 def _percent(fraction: float) -> str:
-    """A coverage as a percentage rounded down, so 100% means complete."""
+    """A coverage as a percentage rounded down, so 100% means complete and 0% means none.
+
+    Under 1% it keeps a decimal: a set of thousands scored on a few dozen items is not "0%".
+    """
+    if 0 < fraction < 0.01:
+        return f"{math.floor(1000 * fraction) / 10:.1f}%" if fraction >= 0.001 else "<0.1%"
     return f"{math.floor(100 * fraction)}%"
 
 

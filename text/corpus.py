@@ -58,8 +58,12 @@ class CorpusConfig(Options):
     """How raw text becomes token lists (defaults as the papers, length filters off for small corpora)."""
 
     lowercase: bool = opt(True, "Lower-case the text, or keep its case.", off="keep-case")
-    min_sentence_len: int = opt(0, "Drop sentences with fewer words (0 = off; seeds: 10).")
-    max_sentence_len: int = opt(0, "Drop sentences with more words (0 = off; seeds: 40).")
+    min_sentence_len: int = opt(
+        0, "Drop sentences with fewer words (0 = off; the BERT+Skip-gram and Context-to-Vec papers: 10)."
+    )
+    max_sentence_len: int = opt(
+        0, "Drop sentences with more words (0 = off; the BERT+Skip-gram and Context-to-Vec papers: 40)."
+    )
     split: Split = opt(
         Split.AUTO,
         "How text becomes sentences: lines (one sentence a line), sentences (split each document), "

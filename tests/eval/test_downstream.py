@@ -202,6 +202,12 @@ def test_score_with_std_shows_and_round_trips():
     assert Score("x", "y", "z", 50.0, 1, 1).cell() == "50.0 (100%)"
 
 
+def test_a_score_on_a_sliver_of_a_large_set_shows_a_coverage_above_zero():
+    assert Score("google/semantic", "analogy", "3CosAdd acc", 80.0, 39, 8869).cell() == "80.0 (0.4%)"
+    assert Score("big", "analogy", "3CosAdd acc", 80.0, 20, 100_000).cell() == "80.0 (<0.1%)"
+    assert Score("big", "analogy", "3CosAdd acc", float("nan"), 0, 100).cell() == "n/a (0%)"
+
+
 def test_a_score_on_too_few_items_is_na_with_the_count_and_a_note():
     from ctx2static.eval.results import THIN_NOTE, format_text, summary
 
