@@ -22,7 +22,7 @@ from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import FAMILIES
 from ctx2static.export import ExportConfig, Format, format_hint
 from ctx2static.fileio import environment_error
-from ctx2static.interrupts import Terminated, sigterm_as_interrupt
+from ctx2static.interrupts import Terminated, put_in_place, sigterm_as_interrupt
 from ctx2static.options import Choice, click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
@@ -503,15 +503,23 @@ def _columns(columns: dict[str, list[tuple[str, float]]]) -> str:
 _INTERRUPTED = {
     "extract": "the shards written so far are kept; re-run the same command to continue after them",
     "run": "the finished steps are kept; re-run the same command to continue",
-    "fit-student": "no vectors were written (GloVe with --set checkpoint=PATH resumes from its last "
-    "checkpoint); re-run the command",
+    "fit-student": "no new vectors were written and an earlier output is as it was (GloVe with --set "
+    "checkpoint=PATH resumes from its last checkpoint); re-run the command",
 }
 
 
-def _interrupted(argv: list[str], signal: str = "") -> str:
-    """What Ctrl-C (or ``signal``) kept, for the command in ``argv``."""
+def _interrupted(argv: list[str], signal: str = "", done: str | None = None) -> str:
+    """What Ctrl-C (or ``signal``) kept, for the command in ``argv``.
+
+    ``done``: the output a replacement had put in place when the signal came (it waits for the
+    renames to end: :func:`~ctx2static.interrupts.held`).
+    """
     command = next((a for a in argv if a in cli.commands), "")
-    kept = _INTERRUPTED.get(command, "nothing half-written was kept; re-run the command")
+    kept = _INTERRUPTED.get(
+        command, "nothing half-written was kept and an earlier output is as it was; re-run the command"
+    )
+    if done:
+        kept = f"{done} (the signal came as it was being put in place, which it waited for)"
     return f"interrupted{f' ({signal})' * bool(signal)}: {kept}"
 
 
@@ -536,7 +544,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except (click.exceptions.Abort, KeyboardInterrupt) as exc:
         terminated = isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated)
-        click.echo(_interrupted(sys.argv[1:] if argv is None else argv, "SIGTERM" * terminated), err=True)
+        argv = sys.argv[1:] if argv is None else argv
+        click.echo(_interrupted(argv, "SIGTERM" * terminated, put_in_place(exc)), err=True)
         sys.exit(143 if terminated else 130)
     except click.ClickException as exc:
         exc.show()

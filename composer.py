@@ -73,10 +73,17 @@ class Composer:
         return {"lowercase": self.lowercase, **self.info}
 
     @staticmethod
-    def remove(folder: Path, prefix: str = "") -> None:
-        """Delete the composer files saved in ``folder`` under ``prefix``, if any."""
+    def remove(folder: Path, prefix: str = "", group: Renames | None = None) -> None:
+        """Delete the composer files saved in ``folder`` under ``prefix``, if any.
+
+        ``group``: removed when the other files of an :func:`~ctx2static.fileio.atomic_files` block
+        are renamed, not before, so an interrupted save leaves the old vectors with their composer.
+        """
         for name in (ROWS, TOKENIZER):
-            (folder / f"{prefix}{name}").unlink(missing_ok=True)
+            if group is not None:
+                group.append((None, folder / f"{prefix}{name}"))
+            else:
+                (folder / f"{prefix}{name}").unlink(missing_ok=True)
 
     @classmethod
     def load(cls, folder: Path, prefix: str, settings: dict[str, Any] | None, dim: int) -> Composer | None:

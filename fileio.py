@@ -26,14 +26,17 @@ from __future__ import annotations
 
 import bz2
 import contextlib
+import ctypes
 import errno
 import fcntl
+import functools
 import gzip
 import hashlib
 import json
 import lzma
 import os
 import re
+import secrets
 import shutil
 import stat
 import sys
@@ -47,6 +50,7 @@ from typing import IO, Any, BinaryIO
 import numpy as np
 
 from ctx2static.errors import UserError
+from ctx2static.interrupts import held
 from ctx2static.resources import DATA_DIR, PACKAGE_DIR
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
@@ -194,8 +198,9 @@ def check_target(path: str | os.PathLike, folder: bool | None = None) -> None:
     raise UserError(f"{path}: is {_kind(mode)}, not {want}; remove it or choose another output path")
 
 
-Renames = list[tuple[str, Path]]
-"""Written temps and their targets, renamed together by :func:`atomic_files`."""
+Renames = list[tuple[str | None, Path]]
+"""Written temps and their targets, renamed together by :func:`atomic_files` (None: the target is
+removed, as a sidecar the new output does not have)."""
 
 
 @contextlib.contextmanager
@@ -220,7 +225,8 @@ def atomic_write(
             if group is not None:
                 group.append((tmp, path))
                 return
-            os.replace(tmp, path)
+            with held(f"the new {path} is in place, whole"):
+                os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
@@ -233,23 +239,77 @@ def atomic_files() -> Iterator[Renames]:
     """Files that appear together or not at all (an error in any leaves none of them).
 
     Each ``atomic_write(..., group=g)`` inside is written and fsynced under a temp name; all are
-    renamed once the block ends well.
+    renamed once the block ends well, with SIGINT and SIGTERM held (:func:`~ctx2static.interrupts.held`)
+    and each old file kept until the last rename is done, so an error at any rename puts every old
+    file back: the output is the old one whole or the new one whole, sidecars included.
     """
     group: Renames = []
-    done = 0
     try:
         yield group
-        for tmp, path in group:
-            with user_errors_for(path):
-                os.replace(tmp, path)
-            done += 1
     except BaseException:
-        for tmp, _ in group[done:]:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        _discard(group)
         raise
+    if not group:
+        return
+    with held(f"the new {group[0][1]} is in place, whole, with its sidecars"):
+        _commit(group)
     for _, path in group:
         remove_stale_temps(path)
+
+
+def _discard(group: Renames) -> None:
+    for tmp, _ in group:
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+
+def _commit(group: Renames) -> None:
+    """Rename each temp of ``group`` over its target (None: remove the target); on any error, undo all."""
+    kept: list[tuple[Path, Path | None]] = []  # each target replaced, and its old file's temp name
+    try:
+        for tmp, path in group:
+            old = _keep_old(path)
+            try:
+                with user_errors_for(path):
+                    if tmp is None:
+                        path.unlink(missing_ok=True)
+                    else:
+                        os.replace(tmp, path)
+            except BaseException:
+                if old is not None:
+                    old.unlink()  # a second name of the file still at path (rename would do nothing)
+                raise
+            kept.append((path, old))
+    except BaseException:
+        for path, old in reversed(kept):
+            if old is not None:
+                os.replace(old, path)
+            else:
+                path.unlink(missing_ok=True)
+        _discard(group)
+        raise
+    for _, old in kept:
+        if old is not None:
+            old.unlink(missing_ok=True)
+
+
+def _keep_old(path: Path) -> Path | None:
+    """A second name for the file at ``path`` (a temp of this process), so a failed group can restore it.
+
+    A hard link costs nothing; a filesystem without them gets a copy. None: nothing is there.
+    """
+    if not path.is_file():
+        return None
+    old = path.with_name(f"{_temp_prefix(path)}{secrets.token_hex(_RANDOM // 2)}{_OLD}")
+    with user_errors_for(path):
+        try:
+            os.link(path, old)
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+                raise
+            shutil.copy2(path, old)
+    return old
 
 
 def _umask() -> int:
@@ -289,8 +349,9 @@ def atomic_dir(path: str | os.PathLike, may_hold: Collection[str] = ()) -> Itera
             try:
                 check_target(path, folder=True)  # what appeared there while the folder was written
                 _check_replaceable(path, {*os.listdir(tmp), *may_hold})
-                if _swap(tmp, path):
-                    break
+                with held(f"the new {path} is in place, whole"):
+                    if _swap(tmp, path):
+                        break
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
@@ -312,9 +373,15 @@ _RACES = 3
 def _swap(tmp: Path, path: Path) -> bool:
     """Put folder ``tmp`` in ``path``'s place; False when another process put a folder there meanwhile.
 
-    The old folder first moves to a temp name of this process, so a crash before it is deleted
-    leaves a temp that the next write of ``path`` removes, never a name that blocks it.
+    Where the system can (Linux's ``renameat2`` exchange), the two trade places in one step, so no
+    moment, even ``kill -9``, finds ``path`` empty. Else the old folder first moves to a temp name of
+    this process and comes back should the new one fail to move in; either way a crash before the
+    old one is deleted leaves a temp that the next write of ``path`` removes, never a name that
+    blocks it.
     """
+    if _exchange(tmp, path):
+        shutil.rmtree(tmp, ignore_errors=True)  # the old folder, under the temp's name now
+        return True
     moved = tmp.with_name(tmp.name.removesuffix(".tmp") + _OLD)
     old: Path | None = moved
     try:
@@ -323,8 +390,8 @@ def _swap(tmp: Path, path: Path) -> bool:
         old = None
     try:
         os.replace(tmp, path)
-    except OSError as exc:
-        raced = exc.errno in (errno.ENOTEMPTY, errno.EEXIST)
+    except BaseException as exc:
+        raced = isinstance(exc, OSError) and exc.errno in (errno.ENOTEMPTY, errno.EEXIST)
         if old is not None:
             try:
                 os.rename(old, path)  # the old folder goes back where it was
@@ -338,6 +405,32 @@ def _swap(tmp: Path, path: Path) -> bool:
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
     return True
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the entries ``a`` and ``b`` in one step; False where the system or filesystem cannot.
+
+    Also False when ``b`` is not there (nothing to swap with).
+    """
+    renameat2 = getattr(_libc(), "renameat2", None)
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOENT, errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EXDEV):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+@functools.cache
+def _libc() -> Any:
+    """The C library this process runs on (``renameat2`` is glibc's from 2.28)."""
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def _check_replaceable(path: Path, names: set[str]) -> None:

@@ -5,6 +5,10 @@ no ``finally`` runs, so temporary folders (an encoded corpus, 4 bytes a token; `
 cache) stay behind and nothing says what was kept. Inside :func:`sigterm_as_interrupt` SIGTERM
 raises :class:`Terminated`, a ``KeyboardInterrupt``, so every cleanup written for Ctrl-C runs
 for it too, and the command line says what was kept (exit 143, as a process killed by SIGTERM).
+
+Inside :func:`held` (the renames that put an output in place) both signals wait for the block's
+end, so an output is never caught between its old and its new self; the interrupt then raised
+carries what was put in place (:func:`put_in_place`), for the line that says what was kept.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import signal
 import threading
 from collections.abc import Iterator
 from types import FrameType
+
+HELD = (signal.SIGINT, signal.SIGTERM)
 
 
 class Terminated(KeyboardInterrupt):
@@ -41,3 +47,49 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def held(done: str) -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block ends, then act as they would have; ``done`` says what it did.
+
+    For a sequence of renames that replaces an output (old aside, new in, sidecars): a signal between
+    two of them would leave the output's path empty or its files mixed. The first signal that
+    arrived is raised again once the block is over; when the block ended well, the interrupt it
+    raises carries ``done`` (:func:`put_in_place`). Only in the main thread, where Python runs
+    signal handlers; a handler set outside Python (``getsignal`` None) is left alone.
+    """
+    before = {s: signal.getsignal(s) for s in HELD}
+    if threading.current_thread() is not threading.main_thread() or None in before.values():
+        yield
+        return
+    caught: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        caught.append(signum)
+
+    for s in HELD:
+        signal.signal(s, hold)
+    ended = False
+    try:
+        yield
+        ended = True
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+        if caught:
+            try:
+                signal.raise_signal(caught[0])  # its handler runs here: the interrupt is raised now
+            except KeyboardInterrupt as exc:
+                if ended:
+                    exc.put_in_place = done  # type: ignore[attr-defined]
+                raise
+
+
+def put_in_place(exc: BaseException) -> str | None:
+    """What the :func:`held` block that ``exc`` (or its cause) interrupted had put in place, if it ended."""
+    for e in (exc, exc.__cause__, exc.__context__):
+        done = getattr(e, "put_in_place", None)
+        if done:
+            return str(done)
+    return None

@@ -450,7 +450,7 @@ class Vectors:
         if self.composer is not None:
             meta["composer"] = self.composer.save(folder, prefix, group)
         else:
-            Composer.remove(folder, prefix)  # a composer saved there before belongs to other vectors
+            Composer.remove(folder, prefix, group)  # a composer saved there before belongs to other vectors
         return meta
 
     def _save_native(self, path: Path) -> None:

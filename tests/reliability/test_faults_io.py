@@ -381,7 +381,7 @@ def test_glove_checks_its_checkpoint_folder_before_training(readonly, inputs, cl
     "command, patched, said",
     [
         ("extract", "ctx2static.pipeline.extract.run_extract", "the shards written so far are kept; re-run"),
-        ("fit-student", "ctx2static.students.registry.fit_cache_student", "no vectors were written"),
+        ("fit-student", "ctx2static.students.registry.fit_cache_student", "no new vectors were written"),
         ("run", "ctx2static.study.runner.run_study", "the finished steps are kept; re-run"),
         ("retrofit", "ctx2static.retrofit.files.retrofit_vectors", "nothing half-written was kept"),
     ],
