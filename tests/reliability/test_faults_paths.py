@@ -611,7 +611,7 @@ def test_sigterm_to_fit_student_removes_its_temporaries_and_says_so(tmp_path):
 
 DISTILL = """
 import os, signal, sys, time
-from ctx2static import api, fileio
+from ctx2static import api
 from ctx2static.students import registry
 
 def terminated(*_):
