@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -68,7 +69,11 @@ class CombineConfig(Options):
         """The dims 0 (keep) or more (at most the result's: checked on combining); weights above 0."""
         return [
             ("dim", self.dim >= 0, "0 (keep all) or more"),
-            ("weights", all(w > 0 for w in self.weights), "positive numbers, one per input"),
+            (
+                "weights",
+                all(0 < w < math.inf for w in self.weights),
+                "positive finite numbers, one per input",
+            ),
         ]
 
 
@@ -125,6 +130,7 @@ def combine_vectors(inputs: Sequence[tuple[str, Vectors]], config: CombineConfig
     tables = [v for _, v in inputs]
     check_count(names, config)
     weights = np.asarray(config.weights or [1.0] * len(inputs), dtype=np.float64)
+    ratios = weights / weights.max()  # only ratios matter; 1e300's square would overflow, 1e-200's vanish
     dims = [v.dim for v in tables]
     if config.method is CombineMethod.MEAN and len(set(dims)) > 1:
         sizes = ", ".join(f"{d} ({n})" for n, d in zip(names, dims, strict=True))
@@ -159,11 +165,11 @@ def combine_vectors(inputs: Sequence[tuple[str, Vectors]], config: CombineConfig
         )
     units = [v.unit()[[k[w] for w in words]] for v, k in zip(tables, keyed, strict=True)]
     if config.method is CombineMethod.CONCAT:
-        scale = weights / np.sqrt((weights**2).sum())
+        scale = ratios / np.sqrt((ratios**2).sum())
         matrix = np.hstack([x * np.float32(s) for x, s in zip(units, scale, strict=True)])
         fits: list[float | None] = [None] * len(units)
     else:
-        matrix, fits = _aligned_mean(units, weights / weights.sum())
+        matrix, fits = _aligned_mean(units, ratios / ratios.sum())
         log.info(
             "combine: rotated onto %s, mean cosine with its rows: %s",
             names[0], ", ".join(f"{n} {f:.3f}" for n, f in zip(names[1:], fits[1:], strict=True)),

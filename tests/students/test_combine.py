@@ -31,6 +31,25 @@ def test_concat_cosine_is_the_mean_of_the_inputs_cosines():
     assert weighted.meta["combine"]["weights"] == [1.0, 2.0]
 
 
+@pytest.mark.parametrize("method", ["concat", "mean"])
+@pytest.mark.parametrize(
+    ("extreme", "plain"), [((1e300, 1e300), (1, 1)), ((1e-200, 1e-200), (1, 1)), ((1e300, 3e299), (10, 3))]
+)
+def test_weights_at_the_ends_of_float_give_what_their_ratios_give(method, extreme, plain):
+    a = Vectors(["x", "y", "z"], np.array([[3.0, 0.0], [1.0, 1.0], [0.0, 2.0]]))
+    b = Vectors(["x", "y", "z"], np.array([[1.0, 0.0], [0.0, 5.0], [1.0, 1.0]]))
+    got = _combine(a, b, weights=extreme, method=method).matrix
+    np.testing.assert_allclose(got, _combine(a, b, weights=plain, method=method).matrix, atol=1e-6)
+    assert np.abs(got).max() > 0.1
+
+
+def test_a_weight_that_drowns_the_others_keeps_its_block_at_unit_rows():
+    a = Vectors(["x", "y"], np.array([[3.0, 0.0], [1.0, 1.0]]))
+    b = Vectors(["x", "y"], np.array([[1.0, 0.0], [0.0, 5.0]]))
+    got = _combine(a, b, weights=(1e300, 1)).matrix  # the squares overflowed: every value was 0.0
+    np.testing.assert_allclose(got[:, :2], a.unit(), atol=1e-6)
+
+
 def test_mean_recovers_a_known_rotation(caplog):
     """B = A R for an orthogonal R (its words in another order): the map rotates B back onto A, so the
     mean of A and B aligned is A's unit rows, and the fit's mean cosine is 1."""
@@ -172,6 +191,8 @@ def test_the_command_writes_the_combination_and_says_so(tmp_path, cli_main):
         (["A", "B", "--out", "c.txt", "--weights", "1"], "option weights=1 gives 1 weight for 2 inputs"),
         (["A", "B", "--out", "c.txt", "--method", "mean"], "--method mean averages aligned rows"),
         (["A", "B", "--out", "c.txt", "--weights", "1,0"], "option weights=(1.0, 0.0) must be positive"),
+        (["A", "B", "-o", "c", "--weights", "inf,1"], "option weights=(inf, 1.0) must be positive finite"),
+        (["A", "B", "-o", "c", "--weights", "nan,1"], "option weights=(nan, 1.0) must be positive finite"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path, monkeypatch, cli_main, args, message):
