@@ -116,7 +116,7 @@ class Options:
                     raise UserError(f"option {f.name}={value!r}{hint}: choose one of {choices}") from None
         for name, ok, want in self.rules():
             if not ok:
-                raise UserError(f"option {name}={getattr(self, name)!r} must be {want}")
+                raise UserError(f"option {name}={_shown(getattr(self, name))} must be {want}")
 
     def rules(self) -> Iterable[Rule]:
         """Constraints on the values (none by default)."""
@@ -130,6 +130,12 @@ class Options:
         """The fields whose values differ from the defaults."""
         default = type(self)()
         return {k: v for k, v in self.to_dict().items() if v != default.to_dict()[k]}
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, its middle left out when long: a 100 kB template still makes a one-line error."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:40]}...{text[-20:]} ({len(text):,} characters)"
 
 
 def _target(hint: Any) -> tuple[Any, bool]:

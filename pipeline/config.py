@@ -169,6 +169,12 @@ class ExtractConfig(Options):
                 self.word_template == AUTO_TEMPLATE or holds_word_once(self.word_template),
                 f"auto or text holding {WORD_SLOT} once, as a word of its own, e.g. 'meaning: {WORD_SLOT}'",
             ),
+            (
+                "word_template",  # each word takes a token at least, and the teacher adds two
+                self.word_template == AUTO_TEMPLATE or len(self.word_template.split()) + 2 <= self.max_length,
+                f"text of at most {self.max_length - 2} words ({WORD_SLOT} included) under --max-length "
+                f"{self.max_length}, or the teacher never reads the word whole",
+            ),
             layer_rule("word_layer", self.word_layer),
         ]
 

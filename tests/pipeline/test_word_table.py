@@ -13,7 +13,7 @@ import torch
 from ctx2static.cache import Cache
 from ctx2static.cache.info import describe
 from ctx2static.errors import UserError
-from ctx2static.pipeline.config import ExtractConfig
+from ctx2static.pipeline.config import WORD_SLOT, ExtractConfig
 from ctx2static.pipeline.extract import extract
 from ctx2static.pipeline.teacher import Teacher
 from ctx2static.text.corpus import Corpus
@@ -153,3 +153,13 @@ def test_a_cache_is_continued_only_with_the_word_settings_it_resolved_to(tiny_mo
         tiny_models["bert"], corpus_file, out, replace(CFG, word_template="{w}", word_layer="1:")
     )
     assert m["complete"]
+
+
+def test_a_template_that_leaves_the_word_no_room_is_refused_before_the_teacher_loads():
+    template = "x " * 50_000 + WORD_SLOT  # 100 kB: every word-table row was zeros, word_complete 0 of 25
+    with pytest.raises(UserError) as err:
+        ExtractConfig(word_template=template)
+    line = str(err.value)
+    assert "\n" not in line and len(line) < 300, line
+    assert "(100,005 characters) must be text of at most 510 words ({w} included) under --max-length" in line
+    ExtractConfig(word_template="x " * 200 + WORD_SLOT, max_length=512)  # room left: accepted
