@@ -33,17 +33,27 @@ class StudyLayout:
         """The study file as given."""
         return self.root / "study.toml"
 
+    @property
+    def vectors_dir(self) -> Path:
+        """Every output's folder."""
+        return self.root / "vectors"
+
     def vectors(self, name: str) -> Path:
         """Output ``name`` (a student or a retrofit)."""
-        return self.root / "vectors" / name
+        return self.vectors_dir / name
+
+    @property
+    def caches(self) -> Path:
+        """Every teacher's cache."""
+        return self.root / "caches"
 
     def cache(self, teacher: str) -> Path:
         """The cache of ``teacher``."""
-        return self.root / "caches" / teacher
+        return self.caches / teacher
 
     def cache_record(self, teacher: str) -> Path:
         """The JSON beside a cache: its configuration hash, extract seconds and teacher tokens/s."""
-        return self.root / "caches" / f"{teacher}.json"
+        return self.caches / f"{teacher}.json"
 
     def scores(self, name: str, common: bool = False) -> Path:
         """The scores of output ``name``: on the items it covers, or on the items every output covers."""

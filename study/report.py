@@ -1,23 +1,27 @@
 """The study report: ``report.md`` with its tables and two figures (``pairs.png``, ``curves.png``).
 
-Sections: a summary (the best output per family on the common items, and which one to use), the
+Sections: a summary (each output's word-similarity number on the common items and on its own,
+avg5 or a mean named as not avg5; the best output per family; which one to use, as the README's
+decision table says, with its folder and the next command), the
 results table (every output on the items all outputs cover, with each output's own coverage, the
 best cell of each row in bold), the same on each output's own items, deltas against the plain
 baselines (common items), nearest neighbours of chosen words (Context-to-Vec's Table 5: light,
 while; and bank), a PCA projection of the Google set's male/female pairs per output, training
-curves (loss per epoch), timings with peak memory, and cache sizes. Figures use matplotlib's Agg
-backend (no display needed).
+curves (loss per epoch), timings with peak memory, cache sizes, and where the outputs are with the
+disk they use. Figures use matplotlib's Agg backend (no display needed).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TypeGuard
 
 from ctx2static.eval.comparison import Comparison
-from ctx2static.eval.results import THIN_NOTE, Results, Score, format_markdown, table
+from ctx2static.eval.results import MIN_ITEMS, THIN_NOTE, Results, Score, format_markdown, table
 from ctx2static.eval.suite import AVG5, notes
 from ctx2static.fileio import atomic_write
 from ctx2static.study.figures import plot_curves, plot_pairs
@@ -62,49 +66,93 @@ def headline(results: Results, family: str, row: str | None) -> dict[str, float]
     return out
 
 
-def similarity_fallback(results: Results) -> tuple[dict[str, float], str]:
-    """The similarity headline where no output has an avg5 (one of its sets on too few items).
+def _find(scores: Sequence[Score], benchmark: str) -> Score | None:
+    return next((s for s in scores if s.benchmark == benchmark), None)
 
-    The mean over the avg5 sets every output scores usably, and the words that say which, so a small
-    corpus still gets a verdict.
+
+def similarity_scores(results: Results) -> tuple[dict[str, Score], str, str]:
+    """Each output's word-similarity number with the items it rests on, its name, and what it is.
+
+    avg5 where every output has one; else (a set covered by too few items, on a small corpus) the
+    mean of the avg5 sets every output scores usably, named ``avgN`` and said to be no avg5, since
+    it does not compare with an avg5 elsewhere. Empty when no set is usable.
     """
-    sets = [
-        b
-        for b in AVG5
-        if all(_usable(next((s for s in r if s.benchmark == b), None)) for r in results.values())
-    ]
+    avg5 = {n: s for n, r in results.items() if _usable(s := _find(r, "avg5"))}
+    if avg5 and len(avg5) == len(results):
+        return avg5, "avg5", HEADLINES[0][2]
+    sets = [b for b in AVG5 if all(_usable(_find(r, b)) for r in results.values())]
     if not sets:
-        return {}, ""
-    means = {n: sum(s.score for s in r if s.benchmark in sets) / len(sets) for n, r in results.items()}
-    return means, f"mean Spearman of {', '.join(sets)}: the avg5 sets with enough items"
+        return {}, "", ""
+    out = {}
+    for name, found in results.items():
+        picked = [s for s in found if s.benchmark in sets]
+        mean = sum(s.score for s in picked) / len(picked)
+        covered, total = sum(s.covered for s in picked), sum(s.total for s in picked)
+        out[name] = Score(f"avg{len(sets)}", "summary", "mean spearman", mean, covered, total)
+    return out, f"avg{len(sets)}", f"avg{len(sets)}: the mean Spearman of {', '.join(sets)}, not avg5"
 
 
-def summary_lines(results: Results) -> list[str]:
-    """The best output per family on the common items, the coverage caveat, and which output to use."""
-    lines: list[str] = []
-    wins: dict[str, list[str]] = {name: [] for name in results}
-    for family, row, words in HEADLINES:
-        scores = headline(results, family, row)
-        if row == "avg5" and not scores:
-            scores, words = similarity_fallback(results)
-        if len(scores) < 2:
-            continue
-        best = max(scores, key=scores.__getitem__)
-        wins[best].append(family)
-        second = max((n for n in scores if n != best), key=scores.__getitem__)
-        lines.append(
-            f"- **{family}**: **{best}** {scores[best]:.1f} ({words}; next: {second} {scores[second]:.1f})"
+def thin_sets(results: Results) -> list[str]:
+    """``rg65 (6 items)`` for each avg5 set too thinly covered to score, in the first output's scores."""
+    first = next(iter(results.values()), [])
+    return [f"{s.benchmark} ({s.covered} items)" for b in AVG5 if (s := _find(first, b)) and s.thin]
+
+
+def headline_lines(results: Comparison) -> list[str]:
+    """The report's opening: each output's word-similarity number, on the common items and on its own.
+
+    avg5 where the corpus covers enough of every set; else the named mean of the sets it does, with
+    the sets left out and why, so no reader takes it for an avg5.
+    """
+    common, label, what = similarity_scores(results.common)
+    own, own_label, own_what = similarity_scores(results.own)
+    if not common and not own:
+        return ["No word-similarity set has enough items covered to score (a larger corpus covers more).", ""]
+    text = (
+        "Word similarity, the number to compare: **avg5**, the mean Spearman correlation (x100) of the "
+        "vectors' cosines with people's ratings on WS353, SimLex-999, MEN, RW and RG65."
+    )
+    thin = thin_sets(results.common)
+    if label != "avg5" and thin:
+        text += (
+            f" Here avg5 cannot be computed on the items every output covers: {', '.join(thin)} "
+            f"has fewer than the {MIN_ITEMS} a score needs, so the first column gives {what}."
         )
-    if not lines:
+    if own_label not in ("avg5", label):
+        text += f" The second column gives {own_what}."
+    header = ["output", f"{label or 'n/a'}, common items", f"{own_label or 'n/a'}, its own items"]
+    rows = [
+        [name, common[name].cell() if name in common else "n/a", own[name].cell() if name in own else "n/a"]
+        for name in results.common
+    ]
+    note = (
+        "Each cell: the score and, in brackets, the share of the sets' items it rests on. The common "
+        "items compare outputs like with like; an output's own items are all it covers (as "
+        "`ctx2static eval` scores it alone)."
+    )
+    return [text, "", *_md_table(header, rows), "", note, ""]
+
+
+def summary_lines(results: Results, start: Sequence[str] = (), vectors: Path | None = None) -> list[str]:
+    """The best output per family on the common items, the coverage caveat, and which output to use.
+
+    ``start``: the study's ``ase`` outputs, the README's first try for word similarity and analogy
+    ("Which vectors to use"), which the use line names where the study has one, so the report and
+    the README agree; ``vectors``: the folder of the outputs, for the next command.
+    """
+    families = _family_scores(results)
+    if not families:
         return [
             "Fewer than two outputs have a usable score in any family on the common items (n/a cells: "
             "too few items covered), so no best output is named.",
             "",
         ]
-    rank = {family: i for i, (family, _, _) in enumerate(HEADLINES)}  # a tie goes to the earlier family
-    first = max(wins, key=lambda n: (len(wins[n]), -min((rank[f] for f in wins[n]), default=len(rank))))
-    rest = [f"{', '.join(fams)}: {n}" for n, fams in wins.items() if fams and n != first]
-    also = f"; for {'; for '.join(rest)}" if rest else ""
+    lines = []
+    for family, (words, scores) in families.items():
+        best, second = sorted(scores, key=scores.__getitem__, reverse=True)[:2]
+        lines.append(
+            f"- **{family}**: **{best}** {scores[best]:.1f} ({words}; next: {second} {scores[second]:.1f})"
+        )
     return [
         "Best output per family, on the items every output covers (scores x100). Those common items "
         "can be a small share of a set (the 'common' column below): a vocabulary that covers more "
@@ -112,10 +160,53 @@ def summary_lines(results: Results) -> list[str]:
         "",
         *lines,
         "",
-        f"**What to use**: {first} (best on {len(wins[first])} of {sum(map(len, wins.values()))} families: "
-        f"{', '.join(wins[first])}){also}.",
+        _use_line({f: scores for f, (_, scores) in families.items()}, start, vectors),
         "",
     ]
+
+
+def _family_scores(results: Results) -> dict[str, tuple[str, dict[str, float]]]:
+    """Per family with two or more usable outputs: the words naming its number, and each output's."""
+    out = {}
+    for family, row, words in HEADLINES:
+        scores = headline(results, family, row)
+        if row == "avg5" and not scores:
+            found, _, words = similarity_scores(results)
+            scores = {n: s.score for n, s in found.items()}
+        if len(scores) >= 2:
+            out[family] = (words, scores)
+    return out
+
+
+def _use_line(families: Mapping[str, Mapping[str, float]], start: Sequence[str], vectors: Path | None) -> str:
+    """**What to use**: the study's ``ase`` (the README's first try), else the output best on most families.
+
+    Where another output scored higher on a family, the line says by how much, so a reader sees
+    what the README's advice gives up here; with ``vectors``, it ends on the folder and the next command.
+    """
+    best = {f: max(scores, key=scores.__getitem__) for f, scores in families.items()}
+    if start:
+        sim = families.get("similarity", {})
+        pick = max(start, key=lambda n: sim.get(n, -math.inf))
+        higher = [
+            f"{name} is {families[f][name] - families[f][pick]:.1f} higher on {f}"
+            for f, name in best.items()
+            if name != pick and pick in families[f]
+        ]
+        why = "the README's first try for word similarity and analogy"
+        text = f"**What to use**: {pick}, {why}" + (f"; here {' and '.join(higher)}" if higher else "")
+    else:
+        wins = {n: [f for f, b in best.items() if b == n] for n in dict.fromkeys(best.values())}
+        pick = max(wins, key=lambda n: len(wins[n]))  # a tie: the earlier family's
+        rest = "".join(f"; for {', '.join(fams)}: {n}" for n, fams in wins.items() if n != pick)
+        text = f"**What to use**: {pick} (best on {len(wins[pick])} of {len(best)} families: "
+        text += f"{', '.join(wins[pick])}){rest}"
+    if vectors is not None:
+        text += (
+            f". Its vectors: `{vectors / pick}`; next: "
+            f"`ctx2static export {vectors / pick} --format model2vec -o {pick}-m2v`"
+        )
+    return text + "."
 
 
 def best_markdown(results: Results, notes: Sequence[str], own: Results) -> str:
@@ -143,12 +234,15 @@ def best_markdown(results: Results, notes: Sequence[str], own: Results) -> str:
 
 
 def delta_table(study: Study, results: Mapping[str, Sequence[Score]]) -> tuple[list[str], list[list[str]]]:
-    """Each output minus its baseline (``Study.baseline``) on every benchmark, avg5 first."""
+    """Each output minus its baseline (``Study.baseline``) on every benchmark, avg5 first.
+
+    A pair with a thin or NaN score is n/a: a difference on too few items means nothing.
+    """
     pairs = [(n, b) for n in study.outputs if (b := study.baseline(n)) is not None and b in results]
     _, rows = table(results)
     keys = [(r[0], r[1]) for r in rows]
     keys.sort(key=lambda k: k[0] != "avg5")
-    scores = {n: {(s.benchmark, s.metric): s.score for s in results[n]} for n in results}
+    scores = {n: {(s.benchmark, s.metric): s for s in results[n]} for n in results}
     out = []
     for key in keys:
         cells = []
@@ -156,10 +250,10 @@ def delta_table(study: Study, results: Mapping[str, Sequence[Score]]) -> tuple[l
             a, c = scores[n].get(key), scores[b].get(key)
             if a is None or c is None:
                 cells.append("-")
-            elif math.isnan(a) or math.isnan(c):
+            elif not (_usable(a) and _usable(c)):
                 cells.append("n/a")
             else:
-                cells.append(f"{a - c:+.1f}")
+                cells.append(f"{a.score - c.score:+.1f}")
         out.append([*key, *cells])
     return ["benchmark", "metric", *(f"{n} − {b}" for n, b in pairs)], out
 
@@ -262,6 +356,28 @@ def cache_lines(study: Study, layout: StudyLayout) -> list[str]:
     return lines or ["No teacher cache in this study."]
 
 
+def start_outputs(study: Study) -> list[str]:
+    """The study's ``ase`` outputs: the README's first try, which the use line names."""
+    return [s.name for s in study.students if s.student == "ase"]
+
+
+def _bytes(folder: Path) -> int:
+    """Bytes of the files under ``folder`` (links not followed, so nothing counts twice)."""
+    return sum(os.lstat(os.path.join(top, f)).st_size for top, _, files in os.walk(folder) for f in files)
+
+
+def where_lines(layout: StudyLayout) -> list[str]:
+    """Where the vectors are and the disk the study uses, the teacher caches apart (they may go)."""
+    total, caches = _bytes(layout.root), _bytes(layout.caches)
+    return [
+        f"- vectors: `{layout.vectors_dir}/`, a folder per output, which `ctx2static neighbours`, `eval` "
+        "and `export` read",
+        f"- disk: {total / 1e6:,.0f} MB in `{layout.root}/`, {caches / 1e6:,.0f} MB of it the teacher "
+        f"caches (`{layout.caches}/`): needed only to fit more students from them or to rerun with "
+        "changes; delete them to free the space",
+    ]
+
+
 def write_report(study: Study, layout: StudyLayout, results: Comparison) -> None:
     """Write ``report.md`` and its figures from the study's outputs and their scores."""
     vectors = {name: Vectors.load(layout.vectors(name), mmap=True) for name in study.outputs}
@@ -269,7 +385,8 @@ def write_report(study: Study, layout: StudyLayout, results: Comparison) -> None
         *_header_lines(study),
         "## Summary",
         "",
-        *summary_lines(results.common),
+        *headline_lines(results),
+        *summary_lines(results.common, start_outputs(study), layout.vectors_dir),
         *_result_lines(study, results),
         *_baseline_lines(study, results),
         "## Nearest neighbours",
@@ -283,6 +400,10 @@ def write_report(study: Study, layout: StudyLayout, results: Comparison) -> None
         "## Cache sizes",
         "",
         *cache_lines(study, layout),
+        "",
+        "## Where the outputs are",
+        "",
+        *where_lines(layout),
     ]
     with atomic_write(layout.report, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines).rstrip() + "\n")

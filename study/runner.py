@@ -35,7 +35,7 @@ from ctx2static.fileio import atomic_write, check_writable, folder_lock, sha256_
 from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.memory import PeakRss, release_freed
 from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, Backend
-from ctx2static.pipeline.models import WORD_DEFAULTS, teacher_layer
+from ctx2static.pipeline.models import WORD_DEFAULTS, need_teacher_stage, teacher_layer, teacher_stage_missing
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import CombineRun, Reference, RetrofitRun, StudentRun, Study, TeacherSpec
 from ctx2static.vectors import Vectors, vector_files
@@ -72,7 +72,8 @@ class StudyRunner:
     provenance: dict[str, dict[str, Any]] = field(default_factory=dict)  # output -> meta["study"]
     _ready: set[str] = field(default_factory=set)  # teachers whose cache is complete
     _corpus_key: dict[str, Any] | None = None
-    _teacher_hashes: dict[str, str] = field(default_factory=dict)  # resolving "auto" reads the config
+    _teacher_hashes: dict[str, str] = field(default_factory=dict)
+    _layers: dict[str, str] = field(default_factory=dict)  # resolving "auto" reads the config
     _benchmarks: list | None = None
 
     @property
@@ -97,7 +98,7 @@ class StudyRunner:
             t = self.study.teachers[name]
             teacher = {k: v for k, v in t.teacher.to_dict().items() if k in ("layer", "precision")}
             # what "auto" resolves to, as the cache records it: the same layers spelled out are the same cache
-            teacher["layer"] = teacher_layer(t.model, t.teacher.layer)
+            teacher["layer"] = self.teacher_layer(name)
             if t.teacher.backend is not Backend.TORCH:  # keyed only when not torch: older studies' keys stand
                 teacher["backend"] = t.teacher.backend.value
             extract = t.extract.to_dict()
@@ -109,6 +110,25 @@ class StudyRunner:
             self._teacher_hashes[name] = digest(key)
         return self._teacher_hashes[name]
 
+    def teacher_layer(self, name: str) -> str:
+        """The layer spec teacher ``name``'s cache reads: ``auto`` resolved from the teacher's config.
+
+        Without the teacher stage (the core install) the config is not read: ``auto`` is what the
+        record of the cache made with it says, so a study whose caches exist runs its students.
+        """
+        if name not in self._layers:
+            t = self.study.teachers[name]
+            spec = t.teacher.layer
+            if spec == AUTO_LAYER and teacher_stage_missing():
+                recorded = read_record(self.layout.cache_record(name)).get("layer")
+                if not isinstance(recorded, str):
+                    need_teacher_stage(
+                        f"teacher '{name}' (layer auto: read from its config, no cache records it)"
+                    )
+                spec = str(recorded)
+            self._layers[name] = teacher_layer(t.model, spec)
+        return self._layers[name]
+
     def ensure_cache(self, name: str) -> Path:
         """Extract teacher ``name``'s cache unless a complete one of the same configuration exists."""
         from ctx2static.cache.reader import read_manifest
@@ -118,19 +138,27 @@ class StudyRunner:
             return folder
         self._ready.add(name)
         h = self.teacher_hash(name)
-        if (folder.exists() or folder.is_symlink()) and read_record(record).get("hash") != h:
-            _remove_cache(folder, name)
-        manifest = read_manifest(folder) if folder.is_dir() else None
+        stale = (folder.exists() or folder.is_symlink()) and read_record(record).get("hash") != h
+        manifest = read_manifest(folder) if folder.is_dir() and not stale else None
         if manifest is not None and manifest.get("complete") and _intact(folder):
             log.info("skip extract %s: %s is complete", name, folder)
             return folder
+        # before anything is removed: a cache that this install cannot make again is kept
+        need_teacher_stage(
+            f"teacher '{name}' (its cache {folder} is missing, unfinished or of other options)"
+        )
+        if stale:
+            _remove_cache(folder, name)
         t = self.study.teachers[name]
         log.info("run extract %s: teacher %s -> %s%s", name, t.model, folder, " (resuming)" * bool(manifest))
-        write_json(record, {"hash": h})
+        write_json(record, {"hash": h, "layer": self.teacher_layer(name)})
         with measured() as step:
             m = self._extract(t, folder)
         rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
-        write_json(record, {"hash": h, **step, "teacher_tokens_per_s": round(rate)})
+        write_json(
+            record,
+            {"hash": h, "layer": self.teacher_layer(name), **step, "teacher_tokens_per_s": round(rate)},
+        )
         return folder
 
     def _extract(self, t: TeacherSpec, folder: Path) -> dict[str, Any]:
@@ -336,14 +364,14 @@ def run_study_file(study: str | os.PathLike | None = None, out: str | os.PathLik
     """Run the study file ``study`` (without one, the bundled default study) as ``ctx2static run`` does.
 
     ``out`` (default ``runs/<study file name>``) is checked writable before any step. Returns the
-    console's text: the study's verdict and where the report is; the tables (a row per benchmark, a
-    column per output) go to the debug log (``-v``) and to the report.
+    console's text: the study's verdict, where the vectors and the report are, the disk used; the
+    tables (a row per benchmark, a column per output) go to the debug log (``-v``) and to the report.
     """
     from ctx2static.eval.results import format_text
     from ctx2static.eval.suite import notes
     from ctx2static.resources import DEFAULT_STUDY
     from ctx2static.study.loader import load_study
-    from ctx2static.study.report import summary_lines
+    from ctx2static.study.report import start_outputs, summary_lines, where_lines
 
     path = Path(study) if study else DEFAULT_STUDY
     spec = load_study(path)
@@ -352,8 +380,10 @@ def run_study_file(study: str | os.PathLike | None = None, out: str | os.PathLik
     results = run_study(spec, folder)
     table = notes(spec.eval.analogy_config, common=True, families=spec.eval.families)
     log.debug("%s", format_text(results.common, table, results.own).rstrip())
-    verdict = [line.replace("**", "") for line in summary_lines(results.common) if line]
-    return "\n".join([*verdict, f"tables and figures: {folder / 'report.md'}"])
+    layout = StudyLayout(folder)
+    lines = [*summary_lines(results.common, start_outputs(spec), layout.vectors_dir), *where_lines(layout)]
+    verdict = [line.replace("**", "").replace("`", "") for line in lines if line]
+    return "\n".join([*verdict, f"- report, tables and figures: {layout.report}"])
 
 
 def _run(study: Study, layout: StudyLayout) -> Comparison:

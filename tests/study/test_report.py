@@ -23,8 +23,12 @@ def _study() -> Study:
     return Study(Path("s.toml"), CorpusSpec((Path("c.txt"),)), {}, students, retro)
 
 
-def _scores(ws: float, avg: float) -> list[Score]:
-    return [Score("ws353", "similarity", "spearman", ws, 10, 20), Score("avg5", "summary", "mean", avg, 5, 9)]
+def _scores(ws: float, avg: float, rg65: int = 30) -> list[Score]:
+    return [
+        Score("ws353", "similarity", "spearman", ws, 200, 353),
+        Score("rg65", "similarity", "spearman", 50.0, rg65, 65),
+        Score("avg5", "summary", "mean", avg, 900, 1500),
+    ]
 
 
 def test_deltas_pair_each_student_with_its_plain_counterpart_avg5_first():
@@ -37,7 +41,17 @@ def test_deltas_pair_each_student_with_its_plain_counterpart_avg5_first():
     }
     header, rows = delta_table(_study(), results)
     assert header == ["benchmark", "metric", "ctx − sgns", "x2 − cbow", "sgns+wn − sgns"]
-    assert rows == [["avg5", "mean", "-10.0", "+1.0", "+1.0"], ["ws353", "spearman", "+5.5", "n/a", "+2.0"]]
+    assert rows == [
+        ["avg5", "mean", "-10.0", "+1.0", "+1.0"],
+        ["ws353", "spearman", "+5.5", "n/a", "+2.0"],
+        ["rg65", "spearman", "+0.0", "+0.0", "+0.0"],
+    ]
+
+
+def test_no_delta_rests_on_too_few_items():
+    results = {n: _scores(40.0, 30.0, rg65=6) for n in ("sgns", "cbow", "ctx", "x2", "sgns+wn")}
+    _, rows = delta_table(_study(), results)
+    assert rows[-1] == ["rg65", "spearman", "n/a", "n/a", "n/a"]  # 6 pairs: a difference would mean nothing
 
 
 def test_pca_2d_recovers_a_line_and_a_plane():
@@ -143,6 +157,57 @@ def test_without_an_avg5_similarity_is_compared_on_the_sets_with_enough_items():
 
     text = "\n".join(summary_lines({"a": scores(0.0), "b": scores(5.0)}))
     assert (
-        "**similarity**: **b** 65.0 (mean Spearman of ws353, simlex999: the avg5 sets with enough items"
+        "**similarity**: **b** 65.0 (avg2: the mean Spearman of ws353, simlex999, not avg5; next: a 60.0)"
         in text
     )
+
+
+def _thin_rg65(shift: float, coverage: int = 100) -> list[Score]:
+    full = [Score(b, "similarity", "spearman", 60.0 + shift, coverage, 300) for b in ("ws353", "simlex999")]
+    thin = Score("rg65", "similarity", "spearman", 100.0, 6, 65)
+    return [*full, thin, Score("avg5", "summary", "mean spearman", float("nan"), 206, 665)]
+
+
+def test_the_report_opens_on_each_outputs_similarity_named_for_what_it_is():
+    from ctx2static.eval.comparison import Comparison
+    from ctx2static.study.report import headline_lines
+
+    common = {"a": _thin_rg65(0.0), "b": _thin_rg65(5.0)}
+    own = {"a": _thin_rg65(1.0, coverage=150), "b": _thin_rg65(5.0)}
+    text, _, header, _, a, b, *_ = headline_lines(Comparison(common, own))
+    assert (
+        "avg5 cannot be computed on the items every output covers: rg65 (6 items) has fewer than the 20"
+        in text
+    )
+    assert "gives avg2: the mean Spearman of ws353, simlex999, not avg5" in text
+    assert header == "| output | avg2, common items | avg2, its own items |"
+    assert (
+        a == "| a | 60.0 (33%) | 61.0 (50%) |" and b == "| b | 65.0 (33%) | 65.0 (33%) |"
+    )  # each own coverage
+
+
+def test_what_to_use_is_the_readmes_first_try_with_its_folder_and_the_next_command():
+    from ctx2static.study.report import summary_lines
+
+    results = {"ase": _thin_rg65(0.0), "x2": _thin_rg65(2.5)}
+    lines = summary_lines(results, ["ase"], Path("runs/default/vectors"))
+    assert lines[-2] == (
+        "**What to use**: ase, the README's first try for word similarity and analogy; here x2 is 2.5 "
+        "higher on similarity. Its vectors: `runs/default/vectors/ase`; next: "
+        "`ctx2static export runs/default/vectors/ase --format model2vec -o ase-m2v`."
+    )
+    assert summary_lines(results)[-2] == "**What to use**: x2 (best on 1 of 1 families: similarity)."
+
+
+def test_where_the_outputs_are_names_the_vectors_and_the_disk(tmp_path):
+    from ctx2static.study.layout import StudyLayout
+    from ctx2static.study.report import where_lines
+
+    layout = StudyLayout(tmp_path / "run")
+    layout.cache("t").mkdir(parents=True)
+    (layout.cache("t") / "shard.npy").write_bytes(b"0" * 3_000_000)
+    layout.vectors("ase").mkdir(parents=True)
+    (layout.vectors("ase") / "vectors.npy").write_bytes(b"0" * 1_000_000)
+    vectors, disk = where_lines(layout)
+    assert f"`{layout.vectors_dir}/`" in vectors
+    assert disk.startswith(f"- disk: 4 MB in `{layout.root}/`, 3 MB of it the teacher caches")
