@@ -881,8 +881,7 @@ def read_lines(
     ``limit`` no line costs more than ``limit`` bytes of memory: a longer one comes in pieces (each
     with the line's number), cut after a space or tab where there is one, else between characters.
     """
-    if not Path(path).is_file():
-        raise UserError(f"{path}: no such file; pass {expect}")
+    require_file(path, expect)
     n = 0
     try:
         with open_compressed(path) as fh:
@@ -902,6 +901,23 @@ def read_lines(
         raise UserError(
             f"{path}: cannot decompress or read it near line {n + 1} ({exc}); check the file is complete"
         ) from None
+
+
+def require_file(path: str | os.PathLike, expect: str) -> None:
+    """A one-line error naming ``expect`` unless ``path`` is a regular file (a link to one is).
+
+    A named pipe or a device is named as what it is, not as missing: it may never end (``/dev/zero``)
+    or be read once only, where an input is read more than once.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise UserError(f"{path}: no such file; pass {expect}") from None
+    if not stat.S_ISREG(mode):
+        raise UserError(
+            f"{path}: is {_kind(mode)}, not a file (a pipe or a device may never end, and an input is read "
+            f"more than once); pass {expect}"
+        )
 
 
 def _numbered(fh: BinaryIO, limit: int | None, strip: bytes = b"") -> Iterator[tuple[int, bytes]]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import COMPRESSED, open_compressed, read_json, read_lines, sha256_file
+from ctx2static.fileio import COMPRESSED, open_compressed, read_json, read_lines, require_file, sha256_file
 
 RECORD_BYTES = 64 << 20  # a JSON line or CSV field longer than this is refused (no record costs more)
 BATCH_ROWS = 256  # Parquet / Arrow rows read at a time
@@ -124,6 +124,8 @@ def find_sources(
                 )
             out += found
         elif p.exists():
+            if not p.is_dir():  # a saved dataset is a folder
+                require_file(p, "corpus files or folders")
             out.append(Source(p, _named_format(p, forced)))
         else:
             raise UserError(f"{p}: no such file or folder; pass existing corpus files or folders")

@@ -12,13 +12,16 @@ import lzma
 import os
 import tracemalloc
 import unicodedata
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ctx2static.errors import UserError
+from ctx2static.fileio import read_lines
 from ctx2static.text.corpus import PARAGRAPH_LINES, Bounds, Corpus, CorpusConfig
 from ctx2static.text.encoded import encode_corpus
+from ctx2static.text.sources import find_sources
 from ctx2static.text.split import Split
 from ctx2static.text.vocab import Vocab, VocabConfig
 
@@ -238,3 +241,15 @@ def test_a_file_named_twice_is_read_once_with_one_warning(tmp_path, caplog):
     warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     more = "(and 2 more file(s) given twice)"
     assert warned == [f"{names[1]}: the same file as {path}, given twice as corpus; read once {more}"]
+
+
+@pytest.mark.parametrize("kind", ["named pipe", "character device"])
+def test_a_pipe_or_a_device_as_corpus_is_named_as_what_it_is(tmp_path, kind):
+    if kind == "named pipe":
+        path = tmp_path / "corpus.txt"
+        os.mkfifo(path)  # opening it to read would wait for a writer forever
+    else:
+        path = Path("/dev/zero")  # reading it would never end
+    for read in (lambda: find_sources([path]), lambda: list(read_lines(path, "text"))):
+        with pytest.raises(UserError, match=rf"^{path}: is a {kind}, not a file .*; pass "):
+            read()
