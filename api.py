@@ -368,7 +368,7 @@ def export(
     check_output(path, kind, named)
     source = os.fspath(vectors) if isinstance(vectors, (str, os.PathLike)) else "VECTORS"
     vectors = _vectors(vectors)
-    added = missing_words(vectors, add_words, source)
+    added = missing_words(vectors, add_words, source, config.dims)
     if config.dims:
         vectors = vectors.reduced(config.dims)
         config = dataclasses.replace(config, dims=0)
