@@ -34,8 +34,9 @@ from ctx2static.export.card import Card
 from ctx2static.export.config import ExportConfig
 from ctx2static.export.quantize import Quantize
 from ctx2static.fileio import check_writable, read_lines
+from ctx2static.memory import check_fits
 from ctx2static.teachers import did_you_mean
-from ctx2static.vectors import Vectors, Weighting, check_vectors_output
+from ctx2static.vectors import COMPOSED_WORD_BYTES, Vectors, Weighting, check_vectors_output
 
 __all__ = [
     "Card",
@@ -146,11 +147,12 @@ def read_words(path: str | os.PathLike) -> list[str]:
     return words
 
 
-def missing_words(vectors: Vectors, words: Iterable[str], source: str) -> list[str]:
+def missing_words(vectors: Vectors, words: Iterable[str], source: str, dims: int = 0) -> list[str]:
     """The ``words`` that ``vectors`` lack, checked to be composable before any slow step.
 
     Vectors without a composer cannot make rows for them: one line naming ``source`` (the vectors)
-    and ``compose``, which gives them one.
+    and ``compose``, which gives them one. The table they make (the rows and the composed ones, of
+    ``dims`` columns, 0: the vectors') must fit in memory, estimated before anything is composed.
     """
     missing = list(dict.fromkeys(w for w in words if vectors.row_of(w) is None))
     if missing and vectors.composer is None:
@@ -158,4 +160,10 @@ def missing_words(vectors: Vectors, words: Iterable[str], source: str) -> list[s
             f"--add-words: {source} lacks {len(missing):,} of the words (first '{missing[0]}') and has no "
             f"composer to make them; give it one: ctx2static compose {source} --cache DIR --out NEW"
         )
+    rows = (len(vectors) + len(missing)) * (dims or vectors.dim) * 4
+    check_fits(
+        rows + len(missing) * COMPOSED_WORD_BYTES,
+        f"--add-words ({len(missing):,} words to compose into {source}'s table)",
+        "add fewer words, or export fewer columns (--dims)",
+    )
     return missing

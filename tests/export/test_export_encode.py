@@ -196,6 +196,34 @@ def test_add_words_without_a_composer_is_one_line_naming_compose(tmp_path, cli_m
     )
 
 
+def test_add_words_beyond_memory_are_refused_before_anything_is_composed(
+    bert_vectors, tmp_path, cli_main, monkeypatch
+):
+    from ctx2static import memory
+
+    src = bert_vectors.save(tmp_path / "v")
+    (tmp_path / "words.txt").write_text("".join(f"zq{i}x\n" for i in range(3000)))
+    monkeypatch.setattr(memory, "available_bytes", lambda: 100_000)  # 100 kB left
+    monkeypatch.setattr(Vectors, "with_composed", lambda *_: pytest.fail("composed before the check"))
+    code, _, err = cli_main("export", src, "--format", "word2vec", "-o", tmp_path / "e.txt",
+                            "--add-words", tmp_path / "words.txt")  # fmt: skip
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"error: --add-words (3,000 words to compose into {src}'s table) needs about ")
+    assert err.strip().endswith("available: add fewer words, or export fewer columns (--dims)")
+    assert not (tmp_path / "e.txt").exists()
+
+
+def test_composed_rows_are_written_into_one_table_a_chunk_at_a_time(bert_vectors, monkeypatch):
+    import ctx2static.vectors as vectors_module
+
+    words = [f"zq{i}x" for i in range(50)] + [bert_vectors.words[0]]
+    whole = np.concatenate([np.asarray(bert_vectors.matrix), bert_vectors.query(words[:50])])
+    monkeypatch.setattr(vectors_module, "COMPOSE_CHUNK", 7)
+    got = bert_vectors.with_composed(words)
+    assert got.words == [*bert_vectors.words, *words[:50]]
+    np.testing.assert_array_equal(got.matrix, whole)
+
+
 def test_export_says_it_evaluates_for_the_model_card(bert_vectors, tmp_path, cli_main):
     """The export's slow step is announced before it runs, with the flag that skips it."""
     src = bert_vectors.save(tmp_path / "v")
