@@ -41,6 +41,7 @@ from ctx2static.fileio import atomic_write, check_writable, refuse_inputs, temp_
 from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.options import Options, field_names
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
+from ctx2static.pipeline.models import need_teacher_stage
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.teachers import did_you_mean
 from ctx2static.text.corpus import Corpus, CorpusConfig
@@ -172,6 +173,7 @@ def extract(
     interrupted run. Options: corpus, vocabulary, teacher, extract and engine fields
     (``engine="ray"``: the teacher runs on Ray workers).
     """
+    need_teacher_stage("extract")
     from ctx2static.pipeline.extract import extract_with
     from ctx2static.text.vocab import Vocab
 

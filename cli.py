@@ -25,6 +25,7 @@ from ctx2static.fileio import environment_error
 from ctx2static.interrupts import Terminated, put_in_place, sigterm_as_interrupt
 from ctx2static.options import Choice, click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
+from ctx2static.pipeline.models import need_teacher_stage
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.students.combine import CombineConfig
 from ctx2static.teachers import names as teacher_names
@@ -137,6 +138,7 @@ def extract(
     corpus_paths: tuple[str, ...], teacher: str, out: str, vocab_path: str | None, **options: Any
 ) -> None:
     """Run a teacher once over a corpus and write the sharded cache (here, or on Ray workers)."""
+    need_teacher_stage("extract")
     from ctx2static.pipeline.extract import extract_files
 
     click.echo(extract_files(corpus_paths, teacher, out, vocab_path, options))

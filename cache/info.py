@@ -88,7 +88,7 @@ def describe(folder: str | os.PathLike, verify: bool = True) -> tuple[str, bool]
         f"cache {Path(folder)}: {'complete' if cache.complete else 'INCOMPLETE (re-run extract to resume)'}",
         f"teacher: {t['name']} [{t['family']}, substitutes from {t['substitutes_from']}] rev {t['revision']}",
         f"  {t['source']}; layer {t.get('layer', 'last')}, {t.get('precision', 'precision not recorded')} "
-        f"on {t.get('backend', 'torch')}; "
+        f"on {t.get('backend', 'torch')} ({t.get('device', 'device not recorded')}); "
         f"tokenizer {t['tokenizer']}; max length {t['max_length']}",
         "corpus: " + ", ".join(f"{c['path']} (sha256 {c['sha256'][:12]})" for c in ident.get("corpus", [])),
         f"vocab: {v['size']} words (sha256 {v['sha256_16']})",

@@ -29,6 +29,28 @@ from ctx2static.errors import UserError
 from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, WORD_SLOT
 from ctx2static.teachers import BY_NAME, TEACHERS, Teacher, names, teacher_hint
 
+TEACHER_STAGE = "pip install 'ctx2static[teacher]'"
+"""What installs the teacher stage (torch, transformers): the core install runs everything else."""
+
+
+def teacher_stage_missing() -> str:
+    """Why this install cannot run a teacher (torch or transformers does not import); '' where it can."""
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        return str(exc)
+    return ""
+
+
+def need_teacher_stage(what: str) -> None:
+    """Refuse ``what`` in one line naming the extra to install, where this install has no teacher stage."""
+    reason = teacher_stage_missing()
+    if reason:
+        raise UserError(
+            f"{what} needs the teacher stage, which this install lacks ({reason}): {TEACHER_STAGE}"
+        )
+
 
 class TeacherKind(str, Enum):
     """How a teacher yields substitutes: its MLM head, its tied input embeddings, or its next-token head."""

@@ -1,5 +1,7 @@
 """cache info and the report's cache table: bytes per corpus token of the shards, of what is stored once."""
 
+import json
+
 import numpy as np
 
 from ctx2static.cache import Cache
@@ -11,6 +13,7 @@ from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 
 from .. import tiny_models as tm
+from ..synthetic_cache import write_cache
 
 
 def test_sizes_split_into_shard_signals_and_what_is_stored_once(tiny_models, tmp_path):
@@ -37,3 +40,14 @@ def test_sizes_split_into_shard_signals_and_what_is_stored_once(tiny_models, tmp
     assert valid and f"{once['occ_sum'] / n_words:.1f}" in line
     assert text.index("-- per corpus token") < text.index("occ_vec") < text.index("-- once per cache")
     assert np.isclose(float(text.splitlines()[-1].split(", ")[1].split()[0]), disk / n_words, atol=0.05)
+
+
+def test_info_names_the_device_the_teacher_ran_on_where_the_cache_records_it(tmp_path):
+    folder = write_cache(tmp_path / "c", ["a", "b"], [[0, 1]], 4, np.zeros((1, 2)))
+    path = folder / "manifest.json"
+    manifest = json.loads(path.read_text())
+    teacher = {"precision": "bfloat16", "backend": "torch"}
+    for recorded, shown in [({"device": "cuda"}, "bfloat16 on torch (cuda)"), ({}, "(device not recorded)")]:
+        manifest["identity"]["teacher"] = {**teacher, **recorded}
+        path.write_text(json.dumps(manifest))
+        assert shown in describe(folder, verify=False)[0]

@@ -69,7 +69,7 @@ def test_a_cache_begun_with_torch_is_not_continued_with_onnx(tiny_models, corpus
     assert extract(corpus, vocab, torch_teacher, tmp_path / "c", cfg)["complete"]
     m = extract(corpus, vocab, ort, tmp_path / "o", cfg)
     assert m["identity"]["teacher"]["backend"] == "onnx" and m["complete"]
-    assert "float32 on onnx;" in describe(tmp_path / "o", verify=False)[0]
+    assert "float32 on onnx (" in describe(tmp_path / "o", verify=False)[0]
 
 
 def test_the_word_table_reads_its_own_layers_from_the_onnx_graph(tiny_models, corpus_file, tmp_path):
