@@ -36,10 +36,13 @@ from ctx2static.cache.layout import (
 from ctx2static.cache.validate import manifest_problem, nonfinite_array, shard_problem
 from ctx2static.errors import UserError
 from ctx2static.fileio import read_json, sha256_file
+from ctx2static.memory import check_fits
 from ctx2static.text.vocab import Vocab
 
 REBUILD = "re-run the extract (or the study) that made this cache"
 
+TOKEN_ROW_BYTES = 64
+"""A teacher token row read into numpy beyond its parquet bytes: its string as a Python object, ids."""
 _VERIFIED: set[tuple[str, str, int, int]] = set()  # (real path, sha256, size, mtime) checked by this process
 
 
@@ -304,8 +307,31 @@ class Cache:
         return self._final_file(TEACHER_TOKENIZER).read_text(encoding="utf-8")
 
     def teacher_tokens(self) -> dict[str, np.ndarray]:
-        """Teacher token table: ``id``, ``token`` (string) and ``word`` (static word id or -1)."""
-        t = pq.read_table(self._final_file(TEACHER_TOKENS))
+        """Teacher token table: ``id``, ``token`` (string) and ``word`` (static word id or -1).
+
+        The rows its metadata declares are checked first, against the teacher's token embeddings in
+        vocab.h5 and the memory left: a parquet file of 1.6 MB may declare 170M rows in one row group,
+        which reading would try to hold (5 GB and a traceback, issue 56).
+        """
+        path = self._final_file(TEACHER_TOKENS)
+        try:
+            meta = pq.ParquetFile(path).metadata
+        except (OSError, ValueError) as exc:  # pyarrow's errors for a file that is not parquet
+            raise UserError(f"{path}: cannot be read ({exc}); {REBUILD} to rebuild it") from None
+        with open_h5(self._final_file(VOCAB_H5), f"delete it and {REBUILD}") as f:
+            n_tokens = f["teacher_token_emb"].shape[0] if "teacher_token_emb" in f else None
+        if n_tokens is not None and meta.num_rows != n_tokens:
+            raise UserError(
+                f"{path}: declares {meta.num_rows:,} rows, not one for each of the teacher's {n_tokens:,} "
+                f"tokens; {REBUILD} to rebuild it"
+            )
+        declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        check_fits(
+            declared + meta.num_rows * TOKEN_ROW_BYTES,
+            f"{path} ({meta.num_rows:,} rows as its metadata declares)",
+            f"the file is damaged or not this cache's; {REBUILD} to rebuild it",
+        )
+        t = pq.read_table(path)
         tokens = {c: t.column(c).to_numpy(zero_copy_only=False) for c in t.column_names}
         word = tokens.get("word")
         if word is None or (len(word) and (word.min() < -1 or word.max() >= len(self.vocab))):

@@ -457,3 +457,37 @@ def test_a_missing_signal_is_one_line_in_fit_student_and_in_run_before_any_extra
     code, _, err = cli_main("run", tmp_path / "s.toml", "--out", tmp_path / "run")
     assert code == 2 and err.count("\n") == 1 and f"needs the cache signal '{signal}'" in err, err
     assert not (tmp_path / "run").exists()  # refused before the study folder, let alone an extract
+
+
+@pytest.mark.parametrize("with_embeddings", [False, True])
+def test_a_token_table_declaring_millions_of_rows_is_refused_before_it_is_read(
+    tmp_path, monkeypatch, with_embeddings
+):
+    from ctx2static import memory
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(6)]
+    tables = None
+    if with_embeddings:  # what a real extract writes: one embedding row per teacher token
+        zeros = np.zeros((6, 4), np.float32)
+        tables = {"token_emb": zeros, "word_emb": zeros, "teacher_token_emb": np.zeros((5, 4), np.float16)}
+    folder = write_cache(
+        tmp_path / "c", words, [[0, 1, 2], [3, 4, 5]], 2, rng.normal(size=(2, 4)).astype(np.float32),
+        vocab_tables=tables, token_words=np.array([0, 1, -1, 2, 3]),
+    )  # fmt: skip
+    n = 5_000_000  # one value repeated: a few kB on disk
+    table = pa.table(
+        {"id": pa.array(np.zeros(n, np.int32)), "token": pa.array([""] * n), "word": np.full(n, -1)}
+    )
+    pq.write_table(table, folder / "teacher_tokens.parquet", row_group_size=n)
+    assert (folder / "teacher_tokens.parquet").stat().st_size < 200_000
+    reseal(folder, "teacher_tokens.parquet")
+    monkeypatch.setattr(memory, "available_bytes", lambda: 100_000_000)
+    monkeypatch.setattr(pq, "read_table", lambda *_a, **_k: pytest.fail("read before the check"))
+    said = (
+        "declares 5,000,000 rows, not one for each of the teacher's 5 tokens"
+        if with_embeddings
+        else (r"\(5,000,000 rows as its metadata declares\) needs about .* more than the 95\.4 MiB available")
+    )
+    with pytest.raises(UserError, match=said):
+        Cache.open(folder).teacher_tokens()
