@@ -9,6 +9,7 @@ than a Mermaid diagram so that it shows offline and on the repository's own page
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -69,7 +70,7 @@ def teachers_by_students() -> Path:
         teacher, _, student = column.rpartition("_")
         if student in students:
             grid[teacher, student] = number(cell)
-    teachers = list(dict.fromkeys(t for t, _ in grid))
+    teachers = sorted(dict.fromkeys(t for t, _ in grid), key=lambda t: t.split("_")[0])  # rows by teacher
     fig, ax = plt.subplots(figsize=(7.2, 0.45 * len(teachers) + 1.4))
     image = ax.imshow(
         [[grid.get((t, s), float("nan")) for s in students] for t in teachers],
@@ -87,10 +88,36 @@ def teachers_by_students() -> Path:
                 colour = "white" if value < 60 else "black"
                 ax.text(x, y, f"{value:.1f}", ha="center", va="center", color=colour)
     ax.set_xticks(range(len(students)), students)
-    ax.set_yticks(range(len(teachers)), teachers)
-    ax.set_title("avg5 on Brown by teacher and student (bench/results/teachers_brown.md)", fontsize=9)
+    ax.set_yticks(range(len(teachers)), [_teacher_label(t) for t in teachers])
+    ax.set_title(
+        "avg5 on Brown by teacher and student (bench/results/teachers_brown.md)\n"
+        "a row: the teacher and what its pass changed (int8 precision, --layer -1); all options: the file",
+        fontsize=9,
+    )
     fig.colorbar(image, ax=ax, label="avg5")
     return _save(fig, "teachers_students.png")
+
+
+def _teacher_label(name: str) -> str:
+    """A study's teacher name as a reader reads it: ``mpnet_int8`` -> ``mpnet, int8 pass``."""
+    teacher, *variants = name.split("_")
+    said = {"int8": "int8 pass", "last": "last layer"}
+    return ", ".join([teacher, *(said.get(v, v) for v in variants)])
+
+
+def _cut(ax: plt.Axes, axis: str) -> None:
+    """Mark ``axis`` ("x" or "y") as cut: it does not start at zero, so small gaps look large."""
+    low, high = ax.get_xlim() if axis == "x" else ax.get_ylim()
+    low = math.floor(low)  # a whole start, said below
+    (ax.set_xlim if axis == "x" else ax.set_ylim)(low, high)
+    kw = {"transform": ax.transAxes, "color": "black", "clip_on": False, "linewidth": 1}
+    for shift in (0.0, 0.025):  # two short slashes across the axis line, near its start
+        if axis == "y":
+            ax.plot([-0.02, 0.02], [0.03 + shift, 0.06 + shift], **kw)
+        else:
+            ax.plot([0.03 + shift, 0.06 + shift], [-0.02, 0.02], **kw)
+    label = ax.get_ylabel() if axis == "y" else ax.get_xlabel()
+    (ax.set_ylabel if axis == "y" else ax.set_xlabel)(f"{label}\n(axis cut: starts at {low:g}, not 0)")
 
 
 def size_curve() -> Path:
@@ -100,7 +127,10 @@ def size_curve() -> Path:
     for output in dict.fromkeys(r["output"] for r in rows):
         mine = [r for r in rows if r["output"] == output]
         sizes, scores = [number(r["size"]) for r in mine], [number(r["avg5 on 1M's items"]) for r in mine]
-        ax.plot(sizes, scores, "o-", label=output)
+        # a table that stops early says so in the legend (bert-sg: ~0.8 kB of cache a token, run to 2M)
+        whole = len(mine) == len({r["size"] for r in rows})
+        label = output if whole else f"{output} (run to {mine[-1]['size']})"
+        ax.plot(sizes, scores, "o-", label=label)
     ax.set_xscale("log", base=2)
     sizes = sorted({number(r["size"]) for r in rows})
     ax.set_xticks(sizes, [f"{s:g}M" for s in sizes])
@@ -109,6 +139,7 @@ def size_curve() -> Path:
     ax.set_title("MiniLM students by corpus size (bench/results/size_curve.md)", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))  # beside the plot: no point hidden
+    _cut(ax, "y")
     return _save(fig, "size_curve.png")
 
 
@@ -144,6 +175,9 @@ def time_and_quality() -> Path:
         ax.set_xlabel("whole recipe on Brown, wall seconds (2 cores)")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
+        low, high = ax.get_ylim()
+        ax.set_ylim(math.floor(low) - 1, math.ceil(high) + 0.5)  # whole points: the gap reads in units
+        _cut(ax, "y")
     axes[0].set_xlim(0, max(seconds.values()) * 1.35)
     fig.suptitle("Time and quality, MiniLM teacher (race_brown.md, sentences_minilm_brown.md)", fontsize=9)
     return _save(fig, "time_quality.png")
@@ -162,25 +196,40 @@ def sentences_and_words() -> Path:
     points = {m: (number(avg5[m]), number(r["sentences-mean"])) for m, r in sentences.items() if m in avg5}
     # the outputs a reader chooses between, and where each label goes so that none covers another
     shown = {
-        "ase": (4, 4),
-        "sentence": (-44, 6),
-        "x2static": (-50, -4),
-        "bert-sg": (4, -11),
-        "sgns": (4, 4),
-        "teacher": (4, 4),
-        "model2vec": (4, -11),
-        "tokenlearn": (4, 4),
+        "ase": (6, 4),
+        "sentence": (6, 4),
+        "x2static": (-56, -4),
+        "bert-sg": (6, -12),
+        "teacher": (6, 4),
+        "model2vec": (6, -12),
+        "tokenlearn": (6, -12),
     }
-    fig, ax = plt.subplots(figsize=(7.6, 4.0))
+    fig, ax = plt.subplots(figsize=(7.6, 4.4))
     for name, offset in shown.items():
         x, y = points[name]
         peer = name.startswith(("teacher", "model2vec", "tokenlearn"))
         ax.scatter(x, y, color="tab:orange" if peer else "tab:blue", s=30)
         ax.annotate(name, (x, y), textcoords="offset points", xytext=offset, fontsize=8)
+    # plain skip-gram sits far below the rest on words: said at the edge, so the others have room
+    xs = [points[n][0] for n in shown]
+    ax.set_xlim(math.floor(min(xs)) - 2, math.ceil(max(xs)) + 2)
+    x, y = points["sgns"]
+    ax.set_ylim(math.floor(y) - 1, math.ceil(max(points[n][1] for n in shown)) + 1)
+    ax.annotate(
+        f"sgns (avg5 {x:.1f}, off the axis)",
+        (ax.get_xlim()[0], y),
+        xytext=(12, 0),
+        textcoords="offset points",
+        va="center",
+        fontsize=8,
+        arrowprops={"arrowstyle": "<-", "color": "tab:blue"},
+    )
     ax.set_xlabel("avg5 (word similarity)")
     ax.set_ylabel("sentence probes, mean accuracy")
     ax.set_title("Brown, MiniLM: ours (blue), the teacher and peers (orange); sentences_brown.md", fontsize=9)
     ax.grid(alpha=0.3)
+    _cut(ax, "x")
+    _cut(ax, "y")
     return _save(fig, "sentences_words.png")
 
 
