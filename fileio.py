@@ -348,7 +348,7 @@ def atomic_dir(path: str | os.PathLike, may_hold: Collection[str] = ()) -> Itera
         for _ in range(_RACES):
             try:
                 check_target(path, folder=True)  # what appeared there while the folder was written
-                _check_replaceable(path, {*os.listdir(tmp), *may_hold})
+                check_replaceable(path, {*os.listdir(tmp), *may_hold})
                 with held(f"the new {path} is in place, whole"):
                     if _swap(tmp, path):
                         break
@@ -433,8 +433,12 @@ def _libc() -> Any:
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _check_replaceable(path: Path, names: set[str]) -> None:
-    """A one-line error when folder ``path`` holds an entry not in ``names`` (it would be lost)."""
+def check_replaceable(path: Path, names: set[str]) -> None:
+    """A one-line error when folder ``path`` holds an entry not in ``names`` (it would be lost).
+
+    :func:`atomic_dir` asks it before its rename; a command asks it before its work too, so that
+    ``--out`` naming a folder of other files is refused before the training, not after it.
+    """
     try:
         foreign = sorted(set(os.listdir(path)) - names)
     except FileNotFoundError:

@@ -46,6 +46,7 @@ from ctx2static.fileio import (
     atomic_dir,
     atomic_files,
     atomic_write,
+    check_replaceable,
     check_writable,
     read_json,
     read_lines,
@@ -57,6 +58,8 @@ from ctx2static.words import tokenize
 log = logging.getLogger(__name__)
 
 
+NATIVE_FILES = ("vectors.npy", "vocab.tsv", "meta.json")
+"""What a native vectors folder holds (its composer's files besides, when it has one)."""
 COMPOSE_CHUNK = 1 << 16
 """Words composed at a time by :meth:`Vectors.with_composed` (their token lists are held for one chunk)."""
 COMPOSED_WORD_BYTES = 256
@@ -472,14 +475,14 @@ class Vectors:
 
     def _save_native(self, path: Path) -> None:
         with atomic_dir(path, may_hold=(ROWS, TOKENIZER)) as tmp:  # a composer saved there before
-            with open(tmp / "vectors.npy", "wb") as fh:
+            with open(tmp / NATIVE_FILES[0], "wb") as fh:
                 write_npy(fh, self.matrix)
-            with open(tmp / "vocab.tsv", "w", encoding="utf-8") as fh:
+            with open(tmp / NATIVE_FILES[1], "w", encoding="utf-8") as fh:
                 counts = self.counts if self.counts is not None else np.zeros(len(self.words), int)
                 for w, c in zip(self.words, counts.tolist(), strict=True):
                     fh.write(f"{escape_word(w)}\t{c}\n")
             meta = self._meta_with_composer(tmp, "")
-            with open(tmp / "meta.json", "w", encoding="utf-8") as fh:
+            with open(tmp / NATIVE_FILES[2], "w", encoding="utf-8") as fh:
                 json.dump(meta, fh, indent=1)
 
     @classmethod
@@ -674,7 +677,7 @@ def nearest_words(
     v = Vectors.load(path, mmap=True)
     asked = [*words, *(w for triple in analogies for w in triple)]
     unknown = [w for w in asked if v.row_of(w) is None]
-    paths = [w for w in unknown if os.sep in w or os.path.exists(w)]
+    paths = [w for w in unknown if w.endswith(os.sep) or os.path.exists(w)]  # "and/or" stays a word
     if paths:  # a second table given as a word would be composed from its name's subwords, silently
         rest = " ".join(w for w in words if w not in paths) or "WORD"
         raise UserError(
@@ -756,6 +759,8 @@ def check_vectors_output(
     name must fit the filesystem; ``folder`` as there.
     """
     check_writable(path, inputs=inputs, folder=folder, beside=vector_files(path, output=True)[1:])
+    if folder is not False and saves_folder(path):
+        check_replaceable(Path(path), {*NATIVE_FILES, ROWS, TOKENIZER})
 
 
 def check_replace(path: str | os.PathLike, maker: str, overwrite: bool) -> None:

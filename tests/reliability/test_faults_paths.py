@@ -261,6 +261,32 @@ def test_a_folder_output_never_replaces_a_folder_of_other_files(tmp_path, inputs
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "mine"]
 
 
+@pytest.mark.parametrize("command", ["fit-student", "retrofit", "combine"])
+def test_overwrite_onto_a_folder_of_other_files_is_refused_before_the_work(
+    tmp_path, inputs, cli_main, monkeypatch, command
+):
+    import ctx2static.retrofit.files as retrofit_files
+    import ctx2static.students.registry as registry
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text(PRECIOUS)
+
+    def no_work(*_a, **_k):
+        raise AssertionError("worked before checking the output")
+
+    monkeypatch.setattr(registry, "fit_cache_student", no_work)
+    monkeypatch.setattr(retrofit_files, "retrofit_vectors", no_work)
+    args = {
+        "fit-student": ["fit-student", "-s", "x2static", "--cache", inputs / "cache"],
+        "retrofit": ["retrofit", inputs / "v.txt", "-l", inputs / "lex.txt"],
+        "combine": ["combine", inputs / "v.txt", inputs / "native"],
+    }[command]
+    code, _, err = cli_main(*args, "-o", out, "--overwrite")
+    _one_line(code, err, f"{out}: holds thesis.tex, which this output does not write")
+    assert _snapshot(out) == {"thesis.tex": PRECIOUS.encode()}
+
+
 def test_a_native_folder_is_saved_again_with_and_without_its_composer(tmp_path, inputs):
     v = Vectors.load(inputs / "v.txt")
     (tmp_path / "v").mkdir()  # an empty folder made for it
