@@ -355,9 +355,24 @@ def run_study(study: Study, out: str | Path) -> Comparison:
     is locked while the study runs: a second run into it is a one-line error naming the first.
     SIGTERM stops it as Ctrl-C does (a ``KeyboardInterrupt``, temporaries removed).
     """
+    check_engines(study)
     layout = StudyLayout(Path(out))
     with sigterm_as_interrupt(), folder_lock(layout.root, "study"):
         return _run(study, layout)
+
+
+def check_engines(study: Study) -> None:
+    """Refuse a teacher whose engine is not installed (Ray), before any file is written or teacher loads."""
+    import importlib.util
+
+    from ctx2static.pipeline.config import Engine
+
+    for name, t in study.teachers.items():
+        if t.engine.engine is Engine.RAY and importlib.util.find_spec("ray") is None:
+            raise UserError(
+                f"{study.path}: teacher {name} runs on engine ray, and Ray is not installed: "
+                "pip install 'ctx2static[scale]', or drop engine = \"ray\" to run it here"
+            )
 
 
 def run_study_file(study: str | os.PathLike | None = None, out: str | os.PathLike | None = None) -> str:
@@ -375,6 +390,7 @@ def run_study_file(study: str | os.PathLike | None = None, out: str | os.PathLik
 
     path = Path(study) if study else DEFAULT_STUDY
     spec = load_study(path)
+    check_engines(spec)
     folder = Path(out) if out else Path("runs") / path.stem
     check_writable(folder, inside=True, inputs=spec.inputs)
     results = run_study(spec, folder)

@@ -436,12 +436,34 @@ def test_a_study_teacher_runs_on_the_engine_it_names(tmp_path, teacher, monkeypa
         raise UserError("stop here")
 
     monkeypatch.setattr(pipeline_extract, "extract_with", fake)
+    monkeypatch.setattr(runner, "check_engines", lambda study: None)  # Ray need not be installed here
     with pytest.raises(UserError, match="stop here"):
         run_study(study, tmp_path / "run")
     assert seen == [study.teachers["tiny"].engine]
     layout = StudyLayout(tmp_path / "run")
     ray_hash = runner.StudyRunner(study, layout).teacher_hash("tiny")
     assert ray_hash == runner.StudyRunner(local, StudyLayout(tmp_path / "run2")).teacher_hash("tiny")
+
+
+def test_a_study_on_ray_without_ray_is_one_line_before_anything_runs(tmp_path, teacher, monkeypatch):
+    import importlib.util
+
+    from ctx2static.pipeline import extract as pipeline_extract
+
+    path = _write(tmp_path, teacher)
+    path.write_text(path.read_text().replace("vectors = true", 'vectors = true\nengine = "ray"'))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
+    )
+    monkeypatch.setattr(
+        pipeline_extract, "extract_with", lambda *_: pytest.fail("extracted before the check")
+    )
+    with pytest.raises(
+        UserError, match=r"teacher tiny runs on engine ray, and Ray is not installed: pip install"
+    ):
+        run_study(load_study(path), tmp_path / "run")
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_student_missing_its_signal_is_refused_with_the_study_key(tmp_path, teacher):
