@@ -133,8 +133,8 @@ class Options:
 
 
 def _shown(value: Any) -> str:
-    """``repr(value)``, its middle left out when long: a 100 kB template still makes a one-line error."""
-    text = repr(value)
+    """``repr(value)`` (an enum's value's), its middle left out when long: one line for a 100 kB template."""
+    text = repr(value.value if isinstance(value, enum.Enum) else value)
     return text if len(text) <= 80 else f"{text[:40]}...{text[-20:]} ({len(text):,} characters)"
 
 

@@ -59,10 +59,27 @@ class TeacherConfig(Options):
     )
 
     def rules(self) -> Iterable[Rule]:
-        """Threads are a count; the layer spec parses (its range is checked against the model)."""
+        """Threads this machine runs, a layer spec that parses, a precision, backend and device that agree.
+
+        int8 and ONNX Runtime run on a CPU, ONNX Runtime in float32 or int8: a combination that does
+        not is refused here, before a model is read. The layer spec's range needs the model's config.
+        """
+        cpu = self.device.partition(":")[0] == "cpu"
+        onnx = self.backend is Backend.ONNX
         return [
             threads_rule(self.threads, "torch's default"),
             layer_rule("layer", self.layer),
+            (
+                "precision",
+                cpu or self.precision is not Precision.INT8,
+                f"auto, float32, bfloat16 or float16 on device {self.device}: int8 runs on a CPU",
+            ),
+            ("backend", cpu or not onnx, f"torch on device {self.device}: onnx runs on a CPU"),
+            (
+                "precision",
+                not onnx or self.precision in (Precision.AUTO, Precision.FLOAT32, Precision.INT8),
+                "auto, float32 or int8 with backend onnx",
+            ),
         ]
 
 

@@ -257,14 +257,8 @@ class OnnxForward:
         self.names = [o.name for o in session.get_outputs()]
 
     @classmethod
-    def load(
-        cls, model: Any, source: str, precision: Precision, device: torch.device, pad_id: int, threads: int
-    ) -> OnnxForward:
+    def load(cls, model: Any, source: str, precision: Precision, pad_id: int, threads: int) -> OnnxForward:
         """The session for ``model`` at ``precision`` (float32 or int8) on ``threads`` (0: as torch)."""
-        if device.type != "cpu":
-            raise UserError(f"--backend onnx runs on a CPU; on --device {device} use --backend torch")
-        if precision not in (Precision.FLOAT32, Precision.INT8):
-            raise UserError(f"--backend onnx runs float32 or int8, not --precision {precision.value}")
         ort = _require()
         path = exported(model, source, precision, pad_id)
         opts = ort.SessionOptions()

@@ -136,7 +136,7 @@ class Teacher:
     attn_impl: str  # the model's own attention implementation, used by passes that need no weights
     layers: tuple[int, ...] = ()  # hidden states averaged for the vectors and means (() = the last)
     n_hidden: int = 0  # hidden states the model returns (layers + embeddings; 0 = not stated by its config)
-    precision: str = "float32"  # dtype the forward computes in (autocast when not float32)
+    precision: Precision = Precision.FLOAT32  # what the forward computes in (autocast: bfloat16, float16)
     substitutes: np.ndarray | None = None  # token ids top-k substitutes come from (None: all)
     layer_spec: str = ""  # the --layer spec that ``layers`` were read from (auto resolved)
     onnx: OnnxForward | None = None  # --backend onnx: the forward runs here (the model keeps the tables)
@@ -160,27 +160,28 @@ class Teacher:
         config = config or TeacherConfig()
         source = resolve(name)
         model_config, tok = _config_and_tokenizer(name, source)
+        # what the options and the config decide is checked before the weights load: the family of
+        # the architecture (not of the weights found) picks the default layers, so a study resolves
+        # them from the config alone (models.teacher_layer)
+        n_hidden = n_hidden_states(model_config)
+        spec = resolve_layer(config.layer, detect_kind(model_config), n_hidden)
+        layers = parse_layers(spec, n_hidden) if n_hidden else ()
+        dev = _device(config.device)
+        precision = _precision(config.precision, dev)
         model, kind = _model(name, source, model_config)
         try:
-            model = model.eval().to(config.device)
+            model = model.eval().to(dev)
         except (RuntimeError, AssertionError) as exc:
             msg = str(exc).splitlines()[0]
             raise UserError(f"--device {config.device}: not usable here ({msg}); try --device cpu") from None
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token or tok.unk_token
         impl = model.config._attn_implementation
-        # the family of the architecture (not of the weights found) picks the default layers, so
-        # a study resolves them from the config alone (models.teacher_layer)
-        n_hidden = n_hidden_states(model_config)
-        spec = resolve_layer(config.layer, detect_kind(model_config), n_hidden)
-        layers = parse_layers(spec, n_hidden) if n_hidden else ()
-        dev = torch.device(config.device)
-        precision = _precision(Precision(config.precision), dev)
         onnx = None
         if config.backend is Backend.ONNX:
             from ctx2static.pipeline.onnx import OnnxForward
 
-            onnx = OnnxForward.load(model, source, precision, dev, int(tok.pad_token_id), config.threads)
+            onnx = OnnxForward.load(model, source, precision, int(tok.pad_token_id), config.threads)
         elif precision is Precision.INT8:
             from ctx2static.pipeline.int8 import quantize_linears
 
@@ -198,7 +199,7 @@ class Teacher:
             impl,
             layers,
             n_hidden,
-            precision.value,
+            precision,
             layer_spec=spec,
             onnx=onnx,
         )
@@ -264,9 +265,9 @@ class Teacher:
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """The context the forward runs in: autocast to ``precision`` unless that is float32."""
-        if self.precision in ("float32", "int8"):  # int8 Linear layers return float32
+        if self.precision in (Precision.FLOAT32, Precision.INT8):  # int8 Linear layers return float32
             return contextlib.nullcontext()
-        return torch.autocast(self.device.type, dtype=getattr(torch, self.precision))
+        return torch.autocast(self.device.type, dtype=getattr(torch, self.precision.value))
 
     def forward(self, batch: list[Encoding], request: Request) -> list[TeacherOutput]:
         """One padded forward pass over a batch; every reduction runs on the device."""
@@ -472,12 +473,26 @@ def _max_length(model_config: Any, tok: Any) -> int:
     return int(min(max_pos, tok.model_max_length if tok.model_max_length < 1e6 else max_pos))
 
 
+def _device(spec: str) -> torch.device:
+    """``--device`` as torch reads it; a CUDA device that is not there: one line, before the weights load."""
+    try:
+        dev = torch.device(spec)
+    except RuntimeError as exc:
+        msg = str(exc).splitlines()[0]
+        raise UserError(f"--device {spec}: not a torch device ({msg}); e.g. cpu, cuda, cuda:1") from None
+    found = torch.cuda.device_count() if dev.type == "cuda" else 0
+    if dev.type == "cuda" and (dev.index or 0) >= found:
+        raise UserError(f"--device {spec}: not usable here ({found} CUDA devices); try --device cpu")
+    return dev
+
+
 def _precision(precision: Precision, dev: torch.device) -> Precision:
-    """``auto`` made concrete for the device (bfloat16 on GPUs that have it); int8 only on a CPU."""
+    """``auto`` made concrete for the device: bfloat16 on GPUs that have it, else float16; float32 on CPUs.
+
+    int8 on a GPU, and ONNX Runtime off the CPU or in another precision, are refused by the config.
+    """
     if precision is Precision.AUTO:
         cuda = dev.type == "cuda"
         bf16 = cuda and torch.cuda.is_bf16_supported()
         return Precision.BFLOAT16 if bf16 else Precision.FLOAT16 if cuda else Precision.FLOAT32
-    if precision is Precision.INT8 and dev.type != "cpu":
-        raise UserError(f"--precision int8 runs on a CPU; on --device {dev} use auto (bfloat16)")
     return precision

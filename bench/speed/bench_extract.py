@@ -239,7 +239,7 @@ def main() -> None:
         "",
         f"Command: `{cmd}`",
         "",
-        f"Teacher {args.teacher} ({teacher.source}, {teacher.precision}), {args.threads} CPU threads, "
+        f"Teacher {args.teacher} ({teacher.source}, {teacher.precision.value}), {args.threads} CPU threads, "
         f"token budget {budget}, "
         f"{len(sents)} sentences of {Path(args.corpus).name}, {n_tok} teacher tokens "
         f"({p_tok} in the paragraph inputs), {n_words} corpus tokens, vocabulary {len(vocab)} "

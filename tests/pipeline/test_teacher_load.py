@@ -124,3 +124,36 @@ def test_the_cache_records_the_layers_auto_resolves_to(tiny_models, corpus_file,
     assert m["identity"]["teacher"]["layer"] == 1
     with pytest.raises(UserError, match="teacher.layer"):  # auto is not 1: for a causal LM
         extract(corpus, vocab, Teacher.load(gpt2, TeacherConfig(layer="1:")), tmp_path / "gpt2", cfg)
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--precision", "int8", "--device", "cuda"],
+         "option precision='int8' must be auto, float32, bfloat16 or float16 on device cuda: int8 runs on"),
+        (["--backend", "onnx", "--precision", "bfloat16"],
+         "option precision='bfloat16' must be auto, float32 or int8 with backend onnx"),
+        (["--backend", "onnx", "--device", "cuda:1"],
+         "option backend='onnx' must be torch on device cuda:1: onnx runs on a CPU"),
+        (["--threads", "100000"], "option threads=100000 must be 0 (torch's default) or at most"),
+        (["--layer", "3"], "--layer 3: names no hidden state of 3 (-3..2)"),
+        (["--device", "gpu"], "--device gpu: not a torch device"),
+        (["--device", "cuda:64"], "--device cuda:64: not usable here"),
+    ],
+)  # fmt: skip
+def test_options_that_cannot_run_together_or_here_are_refused_before_the_weights_load(
+    tiny_models, tmp_path, cli_main, monkeypatch, options, message
+):
+    from ctx2static.pipeline import teacher
+
+    def weights(*args):
+        raise AssertionError("the weights were loaded")
+
+    monkeypatch.setattr(teacher, "_model", weights)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat .\n")
+    code, _, err = cli_main(
+        "extract", "--corpus", corpus, "--teacher", tiny_models["bert"], "--out", tmp_path / "o", *options
+    )
+    [line] = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert code == 2 and line.startswith(f"error: {message}"), err
