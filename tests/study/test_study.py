@@ -355,6 +355,35 @@ def test_the_bundled_default_study_loads():
     assert ar.antonyms == ("wordnet-antonyms",) and ar.config.learning_rate == 0.01
 
 
+def test_the_default_studys_corpus_covers_enough_of_every_avg5_set_for_avg5():
+    """Its report opens on avg5: every set keeps MIN_ITEMS pairs that the teacher's sentences cover too.
+
+    Counted as the study reads its corpus: the vocabulary (``min_count``) from every sentence,
+    ``ase``'s words (the fewest of any output) from the ones the teacher reads.
+    """
+    from collections import Counter
+    from itertools import islice
+
+    from ctx2static.eval.results import MIN_ITEMS
+    from ctx2static.eval.similarity import read_similarity
+    from ctx2static.eval.suite import AVG5
+    from ctx2static.resources import BENCHMARK_DIR
+    from ctx2static.text.corpus import Corpus
+
+    study = load_study(DEFAULT_STUDY)
+    corpus = Corpus(list(study.corpus.files), study.corpus.text)
+    counts: Counter[str] = Counter()
+    for sentence in corpus:
+        counts.update(sentence)
+    vocab = {w for w, n in counts.items() if n >= study.corpus.vocab.min_count}
+    taught = study.teachers["minilm"].extract.max_sentences
+    seen = vocab & {w for sentence in islice(iter(corpus), taught) for w in sentence}
+    for name in AVG5:
+        pairs = read_similarity(BENCHMARK_DIR / "similarity" / f"{name}.txt").pairs
+        covered = sum(a in seen and b in seen for a, b in pairs)
+        assert covered >= MIN_ITEMS, (name, covered)
+
+
 def test_a_long_student_name_is_refused_before_any_work(tmp_path, cli_main):
     (tmp_path / "c.txt").write_text("a b c\n")
     study = f'[corpus]\nfiles = ["c.txt"]\n[students.{"s" * 300}]\nstudent = "sgns"\n'
