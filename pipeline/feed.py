@@ -12,30 +12,30 @@ in worker processes while this one runs the forward, pools and writes:
 - **one per core beyond the first** (:func:`feeders`): the first stays with the forward and the
   shard files; more than 8 would be idle even in front of a GPU (each prepares a shard in about the
   time the forward takes to run one, on one core);
-- **spawned**, holding the teacher's tokenizer (its Rust core, :class:`~ctx2static.pipeline.align.Encoder`)
-  and the vocabulary's index, never torch or the model: a worker starts in well under a second,
-  and nothing forked from a process that runs CUDA or OpenMP threads;
-- **bounded**: at most ``workers + 1`` shards prepared ahead of the forward (a shard's packed
-  arrays: about 20 bytes a teacher token, beside its sentences), so memory does not grow with the
-  corpus;
+- **started afresh** (``python -c``), holding the teacher's tokenizer (its Rust core,
+  :class:`~ctx2static.pipeline.align.Encoder`) and the vocabulary's index, never torch or the
+  model: a worker starts in well under a second; nothing is forked from a process that runs CUDA
+  or OpenMP threads, and unlike multiprocessing's spawn it does not run the caller's script again
+  (a user's script that calls ``distill`` without a ``__main__`` guard);
+- **bounded**: one shard per worker ahead of the forward (a shard's packed arrays: about 20 bytes
+  a teacher token, beside its sentences), so memory does not grow with the corpus;
 - **the same bytes**: a worker runs exactly what this process would (:meth:`Prepared.of`), and the
   shards come back in corpus order, so the cache is the one a single process writes;
 - **Ctrl-C and kill**: workers ignore SIGINT (this process stops them and keeps its finished
-  shards) and exit when this process is gone (kill -9 leaves no orphan holding memory).
+  shards) and end when their pipe from this process closes, also when it is killed (kill -9
+  leaves no orphan holding memory).
 """
 
 from __future__ import annotations
 
 import collections
-import contextlib
-import multiprocessing
 import os
 import signal
-import threading
-import time
+import subprocess
+import sys
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 
 import numpy as np
 
@@ -114,28 +114,58 @@ class Prepared:
         return wids, encs
 
 
-_WORKER: tuple[Encoder, dict[str, int], int] | None = None
-"""A feeding process's tokenizer, vocabulary index and token limit, set once when it starts."""
+def serve() -> None:
+    """A feeding process's loop: its setup, then each job's sentences in and their :class:`Prepared` out.
 
-
-def _watch_parent(parent: int) -> None:
-    """End this worker once the process it feeds is gone (killed: its queues would never close)."""
-    while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(1)
-
-
-def _start(encoder: Encoder, index: dict[str, int], max_length: int, parent: int) -> None:
-    """A worker's setup: its inputs, Ctrl-C left to the parent, and an exit when the parent dies."""
-    global _WORKER
+    Started by :class:`Feed` as ``python -c`` with the file descriptors of its two pipes as
+    arguments. Ctrl-C is the parent's to handle (it stops the workers); the jobs' pipe closing (the
+    parent done, or killed) ends it.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _WORKER = (encoder, index, max_length)
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    jobs, results = Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False)
+    try:
+        encoder, index, max_length = jobs.recv()
+        while True:
+            sents = jobs.recv()
+            try:
+                prepared: Prepared | Exception = Prepared.of(encoder, index, max_length, sents)
+            except Exception as exc:  # the parent raises it
+                prepared = exc
+            results.send(prepared)
+    except (EOFError, BrokenPipeError):
+        return
 
 
-def _prepare(sents: Sentences) -> Prepared:
-    assert _WORKER is not None, "started by _start"
-    return Prepared.of(*_WORKER, sents)
+class _Worker:
+    """One feeding process and its two pipes (jobs in, results out)."""
+
+    def __init__(self, setup: tuple[Encoder, dict[str, int], int]) -> None:
+        job_r, job_w = os.pipe()
+        res_r, res_w = os.pipe()
+        code = "from ctx2static.pipeline.feed import serve; serve()"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", code, str(job_r), str(res_w)], pass_fds=(job_r, res_w)
+        )
+        os.close(job_r)
+        os.close(res_w)
+        self.jobs, self.results = Connection(job_w, readable=False), Connection(res_r, writable=False)
+        self.jobs.send(setup)
+
+    def result(self) -> Prepared:
+        """The next job's result (the job's error raised here)."""
+        try:
+            got = self.results.recv()
+        except EOFError:
+            raise RuntimeError(f"a feeding process of extract ended (exit {self.proc.wait()})") from None
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+    def close(self) -> None:
+        """End the process: its jobs' pipe closes, so it returns, or its next result finds no reader."""
+        self.jobs.close()
+        self.results.close()
+        self.proc.wait()
 
 
 class Feed:
@@ -147,25 +177,22 @@ class Feed:
 
     def __init__(self, encoder: Encoder, index: dict[str, int], max_length: int, workers: int) -> None:
         self.args = (encoder, index, max_length)
-        self.workers = workers
-        self.pool: ProcessPoolExecutor | None = None
+        self.n_workers = workers
+        self.workers: list[_Worker] = []
 
     def __enter__(self) -> Feed:
-        if self.workers:
-            self.pool = ProcessPoolExecutor(
-                self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start,
-                initargs=(*self.args, os.getpid()),
-            )
+        try:
+            for _ in range(self.n_workers):
+                self.workers.append(_Worker(self.args))
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.pool is not None:
-            # on an error or Ctrl-C the shards still queued are dropped, not computed; the one a
-            # worker is preparing (well under a second) is waited for, so no worker outlives extract
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
+        workers, self.workers = self.workers, []
+        for w in workers:
+            w.close()
 
     def prepare(self, sents: Sentences) -> Prepared:
         """One shard's inputs, prepared in this process."""
@@ -174,25 +201,27 @@ class Feed:
     def shards(self, jobs: Iterable[tuple[int, Sentences]]) -> Iterator[tuple[int, Sentences, Prepared]]:
         """Each ``(index, sentences)`` job with its prepared inputs, in the jobs' order.
 
-        Reads ahead at most ``workers + 1`` jobs, so that a worker is never idle for want of one
-        while the caller runs the teacher, and never more than that is held.
+        Each worker holds one job: when its result is taken, it gets the next job before the
+        caller gets the result, so it prepares while the caller runs the teacher; nothing more is
+        read ahead.
         """
-        if self.pool is None:
+        if not self.workers:
             for index, sents in jobs:
                 yield index, sents, self.prepare(sents)
             return
-        ahead: collections.deque[tuple[int, Sentences, Future[Prepared]]] = collections.deque()
         it = iter(jobs)
-        try:
-            for index, sents in it:
-                ahead.append((index, sents, self.pool.submit(_prepare, sents)))
-                if len(ahead) > self.workers:
-                    index, sents, fut = ahead.popleft()
-                    yield index, sents, fut.result()
-            while ahead:
-                index, sents, fut = ahead.popleft()
-                yield index, sents, fut.result()
-        finally:
-            for *_, fut in ahead:
-                with contextlib.suppress(Exception):
-                    fut.cancel()
+        pending: collections.deque[tuple[int, Sentences, _Worker]] = collections.deque()
+
+        def give(w: _Worker) -> None:
+            job = next(it, None)
+            if job is not None:
+                w.jobs.send(job[1])
+                pending.append((*job, w))
+
+        for w in self.workers:
+            give(w)
+        while pending:
+            index, sents, w = pending.popleft()
+            prepared = w.result()
+            give(w)
+            yield index, sents, prepared

@@ -48,9 +48,9 @@ SHARD_STAGES: dict[str, list[tuple[str, str]]] = {
         ("pipeline/teacher.py", "split"),
     ],
     "padding a batch": [("pipeline/teacher.py", "_pad")],
-    "tokenizer and word alignment": [("pipeline/teacher.py", "encode")],
+    "tokenizer and word alignment": [("pipeline/align.py", "encode")],
     "vocabulary ids and occurrence marks": [
-        ("pipeline/shard.py", "word_ids"),
+        ("pipeline/feed.py", "word_ids"),
         ("pipeline/shard.py", "mark_occurrences"),
     ],
     "per-word sums": [("cache/writer.py", "of")],
@@ -60,6 +60,7 @@ SHARD_STAGES: dict[str, list[tuple[str, str]]] = {
 
 SIGNALS = "signal arrays (offsets, sentence means, contexts)"
 GLUE = "batching and the occurrence rows"
+PACKING = "a shard's prepared inputs packed and unpacked (what crosses to a feeding process)"
 
 
 def cumulative(stats: pstats.Stats, funcs: list[tuple[str, str]]) -> float:
@@ -73,14 +74,18 @@ def cumulative(stats: pstats.Stats, funcs: list[tuple[str, str]]) -> float:
 
 
 def shard_seconds(stats: pstats.Stats) -> dict[str, float]:
-    """Each stage's seconds within the shards; the signal arrays and the batching glue by difference."""
+    """Each stage's seconds within the shards; the packing, signal arrays and batching glue by difference."""
     out = {stage: cumulative(stats, funcs) for stage, funcs in SHARD_STAGES.items()}
     teacher_pass = cumulative(stats, [("pipeline/shard.py", "teacher_pass")])
     forward = cumulative(stats, [("pipeline/teacher.py", "forward")])
+    marks = cumulative(stats, [("pipeline/shard.py", "mark_occurrences")])
+    unpack = cumulative(stats, [("pipeline/feed.py", "unpack")])
+    prepare = cumulative(stats, [("pipeline/feed.py", "of")])
     inside_forward = sum(out[s] for s in list(out)[:3])
-    inside_pass = out["tokenizer and word alignment"] + out["vocabulary ids and occurrence marks"] + forward
+    inside_prepare = cumulative(stats, [("pipeline/feed.py", "word_ids"), ("pipeline/align.py", "encode")])
     arrays = cumulative(stats, [("pipeline/shard.py", "shard_arrays")])
-    out[GLUE] = max(forward - inside_forward, 0.0) + max(teacher_pass - inside_pass, 0.0)
+    out[PACKING] = max(prepare - inside_prepare, 0.0) + unpack
+    out[GLUE] = max(forward - inside_forward, 0.0) + max(teacher_pass - forward - marks - unpack, 0.0)
     out[SIGNALS] = max(arrays - teacher_pass - out["per-word sums"], 0.0)
     return out
 

@@ -1,6 +1,5 @@
 """The shards prepared in worker processes: the same cache, bounded read-ahead, Ctrl-C and kill -9."""
 
-import multiprocessing
 import os
 import signal
 import subprocess
@@ -22,6 +21,22 @@ from ctx2static.text.vocab import Vocab, VocabConfig
 from ..faults import cli_env
 
 
+def _feeders_alive() -> list[int]:
+    """This process's children that run a feeding loop (zombies not counted)."""
+    alive = []
+    for stat in os.listdir("/proc"):
+        if not stat.isdigit():
+            continue
+        try:
+            fields = open(f"/proc/{stat}/stat").read().rsplit(") ", 1)[1].split()
+            cmd = open(f"/proc/{stat}/cmdline").read()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] != "Z" and "pipeline.feed import serve" in cmd:
+            alive.append(int(stat))
+    return alive
+
+
 def _extract(model, corpus_file, out, cfg, workers):
     corpus = Corpus([corpus_file])
     vocab = Vocab.build(corpus, VocabConfig(min_count=1))
@@ -41,7 +56,7 @@ def test_shards_prepared_by_workers_are_the_bytes_of_a_single_process(
     assert len(alone["shards"]) > 3
     assert Cache.open(tmp_path / "fed").files() == Cache.open(tmp_path / "alone").files()
     assert fed["vocab_files"] == alone["vocab_files"]
-    assert not multiprocessing.active_children()  # the workers ended with the block
+    assert not _feeders_alive()  # the workers ended with the block
 
 
 def test_read_ahead_is_bounded_and_order_kept(tiny_models, corpus_file, monkeypatch):
@@ -79,7 +94,7 @@ def test_ctrl_c_keeps_the_finished_shards_and_ends_the_workers(
     monkeypatch.setattr(ShardMaker, "make", make)
     with pytest.raises(KeyboardInterrupt):
         _extract(tiny_models["bert"], corpus_file, tmp_path / "c", cfg, 2)
-    assert not multiprocessing.active_children()
+    assert not _feeders_alive()
     assert Cache.open(tmp_path / "c").n_shards == 3
     monkeypatch.setattr(ShardMaker, "make", real)
     resumed = _extract(tiny_models["bert"], corpus_file, tmp_path / "c", cfg, 2)
@@ -96,7 +111,7 @@ from ctx2static.pipeline.feed import Feed
 
 f = Feed(Encoder(AutoTokenizer.from_pretrained(sys.argv[1]), None), {}, 64, 1).__enter__()
 next(f.shards([(0, [(0, ["a", "b"])])]))
-print(*[p.pid for p in f.pool._processes.values()], flush=True)
+print(*[w.proc.pid for w in f.workers], flush=True)
 time.sleep(600)
 """
 

@@ -1,0 +1,189 @@
+"""The host ceiling of extract: a near-free teacher on 1 and 2 cores, this tree against a base commit.
+
+    python bench/speed/host_ceiling.py --base eb0b626 --out bench/results/host_ceiling.md
+
+The teacher is a random BERT of 1 layer x 32 hidden with MiniLM's tokenizer (``random_teacher.py``):
+its forward costs next to nothing, so extract's rate is the rate of its host side (reading,
+vocabulary ids, tokenizer, alignment, pooling, sums, shard files), which is what a GPU waits on.
+Each extract is the command line in a subprocess pinned by ``taskset`` to 1 or 2 cores
+(``--threads`` alike), default signals, of this tree and of ``--base`` (a git worktree of that
+commit), in rotating order, ``--repeats`` times; the table keeps each one's best run (the least
+disturbed) and its rate as the command prints it (teacher tokens over the shards' seconds). The
+reference is the tokenizer's own batch rate: the teacher's tokenizer called as transformers exposes
+it (``tokenizer(lines)``), on the same lines as extract reads them (the corpus's sentences, words
+joined by spaces), in batches of 1,000, on one core. Last, this tree's extract on one core under
+cProfile (``profile_extract.py``'s stages): each host stage's share.
+A closing "## What it means" in an existing ``--out`` (written by hand after a run) is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from machine import SHARED_CORPUS, cpu_name, write_keeping_reading
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tokenizer_rate(teacher: Path, corpus: Path, batch: int) -> tuple[float, int]:
+    """Teacher tokens/s of the tokenizer alone over the corpus's sentences, and the token count."""
+    from transformers import AutoTokenizer
+
+    from ctx2static.text.corpus import Corpus
+
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    tok = AutoTokenizer.from_pretrained(teacher)
+    lines = [" ".join(words) for _, words in Corpus([corpus]).sentences()]
+    best, tokens = float("inf"), 0
+    for _ in range(3):
+        t = time.perf_counter()
+        tokens = sum(
+            len(ids) for i in range(0, len(lines), batch) for ids in tok(lines[i : i + batch])["input_ids"]
+        )
+        best = min(best, time.perf_counter() - t)
+    return tokens / best, tokens
+
+
+def package_link(tree: Path, work: Path, name: str) -> Path:
+    """A folder holding ``ctx2static`` -> ``tree``: on PYTHONPATH it makes that tree the package."""
+    link = work / f"path-{name}"
+    link.mkdir(exist_ok=True)
+    (link / "ctx2static").unlink(missing_ok=True)
+    (link / "ctx2static").symlink_to(tree)
+    return link
+
+
+def run_extract(tree: Path, link: Path, cores: int, teacher: Path, corpus: Path, out: Path) -> dict:
+    """One extract pinned to ``cores`` cores: its printed rate, wall and CPU seconds (children too)."""
+    shutil.rmtree(out, ignore_errors=True)
+    cpus = ",".join(map(str, sorted(os.sched_getaffinity(0))[:cores]))
+    env = {**os.environ, "PYTHONPATH": str(link), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    cmd = ["taskset", "-c", cpus, sys.executable, str(tree / "cli.py"), "extract", "--corpus", str(corpus)]
+    cmd += ["--teacher", str(teacher), "--out", str(out), "--threads", str(cores)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    rate = float(re.search(r"([\d,]+) teacher tokens/s", res.stdout + res.stderr).group(1).replace(",", ""))
+    shutil.rmtree(out, ignore_errors=True)
+    return {"rate": rate, "wall": wall, "cpu": cpu}
+
+
+def stage_shares(teacher: Path, corpus: Path) -> list[str]:
+    """This tree's extract on one core under cProfile: the table of ``profile_extract.py``."""
+    import profile_extract
+    import torch
+
+    from ctx2static.pipeline.teacher import Teacher
+    from ctx2static.text.corpus import Corpus
+    from ctx2static.text.vocab import Vocab, VocabConfig
+
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    torch.set_num_threads(1)
+    source = Corpus([corpus])
+    plain, profiled, secs = profile_extract.profile(
+        Teacher.load(str(teacher)), source, Vocab.build(source, VocabConfig())
+    )
+    rows = [
+        f"Without the profiler: {plain:.1f} s; profiled: {profiled:.1f} s (the whole command, tables included).",
+        "",
+        "| stage (one core, no feeding process) | seconds (profiled) | share |",
+        "|---|---:|---:|",
+    ]
+    rows += [
+        f"| {stage} | {sec:.2f} | {100 * sec / profiled:.1f}% |"
+        for stage, sec in sorted(secs.items(), key=lambda kv: -kv[1])
+    ]
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--base", default="eb0b626", help="the commit to compare with (today's code before the change)"
+    )
+    ap.add_argument("--corpus", type=Path, default=SHARED_CORPUS / "brown.txt.xz")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=1000, help="lines per tokenizer call for its own rate")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        teacher = work / "nearfree"
+        subprocess.run(
+            [sys.executable, str(ROOT / "bench/speed/random_teacher.py"), "--layers", "1", "--hidden", "32"]
+            + ["--out", str(teacher)],
+            check=True,
+            capture_output=True,
+        )
+        base = work / "base"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), args.base], check=True
+        )
+        try:
+            trees = {
+                "this tree": (ROOT, package_link(ROOT, work, "this")),
+                args.base: (base, package_link(base, work, "base")),
+            }
+            runs: dict[tuple[str, int], list[dict]] = {}
+            order = [(name, cores) for cores in (1, 2) for name in trees]
+            for r in range(args.repeats):
+                for name, cores in order[r % len(order) :] + order[: r % len(order)]:
+                    tree, link = trees[name]
+                    got = run_extract(tree, link, cores, teacher, args.corpus, work / "cache")
+                    print(name, cores, got, flush=True)
+                    runs.setdefault((name, cores), []).append(got)
+            tok_rate, tokens = tokenizer_rate(teacher, args.corpus, args.batch)
+            shares = stage_shares(teacher, args.corpus)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=False)
+    best = {k: max(v, key=lambda g: g["rate"]) for k, v in runs.items()}
+    lines = [
+        "# The host ceiling of extract: a near-free teacher, 1 and 2 cores, against the tokenizer's own rate",
+        "",
+        f"Date: {datetime.date.today()}. Command (repository root): `python {' '.join(sys.argv)}` at "
+        f"{head.stdout.strip()}.",
+        f"Machine: {cpu_name()}, {os.cpu_count()} cores. Load at start: `{load}`.",
+        f"Corpus: `{args.corpus.name}`, {tokens:,} teacher tokens. Teacher: random BERT 1 x 32 with MiniLM's "
+        f"tokenizer. Best of {args.repeats} runs each.",
+        "",
+        f"The tokenizer alone (batches of {args.batch:,}, one core): **{tok_rate:,.0f} teacher tokens/s**.",
+        "",
+        "| code | cores | teacher tokens/s | share of the tokenizer's rate | x one core | wall s | CPU s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in trees:
+        for cores in (1, 2):
+            g = best[(name, cores)]
+            speedup = g["rate"] / best[(name, 1)]["rate"]
+            lines.append(
+                f"| {name} | {cores} | {g['rate']:,.0f} | {100 * g['rate'] / tok_rate:.0f}% | {speedup:.2f}x | "
+                f"{g['wall']:.1f} | {g['cpu']:.1f} |"
+            )
+    lines.append("")
+    for cores in (1, 2):
+        ratio = best[("this tree", cores)]["rate"] / best[(args.base, cores)]["rate"]
+        lines.append(f"- {cores} core(s): this tree {ratio:.2f}x the base commit.")
+    lines += ["", "## Each host stage's share (this tree, one core)", "", *shares]
+    print("\n".join(lines))
+    write_keeping_reading(args.out, "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
