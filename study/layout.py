@@ -52,7 +52,7 @@ class StudyLayout:
         return self.caches / teacher
 
     def cache_record(self, teacher: str) -> Path:
-        """The JSON beside a cache: its configuration hash, extract seconds and teacher tokens/s."""
+        """The JSON beside a cache: its configuration hash, the layers it reads, extract seconds, tokens/s."""
         return self.caches / f"{teacher}.json"
 
     def scores(self, name: str, common: bool = False) -> Path:

@@ -107,7 +107,11 @@ class StudyRunner:
                 # tell (MPNet's weights lack the MLM head its config names): every family's defaults key it
                 extract["word_defaults"] = {kind.value: list(v) for kind, v in WORD_DEFAULTS.items()}
             key = {"corpus": self.corpus_key, "model": t.model, **teacher, "extract": extract}
-            self._teacher_hashes[name] = digest(key)
+            self._teacher_hashes[name] = h = digest(key)
+            record = self.layout.cache_record(name)
+            kept = read_record(record)
+            if kept.get("hash") == h and "layer" not in kept:  # an older record: keep it for the core install
+                write_json(record, {**kept, "layer": teacher["layer"]})
         return self._teacher_hashes[name]
 
     def teacher_layer(self, name: str) -> str:
@@ -123,7 +127,7 @@ class StudyRunner:
                 recorded = read_record(self.layout.cache_record(name)).get("layer")
                 if not isinstance(recorded, str):
                     need_teacher_stage(
-                        f"teacher '{name}' (layer auto: read from its config, no cache records it)"
+                        f"teacher '{name}' (layer auto, read from its config: its cache's record lacks it)"
                     )
                 spec = str(recorded)
             self._layers[name] = teacher_layer(t.model, spec)

@@ -210,7 +210,14 @@ def test_a_study_whose_caches_exist_runs_without_the_teacher_stage_and_one_that_
     teacher = tiny_models["bert"]
     study.write_text(STUDY.format(teacher=teacher, max_sentences=0, more=""))
     run_study(load_study(study), tmp_path / "out")  # here, with the teacher stage: the cache is made
-    cache = tmp_path / "out" / "caches" / "tiny"
+    layout = StudyLayout(tmp_path / "out")
+    record = layout.cache_record("tiny")
+    kept = json.loads(record.read_text())
+    assert kept.pop("layer") == "1:"  # what auto resolved to, which the core install cannot read
+    record.write_text(json.dumps(kept))
+    run_study(load_study(study), tmp_path / "out")  # a record written without it gets it when read
+    assert json.loads(record.read_text())["layer"] == "1:"
+    cache = layout.cache("tiny")
     made = cache.stat().st_mtime_ns
 
     more = '[students.x2static]\nteacher = "tiny"\n\n[students.sgns]\noptions = { dim = 8, epochs = 1 }\n'
@@ -222,7 +229,6 @@ def test_a_study_whose_caches_exist_runs_without_the_teacher_stage_and_one_that_
     )
 
     assert again["code"] == 0, again["err"][-2000:]
-    layout = StudyLayout(tmp_path / "out")
     assert all(layout.vectors(name).exists() for name in ("ase", "x2static", "sgns"))
     assert refused_for_the_teacher_stage(changed), changed["err"]
     assert "teacher 'tiny'" in changed["err"]
