@@ -42,8 +42,8 @@ def resolve_lexicon(name: str | os.PathLike) -> Path:
     path = Path(name)
     if path.is_dir():
         raise UserError(
-            f"{path}: is a folder, not a lexicon file; give each lexicon file by itself (the option once "
-            f"per file: {LEXICON_FORMAT}) or one of: {', '.join(BUNDLED)}"
+            f"{path}: is a folder, not a lexicon file; give each lexicon file by itself, one option per "
+            f"file, or one of: {', '.join(BUNDLED)}"
         )
     if not path.is_file():
         raise UserError(

@@ -18,6 +18,17 @@ CASES = {  # arguments as the FAQ's example ran them (relative names, in an empt
     "not a cache": ["fit-student", "-s", "x2static", "--cache", "nocache", "-o", "b/"],
     "a missing lexicon": ["retrofit", "s.txt", "-l", "nolex", "-o", "r.txt"],
     "a format that is not one": ["export", "s.txt", "--format", "gensim", "-o", "e.txt"],
+    "a teacher by its model's name": [
+        "extract",
+        "--corpus",
+        "{corpus}",
+        "--teacher",
+        "MiniLM-L6",
+        "--out",
+        "c",
+    ],
+    "a folder of lexicons": ["retrofit", "s.txt", "-l", "lexicons", "-o", "r.txt"],
+    "a second table as a word": ["neighbours", "s.txt", "ase+ar/", "good"],
     "words to add without a composer": [
         "export",
         "s.txt",
@@ -36,6 +47,8 @@ def test_the_faq_quotes_the_line_printed(case, cli_main, tiny_models, mini_corpu
     monkeypatch.chdir(tmp_path)
     (tmp_path / "empty.txt").write_text("")
     (tmp_path / "cache").mkdir()
+    (tmp_path / "lexicons").mkdir()
+    (tmp_path / "ase+ar").mkdir()
     (tmp_path / "s.txt").write_text("2 3\nking 1 0 0\nqueen 0 1 0\n")
     (tmp_path / "w.txt").write_text("king\nriverbank\n")
     fill = {"{corpus}": str(mini_corpus), "{teacher}": str(tiny_models["bert"])}

@@ -67,7 +67,9 @@ def test_a_folder_as_a_lexicon_says_to_give_its_files(tmp_path, cli_main):
         "retrofit", tmp_path / "v.txt", "-l", tmp_path / "lexicons", "-o", tmp_path / "r.txt"
     )
     assert code == 2 and err.count("\n") == 1
-    assert "lexicons: is a folder, not a lexicon file; give each lexicon file by itself" in err
+    assert (
+        "lexicons: is a folder, not a lexicon file; give each lexicon file by itself, one option per" in err
+    )
 
 
 def test_bundled_wordnet_short_name():
