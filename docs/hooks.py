@@ -152,10 +152,21 @@ def _link_results(markdown: str, page_uri: str) -> str:
     return "".join(p if i % 2 else _NAMED.sub(link, p) for i, p in enumerate(parts))
 
 
+RAW_NOTE = """!!! note "A raw results file of the project's own benchmarks"
+    Written by a bench script or a study as it ran; its commands run in a clone with the project's
+    corpora beside it (`bench/README.md`), not with the installed tool. What the numbers mean for
+    you: [Results](../results.md).
+
+"""
+"""Atop each results page: a reader who lands on one from a search sees it is a record, not a guide."""
+
+
 def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
     """Fill the options page's marker with every config's table; link the names of bench results."""
     if MARKER in markdown:
         markdown = markdown.replace(MARKER, "\n\n".join(_table(c) for c in _configs()))
+    if page.file.src_uri.startswith(f"{RESULTS}/"):
+        markdown = RAW_NOTE + markdown
     return _link_results(markdown, page.file.src_uri)
 
 
