@@ -329,22 +329,25 @@ class Teacher:
             return self.onnx.run(p.ids, p.mask, None if request.hidden_states else self._picked(request)), []
         head_in: list[torch.Tensor] = []
         head_hook = None
-        if self.kind is not TeacherKind.ENCODER:
+        # without a reduction that decodes, the model runs without its LM head (an MLM head's
+        # transform is a dense layer and a norm over every token, a seventh of a 1-layer teacher)
+        model = self.model.base_model if self.kind is not TeacherKind.ENCODER else self.model
+        if self.kind is not TeacherKind.ENCODER and request.decoder_input:
             # the LM head gets no input: its logits [tokens, vocabulary] would be 4 GB a batch for
             # Gemma's 262k pieces; a reduction takes the head's input at the target positions instead
             rows = torch.arange(len(p.ids), device=self.device).unsqueeze(1)
 
             def pre_hook(_mod: Any, args: tuple) -> tuple:
                 x = args[0]
-                if request.decoder_input:
-                    head_in.append(x[rows, p.gather][p.has_target])
+                head_in.append(x[rows, p.gather][p.has_target])
                 return (x[:, :0],)
 
             head_hook = self.model.get_output_embeddings().register_forward_pre_hook(pre_hook)
+            model = self.model
         self._set_attention(request.attentions)
         try:
             with torch.inference_mode(), self.autocast():
-                out = self.model(
+                out = model(
                     input_ids=p.ids,
                     attention_mask=p.mask,
                     output_hidden_states=True,
