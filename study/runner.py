@@ -367,16 +367,18 @@ def run_study(study: Study, out: str | Path) -> Comparison:
 
 def check_engines(study: Study) -> None:
     """Refuse a teacher whose engine is not installed (Ray), before any file is written or teacher loads."""
-    import importlib.util
-
     from ctx2static.pipeline.config import Engine
 
     for name, t in study.teachers.items():
-        if t.engine.engine is Engine.RAY and importlib.util.find_spec("ray") is None:
+        if t.engine.engine is not Engine.RAY:
+            continue
+        try:
+            import ray  # noqa: F401  (the engine imports it anyway, once the teacher has loaded)
+        except ImportError:
             raise UserError(
                 f"{study.path}: teacher {name} runs on engine ray, and Ray is not installed: "
                 "pip install 'ctx2static[scale]', or drop engine = \"ray\" to run it here"
-            )
+            ) from None
 
 
 def run_study_file(study: str | os.PathLike | None = None, out: str | os.PathLike | None = None) -> str:
