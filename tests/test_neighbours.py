@@ -85,7 +85,7 @@ def test_a_second_table_given_as_a_word_is_one_line_naming_its_own_command(
     ase.save(tmp_path / "ase")
     ase.save(tmp_path / "ase+ar")
     capsys.readouterr()  # the fit's log lines
-    code, out, err = cli_main("neighbours", "ase/", "ase+ar/", "cat")  # composable, so it was silent
+    code, out, err = cli_main("neighbours", "ase/", "ase+ar/", "cat")  # a name that composes
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith("error: ase+ar/: a path where a word is expected")
     assert err.rstrip().endswith("run ctx2static neighbours ase+ar/ cat")
