@@ -183,3 +183,14 @@ def test_a_changed_field_is_all_a_config_repr_shows():
     corpus = CorpusConfig(split="lines", lowercase=False)
     assert repr(corpus) == "CorpusConfig(lowercase=False, split='lines')"
     assert str(corpus).startswith("CorpusConfig(lowercase=False, min_sentence_len=0, max_sentence_len=0, ")
+
+
+def test_a_thread_count_past_this_machine_is_one_line_before_any_work(cli_main, tmp_path, mini_corpus):
+    many = THREADS_PER_CPU * usable_cpus() + 1
+    out = tmp_path / "v.txt"
+    code, _, err = cli_main(
+        "fit-student", "-s", "sgns", "--corpus", mini_corpus, "--threads", many, "--out", out
+    )
+    [line] = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert code == 2 and line.startswith(f"error: option threads={many} must be 0 (all cores numba may use)")
+    assert not out.exists()
