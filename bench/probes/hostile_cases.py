@@ -3,6 +3,7 @@ anything the user had changed (a sha256 of every file the case did not name as a
 
     python bench/probes/hostile_cases.py --out bench/results/hostile_cases.md
     python bench/probes/hostile_cases.py --round 4 --out bench/results/hostile_cases_4.md
+    python bench/probes/hostile_cases.py --round 5 --out bench/results/hostile_cases_5.md
 
 Small data only (the bundled test corpus, the packaged MiniLM for the extract cases); a few minutes.
 Each case is also a test in tests/ (named in the table); this script is the table of the closing note.
@@ -39,10 +40,14 @@ def digest(folder: Path) -> dict[str, str]:
 
 
 def run(
-    args: list[str], cwd: Path, term_after: float | None = None, stdin: str | None = None
+    args: list[str],
+    cwd: Path,
+    term_after: float | None = None,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[int, str]:
     if term_after is None:
-        p = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900, input=stdin)
+        p = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900, input=stdin, env=env)
         rc, err, out = p.returncode, p.stderr, p.stdout
     else:
         proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -354,56 +359,252 @@ def setup_4(kind: str, w: Path) -> None:
         subprocess.run([*CLI, *extract.split()], cwd=w, check=True, capture_output=True)
 
 
+ROUND_5_ELSEWHERE = """\
+Round 5's cases that are not one command on small data, each a test instead: a package piece with a
+flipped byte, for each kind of assembly (`tests/pipeline/test_teacher_digests.py`: split zip, GPT4All
+slices; the pins checked for every assembled teacher); crafted GGUF headers (`tests/pipeline/
+test_nomic.py`: tensor count 2^40, key count 2^40, string length 2^62, dims 2^62, dtype 9999, an
+offset past the end, truncated, a hypothesis fuzz); a signal at every rename of combine, retrofit,
+fit-student and export (`tests/reliability/test_replacement_signals.py`: each rename hit in turn, by
+a raised interrupt and by a real SIGINT or SIGTERM, with renameat2's exchange and without); export
+--add-words beyond memory (`tests/export/test_export_encode.py`); ONNX Runtime's telemetry
+(`tests/pipeline/test_onnx.py`: a fresh HOME stays empty).
+
+The last column compares every file of the case's folder before and after (new ones too, outside
+the case's outputs); until this round it left out every path under /tmp/, which held the whole
+folder, so rounds 3 and 4's "yes" compared nothing (their cases were not run again here)."""
+
+
+def cases_5() -> list[tuple[str, list[str], dict]]:
+    """Round 5 (issue 56): teachers that must prove what they are, and the silently wrong cases."""
+    ext = [*CLI, "extract", "--corpus", "s.txt", "--max-sentences", "20", "--out", "c"]
+    comb = [*CLI, "combine", "A.txt", "B.txt", "--out", "AB.txt", "--weights"]
+    sgns = [*CLI, "fit-student", "-s", "sgns", "--epochs", "1", "--dim", "20", "--min-count", "1"]
+    semglove = [*CLI, *"fit-student -s semglove --cache c --set cooc=lm --out g.txt".split()]
+    return [
+        (
+            "1 mpnet: a byte flipped in the assembled weights",
+            [*ext, "--teacher", "mpnet"],
+            {"setup": "mpnet"},
+        ),
+        (
+            "1 onnx: a byte flipped in the exported graph",
+            [*ext, "--teacher", "minilm", "--backend", "onnx"],
+            {"setup": "onnx"},
+        ),
+        ("4 combine --weights 1e300,1", [*comb, "1e300,1"], {"setup": "ab", "outputs": ["AB.txt"]}),
+        ("4 combine --weights inf,1", [*comb, "inf,1"], {"setup": "ab"}),
+        (
+            "4 combine --weights 1e-200,1e-200",
+            [*comb, "1e-200,1e-200"],
+            {"setup": "ab", "outputs": ["AB.txt"]},
+        ),
+        (
+            "4 --word-template of 100 kB",
+            [*ext, "--teacher", "minilm", "--word-template", "x " * 50_000 + "{w}"],
+            {"setup": "s"},
+        ),
+        ("4 a FIFO as corpus", [*sgns, "--corpus", "fifo", "--out", "o.txt"], {"setup": "fifo"}),
+        ("4 /dev/zero as corpus", [*sgns, "--corpus", "/dev/zero", "--out", "o.txt"], {"setup": "s"}),
+        ("5 XDG_CACHE_HOME a file, --teacher mpnet", [*ext, "--teacher", "mpnet"], {"setup": "xdgfile"}),
+        ("5 HOME/.cache a file, --teacher mpnet", [*ext, "--teacher", "mpnet"], {"setup": "homefile"}),
+        (
+            "5 XDG_CACHE_HOME under /proc, --backend onnx",
+            [*ext, "--teacher", "minilm", "--backend", "onnx"],
+            {"setup": "xdgproc"},
+        ),
+        ("5 teacher_tokens.parquet declaring 17M rows", semglove, {"setup": "tokens"}),
+        (
+            "5 --overwrite onto a folder of user files",
+            [*sgns, "--corpus", "s.txt", "--epochs", "50", "--out", "mine", "--overwrite"],
+            {"setup": "mine"},
+        ),
+        ("5 a study on Ray without Ray", [*CLI, "run", "ray.toml", "--out", "r"], {"setup": "ray"}),
+        (
+            "6 --backend onnx writes nothing under HOME",
+            [*ext, "--teacher", "minilm", "--backend", "onnx"],
+            {"setup": "telemetry", "outputs": ["c", "xdg"]},
+        ),
+    ]
+
+
+_SHARED: dict[str, Path] = {}
+
+
+def _shared(name: str) -> Path:
+    """A user cache made once per run of this script (an assembled mpnet, minilm's exported graph)."""
+    if name not in _SHARED:
+        _SHARED[name] = Path(tempfile.mkdtemp(prefix=f"hostile5-{name}-"))
+    return _SHARED[name]
+
+
+def _flip(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def _damaged_user_cache(kind: str, w: Path, env: dict[str, str]) -> None:
+    """An assembled mpnet or minilm's exported graph (made once per run), copied in with a byte flipped."""
+    if kind == "mpnet":
+        shared = _shared("mpnet")
+        if not (shared / "ctx2static" / "mpnet").exists():
+            code = "from ctx2static.pipeline.models import resolve; resolve('mpnet')"
+            subprocess.run(
+                [sys.executable, "-c", code], env={**env, "XDG_CACHE_HOME": str(shared)}, check=True
+            )
+        shutil.copytree(shared / "ctx2static", w / "xdg" / "ctx2static")
+        _flip(w / "xdg" / "ctx2static" / "mpnet" / "model.safetensors")
+    else:
+        shared = _shared("onnx")
+        if not (shared / "ctx2static" / "onnx").exists():
+            export = [
+                *CLI,
+                *"extract --corpus s.txt --max-sentences 5 --teacher minilm --backend onnx --out c0".split(),
+            ]
+            subprocess.run(
+                export, cwd=w, env={**env, "XDG_CACHE_HOME": str(shared)}, check=True, capture_output=True
+            )
+            shutil.rmtree(w / "c0")
+        shutil.copytree(shared / "ctx2static", w / "xdg" / "ctx2static")
+        (graph,) = (w / "xdg" / "ctx2static" / "onnx").glob("*/float32/model.onnx")
+        _flip(graph)
+
+
+def setup_5(kind: str, w: Path) -> dict[str, str]:
+    """What a round-5 case needs in its folder; returns the environment it runs in."""
+    import lzma
+
+    import numpy as np
+
+    env = {**os.environ, "HOME": str(w / "home"), "XDG_CACHE_HOME": str(w / "xdg")}
+    (w / "home").mkdir()
+    lines = lzma.open(MINI, "rt").read().splitlines()[:400]
+    (w / "s.txt").write_text("\n".join(lines) + "\n")
+    if kind in ("mpnet", "onnx"):
+        _damaged_user_cache(kind, w, env)
+    if kind == "ab":
+        rng = np.random.default_rng(0)
+        words = ["king", "queen", "man", "woman", "cat", "dog"]
+        for name in ("A", "B"):
+            rows = rng.normal(size=(len(words), 4))
+            text = "".join(
+                f"{x} {' '.join(f'{v:.4f}' for v in r)}\n" for x, r in zip(words, rows, strict=True)
+            )
+            (w / f"{name}.txt").write_text(f"{len(words)} 4\n{text}")
+    if kind == "fifo":
+        os.mkfifo(w / "fifo")
+    if kind == "xdgfile":
+        (w / "xdg").write_text("a file\n")
+    if kind == "homefile":
+        env.pop("XDG_CACHE_HOME")
+        (w / "home" / ".cache").write_text("a file\n")
+    if kind == "xdgproc":
+        env["XDG_CACHE_HOME"] = "/proc/self/cache"
+    if kind == "tokens":
+        _tokens_declared(w)
+    if kind == "mine":
+        (w / "mine").mkdir()
+        (w / "mine" / "thesis.tex").write_text("precious\n")
+    if kind == "ray":
+        (w / "ray.toml").write_text(
+            '[corpus]\nfiles = ["s.txt"]\n[teachers.t]\nmodel = "minilm"\nengine = "ray"\n'
+            '[students.ase]\nteacher = "t"\n'
+        )
+        env["PYTHONPATH"] = str(w / "noray")  # a Ray that does not import, wherever one is installed
+        (w / "noray" / "ray").mkdir(parents=True)
+        (w / "noray" / "ray" / "__init__.py").write_text("raise ImportError('hidden by hostile_cases')\n")
+    return env
+
+
+def _tokens_declared(w: Path) -> None:
+    """A real cache whose teacher_tokens.parquet declares 17M rows in one row group, resealed."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    extract = "extract --corpus s.txt --teacher minilm --out c --max-sentences 50 --topk 2"
+    subprocess.run([*CLI, *extract.split()], cwd=w, check=True, capture_output=True)
+    n = 17_000_000
+    columns = {"id": np.zeros(n, np.int32), "token": pa.repeat(pa.scalar(""), n), "word": np.full(n, -1)}
+    pq.write_table(pa.table(columns), w / "c" / "teacher_tokens.parquet", row_group_size=n)
+    manifest = json.loads((w / "c" / "manifest.json").read_text())
+    sealed = hashlib.sha256((w / "c" / "teacher_tokens.parquet").read_bytes()).hexdigest()
+    manifest["vocab_files"]["teacher_tokens.parquet"] = sealed
+    (w / "c" / "manifest.json").write_text(json.dumps(manifest))
+
+
+ROUNDS = {
+    3: (cases, setup, ""),
+    4: (cases_4, setup_4, ROUND_4_ELSEWHERE),
+    5: (cases_5, setup_5, ROUND_5_ELSEWHERE),
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path)
     ap.add_argument("--only", nargs="*", help="case number prefixes to run")
     ap.add_argument(
-        "--round", type=int, default=3, choices=(3, 4), help="3: the earlier cases; 4: issue 38's"
+        "--round",
+        type=int,
+        default=3,
+        choices=sorted(ROUNDS),
+        help="3: the earlier cases; 4: issue 38's; 5: 56's",
     )
     args = ap.parse_args()
+    make_cases, make_setup, elsewhere = ROUNDS[args.round]
     rows = []
-    for name, cmd, opts in cases_4() if args.round == 4 else cases():
+    for name, cmd, opts in make_cases():
         if args.only and not any(name.startswith(o + " ") for o in args.only):
             continue
         with tempfile.TemporaryDirectory() as d:
             w = Path(d)
             env_tmp = w / "tmp"
             env_tmp.mkdir()
-            (setup_4 if args.round == 4 else setup)(opts.get("setup", ""), w)
+            env = make_setup(opts.get("setup", ""), w)
             if opts.get("setup") == "twice":
                 run(cmd, w)
-            before = {k: v for k, v in digest(w).items() if "/tmp/" not in k}
+            # every file but TMPDIR's (w itself lies in the system's temporary folder)
+            before = {k: v for k, v in digest(w).items() if not k.startswith(str(env_tmp))}
             os.environ["TMPDIR"] = str(env_tmp)
-            rc, line = run(cmd, w, opts.get("term"), opts.get("stdin"))
+            env = {**env, "TMPDIR": str(env_tmp)} if env else None
+            rc, line = run(cmd, w, opts.get("term"), opts.get("stdin"), env)
             after = digest(w)
             lost = [k for k, v in before.items() if after.get(k) != v and not k.endswith((".lock",))]
+            outputs = [str(w / o) for o in opts.get("outputs", [])]
+            # files outside the request (round 5: ONNX Runtime's telemetry under HOME)
+            new = [k for k in after if k not in before and not k.startswith((str(env_tmp), *outputs))]
             leftovers = [
                 p for p in env_tmp.iterdir() if not p.name.startswith("torchinductor")
             ]  # torch's own cache
             if leftovers:
                 print("  left in TMPDIR:", [p.name for p in leftovers])
             kept = "yes" if not lost else "CHANGED: " + ", ".join(Path(k).name for k in lost[:3])
+            if args.round == 5 and new:
+                kept += "; WROTE: " + ", ".join(str(Path(k).relative_to(w)) for k in new[:3])
             if any(p.name == "PWNED" for p in w.rglob("PWNED")):
                 kept += "; FOREIGN CODE RAN"
             if leftovers:
                 kept += f"; {len(leftovers)} temporaries left"
-            rows.append((name, rc, line, kept))
+            rows.append((name, rc, line.replace(str(w), "W"), kept))
             print(f"{name}: rc {rc}: {line} [{kept}]", flush=True)
+    for shared in _SHARED.values():
+        shutil.rmtree(shared, ignore_errors=True)
     if args.out:
-        title = "Hostile inputs" + ", round 4" * (args.round == 4)
+        title = "Hostile inputs" + f", round {args.round}" * (args.round > 3)
+        round_flag = f" --round {args.round}" * (args.round > 3)
         text = [
             f"# {title}: the line printed, the exit code, nothing lost",
             "",
-            f"`python bench/probes/hostile_cases.py{' --round 4' * (args.round == 4)} --out {args.out}` "
-            f"({time.strftime('%Y-%m-%d')})",
+            f"`python bench/probes/hostile_cases.py{round_flag} --out {args.out}` ({time.strftime('%F')})",
             "",
             "| case | exit | line printed | everything else unchanged |",
             "|---|---:|---|---|",
         ]
         text += [f"| {n} | {rc} | `{ln.replace('|', '/')}` | {k} |" for n, rc, ln, k in rows]
-        if args.round == 4:
-            text += ["", ROUND_4_ELSEWHERE]
+        if elsewhere:
+            text += ["", elsewhere]
         args.out.write_text("\n".join(text) + "\n")
 
 
