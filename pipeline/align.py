@@ -88,7 +88,7 @@ class Encoder:
         self.limit = 0
 
     def to_str(self) -> str:
-        """The tokenizer as a cache stores it (JSON): without this encoder's truncation, which a reader sets."""
+        """The tokenizer as a cache stores it (JSON), untruncated: a reader sets its own truncation."""
         from tokenizers import Tokenizer
 
         plain = Tokenizer.from_str(self.rust.to_str())

@@ -40,6 +40,7 @@ from multiprocessing.connection import Connection
 import numpy as np
 
 from ctx2static.pipeline.align import Encoder, Encoding
+from ctx2static.pipeline.batching import HostBatch, host_batch, sorted_batches
 
 MAX_FEEDERS = 8
 """Feeding processes at most, whatever the cores (see the module docstring)."""
@@ -64,45 +65,85 @@ def word_ids(index: dict[str, int], words: list[list[str]]) -> list[np.ndarray]:
     return [np.fromiter((index.get(w, -1) for w in ws), dtype=np.int32, count=len(ws)) for ws in words]
 
 
+def mark_occurrences(encs: list[Encoding], wids: list[np.ndarray]) -> list[np.ndarray]:
+    """Occurrences: vocabulary words the teacher saw whole; set as each encoding's ``wanted`` groups.
+
+    Per-occurrence signals are kept for them only, so no top-k is computed for the rest.
+    """
+    occ = [(w >= 0) & e.complete for e, w in zip(encs, wids, strict=True)]
+    for e, m in zip(encs, occ, strict=True):
+        e.wanted = m
+    return occ
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every shard is prepared with: the tokenizer, the vocabulary's index, the batches' bounds."""
+
+    encoder: Encoder
+    index: dict[str, int]
+    max_length: int  # teacher tokens per sentence
+    token_budget: int  # padded teacher tokens per batch
+    pad_id: int
+
+
+def _flat(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype)
+
+
 @dataclass
 class Prepared:
-    """One shard's host-side inputs to the teacher, packed flat: one pickle of six arrays, not 40,000.
+    """One shard's host-side inputs to the teacher: its words looked up and its batches padded.
 
-    ``wids`` and ``complete`` hold a row per word, ``ids`` and ``tok_group`` one per teacher token;
-    ``n_words`` and ``n_tokens`` cut them into sentences.
+    ``wids``, ``complete`` and ``occ`` hold a row per word, ``ids`` and ``tok_group`` one per
+    teacher token; ``n_words`` and ``n_tokens`` cut them into sentences. ``batches`` are the
+    length-sorted batches as the device takes them, and ``dest[b]`` the occurrence row (in corpus
+    order) of each wanted group of batch ``b``, row-major: where its vectors go. Flat arrays, so a
+    shard crosses from a feeding process as one pickle of a few dozen arrays, not 40,000.
     """
 
     wids: np.ndarray  # int32 [words]: vocabulary id, -1 outside it
     complete: np.ndarray  # bool [words]: the teacher saw the word whole
+    occ: np.ndarray  # bool [words]: an occurrence (in the vocabulary and whole)
     n_words: np.ndarray  # int64 [sentences]
     ids: np.ndarray  # int64 [tokens]
     tok_group: np.ndarray  # int32 [tokens]: the word of each token within its sentence, -1 for none
     n_tokens: np.ndarray  # int64 [sentences]
+    batches: list[HostBatch]
+    dest: list[np.ndarray]  # int64 [wanted groups of the batch]
 
     @classmethod
-    def of(cls, encoder: Encoder, index: dict[str, int], max_length: int, sents: Sentences) -> Prepared:
-        """Look up, tokenize and align a shard's sentences (in a worker, or here on one core)."""
+    def of(cls, setup: Setup, sents: Sentences) -> Prepared:
+        """Look up, tokenize, align and batch a shard's sentences (in a worker, or here on one core)."""
         words = [toks for _, toks in sents]
-        encs = encoder.encode(words, max_length)
-        wids = word_ids(index, words)
-
-        def flat(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
-            return np.concatenate(arrays) if arrays else np.zeros(0, dtype)
-
+        encs = setup.encoder.encode(words, setup.max_length)
+        wids = word_ids(setup.index, words)
+        occ = mark_occurrences(encs, wids)
+        n_occ = np.fromiter((int(m.sum()) for m in occ), np.int64, len(occ))
+        first_occ = np.cumsum(n_occ) - n_occ
+        batches, dest = [], []
+        for rows in sorted_batches([len(e.ids) for e in encs], setup.token_budget):
+            batches.append(host_batch([encs[i] for i in rows], rows, setup.pad_id))
+            counts = n_occ[rows]  # a row's wanted groups are its occurrences, in order
+            dest.append(
+                np.repeat(first_occ[rows] - (np.cumsum(counts) - counts), counts) + np.arange(counts.sum())
+            )
         return cls(
-            wids=flat(wids, np.int32),
-            complete=flat([e.complete for e in encs], np.bool_),
+            wids=_flat(wids, np.int32),
+            complete=_flat([e.complete for e in encs], np.bool_),
+            occ=_flat(occ, np.bool_),
             n_words=np.fromiter(map(len, words), np.int64, len(words)),
-            ids=flat([e.ids for e in encs], np.int64),
-            tok_group=flat([e.tok_group for e in encs], np.int32),
+            ids=_flat([e.ids for e in encs], np.int64),
+            tok_group=_flat([e.tok_group for e in encs], np.int32),
             n_tokens=np.fromiter((len(e.ids) for e in encs), np.int64, len(encs)),
+            batches=batches,
+            dest=dest,
         )
 
-    def unpack(self) -> tuple[list[np.ndarray], list[Encoding]]:
-        """Each sentence's vocabulary ids and encoding (views of the packed arrays)."""
+    def encodings(self) -> list[Encoding]:
+        """Each sentence's encoding (views of the packed arrays), for the passes that re-encode it."""
         cut_w, cut_t = np.cumsum(self.n_words)[:-1], np.cumsum(self.n_tokens)[:-1]
-        wids = np.split(self.wids, cut_w)
-        encs = [
+        return [
             Encoding(i, g, c)
             for i, g, c in zip(
                 np.split(self.ids, cut_t),
@@ -111,7 +152,6 @@ class Prepared:
                 strict=True,
             )
         ]
-        return wids, encs
 
 
 def serve() -> None:
@@ -124,11 +164,11 @@ def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     jobs, results = Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False)
     try:
-        encoder, index, max_length = jobs.recv()
+        setup = jobs.recv()
         while True:
             sents = jobs.recv()
             try:
-                prepared: Prepared | Exception = Prepared.of(encoder, index, max_length, sents)
+                prepared: Prepared | Exception = Prepared.of(setup, sents)
             except Exception as exc:  # the parent raises it
                 prepared = exc
             results.send(prepared)
@@ -139,7 +179,7 @@ def serve() -> None:
 class _Worker:
     """One feeding process and its two pipes (jobs in, results out)."""
 
-    def __init__(self, setup: tuple[Encoder, dict[str, int], int]) -> None:
+    def __init__(self, setup: Setup) -> None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
         code = "from ctx2static.pipeline.feed import serve; serve()"
@@ -175,15 +215,15 @@ class Feed:
     teacher on an earlier one; with 0, in the caller's own process when it asks for the shard.
     """
 
-    def __init__(self, encoder: Encoder, index: dict[str, int], max_length: int, workers: int) -> None:
-        self.args = (encoder, index, max_length)
+    def __init__(self, setup: Setup, workers: int) -> None:
+        self.setup = setup
         self.n_workers = workers
         self.workers: list[_Worker] = []
 
     def __enter__(self) -> Feed:
         try:
             for _ in range(self.n_workers):
-                self.workers.append(_Worker(self.args))
+                self.workers.append(_Worker(self.setup))
         except BaseException:
             self.__exit__()
             raise
@@ -196,7 +236,7 @@ class Feed:
 
     def prepare(self, sents: Sentences) -> Prepared:
         """One shard's inputs, prepared in this process."""
-        return Prepared.of(*self.args, sents)
+        return Prepared.of(self.setup, sents)
 
     def shards(self, jobs: Iterable[tuple[int, Sentences]]) -> Iterator[tuple[int, Sentences, Prepared]]:
         """Each ``(index, sentences)`` job with its prepared inputs, in the jobs' order.

@@ -18,16 +18,17 @@ import numpy as np
 from ctx2static.cache.layout import SIGNALS, shard_signals
 from ctx2static.cache.writer import WordSums, write_shard_files
 from ctx2static.errors import UserError
+from ctx2static.memory import HeapTrim
 from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.config import WORD_SLOT, ExtractConfig, parse_layers
-from ctx2static.pipeline.feed import Feed, Prepared, Sentences
+from ctx2static.pipeline.feed import Feed, Prepared, Sentences, Setup
 from ctx2static.pipeline.models import TeacherKind, hidden_width, resolve_word
 from ctx2static.text.vocab import Vocab
 
 if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
     import torch
 
-    from ctx2static.pipeline.teacher import Forward, Reduce, Request, Teacher, TeacherOutput
+    from ctx2static.pipeline.teacher import Forward, Reduce, Request, Teacher
 
 
 def teacher_identity(teacher: Teacher) -> dict:
@@ -74,17 +75,6 @@ def paragraph_inputs(
         i = j
     p_encs = [e.regroup(g) for e, g in zip(teacher.encode(texts, max_length), word_sent, strict=True)]
     return p_encs, members
-
-
-def mark_occurrences(encs: list[Encoding], wids: list[np.ndarray]) -> list[np.ndarray]:
-    """Occurrences: vocabulary words the teacher saw whole; set as each encoding's ``wanted`` groups.
-
-    Per-occurrence signals are kept for them only, so no top-k is computed for the rest.
-    """
-    occ = [(w >= 0) & e.complete for e, w in zip(encs, wids, strict=True)]
-    for e, m in zip(encs, occ, strict=True):
-        e.wanted = m
-    return occ
 
 
 Progress = Callable[[int, int], None]
@@ -181,19 +171,21 @@ def sentence_request(cfg: ExtractConfig) -> Request:
 class TeacherPass:
     """One shard's sentences after the teacher's pass over them: what every signal's array is made of.
 
-    ``occ_vec`` [occurrences, d] (float32) is the one copy of the shard's occurrence vectors held:
-    each batch's are copied into place as it finishes, and its padded output is let go.
+    ``means`` [sentences, d] are each sentence's means over all its tokens (X2Static Eq. 3);
+    ``occ_vec`` [occurrences, d] (float32) the occurrence vectors and ``reduced`` each reduction's
+    arrays at the occurrences, all in corpus order: each batch's rows are put in place as it
+    finishes (:meth:`~ctx2static.pipeline.teacher.Teacher.forward_wanted`), so the shard's are the
+    one copy held.
     """
 
     teacher: Teacher
     cfg: ExtractConfig
     words: list[list[str]]
     paras: np.ndarray
-    wids: list[np.ndarray]
-    encs: list[Encoding]
-    occ: list[np.ndarray]
-    outs: list[TeacherOutput]
+    prepared: Prepared
+    means: np.ndarray
     occ_vec: np.ndarray
+    reduced: dict[str, np.ndarray]
 
     @property
     def means_dtype(self) -> type[np.floating]:
@@ -208,46 +200,38 @@ def teacher_pass(
     prepared: Prepared,
     progress: Progress | None = None,
 ) -> TeacherPass:
-    """Run the teacher over a shard's prepared sentences in length-sorted batches (``progress``: each)."""
-    from ctx2static.pipeline.batching import run_sorted
-
-    words = [toks for _, toks in sents]
-    wids, encs = prepared.unpack()
-    occ = mark_occurrences(encs, wids)
+    """Run the teacher over a shard's prepared batches (``progress`` hears of each)."""
     request = sentence_request(cfg)
-    n_occ = [int(m.sum()) for m in occ]
-    # a batch holds encodings in length order: each finds its first occurrence row by identity
-    first_row = dict(zip(map(id, encs), (np.cumsum(n_occ) - n_occ).tolist(), strict=True))
-    occ_vec = np.zeros((0, 0), np.float32)  # [occurrences, d], filled batch by batch
-
-    def forward(batch: list[Encoding]) -> list[TeacherOutput]:
-        """The batch's occurrence vectors go to their rows of ``occ_vec``; its padded vectors are let go."""
-        nonlocal occ_vec
-        res = teacher.forward(batch, request)
-        for e, o in zip(batch, res, strict=True):
-            if not occ_vec.shape[1]:
-                occ_vec = np.empty((sum(n_occ), o.vectors.shape[1]), np.float32)
-            rows = o.vectors[e.wanted]
-            occ_vec[first_row[id(e)] : first_row[id(e)] + len(rows)] = rows
-            o.vectors = None
-        return res
-
-    def batch_done(idx: list[int]) -> None:
+    n_occ = int(prepared.occ.sum())
+    means = np.zeros((0, 0), np.float32)  # [sentences, d], the width known from the first batch
+    occ_vec = np.zeros((0, 0), np.float32)
+    reduced: dict[str, np.ndarray] = {}
+    trim = HeapTrim()
+    for batch, dest in zip(prepared.batches, prepared.dest, strict=True):
+        mean, picked = teacher.forward_wanted(batch, request)
+        if not means.shape[1]:
+            means = np.empty((len(prepared.n_words), mean.shape[1]), np.float32)
+            occ_vec = np.empty((n_occ, mean.shape[1]), np.float32)
+        means[batch.rows] = mean
+        occ_vec[dest] = picked.pop("vectors")
+        for key, rows in picked.items():
+            if key not in reduced:
+                reduced[key] = np.empty((n_occ, *rows.shape[1:]), rows.dtype)
+            reduced[key][dest] = rows
+        trim()
         if progress is not None:
-            progress(sum(n_occ[i] for i in idx), sum(len(encs[i].ids) for i in idx))
-
-    outs: list[TeacherOutput] = run_sorted(encs, cfg.token_budget, forward, batch_done)
+            progress(len(dest), batch.tokens)
     paras = np.asarray([pid for pid, _ in sents], dtype=np.int64)
-    return TeacherPass(teacher, cfg, words, paras, wids, encs, occ, outs, occ_vec)
+    return TeacherPass(teacher, cfg, [toks for _, toks in sents], paras, prepared, means, occ_vec, reduced)
 
 
 def _sent_offsets(p: TeacherPass) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum([len(w) for w in p.wids])]).astype(np.int64)
+    return np.concatenate([[0], np.cumsum(p.prepared.n_words)]).astype(np.int64)
 
 
 def per_occurrence(p: TeacherPass, key: str) -> np.ndarray:
     """A reduction's per-group array at the occurrences, in corpus order."""
-    return np.concatenate([o.reduced[key][m] for o, m in zip(p.outs, p.occ, strict=True)])
+    return p.reduced[key]
 
 
 def _para_ctx(p: TeacherPass) -> np.ndarray:
@@ -257,10 +241,10 @@ def _para_ctx(p: TeacherPass) -> np.ndarray:
 
     teacher, cfg = p.teacher, p.cfg
     limit = min(cfg.paragraph_max_length, teacher.max_length)
-    p_encs, members = paragraph_inputs(teacher, p.paras, p.encs, p.words, limit)
+    p_encs, members = paragraph_inputs(teacher, p.paras, p.prepared.encodings(), p.words, limit)
     p_outs = run_sorted(p_encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
     # a sentence cut by the paragraph limit keeps its own sentence context instead
-    para_ctx = np.stack([o.mean for o in p.outs])
+    para_ctx = p.means.copy()
     for o, e, mem in zip(p_outs, p_encs, members, strict=True):
         para_ctx[mem[e.complete]] = o.vectors[e.complete]
     return para_ctx.astype(p.means_dtype)
@@ -269,9 +253,9 @@ def _para_ctx(p: TeacherPass) -> np.ndarray:
 SHARD_ARRAYS: dict[str, Callable[[TeacherPass], np.ndarray]] = {
     "sent_para": lambda p: p.paras,
     "sent_offsets": _sent_offsets,
-    "word_ids": lambda p: np.concatenate(p.wids),
-    "word_aligned": lambda p: np.concatenate([e.complete for e in p.encs]),
-    "sent_ctx": lambda p: np.stack([o.mean for o in p.outs]).astype(p.means_dtype),
+    "word_ids": lambda p: p.prepared.wids,
+    "word_aligned": lambda p: p.prepared.complete,
+    "sent_ctx": lambda p: p.means.astype(p.means_dtype),
     "para_ctx": _para_ctx,
     "occ_vec": lambda p: p.occ_vec,  # float32, before any PCA (the shard maker reduces and stores it)
     "topk_ids": lambda p: per_occurrence(p, "topk_ids"),
@@ -283,20 +267,19 @@ a reduction's arrays are in the pass's outputs when its option is on)."""
 
 def attention_rows(p: TeacherPass) -> dict[str, np.ndarray]:
     """The attention signal's rows (SemGloVe sd): occurrence row, context word, offset, summed weight."""
-    rows: dict[str, list[np.ndarray]] = {"occ": [], "ctx": [], "offset": [], "weight": []}
-    base = 0
-    for o, w, m in zip(p.outs, p.wids, p.occ, strict=True):
-        pos = np.flatnonzero(m)
-        ctx, wt = o.reduced["attn_ctx"][pos], o.reduced["attn_weight"][pos]
-        occ_ix = np.broadcast_to((base + np.arange(len(pos)))[:, None], ctx.shape)
-        keep = ctx >= 0
-        rows["occ"].append(occ_ix[keep])
-        rows["ctx"].append(w[ctx[keep]])
-        rows["offset"].append((ctx - pos[:, None])[keep])
-        rows["weight"].append(wt[keep])
-        base += len(pos)
-    dtypes = {"occ": np.int32, "ctx": np.int32, "offset": np.int16, "weight": np.float32}
-    return {k: np.concatenate(v).astype(dtypes[k]) if v else np.zeros(0, dtypes[k]) for k, v in rows.items()}
+    n_words = p.prepared.n_words
+    ends = np.cumsum(n_words)
+    at = np.flatnonzero(p.prepared.occ)  # each occurrence's word, in the shard
+    starts = (ends - n_words)[np.searchsorted(ends, at, side="right")]  # its sentence's first word
+    ctx, weight = per_occurrence(p, "attn_ctx"), per_occurrence(p, "attn_weight")  # [occurrences, S]
+    keep = ctx >= 0
+    occ_ix = np.broadcast_to(np.arange(len(at))[:, None], ctx.shape)
+    return {
+        "occ": occ_ix[keep].astype(np.int32),
+        "ctx": p.prepared.wids[(starts[:, None] + ctx)[keep]].astype(np.int32),
+        "offset": (ctx - (at - starts)[:, None])[keep].astype(np.int16),
+        "weight": weight[keep].astype(np.float32),
+    }
 
 
 def shard_arrays(
@@ -315,7 +298,7 @@ def shard_arrays(
     p = teacher_pass(teacher, cfg, sents, prepared, progress)
     signals = shard_signals(cfg.to_dict())
     arrays = {k: SHARD_ARRAYS[k](p) for k in signals if SIGNALS[k].stored == "shard"}
-    occ = np.concatenate(p.occ)
+    occ = prepared.occ
     sums = WordSums.of(arrays["word_ids"][occ], p.occ_vec)
     attn = attention_rows(p) if "attention" in signals else None
     stats = {
@@ -323,7 +306,7 @@ def shard_arrays(
         "n_words": len(arrays["word_ids"]),
         "n_occurrences": int(occ.sum()),
         "n_truncated_words": int((~arrays["word_aligned"]).sum()),
-        "n_teacher_tokens": int(sum(len(e.ids) for e in p.encs)),
+        "n_teacher_tokens": int(prepared.n_tokens.sum()),
     }
     return arrays, attn, stats, sums
 
@@ -487,7 +470,10 @@ class ShardMaker:
         self.teacher, self.vocab = teacher, vocab
         self.cfg = self.resolve(cfg)
         max_length = min(self.cfg.max_length, teacher.max_length)
-        self.feed = Feed(teacher.encoder, vocab.index, max_length, feeders)
+        pad_id = int(teacher.tokenizer.pad_token_id)
+        self.feed = Feed(
+            Setup(teacher.encoder, vocab.index, max_length, self.cfg.token_budget, pad_id), feeders
+        )
         needy = [o for o, r in REDUCTIONS.items() if getattr(cfg, o) and (r.attentions or r.decoder_input)]
         if teacher.onnx is not None and needy:
             raise UserError(

@@ -26,6 +26,7 @@ import torch
 
 from ctx2static.errors import UserError
 from ctx2static.pipeline.align import Encoder, Encoding
+from ctx2static.pipeline.batching import HostBatch, host_batch
 from ctx2static.pipeline.config import Backend, Precision, TeacherConfig, parse_layers
 from ctx2static.pipeline.models import (
     TeacherKind,
@@ -106,6 +107,7 @@ class Padded:
     mask: torch.Tensor  # [n, T] 1 on an input's tokens
     pool: torch.Tensor  # [n, G, T] the mean over each group's tokens
     first: torch.Tensor  # [n, G] each group's first token (-1: no such group)
+    wanted: torch.Tensor  # [n, G] the groups whose signals are kept
     has_target: torch.Tensor  # [n, G] wanted groups with a position to predict them from
     gather: torch.Tensor  # [n, G] that position (causal: the token before the group), clamped to 0
 
@@ -271,7 +273,7 @@ class Teacher:
 
     def forward(self, batch: list[Encoding], request: Request) -> list[TeacherOutput]:
         """One padded forward pass over a batch; every reduction runs on the device."""
-        padded = self._pad(batch)
+        padded = self._padded(host_batch(batch, np.arange(len(batch)), int(self.tokenizer.pad_token_id)))
         out, head_in = self._run(padded, request)
         with torch.inference_mode():
             res, reduced = self._reduce(out, head_in, padded, request)
@@ -279,40 +281,34 @@ class Teacher:
             reduced_arrays = {k: v.cpu().numpy() for k, v in reduced.items()}
         return TeacherOutput.split(arrays, reduced_arrays, batch)
 
-    def _pad(self, batch: list[Encoding]) -> Padded:
-        """The batch padded to its longest input and largest group count, on the device.
+    def forward_wanted(self, batch: HostBatch, request: Request) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """A host-padded batch's forward: each input's all-token mean [n, d], and its wanted groups' rows.
 
-        Built as whole numpy arrays rather than row by row: on a GPU the forward is cheap and this
-        host-side work is what the pass waits on (``bench/results/gpu/README.md``).
+        The request's vectors (``"vectors"``) and reductions come back for the wanted groups only,
+        in row-major order [k, ...]: they are picked on the device, so only they cross to the host
+        and no per-input object is made (the extract's shards; :meth:`forward` serves the rest).
         """
+        padded = self._padded(batch)
+        out, head_in = self._run(padded, request)
+        with torch.inference_mode():
+            res, reduced = self._reduce(out, head_in, padded, request)
+            picked = {k: v[padded.wanted].cpu().numpy() for k, v in {**res, **reduced}.items() if k != "mean"}
+            return res["mean"].cpu().numpy(), picked
+
+    def _padded(self, h: HostBatch) -> Padded:
+        """A host-padded batch on the device, with the pooling matrix and the targets built there."""
         dev = self.device
-        lens = np.fromiter((len(e.ids) for e in batch), np.int64, len(batch))
-        n_groups = np.fromiter((e.n_groups for e in batch), np.int64, len(batch))
-        n, t_max, g_max = len(batch), int(lens.max()), max(int(n_groups.max()), 1)
-        has_tok = np.arange(t_max) < lens[:, None]
-        has_grp = np.arange(g_max) < n_groups[:, None]
-        ids = np.full((n, t_max), int(self.tokenizer.pad_token_id), np.int64)
-        ids[has_tok] = np.concatenate([e.ids for e in batch])
-        grp = np.full((n, t_max), -1, np.int64)
-        grp[has_tok] = np.concatenate([e.tok_group for e in batch])
-        rows, cols = np.nonzero(grp >= 0)  # row-major: each row's positions ascending
-        keys: np.ndarray = rows * g_max + grp[rows, cols]
-        keys, at = np.unique(keys, return_index=True)
-        first = np.full((n, g_max), -1, np.int64)
-        first.flat[keys] = cols[at]  # a group's first position: where its key first occurs
-        wanted = np.zeros((n, g_max), bool)
-        wanted[has_grp] = np.concatenate(
-            [np.ones(e.n_groups, bool) if e.wanted is None else e.wanted for e in batch]
-        )
-        grp_d, first_d = self._to_device(grp), self._to_device(first)
-        onehot = (grp_d.unsqueeze(1) == torch.arange(g_max, device=dev).view(1, -1, 1)).float()
+        grp_d, first_d, wanted_d = self._to_device(h.grp), self._to_device(h.first), self._to_device(h.wanted)
+        onehot = (grp_d.unsqueeze(1) == torch.arange(h.first.shape[1], device=dev).view(1, -1, 1)).float()
         target = first_d - 1 if self.kind is TeacherKind.CAUSAL else first_d
+        mask = np.arange(h.ids.shape[1]) < h.lens[:, None]
         return Padded(
-            ids=self._to_device(ids),
-            mask=self._to_device(has_tok.astype(np.int64)),
+            ids=self._to_device(h.ids),
+            mask=self._to_device(mask.astype(np.int64)),
             pool=onehot / onehot.sum(-1, keepdim=True).clamp(min=1),
             first=first_d,
-            has_target=(target >= 0) & self._to_device(wanted),
+            wanted=wanted_d,
+            has_target=(target >= 0) & wanted_d,
             gather=target.clamp(min=0),
         )
 

@@ -57,9 +57,8 @@ from ctx2static.eval.results import Score
 from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.batching import run_sorted
 from ctx2static.pipeline.config import AUTO_LAYER, TeacherConfig, parse_layers
-from ctx2static.pipeline.feed import word_ids
+from ctx2static.pipeline.feed import mark_occurrences, word_ids
 from ctx2static.pipeline.models import FIRST_HALF, LAYER_DEFAULTS, DepthBand, resolve_layer
-from ctx2static.pipeline.shard import mark_occurrences
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.students.postprocess import Standardize, standardized_table
 from ctx2static.text.corpus import Corpus

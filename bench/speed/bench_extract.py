@@ -32,10 +32,9 @@ from ctx2static.pipeline.batching import sorted_batches
 from ctx2static.pipeline.bf16 import fast_bf16
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.extract import extract
-from ctx2static.pipeline.feed import word_ids
+from ctx2static.pipeline.feed import mark_occurrences, word_ids
 from ctx2static.pipeline.models import TeacherKind
 from ctx2static.pipeline.shard import (
-    mark_occurrences,
     paragraph_inputs,
     sentence_request,
     token_words,

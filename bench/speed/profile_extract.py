@@ -48,11 +48,11 @@ SHARD_STAGES: dict[str, list[tuple[str, str]]] = {
         ("pipeline/teacher.py", "_reduce"),
         ("pipeline/teacher.py", "split"),
     ],
-    "padding a batch": [("pipeline/teacher.py", "_pad")],
+    "padding a batch": [("pipeline/batching.py", "host_batch"), ("pipeline/teacher.py", "_padded")],
     "tokenizer and word alignment": [("pipeline/align.py", "encode")],
     "vocabulary ids and occurrence marks": [
         ("pipeline/feed.py", "word_ids"),
-        ("pipeline/shard.py", "mark_occurrences"),
+        ("pipeline/feed.py", "mark_occurrences"),
     ],
     "per-word sums": [("cache/writer.py", "of")],
     "shard files written (HDF5, parquet, sha256)": [("cache/writer.py", "write_shard_files")],
@@ -79,7 +79,7 @@ def shard_seconds(stats: pstats.Stats) -> dict[str, float]:
     out = {stage: cumulative(stats, funcs) for stage, funcs in SHARD_STAGES.items()}
     teacher_pass = cumulative(stats, [("pipeline/shard.py", "teacher_pass")])
     forward = cumulative(stats, [("pipeline/teacher.py", "forward")])
-    marks = cumulative(stats, [("pipeline/shard.py", "mark_occurrences")])
+    marks = cumulative(stats, [("pipeline/feed.py", "mark_occurrences")])
     unpack = cumulative(stats, [("pipeline/feed.py", "unpack")])
     prepare = cumulative(stats, [("pipeline/feed.py", "of")])
     inside_forward = sum(out[s] for s in list(out)[:3])

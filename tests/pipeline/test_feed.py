@@ -12,7 +12,7 @@ from ctx2static.cache import Cache
 from ctx2static.pipeline import feed
 from ctx2static.pipeline.config import ExtractConfig
 from ctx2static.pipeline.extract import run_extract
-from ctx2static.pipeline.feed import Feed, feeders
+from ctx2static.pipeline.feed import Feed, Setup, feeders
 from ctx2static.pipeline.shard import ShardMaker
 from ctx2static.pipeline.teacher import Teacher
 from ctx2static.text.corpus import Corpus
@@ -71,7 +71,7 @@ def test_read_ahead_is_bounded_and_order_kept(tiny_models, corpus_file, monkeypa
             pulled.append(job[0])
             yield job
 
-    with Feed(teacher.encoder, {}, 64, 2) as f:
+    with Feed(Setup(teacher.encoder, {}, 64, 4096, 0), 2) as f:
         seen = []
         for index, _, prepared in f.shards(source()):
             assert max(pulled) <= index + 2
@@ -107,9 +107,9 @@ _ORPHAN = """
 import os, sys, time
 from transformers import AutoTokenizer
 from ctx2static.pipeline.align import Encoder
-from ctx2static.pipeline.feed import Feed
+from ctx2static.pipeline.feed import Feed, Setup
 
-f = Feed(Encoder(AutoTokenizer.from_pretrained(sys.argv[1]), None), {}, 64, 1).__enter__()
+f = Feed(Setup(Encoder(AutoTokenizer.from_pretrained(sys.argv[1]), None), {}, 64, 4096, 0), 1).__enter__()
 next(f.shards([(0, [(0, ["a", "b"])])]))
 print(*[w.proc.pid for w in f.workers], flush=True)
 time.sleep(600)

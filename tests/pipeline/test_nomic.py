@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from ctx2static.errors import UserError
 from ctx2static.pipeline import nomic
+from ctx2static.pipeline.batching import host_batch
 from ctx2static.pipeline.models import resolve
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.teachers import BY_NAME
@@ -85,7 +86,7 @@ def reference_states(gguf: Path, ids: list[int]) -> list[np.ndarray]:
 def test_the_module_reproduces_a_numpy_forward_of_the_gguf_in_a_padded_batch(tiny_gguf, tiny_nomic):
     teacher = Teacher.load(str(tiny_nomic))
     encs = teacher.encode([s.split() for s in tm.SENTENCES])
-    padded = teacher._pad(encs)
+    padded = teacher._padded(host_batch(encs, np.arange(len(encs)), teacher.tokenizer.pad_token_id))
     for weights in (False, True):  # the fused attention and the explicit one that returns weights
         with torch.inference_mode():
             out = teacher.model(

@@ -12,9 +12,9 @@ from ctx2static.errors import UserError
 from ctx2static.pipeline.batching import run_sorted, sorted_batches
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.extract import extract
-from ctx2static.pipeline.feed import Feed, word_ids
+from ctx2static.pipeline.feed import Feed, Setup, mark_occurrences, word_ids
 from ctx2static.pipeline.models import TeacherKind
-from ctx2static.pipeline.shard import mark_occurrences, sentence_request, shard_arrays, token_words
+from ctx2static.pipeline.shard import sentence_request, shard_arrays, token_words
 from ctx2static.pipeline.teacher import Request, Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
@@ -231,7 +231,10 @@ def test_occurrence_vectors_and_word_sums_are_those_of_the_teacher_outputs_bit_f
     ids, inverse = np.unique(wids, return_inverse=True)
     reference = np.zeros((len(ids), want.shape[1]))
     np.add.at(reference, inverse, want.astype(np.float64))  # in float64, in occurrence order
-    prepared = Feed(teacher.encoder, cache.vocab.index, cfg.max_length, 0).prepare(sents)
+    setup = Setup(
+        teacher.encoder, cache.vocab.index, cfg.max_length, cfg.token_budget, teacher.tokenizer.pad_token_id
+    )
+    prepared = Feed(setup, 0).prepare(sents)
     kept, _, _, kept_sums = shard_arrays(teacher, replace(cfg, vectors=True), sents, prepared)
     arrays, _, _, sums = shard_arrays(teacher, cfg, sents, prepared)
     assert "occ_vec" not in arrays and len(want) > 10 and len(ids) < len(wids)
