@@ -56,15 +56,21 @@ class Int8Linear(torch.ao.nn.quantized.dynamic.Linear):
         return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=False).to(x.dtype)
 
 
+def require_engine() -> str:
+    """The quantized engine for this machine, or one line where the torch build lacks it."""
+    engine = quantized_engine()
+    if engine not in torch.backends.quantized.supported_engines:
+        raise UserError(f"--precision int8: this torch build lacks the {engine} engine; use float32")
+    return engine
+
+
 def quantize_linears(model: Any, source: str) -> Any:
     """Replace every ``torch.nn.Linear`` of ``model`` but its output embeddings by an int8 dynamic one.
 
     In place (a copy of a 268M-parameter teacher would double its memory). A model with no Linear
     to quantize (GPT-2's projections are ``Conv1D``) is one clear line, not a silent float32 pass.
     """
-    engine = quantized_engine()
-    if engine not in torch.backends.quantized.supported_engines:
-        raise UserError(f"--precision int8: this torch build lacks the {engine} engine; use float32")
+    engine = require_engine()
     head = model.get_output_embeddings()
     qconfig = torch.ao.quantization.per_channel_dynamic_qconfig
     spec = {

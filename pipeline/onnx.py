@@ -62,7 +62,7 @@ TELEMETRY_OFF = {"ORT_DISABLE_TELEMETRY": "1"}
 under ``~/.cache/Microsoft/`` otherwise (1.32 on Linux; ``disable_telemetry_events()`` comes too late)."""
 
 
-def _require() -> Any:
+def onnxruntime_module() -> Any:
     """The onnxruntime module with its telemetry off, or one line saying how to install it."""
     os.environ.update(TELEMETRY_OFF)
     try:
@@ -259,7 +259,7 @@ class OnnxForward:
     @classmethod
     def load(cls, model: Any, source: str, precision: Precision, pad_id: int, threads: int) -> OnnxForward:
         """The session for ``model`` at ``precision`` (float32 or int8) on ``threads`` (0: as torch)."""
-        ort = _require()
+        ort = onnxruntime_module()
         path = exported(model, source, precision, pad_id)
         opts = ort.SessionOptions()
         # 0: as many as torch runs (a Ray worker sets 1 per worker), so the two backends compare alike

@@ -170,6 +170,7 @@ class Teacher:
         layers = parse_layers(spec, n_hidden) if n_hidden else ()
         dev = _device(config.device)
         precision = _precision(config.precision, dev)
+        _require_engine(config.backend, precision)
         model, kind = _model(name, source, model_config)
         try:
             model = model.eval().to(dev)
@@ -483,6 +484,18 @@ def _device(spec: str) -> torch.device:
     if dev.type == "cuda" and (dev.index or 0) >= found:
         raise UserError(f"--device {spec}: not usable here ({found} CUDA devices); try --device cpu")
     return dev
+
+
+def _require_engine(backend: Backend, precision: Precision) -> None:
+    """ONNX Runtime for backend onnx, the quantized engine for int8: if missing, one line before a load."""
+    if backend is Backend.ONNX:
+        from ctx2static.pipeline.onnx import onnxruntime_module
+
+        onnxruntime_module()
+    elif precision is Precision.INT8:
+        from ctx2static.pipeline.int8 import require_engine
+
+        require_engine()
 
 
 def _precision(precision: Precision, dev: torch.device) -> Precision:

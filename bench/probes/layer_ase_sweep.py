@@ -305,8 +305,8 @@ def main() -> None:
         f"Date: {datetime.date.today()}. Command (repository root): `python {' '.join(sys.argv)}`",
         f"Corpus: {', '.join(args.corpus)}{part}; {n_occurrences:,} occurrences of {len(vocab):,} "
         f"words (min_count {args.min_count}), {len(seen):,} seen whole by the teacher (`ase` rows). "
-        f"Teacher: {n_hidden} hidden states, {teacher.precision.value}. Teacher pass {t_corpus / 60:.1f} min, "
-        f"total {secs / 60:.1f} min, {args.threads} torch thread(s), "
+        f"Teacher: {n_hidden} hidden states, {teacher.precision.value}. "
+        f"Teacher pass {t_corpus / 60:.1f} min, total {secs / 60:.1f} min, {args.threads} torch thread(s), "
         f"{platform.processor() or platform.machine()}.",
         "",
         "Spearman x100 (similarity), 3CosAdd accuracy x100 (analogy), purity x100 (categorization); "

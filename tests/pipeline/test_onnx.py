@@ -206,6 +206,6 @@ def test_onnx_runtime_writes_no_telemetry(tmp_path):
 
     env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     env.pop("ORT_DISABLE_TELEMETRY", None)
-    code = "from ctx2static.pipeline.onnx import _require; _require().get_available_providers()"
+    code = "from ctx2static.pipeline.onnx import onnxruntime_module as m; m().get_available_providers()"
     subprocess.run([sys.executable, "-c", code], env=env, check=True)
     assert not list(tmp_path.rglob("*")), "onnxruntime wrote files at import"

@@ -1,5 +1,6 @@
 """Loading a teacher: its family (MLM, causal, encoder) from config and weights, layer specs, missing ones."""
 
+import sys
 from fractions import Fraction
 
 import pytest
@@ -146,10 +147,7 @@ def test_options_that_cannot_run_together_or_here_are_refused_before_the_weights
 ):
     from ctx2static.pipeline import teacher
 
-    def weights(*args):
-        raise AssertionError("the weights were loaded")
-
-    monkeypatch.setattr(teacher, "_model", weights)
+    monkeypatch.setattr(teacher, "_model", _weights_loaded)
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat sat on the mat .\n")
     code, _, err = cli_main(
@@ -157,3 +155,21 @@ def test_options_that_cannot_run_together_or_here_are_refused_before_the_weights
     )
     [line] = [ln for ln in err.splitlines() if ln.startswith("error:")]
     assert code == 2 and line.startswith(f"error: {message}"), err
+
+
+def _weights_loaded(*args):
+    raise AssertionError("the weights were loaded")
+
+
+def test_a_missing_engine_is_refused_before_the_weights_load(tiny_models, monkeypatch):
+    from ctx2static.pipeline import int8, teacher
+
+    monkeypatch.setattr(teacher, "_model", _weights_loaded)
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails as when not installed
+    with pytest.raises(
+        UserError, match=r"^--backend onnx needs onnxruntime: pip install 'ctx2static\[onnx\]'$"
+    ):
+        Teacher.load(str(tiny_models["bert"]), TeacherConfig(backend="onnx"))
+    monkeypatch.setattr(int8, "quantized_engine", lambda: "none")
+    with pytest.raises(UserError, match=r"^--precision int8: this torch build lacks the none engine"):
+        Teacher.load(str(tiny_models["bert"]), TeacherConfig(precision="int8"))
