@@ -19,7 +19,7 @@ from ctx2static.eval.families import (
     with_named_tasks,
 )
 from ctx2static.eval.results import format_text, write_markdown, write_results_json
-from ctx2static.eval.suite import config_dict, notes
+from ctx2static.eval.suite import avg5_fallback, config_dict, notes
 from ctx2static.fileio import check_writable, refuse_same_outputs
 from ctx2static.vectors import NonFinite, Vectors, vector_files
 
@@ -73,6 +73,7 @@ def evaluate_files(
     results, own = compared.common, compared.own
     lines = notes(analogy, common=common, families=picked)
     lines += ["--compose: words outside a table get vectors composed from subwords"] * compose
+    lines += avg5_fallback(results)
     show(format_text(results, lines, own if common else None))
     if json_path is not None:
         write_results_json(

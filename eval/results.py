@@ -6,7 +6,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -74,6 +74,11 @@ class Score:
     def from_json(cls, d: Mapping[str, Any]) -> Score:
         """The inverse of :meth:`to_json` (null becomes NaN)."""
         return cls(**{**d, "score": float("nan") if d["score"] is None else d["score"]})
+
+
+def usable(score: Score | None) -> TypeGuard[Score]:
+    """A score that may be compared: present, not thin, not NaN."""
+    return score is not None and not score.thin and not math.isnan(score.score)
 
 
 def summary(picked: Sequence[Score], benchmark: str, metric: str) -> Score:

@@ -12,7 +12,7 @@ from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import Benchmark, load_benchmarks
 from ctx2static.eval.families import FAMILIES, FamilySpec, family, family_of
-from ctx2static.eval.results import Score, summary
+from ctx2static.eval.results import MIN_ITEMS, Results, Score, summary, usable
 from ctx2static.eval.sentences import mean_accuracy
 from ctx2static.vectors import Vectors, require_finite
 
@@ -113,6 +113,52 @@ def _stated(families: Iterable[str | Enum], default: bool) -> list[FamilySpec]:
     """The default families (always stated under a table), or the others among ``families``."""
     asked = {family(f).name for f in families}
     return [f for f in FAMILIES.values() if f.default == default and (default or f.name in asked)]
+
+
+AVG5_WORDS = "mean Spearman of the five similarity sets (avg5)"
+
+
+def _find(scores: Sequence[Score], benchmark: str) -> Score | None:
+    return next((s for s in scores if s.benchmark == benchmark), None)
+
+
+def similarity_scores(results: Results) -> tuple[dict[str, Score], str, str]:
+    """Each column's word-similarity number with the items it rests on, its name, and what it is.
+
+    avg5 where every column has one; else (a set covered by too few items, on a small corpus) the
+    mean of the avg5 sets every column scores usably, named ``avgN`` and said to be no avg5, since
+    it does not compare with an avg5 elsewhere. Empty when no set is usable.
+    """
+    avg5 = {n: s for n, r in results.items() if usable(s := _find(r, "avg5"))}
+    if avg5 and len(avg5) == len(results):
+        return avg5, "avg5", AVG5_WORDS
+    sets = [b for b in AVG5 if all(usable(_find(r, b)) for r in results.values())]
+    if not sets:
+        return {}, "", ""
+    out = {}
+    for name, found in results.items():
+        picked = [s for s in found if s.benchmark in sets]
+        mean = sum(s.score for s in picked) / len(picked)
+        covered, total = sum(s.covered for s in picked), sum(s.total for s in picked)
+        out[name] = Score(f"avg{len(sets)}", "summary", "mean spearman", mean, covered, total)
+    return out, f"avg{len(sets)}", f"avg{len(sets)}: the mean Spearman of {', '.join(sets)}, not avg5"
+
+
+def thin_sets(results: Results) -> list[str]:
+    """``rg65 (6 items)`` for each avg5 set too thinly covered to score, in the first column's scores."""
+    first = next(iter(results.values()), [])
+    return [f"{s.benchmark} ({s.covered} items)" for b in AVG5 if (s := _find(first, b)) and s.thin]
+
+
+def avg5_fallback(results: Results) -> list[str]:
+    """Under a table whose avg5 is n/a for too few items: the line giving what can be compared instead."""
+    scores, name, what = similarity_scores(results)
+    thin = thin_sets(results)
+    if name in ("", "avg5") or not thin:
+        return []
+    values = ", ".join(f"{n} {s.score:.1f}" for n, s in scores.items())
+    thin_said = ", ".join(thin)
+    return [f"avg5 n/a: {thin_said}, fewer than the {MIN_ITEMS} a score needs; instead {what}: {values}"]
 
 
 def notes(analogy: AnalogyConfig, common: bool = False, families: Iterable[str | Enum] = ()) -> list[str]:

@@ -18,11 +18,10 @@ import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TypeGuard
 
 from ctx2static.eval.comparison import Comparison
-from ctx2static.eval.results import MIN_ITEMS, THIN_NOTE, Results, Score, format_markdown, table
-from ctx2static.eval.suite import AVG5, notes
+from ctx2static.eval.results import MIN_ITEMS, THIN_NOTE, Results, Score, format_markdown, table, usable
+from ctx2static.eval.suite import AVG5_WORDS, notes, similarity_scores, thin_sets
 from ctx2static.fileio import atomic_write
 from ctx2static.study.figures import plot_curves, plot_pairs
 from ctx2static.study.layout import StudyLayout, read_record
@@ -37,17 +36,12 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric_from
 
 
 HEADLINES = (
-    ("similarity", "avg5", "mean Spearman of the five similarity sets (avg5)"),
+    ("similarity", "avg5", AVG5_WORDS),
     ("analogy", None, "mean accuracy of the analogy scores"),
     ("sentences", "sentences-mean", "mean accuracy of the labelled sentence sets"),
     ("downstream", None, "mean of the downstream scores"),
 )
 """Per family: its summary row (a benchmark name), else None for the mean of its scores, and its words."""
-
-
-def _usable(score: Score | None) -> TypeGuard[Score]:
-    """A score that may be compared: present, not thin, not NaN."""
-    return score is not None and not score.thin and not math.isnan(score.score)
 
 
 def headline(results: Results, family: str, row: str | None) -> dict[str, float]:
@@ -58,44 +52,12 @@ def headline(results: Results, family: str, row: str | None) -> dict[str, float]
     out = {}
     for name, scores in results.items():
         picked = [s for s in scores if (s.benchmark == row if row else s.family == family)]
-        if picked and all(_usable(s) for s in picked):
+        if picked and all(usable(s) for s in picked):
             out[name] = sum(s.score for s in picked) / len(picked)
     if row is None:  # a mean compares only over the same scores in every output
         counts = {n: sum(s.family == family for s in results[n]) for n in out}
         out = {n: v for n, v in out.items() if counts[n] == max(counts.values(), default=0)}
     return out
-
-
-def _find(scores: Sequence[Score], benchmark: str) -> Score | None:
-    return next((s for s in scores if s.benchmark == benchmark), None)
-
-
-def similarity_scores(results: Results) -> tuple[dict[str, Score], str, str]:
-    """Each output's word-similarity number with the items it rests on, its name, and what it is.
-
-    avg5 where every output has one; else (a set covered by too few items, on a small corpus) the
-    mean of the avg5 sets every output scores usably, named ``avgN`` and said to be no avg5, since
-    it does not compare with an avg5 elsewhere. Empty when no set is usable.
-    """
-    avg5 = {n: s for n, r in results.items() if _usable(s := _find(r, "avg5"))}
-    if avg5 and len(avg5) == len(results):
-        return avg5, "avg5", HEADLINES[0][2]
-    sets = [b for b in AVG5 if all(_usable(_find(r, b)) for r in results.values())]
-    if not sets:
-        return {}, "", ""
-    out = {}
-    for name, found in results.items():
-        picked = [s for s in found if s.benchmark in sets]
-        mean = sum(s.score for s in picked) / len(picked)
-        covered, total = sum(s.covered for s in picked), sum(s.total for s in picked)
-        out[name] = Score(f"avg{len(sets)}", "summary", "mean spearman", mean, covered, total)
-    return out, f"avg{len(sets)}", f"avg{len(sets)}: the mean Spearman of {', '.join(sets)}, not avg5"
-
-
-def thin_sets(results: Results) -> list[str]:
-    """``rg65 (6 items)`` for each avg5 set too thinly covered to score, in the first output's scores."""
-    first = next(iter(results.values()), [])
-    return [f"{s.benchmark} ({s.covered} items)" for b in AVG5 if (s := _find(first, b)) and s.thin]
 
 
 def headline_lines(results: Comparison) -> list[str]:
@@ -221,7 +183,7 @@ def best_markdown(results: Results, notes: Sequence[str], own: Results) -> str:
         shown = {
             i: round(s.score, 1)
             for i, name in enumerate(results, first)
-            if _usable(s := scores[name].get((row[0], row[1])))
+            if usable(s := scores[name].get((row[0], row[1])))
         }
         if len(shown) >= 2:
             top = max(shown.values())
@@ -250,7 +212,7 @@ def delta_table(study: Study, results: Mapping[str, Sequence[Score]]) -> tuple[l
             a, c = scores[n].get(key), scores[b].get(key)
             if a is None or c is None:
                 cells.append("-")
-            elif not (_usable(a) and _usable(c)):
+            elif not (usable(a) and usable(c)):
                 cells.append("n/a")
             else:
                 cells.append(f"{a.score - c.score:+.1f}")

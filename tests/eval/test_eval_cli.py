@@ -145,3 +145,20 @@ def test_a_sentence_file_of_ones_own_is_a_row_named_after_it(files, cli_main):
     shown: list[str] = []
     evaluate_files([str(good)], shown.append, given={"sentences": [str(files / "kinds.tsv")]})
     assert shown == [stdout]
+
+
+def test_an_avg5_on_too_few_items_is_answered_with_what_compares():
+    from ctx2static.eval.results import Score
+    from ctx2static.eval.suite import avg5_fallback
+
+    def scores(shift: float, rg65: int) -> list[Score]:
+        full = [Score(b, "similarity", "spearman", 60.0 + shift, 100, 300) for b in ("ws353", "simlex999")]
+        thin = Score("rg65", "similarity", "spearman", 90.0, rg65, 65)
+        return [*full, thin, Score("avg5", "summary", "mean spearman", float("nan"), 200 + rg65, 665)]
+
+    [line] = avg5_fallback({"a/": scores(0.0, 15), "b/": scores(5.0, 15)})
+    assert line == (
+        "avg5 n/a: rg65 (15 items), fewer than the 20 a score needs; instead avg2: the mean Spearman of "
+        "ws353, simlex999, not avg5: a/ 60.0, b/ 65.0"
+    )
+    assert avg5_fallback({"a/": scores(0.0, 30)}) == []  # no thin set: nothing to explain
