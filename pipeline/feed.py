@@ -42,6 +42,11 @@ import numpy as np
 from ctx2static.pipeline.align import Encoder, Encoding
 from ctx2static.pipeline.batching import HostBatch, host_batch, sorted_batches
 
+NICE = 10
+"""The feeding processes' niceness: on a CPU teacher the forward's threads take a core before them
+(a preempted OpenMP thread stalls all its team at the next barrier), so they fill the gaps the
+forward leaves; when they fall behind, the forward waits and they get the cores."""
+
 MAX_FEEDERS = 8
 """Feeding processes at most, whatever the cores (see the module docstring)."""
 
@@ -162,6 +167,7 @@ def serve() -> None:
     parent done, or killed) ends it.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(NICE)
     jobs, results = Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False)
     try:
         setup = jobs.recv()
