@@ -1,4 +1,7 @@
-"""Thread counts for Numba and torch, set for a block and restored after it (0 = the library's default)."""
+"""Thread counts for Numba and BLAS, set for a block and restored after it (0 = the library's default).
+
+Torch's is :func:`ctx2static.pipeline.teacher.torch_threads`: only the teacher stage imports torch.
+"""
 
 from __future__ import annotations
 
@@ -57,21 +60,6 @@ def numba_threads(threads: int) -> Iterator[int]:
         yield numba.get_num_threads()
     finally:
         numba.set_num_threads(before)
-
-
-@contextlib.contextmanager
-def torch_threads(threads: int) -> Iterator[int]:
-    """Run the block with ``threads`` torch CPU threads (0 = torch's current setting); yields the count."""
-    import torch
-
-    _check(threads)
-    before = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(threads)
-    try:
-        yield torch.get_num_threads()
-    finally:
-        torch.set_num_threads(before)
 
 
 @contextlib.contextmanager

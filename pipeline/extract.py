@@ -287,8 +287,7 @@ def start_engine(
         with RayEngine.start(teacher, teacher_config, vocab, cfg, corpus.config.lowercase, engine) as workers:
             yield workers, corpus, vocab
         return
-    from ctx2static.pipeline.teacher import Teacher
-    from ctx2static.threads import torch_threads
+    from ctx2static.pipeline.teacher import Teacher, torch_threads
 
     with torch_threads(teacher_config.threads):
         model = Teacher.load(teacher, teacher_config)

@@ -41,6 +41,7 @@ import numpy as np
 
 from ctx2static.pipeline.align import Encoder, Encoding
 from ctx2static.pipeline.batching import HostBatch, host_batch, sorted_batches
+from ctx2static.threads import usable_cpus
 
 NICE = 10
 """The feeding processes' niceness: on a CPU teacher the forward's threads take a core before them
@@ -59,10 +60,7 @@ def feeders(requested: int) -> int:
 
     On one core there is none: this process prepares each shard itself, between forwards.
     """
-    if requested:
-        return requested
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return min(cores - 1, MAX_FEEDERS)
+    return requested or min(usable_cpus() - 1, MAX_FEEDERS)
 
 
 def word_ids(index: dict[str, int], words: list[list[str]]) -> list[np.ndarray]:

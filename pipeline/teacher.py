@@ -390,6 +390,18 @@ class Teacher:
         return res, reduced
 
 
+@contextlib.contextmanager
+def torch_threads(threads: int) -> Iterator[int]:
+    """Run the block with ``threads`` torch CPU threads (0 = torch's current setting); yields the count."""
+    before = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
+
+
 def _config_and_tokenizer(name: str, source: str) -> tuple[Any, Any]:
     """The model's config and fast tokenizer, from local files only (a missing model: one clear line)."""
     from transformers import AutoTokenizer

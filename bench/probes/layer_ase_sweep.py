@@ -59,11 +59,10 @@ from ctx2static.pipeline.batching import run_sorted
 from ctx2static.pipeline.config import AUTO_LAYER, TeacherConfig, parse_layers
 from ctx2static.pipeline.feed import mark_occurrences, word_ids
 from ctx2static.pipeline.models import FIRST_HALF, LAYER_DEFAULTS, DepthBand, resolve_layer
-from ctx2static.pipeline.teacher import Request, Teacher
+from ctx2static.pipeline.teacher import Request, Teacher, torch_threads
 from ctx2static.students.postprocess import Standardize, standardized_table
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
-from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
 
 ALL = Request(hidden_states=True)

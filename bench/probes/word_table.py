@@ -32,9 +32,8 @@ from ctx2static.eval.benchmarks import Family
 from ctx2static.eval.comparison import compare_tables
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.shard import vocab_tables
-from ctx2static.pipeline.teacher import Teacher
+from ctx2static.pipeline.teacher import Teacher, torch_threads
 from ctx2static.text.vocab import Vocab
-from ctx2static.threads import torch_threads
 from ctx2static.vectors import Vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))

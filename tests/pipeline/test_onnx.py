@@ -190,7 +190,7 @@ def test_the_real_teachers_fused_graphs_give_their_hidden_states(name, int8_floo
 def test_ort_runs_the_threads_asked_for_or_as_many_as_torch(tiny_models):
     import torch
 
-    from ctx2static.threads import torch_threads
+    from ctx2static.pipeline.teacher import torch_threads
 
     with torch_threads(1):
         assert torch.get_num_threads() == 1

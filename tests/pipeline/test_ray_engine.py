@@ -19,9 +19,9 @@ from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.extract import extract, run_extract
+from ctx2static.pipeline.teacher import torch_threads
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
-from ctx2static.threads import torch_threads
 
 from .. import tiny_models as tm
 from ..faults import cli_command, cli_env
