@@ -466,7 +466,7 @@ def _gpt4all_nomic(t: Teacher) -> Path:
 
     return assembled(
         _user_cache(t.name),
-        lambda: nomic.installed_slices(t),
+        lambda: package_files(t, nomic.SLICE_NAME),
         lambda tmp, slices: nomic.nomic_dir(tmp, slices, t.install),
     )
 

@@ -28,11 +28,11 @@ from transformers import AutoConfig, AutoModel, PreTrainedConfig, PreTrainedMode
 from transformers.modeling_outputs import BaseModelOutput
 
 from ctx2static.errors import UserError
-from ctx2static.teachers import Teacher
 
 MODEL_TYPE = "ctx2static_nomic_bert"
 SLICE_BYTES = 94_371_840  # each slice of GPT4All 3.4.2's zip; 001-008 precede the ones that hold the model
 GGUF_IN_ZIP = "gpt4all/resources/nomic-embed-text-v1.5.f16.gguf"
+SLICE_NAME = "gpt4all.zip."  # each package's file: gpt4all.zip.009 ...
 MAX_LENGTH = 2048  # the GGUF's context length (nomic-bert.context_length)
 
 
@@ -342,13 +342,6 @@ class _Spliced(io.RawIOBase):
         for fh in self._files:
             fh.close()
         super().close()
-
-
-def installed_slices(t: Teacher) -> list[Path]:
-    """The zip slices the installed packages of teacher ``t`` hold, each checked against its pinned sha256."""
-    from ctx2static.pipeline.models import package_files
-
-    return package_files(t, "gpt4all.zip.")
 
 
 def extract_gguf(slices: Sequence[Path], out: Path, install: str) -> None:

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctx2static.errors import UserError
-from ctx2static.pipeline import nomic
+from ctx2static.pipeline import models, nomic
 from ctx2static.pipeline.batching import host_batch
 from ctx2static.pipeline.models import resolve
 from ctx2static.pipeline.teacher import Request, Teacher
@@ -146,14 +146,14 @@ def _fake_slices(tmp_path: Path, gguf: Path, slice_bytes: int) -> list[Path]:
 def test_teacher_nomic_is_assembled_once_from_the_slices(tmp_path, monkeypatch, tiny_gguf):
     slices = _fake_slices(tmp_path, tiny_gguf, 4096)
     monkeypatch.setattr(nomic, "SLICE_BYTES", 4096)
-    monkeypatch.setattr(nomic, "installed_slices", lambda *_: slices)
+    monkeypatch.setattr(models, "package_files", lambda *_: slices)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     folder = Path(resolve("nomic"))
     assert folder == tmp_path / "cache" / "ctx2static" / "nomic"
     assert sorted(p.name for p in folder.parent.iterdir()) == ["nomic"]  # the GGUF is not left behind
     teacher = Teacher.load("nomic")
     assert teacher.n_hidden == 3
-    monkeypatch.setattr(nomic, "installed_slices", lambda *_: pytest.fail("assembled again"))
+    monkeypatch.setattr(models, "package_files", lambda *_: pytest.fail("assembled again"))
     assert resolve("nomic") == str(folder)
 
 

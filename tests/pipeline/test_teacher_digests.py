@@ -140,18 +140,18 @@ def test_the_nomic_slices_are_checked_against_their_pins(tmp_path, monkeypatch):
         path.write_bytes(os.urandom(256))
     _install(monkeypatch, slices)
     t = _pinned("nomic", slices)
-    assert nomic.installed_slices(t) == list(slices.values())
+    assert models.package_files(t, nomic.SLICE_NAME) == list(slices.values())
     _flip(slices[t.packages[-1]])
     with pytest.raises(
         UserError, match=rf"gpt4all\.zip\.012: its sha256 is not the one pinned .*{t.packages[-1]}$"
     ):
-        nomic.installed_slices(t)
+        models.package_files(t, nomic.SLICE_NAME)
 
 
 def test_an_assembled_nomic_folder_with_a_flipped_byte_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     gguf = tm.save_tiny_nomic_gguf(tmp_path / "tiny.gguf")
-    monkeypatch.setattr(nomic, "installed_slices", lambda t: [gguf])
+    monkeypatch.setattr(models, "package_files", lambda *_: [gguf])
     monkeypatch.setattr(nomic, "extract_gguf", lambda slices, out, install: shutil.copy(slices[0], out))
     folder = Path(models.resolve("nomic"))
     _flip(folder / "model.safetensors")
@@ -176,6 +176,6 @@ def test_a_cache_root_that_cannot_hold_folders_is_one_line(tmp_path, monkeypatch
     else:
         monkeypatch.setenv("XDG_CACHE_HOME", "/proc/self/ctx2static-test")
     gguf = tm.save_tiny_nomic_gguf(tmp_path / "tiny.gguf")
-    monkeypatch.setattr(nomic, "installed_slices", lambda t: [gguf])
+    monkeypatch.setattr(models, "package_files", lambda *_: [gguf])
     with pytest.raises(UserError, match=r"cannot be made for the assembled teachers .*set XDG_CACHE_HOME"):
         models.resolve("nomic")
