@@ -655,10 +655,9 @@ def forward_seconds(
     """Teacher tokens, and seconds of the bare forward and of Teacher.forward over the same batches of
     the timed sentences (the teacher loaded here is let go on return)."""
     from ctx2static.pipeline.batching import sorted_batches
-    from ctx2static.pipeline.teacher import Request, Teacher
+    from ctx2static.pipeline.teacher import Request, Teacher, torch_threads
     from ctx2static.text.corpus import Corpus, CorpusConfig
     from ctx2static.text.split import Split
-    from ctx2static.threads import torch_threads
 
     assert check.corpus is not None
     dev, cfg = check.device, check.extract_config(budget)
@@ -721,11 +720,10 @@ def fidelity_step(check: Check, key: str, precision: str) -> None:
 
 def profile_step(check: Check, key: str, precision: str) -> None:
     """extract of the timed sentences under cProfile, split into profile_extract's stages."""
-    from ctx2static.pipeline.teacher import Teacher
+    from ctx2static.pipeline.teacher import Teacher, torch_threads
     from ctx2static.text.corpus import Corpus, CorpusConfig
     from ctx2static.text.split import Split
     from ctx2static.text.vocab import Vocab, VocabConfig
-    from ctx2static.threads import torch_threads
 
     sys.path.insert(0, str(ROOT / "bench" / "speed"))
     import profile_extract

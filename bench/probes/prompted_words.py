@@ -41,8 +41,7 @@ from ctx2static.pipeline.batching import run_sorted
 from ctx2static.pipeline.config import AUTO_LAYER
 from ctx2static.pipeline.models import teacher_layer
 from ctx2static.pipeline.shard import word_inputs
-from ctx2static.pipeline.teacher import Request, Teacher
-from ctx2static.threads import torch_threads
+from ctx2static.pipeline.teacher import Request, Teacher, torch_threads
 from ctx2static.vectors import Vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))

@@ -39,8 +39,7 @@ from ctx2static.eval.benchmarks import Family, SimilaritySet
 from ctx2static.eval.suite import AVG5
 from ctx2static.pipeline.batching import run_sorted
 from ctx2static.pipeline.shard import word_inputs
-from ctx2static.pipeline.teacher import Request, Teacher
-from ctx2static.threads import torch_threads
+from ctx2static.pipeline.teacher import Request, Teacher, torch_threads
 from ctx2static.vectors import Vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))

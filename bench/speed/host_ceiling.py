@@ -6,13 +6,16 @@ The teacher is a random BERT of 1 layer x 32 hidden with MiniLM's tokenizer (``r
 its forward costs next to nothing, so extract's rate is the rate of its host side (reading,
 vocabulary ids, tokenizer, alignment, pooling, sums, shard files), which is what a GPU waits on.
 Each extract is the command line in a subprocess pinned by ``taskset`` to 1 or 2 cores
-(``--threads`` alike), default signals, of this tree and of ``--base`` (a git worktree of that
-commit), in rotating order, ``--repeats`` times; the table keeps each one's best run (the least
-disturbed) and its rate as the command prints it (teacher tokens over the shards' seconds). The
-reference is the tokenizer's own batch rate: the teacher's tokenizer called as transformers exposes
-it (``tokenizer(lines)``), on the same lines as extract reads them (the corpus's sentences, words
-joined by spaces), in batches of 1,000, on one core. Last, this tree's extract on one core under
-cProfile (``profile_extract.py``'s stages): each host stage's share.
+(``--threads`` alike, and 2 cores with one torch thread: :data:`WAYS`), default signals, of this
+tree and of ``--base`` (a git worktree of that commit), in rotating order, ``--repeats`` times;
+the table keeps each one's best run (the least disturbed) and its rate as the command prints it
+(teacher tokens over the shards' seconds). The reference is the tokenizer's own batch rate: the
+teacher's tokenizer called as transformers exposes it (``tokenizer(lines)``), on the same lines as
+extract reads them (the corpus's sentences, words joined by spaces), in batches of 1,000, on one
+core. Last, this tree's extract on one core under
+cProfile (``profile_extract.py``'s stages): each host stage's share. ``--real`` teachers (int8,
+2 cores, the first ``--real-sentences``) check that the feeding costs a forward-bound CPU run
+nothing.
 A closing "## What it means" in an existing ``--out`` (written by hand after a run) is kept.
 """
 
@@ -34,6 +37,8 @@ from machine import SHARED_CORPUS, cpu_name, write_keeping_reading
 
 ROOT = Path(__file__).resolve().parents[2]
 NEAR_FREE = ["--layers", "1", "--hidden", "32"]
+WAYS = {"1 core": (1, 1), "2 cores": (2, 2), "2 cores, 1 torch thread": (2, 1)}
+"""The near-free runs: cores (taskset) and torch threads (``--threads``)."""
 
 
 def tokenizer_rate(teacher: Path, corpus: Path, batch: int) -> tuple[float, int]:
@@ -64,13 +69,15 @@ def package_link(tree: Path, work: Path, name: str) -> Path:
     return link
 
 
-def run_extract(tree: Path, link: Path, cores: int, teacher: Path, corpus: Path, out: Path) -> dict:
+def run_extract(
+    tree: Path, link: Path, cores: int, threads: int, teacher: str, corpus: Path, out: Path, *extra: str
+) -> dict:
     """One extract pinned to ``cores`` cores: its printed rate, wall and CPU seconds (children too)."""
     shutil.rmtree(out, ignore_errors=True)
     cpus = ",".join(map(str, sorted(os.sched_getaffinity(0))[:cores]))
     env = {**os.environ, "PYTHONPATH": str(link), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     cmd = ["taskset", "-c", cpus, sys.executable, str(tree / "cli.py"), "extract", "--corpus", str(corpus)]
-    cmd += ["--teacher", str(teacher), "--out", str(out), "--threads", str(cores)]
+    cmd += ["--teacher", teacher, "--out", str(out), "--threads", str(threads), *extra]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
@@ -118,6 +125,10 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, default=SHARED_CORPUS / "brown.txt.xz")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--batch", type=int, default=1000, help="lines per tokenizer call for its own rate")
+    ap.add_argument(
+        "--real", nargs="*", default=["minilm", "mpnet"], help="real teachers run int8 on 2 cores"
+    )
+    ap.add_argument("--real-sentences", type=int, default=3000)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
@@ -141,14 +152,24 @@ def main() -> None:
                 "this tree": (ROOT, package_link(ROOT, work, "this")),
                 args.base: (base, package_link(base, work, "base")),
             }
-            runs: dict[tuple[str, int], list[dict]] = {}
-            order = [(name, cores) for cores in (1, 2) for name in trees]
+            runs: dict[tuple[str, str], list[dict]] = {}
+            real = [f"{t} int8" for t in args.real]
+            order = [(name, way) for way in [*WAYS, *real] for name in trees]
             for r in range(args.repeats):
-                for name, cores in order[r % len(order) :] + order[: r % len(order)]:
+                for name, way in order[r % len(order) :] + order[: r % len(order)]:
                     tree, link = trees[name]
-                    got = run_extract(tree, link, cores, teacher, args.corpus, work / "cache")
-                    print(name, cores, got, flush=True)
-                    runs.setdefault((name, cores), []).append(got)
+                    if way in WAYS:
+                        cores, threads = WAYS[way]
+                        got = run_extract(
+                            tree, link, cores, threads, str(teacher), args.corpus, work / "cache"
+                        )
+                    else:
+                        extra = ["--precision", "int8", "--max-sentences", str(args.real_sentences)]
+                        got = run_extract(
+                            tree, link, 2, 2, way.split()[0], args.corpus, work / "cache", *extra
+                        )
+                    print(name, way, got, flush=True)
+                    runs.setdefault((name, way), []).append(got)
             tok_rate, tokens = tokenizer_rate(teacher, args.corpus, args.batch)
             shares = stage_shares(teacher, args.corpus)
         finally:
@@ -165,21 +186,34 @@ def main() -> None:
         "",
         f"The tokenizer alone (batches of {args.batch:,}, one core): **{tok_rate:,.0f} teacher tokens/s**.",
         "",
-        "| code | cores | teacher tokens/s | share of the tokenizer's rate | x one core | wall s | CPU s |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| code | cores | torch threads | teacher tokens/s | share of the tokenizer's rate | x one core "
+        "| wall s | CPU s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name in trees:
-        for cores in (1, 2):
-            g = best[(name, cores)]
-            speedup, share = g["rate"] / best[(name, 1)]["rate"], 100 * g["rate"] / tok_rate
+        for way, (cores, threads) in WAYS.items():
+            g = best[(name, way)]
+            speedup, share = g["rate"] / best[(name, "1 core")]["rate"], 100 * g["rate"] / tok_rate
             lines.append(
-                f"| {name} | {cores} | {g['rate']:,.0f} | {share:.0f}% | {speedup:.2f}x | "
-                f"{g['wall']:.1f} | {g['cpu']:.1f} |"
+                f"| {name} | {cores} | {threads} | {g['rate']:,.0f} | {share:.0f}% | {speedup:.2f}x "
+                f"| {g['wall']:.1f} | {g['cpu']:.1f} |"
             )
     lines.append("")
-    for cores in (1, 2):
-        ratio = best[("this tree", cores)]["rate"] / best[(args.base, cores)]["rate"]
-        lines.append(f"- {cores} core(s): this tree {ratio:.2f}x the base commit.")
+    for way in [*WAYS, *real]:
+        ratio = best[("this tree", way)]["rate"] / best[(args.base, way)]["rate"]
+        lines.append(f"- {way}: this tree {ratio:.2f}x the base commit.")
+    if real:
+        lines += [
+            "",
+            f"## Real teachers (int8, 2 cores, 2 torch threads, the first {args.real_sentences:,} sentences)",
+            "",
+            "| teacher | code | teacher tokens/s | wall s | CPU s |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for way in real:
+            for name in trees:
+                g = best[(name, way)]
+                lines.append(f"| {way} | {name} | {g['rate']:,.0f} | {g['wall']:.1f} | {g['cpu']:.1f} |")
     lines += ["", "## Each host stage's share (this tree, one core)", "", *shares]
     print("\n".join(lines))
     write_keeping_reading(args.out, "\n".join(lines))
