@@ -5,7 +5,7 @@ of the real shapes with random weights (speed depends on the shape, not the weig
 from their configs, with a WordPiece tokenizer trained on the demo corpus; then, per teacher and
 precision:
 
-- the bare Hugging Face forward and the product's ``Teacher.forward`` over the same length-sorted
+- the bare Hugging Face forward and the product's ``Teacher.forward_wanted`` over the same length-sorted
   batches of the same sentences (timed batch by batch in alternating order), and ``extract`` end
   to end on those sentences (``pipeline.extract.extract_with``, the one extract of the command
   line and the API): teacher tokens/s and their share of the bare forward's;
@@ -238,9 +238,10 @@ def first_line(exc: BaseException) -> str:
 
 SPEED_NOTE = (
     "Bare forward: the model's own forward over the padded batch (ids to the device, its attention "
-    "implementation, autocast to the precision). Teacher.forward: the product's forward over the same "
+    "implementation, autocast to the precision). Teacher.forward_wanted: the product's forward over the same "
     "batches (every hidden state, the layer average, per-word pooling and sentence means, the copy to "
-    "the host), timed batch by batch in alternating order. Weights cast: the bare forward of a copy of "
+    "the host of the wanted groups' rows), on batches padded beforehand as the feeding processes hand "
+    "them over, timed batch by batch in alternating order. Weights cast: the bare forward of a copy of "
     "the model whose weights are in the half precision, without autocast. extract: the teacher "
     "tokens/s of its shards "
     "(tokenizing, aligning, the forward, pooling, writing) on the same sentences; all-in adds loading "
@@ -249,8 +250,8 @@ SPEED_NOTE = (
 PROFILE_NOTE = (
     "One extract of the timed sentences with the profiler on (the shares) and one without (the wall "
     "time, in the first row of each teacher). The forward's kernels run while the host goes on: the wait "
-    "for them falls where the host first reads a result, the copy to the host in Teacher.forward, which "
-    'the profile counts in "batching and the occurrence rows".'
+    "for them falls where the host first reads a result, the copy to the host in "
+    'Teacher.forward_wanted, which the profile counts in "batching and the occurrence rows".'
 )
 FIDELITY_NOTE = (
     "The weights are random (std 0.02): these cosines show that the device computes what the CPU does, "
@@ -289,7 +290,7 @@ class Report:
                 "Speed: teacher tokens/s over the same batches",
                 [
                     "| teacher | precision | token budget | teacher tokens | bare forward tok/s "
-                    "| bare, weights cast tok/s | Teacher.forward tok/s | % of bare | extract tok/s "
+                    "| bare, weights cast tok/s | Teacher.forward_wanted tok/s | % of bare | extract tok/s "
                     "| % of bare | extract all-in s | peak GiB fwd / extract |",
                     "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
                 ],
@@ -652,9 +653,12 @@ def write_corpora(check: Check) -> None:
 def forward_seconds(
     check: Check, key: str, precision: str, budget: int, peaks: list[str]
 ) -> tuple[int, dict[str, float]]:
-    """Teacher tokens, and seconds of the bare forward and of Teacher.forward over the same batches of
-    the timed sentences (the teacher loaded here is let go on return)."""
-    from ctx2static.pipeline.batching import sorted_batches
+    """Teacher tokens, and seconds of the bare forward and of the forward extract runs over the same
+    batches of the timed sentences (``Teacher.forward_wanted`` on batches padded beforehand, as the
+    feeding processes hand them over); the teacher loaded here is let go on return."""
+    import numpy as np
+
+    from ctx2static.pipeline.batching import host_batch, sorted_batches
     from ctx2static.pipeline.teacher import Request, Teacher, torch_threads
     from ctx2static.text.corpus import Corpus, CorpusConfig
     from ctx2static.text.split import Split
@@ -668,9 +672,11 @@ def forward_seconds(
         order = sorted_batches([len(e.ids) for e in encs], cfg.token_budget)
         batches = [[encs[i] for i in idx] for idx in order]
         request = Request(vectors=True)  # what extract's teacher pass asks for at default signals
+        pad = int(teacher.tokenizer.pad_token_id)
+        hosted = {id(b): host_batch(b, np.arange(len(b)), pad) for b in batches}  # as the feeders pad them
         ways: dict[str, Callable[[list[Any]], object]] = {
             "bare": lambda b: bare(teacher, b),
-            "forward": lambda b: teacher.forward(b, request),
+            "forward": lambda b: teacher.forward_wanted(hosted[id(b)], request),
         }
         if precision in ("float16", "bfloat16"):
             cast = cast_model(teacher, precision)
@@ -682,7 +688,7 @@ def forward_seconds(
 
 
 def speed_step(check: Check, key: str, precision: str, budget: int) -> None:
-    """Bare forward against Teacher.forward over the same batches, then extract of the same sentences."""
+    """Bare forward against the product's forward over the same batches, then extract of those sentences."""
     assert check.corpus is not None
     peaks: list[str] = []
     n_tok, secs = forward_seconds(check, key, precision, budget, peaks)

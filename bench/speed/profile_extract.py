@@ -44,10 +44,7 @@ from ctx2static.text.vocab import Vocab, VocabConfig
 
 SHARD_STAGES: dict[str, list[tuple[str, str]]] = {
     "teacher forward (the model's layers)": [("pipeline/teacher.py", "_run")],
-    "layers averaged, pooled into words and sentences": [
-        ("pipeline/teacher.py", "_reduce"),
-        ("pipeline/teacher.py", "split"),
-    ],
+    "layers averaged, pooled into words and sentences": [("pipeline/teacher.py", "_reduce")],
     "padding a batch": [("pipeline/batching.py", "host_batch"), ("pipeline/teacher.py", "_padded")],
     "tokenizer and word alignment": [("pipeline/align.py", "encode")],
     "vocabulary ids and occurrence marks": [
@@ -61,7 +58,7 @@ SHARD_STAGES: dict[str, list[tuple[str, str]]] = {
 
 SIGNALS = "signal arrays (offsets, sentence means, contexts)"
 GLUE = "batching and the occurrence rows"
-PACKING = "a shard's prepared inputs packed and unpacked (what crosses to a feeding process)"
+PACKING = "a shard's prepared inputs packed (what a feeding process hands over)"
 
 
 def cumulative(stats: pstats.Stats, funcs: list[tuple[str, str]]) -> float:
@@ -75,19 +72,36 @@ def cumulative(stats: pstats.Stats, funcs: list[tuple[str, str]]) -> float:
 
 
 def shard_seconds(stats: pstats.Stats) -> dict[str, float]:
-    """Each stage's seconds within the shards; the packing, signal arrays and batching glue by difference."""
+    """Each stage's seconds within the shards; the packing, signal arrays and batching glue by difference.
+
+    A shard is prepared (``Prepared.of``: ids, tokenizer, alignment, occurrence marks, the batches
+    padded on the host), then its teacher pass runs each batch's forward (``forward_wanted``: the
+    device copy, the model, pooling) and puts its rows in place.
+    """
     out = {stage: cumulative(stats, funcs) for stage, funcs in SHARD_STAGES.items()}
-    teacher_pass = cumulative(stats, [("pipeline/shard.py", "teacher_pass")])
-    forward = cumulative(stats, [("pipeline/teacher.py", "forward")])
-    marks = cumulative(stats, [("pipeline/feed.py", "mark_occurrences")])
-    unpack = cumulative(stats, [("pipeline/feed.py", "unpack")])
-    prepare = cumulative(stats, [("pipeline/feed.py", "of")])
-    inside_forward = sum(out[s] for s in list(out)[:3])
-    inside_prepare = cumulative(stats, [("pipeline/feed.py", "word_ids"), ("pipeline/align.py", "encode")])
-    arrays = cumulative(stats, [("pipeline/shard.py", "shard_arrays")])
-    out[PACKING] = max(prepare - inside_prepare, 0.0) + unpack
-    out[GLUE] = max(forward - inside_forward, 0.0) + max(teacher_pass - forward - marks - unpack, 0.0)
-    out[SIGNALS] = max(arrays - teacher_pass - out["per-word sums"], 0.0)
+    at = {
+        name: cumulative(stats, [(path, name)])
+        for path, name in [
+            ("pipeline/shard.py", "teacher_pass"),
+            ("pipeline/teacher.py", "forward_wanted"),
+            ("pipeline/teacher.py", "_run"),
+            ("pipeline/teacher.py", "_reduce"),
+            ("pipeline/teacher.py", "_padded"),
+            ("pipeline/feed.py", "of"),
+            ("pipeline/feed.py", "word_ids"),
+            ("pipeline/feed.py", "mark_occurrences"),
+            ("pipeline/align.py", "encode"),
+            ("pipeline/batching.py", "host_batch"),
+            ("pipeline/shard.py", "shard_arrays"),
+        ]
+    }
+    inside_forward = at["_run"] + at["_reduce"] + at["_padded"]
+    inside_prepare = at["word_ids"] + at["mark_occurrences"] + at["encode"] + at["host_batch"]
+    out[PACKING] = max(at["of"] - inside_prepare, 0.0)
+    out[GLUE] = max(at["forward_wanted"] - inside_forward, 0.0) + max(
+        at["teacher_pass"] - at["forward_wanted"], 0.0
+    )
+    out[SIGNALS] = max(at["shard_arrays"] - at["teacher_pass"] - out["per-word sums"], 0.0)
     return out
 
 
