@@ -217,7 +217,7 @@ class EngineConfig(Options):
     feeders: int = opt(
         0,
         "Processes that tokenize and align the next shards while the teacher runs (local engine; "
-        "0 = one per CPU core beyond the first, at most 8; none on one core).",
+        "0 = one per CPU core, at most 8; none on one core).",
     )
     gpus_per_worker: float = opt(0.0, "GPUs per Ray worker (with --device cuda; 0.5: two share one).")
     connect_timeout: float = opt(
@@ -229,7 +229,7 @@ class EngineConfig(Options):
         ray = self.engine is Engine.RAY
         return [
             ("workers", self.workers >= 0, "0 (fill the cluster) or more"),
-            ("feeders", 0 <= self.feeders <= 64, "0 (one per core beyond the first) to 64"),
+            ("feeders", 0 <= self.feeders <= 64, "0 (one per core) to 64"),
             ("gpus_per_worker", self.gpus_per_worker >= 0, "0 (CPU workers) or more"),
             *positive(self, "connect_timeout"),
             ("address", ray or not self.address, "empty unless --engine ray"),

@@ -9,9 +9,11 @@ in worker processes while this one runs the forward, pools and writes:
 
 - **processes, not threads**: most of that work is Python holding the GIL (the tokenizer's output
   turned into lists, the vocabulary lookups), which threads would only take turns at;
-- **one per core beyond the first** (:func:`feeders`): the first stays with the forward and the
-  shard files; more than 8 would be idle even in front of a GPU (each prepares a shard in about the
-  time the forward takes to run one, on one core);
+- **one per core** (:func:`feeders`), beside this process: it waits on them whenever its forward
+  is cheaper than their preparing (on a GPU, or a small teacher), and they wait on it when the
+  forward is dear, at a lower priority (:data:`NICE`); with a near-free teacher on 2 cores, 2
+  feeders ran 1.3x faster than 1 (the Results page: the host ceiling). More than 8 would be idle
+  even in front of a GPU; on one core there is none, the one process preparing each shard itself;
 - **started afresh** (``python -c``), holding the teacher's tokenizer (its Rust core,
   :class:`~ctx2static.pipeline.align.Encoder`) and the vocabulary's index, never torch or the
   model: a worker starts in well under a second; nothing is forked from a process that runs CUDA
@@ -56,11 +58,12 @@ Sentences = list[tuple[int, list[str]]]
 
 
 def feeders(requested: int) -> int:
-    """The feeding processes to start: ``requested``, or (0) one per usable CPU core beyond the first.
+    """The feeding processes to start: ``requested``, or (0) one per usable CPU core, at most 8.
 
     On one core there is none: this process prepares each shard itself, between forwards.
     """
-    return requested or min(usable_cpus() - 1, MAX_FEEDERS)
+    cores = usable_cpus()
+    return requested or (min(cores, MAX_FEEDERS) if cores > 1 else 0)
 
 
 def word_ids(index: dict[str, int], words: list[list[str]]) -> list[np.ndarray]:

@@ -139,10 +139,10 @@ def test_a_worker_ends_when_extract_is_killed(tiny_models):
     pytest.fail(f"feeding process {worker} outlived the killed extract")
 
 
-def test_one_feeder_a_core_beyond_the_first(monkeypatch):
+def test_one_feeder_a_core_none_on_one_core(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0})
     assert feeders(0) == 0  # one core: this process prepares each shard itself
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1})
-    assert feeders(0) == 1 and feeders(3) == 3
+    assert feeders(0) == 2 and feeders(3) == 3
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: set(range(64)))
     assert feeders(0) == feed.MAX_FEEDERS
