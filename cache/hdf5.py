@@ -18,6 +18,7 @@ import numpy as np
 
 from ctx2static.errors import UserError
 from ctx2static.fileio import atomic_write, sha256_file
+from ctx2static.memory import check_fits
 
 
 def write_h5(path: Path, arrays: Mapping[str, np.ndarray]) -> str:
@@ -51,6 +52,10 @@ def open_h5(path: Path, fix: str) -> Iterator[h5py.File]:
         problem = _foreign(f)
         if problem:
             raise UserError(f"{path}: {problem}, which a cache never holds; {fix}")
+        # a chunked, compressed dataset may declare any shape in a few bytes: what reading it would
+        # hold is checked against the memory left before any array is read
+        declared = sum(f[key].size * f[key].dtype.itemsize for key in f)
+        check_fits(declared, f"{path} (its arrays as their headers declare them)", fix)
         yield f
 
 

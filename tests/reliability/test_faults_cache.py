@@ -491,3 +491,24 @@ def test_a_token_table_declaring_millions_of_rows_is_refused_before_it_is_read(
     )
     with pytest.raises(UserError, match=said):
         Cache.open(folder).teacher_tokens()
+
+
+def test_an_hdf5_array_declaring_terabytes_is_refused_before_it_is_read(tmp_path):
+    import h5py
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(6)]
+    folder = write_cache(
+        tmp_path / "c", words, [[0, 1, 2], [3, 4, 5]], 2, rng.normal(size=(2, 4)).astype(np.float32)
+    )
+    with h5py.File(folder / "vocab.h5", "a") as f:  # 4 TB declared, nothing written: a few kB on disk
+        del f["word_emb"]
+        f.create_dataset(
+            "word_emb", shape=(10**9, 1024), dtype=np.float32, chunks=(1024, 64), compression="gzip"
+        )
+    assert (folder / "vocab.h5").stat().st_size < 1_000_000
+    reseal(folder, "vocab.h5")
+    with pytest.raises(
+        UserError, match=r"vocab\.h5 \(its arrays as their headers declare them\) needs about 3\.73 TiB"
+    ):
+        Cache.open(folder).vocab_arrays()
