@@ -26,7 +26,14 @@ from ctx2static.errors import UserError
 from ctx2static.fileio import LOCK_NAME, acquire_lock, check_writable, release_lock
 from ctx2static.memory import check_fits
 from ctx2static.options import pop_options
-from ctx2static.pipeline.config import Engine, EngineConfig, ExtractConfig, TeacherConfig
+from ctx2static.pipeline.config import (
+    AUTO_LAYER,
+    Engine,
+    EngineConfig,
+    ExtractConfig,
+    TeacherConfig,
+    parse_layers,
+)
 from ctx2static.pipeline.feed import feeders
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
 from ctx2static.text.corpus import Corpus, CorpusConfig
@@ -280,6 +287,7 @@ def start_engine(
     ahead of it (:mod:`~ctx2static.pipeline.feed`). Ray: the vocabulary comes first (every
     worker receives it), then each worker loads its teacher.
     """
+    check_word_layer(teacher, cfg)
     if engine.engine is Engine.RAY:
         from ctx2static.pipeline.ray_engine import RayEngine
 
@@ -295,6 +303,20 @@ def start_engine(
         maker = ShardMaker(model, vocab, cfg, corpus.config.lowercase, feeders(engine.feeders))
         with maker.feed:
             yield maker, corpus, vocab
+
+
+def check_word_layer(teacher: str, cfg: ExtractConfig) -> None:
+    """Refuse a ``--word-layer`` out of the teacher's range from its config, before any weights load.
+
+    ``auto`` is the teacher's own ``--layer``, which loading checks the same way.
+    """
+    if cfg.word_layer == AUTO_LAYER:
+        return
+    from ctx2static.pipeline.models import n_hidden_states, read_config, resolve
+
+    n_hidden = n_hidden_states(read_config(teacher, resolve(teacher)))
+    if n_hidden:
+        parse_layers(cfg.word_layer, n_hidden, "--word-layer")
 
 
 VOCAB_BYTES_PER_DIM = 8 + 4 + 4 + 4
