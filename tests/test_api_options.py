@@ -1,6 +1,12 @@
 """The API's typed keyword options are generated from the configs, and the file in the tree is current."""
 
 import dataclasses
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 from ctx2static import api_options, api_options_gen
 from ctx2static.options import field_names, opt
@@ -35,3 +41,12 @@ def test_a_new_config_field_appears_in_the_generated_keywords(monkeypatch):
 def test_every_config_field_is_a_typed_keyword():
     keys = api_options.DistillOptions.__optional_keys__
     assert set(field_names(x2static.Config)) <= keys and not api_options.DistillOptions.__required_keys__
+
+
+def test_py_typed_ships_with_the_package():
+    """Without py.typed (PEP 561) a user's type checker ignores these keywords as if the package had none."""
+    root = Path(api_options.__file__).parent
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["ctx2static"]
+    shipped = {path for pattern in patterns for path in root.glob(pattern)}
+    assert root / "py.typed" in shipped
