@@ -19,8 +19,9 @@ in worker processes while this one runs the forward, pools and writes:
   model: a worker starts in well under a second; nothing is forked from a process that runs CUDA
   or OpenMP threads, and unlike multiprocessing's spawn it does not run the caller's script again
   (a user's script that calls ``distill`` without a ``__main__`` guard);
-- **bounded**: one shard per worker ahead of the forward (a shard's packed arrays: about 20 bytes
-  a teacher token, beside its sentences), so memory does not grow with the corpus;
+- **bounded**: one shard per worker ahead of the forward (its padded batches and flat arrays,
+  about 50 bytes a teacher token: 4 MB for a shard of 65,536 words), so memory does not grow with
+  the corpus;
 - **the same bytes**: a worker runs exactly what this process would (:meth:`Prepared.of`), and the
   shards come back in corpus order, so the cache is the one a single process writes;
 - **Ctrl-C and kill**: workers ignore SIGINT (this process stops them and keeps its finished
