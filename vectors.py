@@ -102,7 +102,6 @@ class Weighting(str, enum.Enum):
     ZIPF = "zipf"  # a / (a + p(w)), p(w) from the row's rank by Zipf's law (Model2Vec's distill)
 
 
-# shaped like CombineConfig and TeacherSpaceConfig (an enum option and its help): another choice
 @dataclass(frozen=True)
 class EncodeConfig(Options):
     """How :meth:`Vectors.encode` pools a text's word vectors (the exports fold the same weights in)."""

@@ -48,7 +48,6 @@ from ctx2static.vectors import Vectors, Weighting
 FAMILY = "sentences"
 
 
-# an opt() table shaped like ProbeConfig and the students': this family's own fixed settings and checks
 @dataclass(frozen=True)
 class SentenceConfig(Options):
     """The probe's fixed settings (the same for every vectors file, so their scores compare)."""

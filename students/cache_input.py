@@ -34,7 +34,6 @@ class CacheConfig(Options, abc.ABC):
         """The per-shard signals this run reads (names in :data:`ctx2static.cache.layout.SIGNALS`)."""
 
 
-# shaped like CombineConfig and vectors.EncodeConfig (an enum option and its help): another choice
 @dataclass(frozen=True)
 class TeacherSpaceConfig(CacheConfig):
     """A cache student whose table lives in the teacher's dimensions: ase, word, token, x2static, sentence."""

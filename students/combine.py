@@ -48,7 +48,6 @@ class CombineMethod(str, enum.Enum):
     MEAN = "mean"  # unit rows rotated onto the first input's (Procrustes), then averaged
 
 
-# shaped like TeacherSpaceConfig and vectors.EncodeConfig (an enum option and its help): another choice
 @dataclass(frozen=True)
 class CombineConfig(Options):
     """How several tables become one; ``weights`` are relative (only their ratios matter)."""

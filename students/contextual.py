@@ -78,7 +78,6 @@ _SUBSAMPLE_STREAM = 1 << 62  # offsets the subsampling draws' generator states f
 Array = np.ndarray  # shorthand for the centre updates' signatures
 
 
-# shaped like Word2VecConfig: the contextual papers' names and defaults (lr, dim 300) for cache students
 @dataclass(frozen=True)
 class ContextualConfig(CacheConfig):
     """Defaults shared by BERT+Skip-gram and Context-to-Vec (Wang et al. 2021, Zheng et al. 2022)."""

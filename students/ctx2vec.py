@@ -28,7 +28,6 @@ from ctx2static.students.losses import logistic
 from ctx2static.vectors import Vectors
 
 
-# an opt() table shaped like glove's and the probes': Context-to-Vec's own loss weights, in its own file
 @dataclass(frozen=True)
 class Config(ContextualConfig):
     """Context-to-Vec reference-code defaults (other fields in :class:`ContextualConfig`)."""

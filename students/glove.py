@@ -47,7 +47,6 @@ from ctx2static.vectors import Vectors
 log = logging.getLogger(__name__)
 
 
-# an opt() table shaped like the other configs (the probes', ctx2vec's): GloVe's defaults, in its own file
 @dataclass(frozen=True)
 class Config(Options):
     """GloVe defaults (Pennington 2014; SemGloVe Sec. 3.1; GloVe C ``glove.c`` / ``demo.sh``)."""

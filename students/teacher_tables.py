@@ -27,7 +27,6 @@ class Table(str, enum.Enum):
     WORD = "word"
 
 
-# an enum and its one option, shaped like x2static's Context: another choice, in its own student
 @dataclass(frozen=True)
 class Config(TeacherSpaceConfig):
     """Which table (set by the student's name: ``token`` or ``word``)."""

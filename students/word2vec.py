@@ -53,7 +53,6 @@ log = logging.getLogger(__name__)
 CHUNK_WORDS = 10_000
 
 
-# shaped like ContextualConfig: word2vec's names and defaults (alpha, dim 100) for text students
 @dataclass(frozen=True)
 class Word2VecConfig(Options):
     """word2vec's defaults (Mikolov et al. 2013; the C tool and gensim), shared by SGNS and CBOW."""

@@ -57,7 +57,6 @@ class Context(str, enum.Enum):
     PARA = "para"
 
 
-# an enum and its one option, shaped like teacher_tables' Table: another choice, in its own student
 @dataclass(frozen=True)
 class Config(TeacherSpaceConfig):
     """X2Static defaults (Gupta & Jaggi 2021, Table 1 and reference code)."""

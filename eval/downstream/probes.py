@@ -36,7 +36,6 @@ CHUNK = 16384
 """Rows of features built at once when predicting (bounds the memory of large test sets)."""
 
 
-# an opt() table shaped like the students' and SentenceConfig: the probes' fixed settings, apart from theirs
 @dataclass(frozen=True)
 class ProbeConfig(Options):
     """The probes' fixed hyper-parameters (chosen once with SGNS on dev data: data/downstream/README.md)."""
