@@ -35,7 +35,7 @@ from ctx2static.api_options import (
     FitOptions,
     RetrofitOptions,
 )
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, did_you_mean
 from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
 from ctx2static.fileio import atomic_write, check_writable, refuse_inputs, temp_folder
 from ctx2static.interrupts import sigterm_as_interrupt
@@ -43,7 +43,6 @@ from ctx2static.options import Options, field_names
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.models import need_teacher_stage
 from ctx2static.retrofit.config import RetrofitConfig
-from ctx2static.teachers import did_you_mean
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.split import Split
 from ctx2static.text.vocab import VocabConfig

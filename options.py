@@ -24,8 +24,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ctx2static.errors import UserError
-from ctx2static.teachers import did_you_mean
+from ctx2static.errors import UserError, did_you_mean
 
 C = TypeVar("C", bound="Options")
 F = TypeVar("F", bound=Callable[..., Any])

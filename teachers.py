@@ -20,9 +20,10 @@ neither may import the other.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from ctx2static.errors import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -135,12 +136,6 @@ BY_NAME = {t.name: t for t in TEACHERS}
 def names() -> str:
     """The short names as a comma-separated list, for help texts and error lines."""
     return ", ".join(BY_NAME)
-
-
-def did_you_mean(name: str, choices: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest of ``choices`` to a mistyped ``name``, else ``""``."""
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def teacher_hint(name: str, rows: Iterable[Teacher] = TEACHERS) -> str:

@@ -51,7 +51,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, did_you_mean
 from ctx2static.eval.analogy import (
     AnalogyConfig,
     AnalogySet,
@@ -84,7 +84,6 @@ from ctx2static.eval.similarity import (
     read_similarity,
     similarity_coverage,
 )
-from ctx2static.teachers import did_you_mean
 from ctx2static.vectors import Vectors
 
 

@@ -20,10 +20,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, did_you_mean
 from ctx2static.fileio import read_lines
 from ctx2static.resources import LEXICON_DIR
-from ctx2static.teachers import did_you_mean
 from ctx2static.text.normal import nfc
 
 log = logging.getLogger(__name__)

@@ -26,13 +26,12 @@ from typing import Any
 from ctx2static.cache import Cache
 from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, did_you_mean
 from ctx2static.fileio import check_writable, temp_folder
 from ctx2static.options import Options, configure, field_names, pop_options
 from ctx2static.students.budget import Sizes, check_student_memory
 from ctx2static.students.cache_input import CacheConfig
 from ctx2static.students.postprocess import all_but_the_top
-from ctx2static.teachers import did_you_mean
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.encoded import encode_corpus
 from ctx2static.text.vocab import Vocab, VocabConfig

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ctx2static.cache.layout import shard_signals
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, did_you_mean
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import (
     FAMILIES,
@@ -55,7 +55,7 @@ from ctx2static.study.schema import (
     Study,
     TeacherSpec,
 )
-from ctx2static.teachers import BY_NAME, did_you_mean
+from ctx2static.teachers import BY_NAME
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
 

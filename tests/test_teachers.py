@@ -7,7 +7,7 @@ import pytest
 from ctx2static.errors import UserError
 from ctx2static.export.card import Card
 from ctx2static.pipeline.models import ASSEMBLERS, read_config, resolve
-from ctx2static.teachers import TEACHERS, did_you_mean, markdown_table, teacher_hint
+from ctx2static.teachers import TEACHERS, markdown_table, teacher_hint
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,8 +45,3 @@ def test_a_teacher_named_by_its_model_gets_its_short_name():
     assert teacher_hint("minlm") == " (did you mean 'minilm'?)"  # a typo: the closest short name
     assert teacher_hint("qqqq") == teacher_hint("l6") == ""
     assert teacher_hint("google-bert/bert-base-uncased", [t for t in TEACHERS if t.install]) == ""
-
-
-def test_did_you_mean_stays_quiet_when_nothing_is_close():
-    assert did_you_mean("x2statc", ["x2static", "ase"]) == " (did you mean 'x2static'?)"
-    assert did_you_mean("qqqq", ["x2static", "ase"]) == ""
