@@ -40,6 +40,37 @@ def test_no_script_names_a_machine_folder():
     assert not named
 
 
+# A folder of the machine a run happened on: the home, scratch and temporary folders, an installed package.
+MACHINE_FOLDER = re.compile(r"(?<![\w.$\"])/(work|root|home|Users|tmp|scratch|mnt|opt)/|site-packages")
+
+
+def _machine_folders(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if MACHINE_FOLDER.search(line)]
+
+
+def test_no_results_file_names_a_machine_folder():
+    """Paths relative to the repository, the shared corpus by $CTX2STATIC_SHARED, a teacher by its name.
+
+    A results file's command is rerun by whoever reads it (``bench/regen.py``); a folder of the
+    machine it ran on is one they do not have.
+    """
+    results = [p for p in (BENCH / "results").rglob("*") if p.suffix in (".md", ".txt", ".json", ".csv")]
+    named = {str(p.relative_to(BENCH)): _machine_folders(p.read_text(encoding="utf-8")) for p in results}
+    assert not {k: v for k, v in named.items() if v}
+
+
+def test_the_machine_folder_check_catches_them():
+    named = (
+        "--out /work/scratch/runs/x",
+        "Teacher minilm (/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/m/model, float32)",
+        "error: /tmp/tmpc2e8kiry/evil/config.json: ...",
+        "--corpus /home/me/shared/corpus/brown.txt.xz",
+    )
+    kept = ('--corpus "$CTX2STATIC_SHARED"/corpus/x.txt', "--out runs/x", "HOME=W/home/.cache", "TMP/evil")
+    assert _machine_folders("\n".join(named)) == list(named)
+    assert _machine_folders("\n".join(kept)) == []
+
+
 def test_every_results_file_says_what_made_it_and_is_on_the_results_page():
     results = {p.name for p in (BENCH / "results").iterdir() if p.is_file()}
     table = (BENCH / "README.md").read_text().split("## Results files", 1)[1]
