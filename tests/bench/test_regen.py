@@ -1,0 +1,73 @@
+"""bench/regen.py: the command that makes a results file, read from the file, or why it cannot be rerun."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .loading import load_script
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "bench" / "results"
+
+
+@pytest.fixture(scope="module")
+def regen():
+    return load_script(ROOT / "bench" / "regen.py")
+
+
+def test_dry_prints_a_results_files_own_command(regen, capsys):
+    assert regen.main([str(RESULTS / "verify.md"), "--dry"]) == 0
+    assert (
+        capsys.readouterr().out
+        == "python bench/speed/bench_verify.py --shards 7 --out bench/results/verify.md\n"
+    )
+
+
+def test_a_command_block_after_its_label_is_read_whole(regen, tmp_path):
+    made = tmp_path / "study.md"
+    made.write_text(
+        "# A study\n\nCommands (repository root;\n`S` the corpus):\n\n```\n"
+        "python cli.py run a.toml --out runs/a \\\n    --threads 2\n"
+        "python bench/studies/publish.py a.toml runs/a\n```\n"
+    )
+    assert regen.regen(made).commands == [
+        "python cli.py run a.toml --out runs/a --threads 2\npython bench/studies/publish.py a.toml runs/a"
+    ]
+
+
+def test_this_checkout_is_the_editable_install(regen, tmp_path):
+    made = tmp_path / "x.md"
+    made.write_text("Command: `PYTHONPATH=<pkg> python bench/speed/bench_topk.py --n 400`\n")
+    assert regen.regen(made).commands == ["python bench/speed/bench_topk.py --n 400"]
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("downstream_dev.md", "made by a deleted script"),
+        ("gpu/0fb2aee/check_cuda.md", "needs a CUDA GPU"),
+        ("sentences_mpnet_brown.md", "placeholder to fill in: <words_brown study>"),
+    ],
+)
+def test_says_why_a_file_cannot_be_rerun_and_runs_nothing(regen, capsys, name, why):
+    assert regen.main([str(RESULTS / name), "--run"]) == 1
+    assert why in capsys.readouterr().err
+
+
+def test_run_runs_the_command_from_the_repository_root(regen, tmp_path, capfd):
+    made = tmp_path / "x.md"
+    made.write_text('Command: `python -c "import os; print(os.getcwd())"`\n')
+    assert regen.main([str(made), "--run"]) == 0
+    assert capfd.readouterr().out.splitlines()[-1] == str(ROOT)
+
+
+def test_every_results_file_gives_its_command_or_why_not(regen):
+    """A command regen cannot find is one a reader cannot find either: the file or the README names it."""
+    unfound = [
+        str(p.relative_to(RESULTS))
+        for p in sorted(RESULTS.rglob("*.md"))
+        if p.name != "README.md" and not regen.regen(p).commands
+    ]
+    assert not unfound
