@@ -15,9 +15,9 @@ mmap threshold rises to the largest block freed, so after the first large free e
 activation below 32 MB comes from that heap. A teacher pass on CPU frees and allocates
 activations of a new shape at every batch (length-sorted batches) while oneDNN caches a small
 kernel per shape in between: the heap keeps growing with memory that is free but resident (the
-experiments in ``git show 6ac302b:bench/results/memory_extract_2.md``). :class:`HeapTrim` hands that
+experiments of an earlier memory_extract, in the repository at commit 6ac302b). :class:`HeapTrim` hands that
 memory back (``malloc_trim``) once it exceeds a slack; fixing the mmap threshold instead made every
-batch fault its activations in again, which cost more CPU time (the same file).
+batch fault its activations in again, which cost more CPU time (the same experiments).
 """
 
 from __future__ import annotations

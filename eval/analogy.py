@@ -39,7 +39,7 @@ class AnalogySet:
 SEMEVAL2012 = BENCHMARK_DIR / "analogy" / "semeval2012.csv"
 """Bundled but not run by default: this copy has no gold relational-similarity ratings, only analogy
 questions built per subcategory, whose accuracy (near zero for every vectors file: the semeval2012
-row of ``bench/results/substitutes.md``) is noise, not a result; pass it with ``--analogy`` to
+row of the Results page's substitutes) is noise, not a result; pass it with ``--analogy`` to
 see it."""
 
 

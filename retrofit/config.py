@@ -58,13 +58,13 @@ class RetrofitConfig(Options):
     the row's norm grows (the costs read directions). On unit vectors (``normalize``, our
     default for every method) 0.05 can distort the space: with WordNet on the MiniLM word table
     SimLex rose but MEN and avg5 fell, where 0.01 cost MEN little and raised avg5; only with PPDB on SGNS
-    did 0.05 do better (``bench/results/attract_repel.md``). We keep the published 0.05 as the
+    did 0.05 do better (measured: Results page, attract_repel). We keep the published 0.05 as the
     default and the docs (guides/retrofitting.md) recommend 0.01.
 
     ``propagate`` is post-specialisation (Vulic et al. 2018, NAACL) in its linear form: a map fitted
     on the words the method moved, applied to every other word. ``ridge`` is our choice
     (not in the paper, which trains a deep feed-forward net): an MLP map was not better for its cost
-    (``git show 683c704:bench/results/attract_repel.md``).
+    (measured: an earlier attract_repel, in the repository at commit 683c704).
     """
 
     method: Method = opt(

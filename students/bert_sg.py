@@ -7,7 +7,7 @@ a_j = softmax_j(u_i . v'_j), v'_ctx = sum_j a_j v'_j. Loss (Eq. 15):
 Defaults: d_emb 300, ws 5, k 5, SGD lr 0.025 decayed linearly, clip 5. The paper subsamples
 nothing ("attention replaces it"); we subsample the occurrences as word2vec does, t = 1e-5: fewer
 centres, and every similarity and analogy score measured rose
-(bench/results/contextual_subsample.md). ``sample=0`` is the paper's.
+(measured: Results page, contextual_subsample). ``sample=0`` is the paper's.
 """
 
 from __future__ import annotations

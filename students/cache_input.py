@@ -125,7 +125,7 @@ def teacher_init(
     ``auto`` (the students' default: it won on every student measured; docs/guides/students.md) is ``ase``.
     With ``zscore`` each dimension is first z-scored with those statistics: the contexts' the student
     trains on, so its start rows and E_ctx share one coordinate system (it beat z-scoring the table
-    with its own statistics: bench/results/rogue_dimensions.md).
+    with its own statistics; measured: Results page, rogue_dimensions).
     Projected onto its top ``dim`` principal directions when the teacher is wider (centred
     first; directions the table does not span are 0), then scaled to a mean row norm of 1.
     ``random`` returns None (the student's own init).

@@ -3,8 +3,7 @@
 Static tables distilled from different teachers, or read from one teacher in different ways, err
 differently, so their combination beats each: on Brown's held-out pairs, nomic's and MPNet's
 ``ase`` and prompted word vectors concatenated scored above the best of them
-(``bench/results/words_brown_split.md``, where ``bench/probes/words_split.py`` scores both
-methods below).
+(measured: Results page, words_brown_split, which scores both methods below).
 
 - ``concat``: each input's rows scaled to unit length and weighted, side by side. With weights
   ``w_i`` scaled so that ``sum w_i^2 = 1``, every row has unit length and the cosine of two words
@@ -157,7 +156,7 @@ def combine_vectors(inputs: Sequence[tuple[str, Vectors]], config: CombineConfig
     )  # fmt: skip
     if any(v.composer is not None for v in tables):
         # without one, a sentence loses its words outside the table (a quarter of Debian's package
-        # descriptions' words against Brown's vocabulary: bench/results/sentences_topics.md)
+        # descriptions' words against Brown's vocabulary; measured: Results page, sentences_topics)
         log.warning(
             "combine: the inputs' composers are left out (the combined space has none), so words "
             "outside it get no vector; to give it one: ctx2static compose OUT --cache CACHE --out NEW"

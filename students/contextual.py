@@ -473,7 +473,7 @@ class Step:
         P, G = buf.P[:n_ext], buf.G[:n_ext]
         occ = buf.occ[:n_ext]
         widen(data.occ_vec[e0:e1], occ)
-        # numpy's BLAS beat torch's MKL on AMD CPUs (bench/results/contextual_subsample.md)
+        # numpy's BLAS beat torch's MKL on AMD CPUs (measured: Results page, contextual_subsample)
         np.matmul(occ, self.proj.T, out=P)
         self.kernel(
             P, off, b0, n_b, data.occ_word, data.ctx, data.ctx_word, self.cum_table,

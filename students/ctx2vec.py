@@ -8,7 +8,7 @@ Centre u_i = W o_i (teacher vector through a linear map); static table u' (what 
 joint L = e1 L1 + e2 L2 + e3 L3 (Eq. 8; the paper gives no e's: 1 each). Reference code: SGD lr
 0.08 decayed linearly, batches of 1000, ws 5, 5 negatives (unigram^0.75), clip 5, 1 epoch, no
 subsampling; we subsample the occurrences as word2vec does, t = 1e-4 (:class:`ContextualConfig`):
-fewer centres, similarity and analogy up (bench/results/contextual_subsample.md; a smaller t
+fewer centres, similarity and analogy up (measured: Results page, contextual_subsample; a smaller t
 costs MSR analogy). ``sample=0`` is the reference code's.
 """
 

@@ -59,7 +59,7 @@ class Standardize(str, enum.Enum):
 ROGUE_RATIO = 1000.0
 """``auto``'s threshold on max_d E[x_d^2] / median_d E[x_d^2]: between the encoders' ratios (MiniLM,
 MPNet) and the causal LMs' (SmolLM2, Gemma 3) over sentence contexts and the ase and word tables on
-Brown, above every input token table's (``bench/results/rogue_ratios.md``)."""
+Brown, above every input token table's (measured: Results page, rogue_ratios)."""
 
 
 @dataclass(frozen=True)

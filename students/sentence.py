@@ -63,7 +63,7 @@ class Config(TeacherSpaceConfig):
         0.1,
         "lambda of (S1): the pull towards the ase rows. X's entries are 1/n_s, so a word seen k "
         "times in sentences of n words weighs about k/n^2 against it: 0.1 is about 40 occurrences "
-        "in 20-word sentences (the best held-out error on Brown: bench/results/sentence_student.md).",
+        "in 20-word sentences (the best held-out error on Brown; measured: Results page, sentence_student).",
     )
     iterations: int = opt(200, "Most conjugate-gradient iterations.")
     tolerance: float = opt(1e-5, "Stop when every column's residual norm is below this share of its start.")

@@ -10,8 +10,8 @@ the cache, so only the static table U (teacher size) is learned. Defaults from T
 reference code: 1 epoch, 10 negatives drawn from counts^0.5, target subsampling t = 5e-6, lazy
 (sparse) Adam lr 1e-3, batches of 128 sentences, U uniform in +-1/d.
 
-A causal LM's rogue dimensions make u . E_ctx thousands, which saturates l (Gemma 3 on Brown:
-bench/results/rogue_dimensions.md); with ``standardize`` (auto: when one
+A causal LM's rogue dimensions make u . E_ctx thousands, which saturates l (Gemma 3 on Brown;
+measured: Results page, rogue_dimensions); with ``standardize`` (auto: when one
 dimension carries 1,000x the median's energy) E_ctx and the start table are z-scored per
 dimension first (students/postprocess.py), so U lives in the z-scored space.
 """

@@ -27,7 +27,7 @@ record (JSON line, CSV field) is refused over 64 MiB (:data:`~ctx2static.text.so
 and cut into 1 MiB pieces like a document. A sentence longer than 256 words is cut into pieces of
 about equal length (the teacher reads 256 words in one window of 512 pieces at up to two pieces a
 word). So reading holds a few MiB whatever the file's size or layout
-(``bench/results/memory_corpus.md``); each file's cuts are reported once, with their number and
+(measured: Results page, memory_corpus); each file's cuts are reported once, with their number and
 the first place.
 """
 

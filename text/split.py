@@ -2,9 +2,9 @@
 
 The splitter is sentencex (Wikimedia, MIT, a compiled core with wheels for Linux, macOS and
 Windows on x86-64 and ARM, no dependencies). On the tagged Brown corpus's sentence boundaries
-(``bench/results/splitters.md``) its precision equals the others'; its recall is lower than
+(measured: Results page, splitters) its precision equals the others'; its recall is lower than
 blingfire's and syntok's because it keeps a quotation of several sentences whole, which costs a
-teacher's context nothing. It is the fastest by far (the same file), so reading stays far ahead of
+teacher's context nothing. It is the fastest by far (the same page), so reading stays far ahead of
 the teacher; blingfire, as accurate and fast enough, has had no release since 2021 and ships x86-64
 binaries only; syntok is too slow.
 
