@@ -211,7 +211,12 @@ def run_extract(
     are reduced with the projection fitted on it. A re-run (of a complete cache too) re-verifies the
     committed files and rebuilds the damaged ones (:class:`~ctx2static.cache.writer.CacheWriter`).
     """
-    check_vocab_memory(vocab, engine.width())
+    width = engine.width()
+    check_vocab_memory(vocab, width)
+    if cfg.vectors and width and cfg.pca > width:
+        raise UserError(
+            f"--pca {cfg.pca}: the teacher's vectors have {width} dimensions; use --pca {width} or fewer"
+        )
     cfg = engine.resolve(cfg)  # the cache records what auto meant, as the teacher's layers
     watch = CorpusWatch(corpus, Path(out))
     writer = CacheWriter.open(out, _identity(engine.identity(), watch, vocab, cfg), vocab)

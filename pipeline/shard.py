@@ -370,6 +370,11 @@ def word_options(cfg: ExtractConfig, teacher: Teacher) -> ExtractConfig:
     template, layer = resolve_word(cfg.word_template, cfg.word_layer, teacher.kind, teacher.layer_spec)
     if teacher.n_hidden:
         parse_layers(layer, teacher.n_hidden, "--word-layer")
+    if template != WORD_SLOT and not word_inputs(teacher, ["a"], template, cfg.max_length)[0].complete[0]:
+        raise UserError(
+            f"--word-template: its text takes more than --max-length {cfg.max_length} teacher tokens and "
+            "leaves the word no room; shorten the template or raise --max-length"
+        )
     return replace(cfg, word_template=template, word_layer=layer)
 
 

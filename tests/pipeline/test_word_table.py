@@ -163,3 +163,23 @@ def test_a_template_that_leaves_the_word_no_room_is_refused_before_the_teacher_l
     assert "\n" not in line and len(line) < 300, line
     assert "(100,005 characters) must be text of at most 510 words ({w} included) under --max-length" in line
     ExtractConfig(word_template="x " * 200 + WORD_SLOT, max_length=512)  # room left: accepted
+
+
+def test_a_template_that_leaves_the_word_no_room_is_refused_before_any_shard(
+    tiny_models, corpus_file, tmp_path
+):
+    """Few words, many tokens: the options' own rule (words + 2 <= max length) passes, the tokens do not."""
+    template = "unbelievably-unbelievably {w}"
+    cfg = replace(CFG, word_template=template, max_length=8)
+    with pytest.raises(UserError, match=r"^--word-template: its text takes more than --max-length 8 teacher"):
+        _extract(tiny_models["bert"], corpus_file, tmp_path / "c", cfg)
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_pca_wider_than_the_teacher_is_refused_before_any_shard(tiny_models, corpus_file, tmp_path):
+    width = Teacher.load(str(tiny_models["bert"])).model.config.hidden_size
+    with pytest.raises(
+        UserError, match=rf"^--pca {width + 1}: the teacher's vectors have {width} dimensions"
+    ):
+        _extract(tiny_models["bert"], corpus_file, tmp_path / "c", replace(CFG, vectors=True, pca=width + 1))
+    assert not (tmp_path / "c").exists()
