@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ from pathlib import Path
 from peerrun import refuse_existing, run_step
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import write_keeping_reading
+from machine import argv_line, write_keeping_reading
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,7 +114,7 @@ def main() -> None:
     head = [
         "# Whole recipes in one run: tokenlearn against extract + student",
         "",
-        f"Command: `python bench/peers/race.py {shlex.join(sys.argv[1:])}`",
+        f"Command: `python bench/peers/race.py {argv_line(sys.argv[1:])}`",
         "",
         f"Started {started}; {os.cpu_count()} cores; steps one after the other, each a child process.",
         "",

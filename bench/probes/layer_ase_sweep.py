@@ -65,6 +65,9 @@ from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.vectors import Vectors
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
+from machine import argv_line
+
 ALL = Request(hidden_states=True)
 BANDS = {
     "1:": "all but the embeddings",
@@ -301,7 +304,7 @@ def main() -> None:
     lines = [
         f"# Layer choice for `word` and `ase`: {args.teacher}",
         "",
-        f"Date: {datetime.date.today()}. Command (repository root): `python {' '.join(sys.argv)}`",
+        f"Date: {datetime.date.today()}. Command (repository root): `python {argv_line(sys.argv)}`",
         f"Corpus: {', '.join(args.corpus)}{part}; {n_occurrences:,} occurrences of {len(vocab):,} "
         f"words (min_count {args.min_count}), {len(seen):,} seen whole by the teacher (`ase` rows). "
         f"Teacher: {n_hidden} hidden states, {teacher.precision.value}. "

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import hand_section
+from machine import argv_line, hand_section
 
 # the summary's band columns: a spec, or a label the sweep gives the spec made for the teacher's depth
 BANDS: tuple[tuple[str | None, str | None], ...] = (
@@ -169,7 +169,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help="Write the summary here (else print it).")
     args = ap.parse_args()
     sweeps = [read_sweep(p) for p in args.files]
-    command = "python bench/probes/layers_summary.py " + " ".join(sys.argv[1:])
+    command = "python bench/probes/layers_summary.py " + argv_line(sys.argv[1:])
     text = render(sweeps, command, hand_section(args.out) if args.out else "")
     if args.out:
         args.out.write_text(text)

@@ -45,7 +45,7 @@ from ctx2static.pipeline.teacher import Request, Teacher, torch_threads
 from ctx2static.vectors import Vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import write_keeping_reading
+from machine import argv_line, write_keeping_reading
 
 TEMPLATES = (
     "{w}",
@@ -196,7 +196,7 @@ def main() -> None:
     lines = [
         "# Prompted word vectors: templates, pooling and layer for the word-alone vectors",
         "",
-        f"Date: {datetime.date.today()}. Command (repository root): `python {' '.join(sys.argv)}`",
+        f"Date: {datetime.date.today()}. Command (repository root): `python {argv_line(sys.argv)}`",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores (shared), "
         f"{args.threads} torch thread(s), float32. Total {secs / 60:.1f} min; teacher passes "
         + ", ".join(f"{n} {t / 60:.1f} min" for n, t in timing.items())

@@ -23,7 +23,7 @@ from ctx2static.students.cache_input import occurrence_means
 from ctx2static.students.postprocess import ROGUE_RATIO, DimensionStats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import cpu_name, write_keeping_reading
+from machine import argv_line, cpu_name, write_keeping_reading
 
 COLUMNS = ("sent_ctx", "ase", "word", "token")
 
@@ -59,7 +59,7 @@ def main() -> None:
     lines = [
         "# Rogue dimensions: each teacher's largest dimension against its median one",
         "",
-        f"Command (repository root): `python bench/probes/rogue_dimensions.py {' '.join(sys.argv[1:])}`",
+        f"Command (repository root): `python bench/probes/rogue_dimensions.py {argv_line(sys.argv[1:])}`",
         "",
         f"Date: {datetime.date.today()}. Machine: {cpu_name()}. Each cell is max_d E[x_d^2] / median_d"
         " E[x_d^2] over the cache's rows: its sentence contexts (`sent_ctx`, what x2static reads), its"

@@ -29,7 +29,7 @@ from ctx2static.students.postprocess import Standardize
 from ctx2static.students.sentence import sentence_design, solve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import cpu_name, write_keeping_reading
+from machine import argv_line, cpu_name, write_keeping_reading
 
 
 def held_out_error(X: list[sp.csr_matrix], T: list[np.ndarray], R: np.ndarray) -> float:
@@ -76,7 +76,7 @@ def main() -> None:
         rows.append((f"{ridge:g}", str(its), f"{res:.1e}", held_out_error(test_x, test_t, R),
                      held_out_error(train_x, train_t, R), f"{time.perf_counter() - began:.1f}"))  # fmt: skip
         print(rows[-1], flush=True)
-    command = "python bench/probes/sentence_ridge.py " + " ".join(sys.argv[1:])
+    command = "python bench/probes/sentence_ridge.py " + argv_line(sys.argv[1:])
     lines = [
         "# The `sentence` student's ridge, chosen on held-out sentences (no benchmark)",
         "",

@@ -37,7 +37,7 @@ from ctx2static.text.vocab import Vocab
 from ctx2static.vectors import Vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import write_keeping_reading
+from machine import argv_line, write_keeping_reading
 
 SETTINGS = (("{w}", "1:"), ("{w}", "-1"), ("meaning: {w}", "1:"), ("meaning: {w}", "-1"))
 """(template, layer): the seeds' word alone at the encoders' default layers (``1:``), and the three
@@ -56,7 +56,7 @@ def main() -> None:
     lines = [
         "# The word table's template and layer: similarity and analogy",
         "",
-        f"Date: {datetime.date.today()}. Command (repository root): `python {' '.join(sys.argv)}`",
+        f"Date: {datetime.date.today()}. Command (repository root): `python {argv_line(sys.argv)}`",
         "",
         "Each cache's vocabulary, its word table built four ways with the product's `vocab_tables` "
         "(float32 teacher); scores x100 on the items all four cover (`cli.py eval`'s common items); "

@@ -43,7 +43,7 @@ from ctx2static.pipeline.teacher import Request, Teacher, torch_threads
 from ctx2static.vectors import Vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import write_keeping_reading
+from machine import argv_line, write_keeping_reading
 
 
 def prompted(name: str, template: str, words: list[str], threads: int) -> np.ndarray:
@@ -183,7 +183,7 @@ def main() -> None:
     lines = [
         "# Word similarity on dev / report halves, single vectors and combinations",
         "",
-        f"Date: {datetime.date.today()}. Command (repository root): `python {' '.join(sys.argv)}` "
+        f"Date: {datetime.date.today()}. Command (repository root): `python {argv_line(sys.argv)}` "
         f"({(time.perf_counter() - t0) / 60:.1f} min).",
         "",
         f"Halves: `bench/probes/prompted_words.py`'s split (seed {args.seed}); only the pairs whose words "

@@ -18,7 +18,7 @@ from datetime import date
 from pathlib import Path
 
 import numpy as np
-from machine import cpu_name
+from machine import argv_line, cpu_name
 
 from ctx2static.eval import evaluate, load_benchmarks
 from ctx2static.eval.benchmarks import Family
@@ -61,7 +61,7 @@ def main() -> None:
         head = [
             "# Downstream family: time for one vectors file",
             "",
-            f"Date: {date.today()}. Command: `PYTHONPATH=<pkg> python {' '.join(sys.argv)}`",
+            f"Date: {date.today()}. Command: `PYTHONPATH=<pkg> python {argv_line(sys.argv)}`",
             "",
             f"Vectors: {args.vectors}{what}, {len(vectors):,} x {vectors.dim}. Machine: {cpu_name()}, "
             f"{os.cpu_count()} CPU cores, shared with other jobs (load averages below). The probes run one "

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from machine import SHARED_CORPUS, cpu_name
+from machine import SHARED_CORPUS, argv_line, cpu_name, portable
 
 from ctx2static.cache import Cache
 from ctx2static.cache.info import signal_bytes
@@ -41,6 +41,7 @@ from ctx2static.pipeline.shard import (
     word_substitutes,
 )
 from ctx2static.pipeline.teacher import Request, Teacher
+from ctx2static.teachers import BY_NAME
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 
@@ -226,19 +227,21 @@ def main() -> None:
     naive_n = args.naive_n or args.n
     t_naive = naive_loop(teacher, sents[:naive_n])
     naive_tok = sum(len(e.ids) for e in encs[:naive_n])
-    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_extract.py " + " ".join(sys.argv[1:])
+    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_extract.py " + argv_line(sys.argv[1:])
     tpw = n_tok / n_words
     bare_s, bare_c = sent_cost["bare"]
     all_s, all_c = sent_cost[list(sentence_ways)[-1]]
     pb_s, pb_c = para_cost["bare"]
     pp_s, pp_c = para_cost["paragraph pass"]
     p_tok = sum(len(e.ids) for e in p_encs)
+    # a short name says which model; the folder it resolved to is this machine's
+    source = "" if args.teacher in BY_NAME else f"{portable(str(teacher.source))}, "
     lines = [
         "# extract benchmark",
         "",
         f"Command: `{cmd}`",
         "",
-        f"Teacher {args.teacher} ({teacher.source}, {teacher.precision.value}), {args.threads} CPU threads, "
+        f"Teacher {args.teacher} ({source}{teacher.precision.value}), {args.threads} CPU threads, "
         f"token budget {budget}, "
         f"{len(sents)} sentences of {Path(args.corpus).name}, {n_tok} teacher tokens "
         f"({p_tok} in the paragraph inputs), {n_words} corpus tokens, vocabulary {len(vocab)} "

@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from machine import SHARED_CORPUS, write_keeping_reading
+from machine import SHARED_CORPUS, argv_line, write_keeping_reading
 
 from ctx2static.cache import Cache
 from ctx2static.cache.layout import shard_name
@@ -256,7 +256,7 @@ def main() -> None:
         peak(args)
         return
     body = students(args) if args.what == "students" else extract(args)
-    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_memory.py " + " ".join(sys.argv[1:])
+    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_memory.py " + argv_line(sys.argv[1:])
     title = {"students": "fit-student", "extract": "extract's driver"}[args.what]
     lines = [f"# Peak memory of {title}: 1x against 4x the corpus", "", f"Command: `{cmd}`", "", *body]
     write_keeping_reading(Path(args.out), "\n".join(lines))

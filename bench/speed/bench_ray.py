@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from machine import SHARED_CORPUS, cpu_name
+from machine import SHARED_CORPUS, argv_line, cpu_name
 
 from ctx2static.cache import Cache
 from ctx2static.text.corpus import Corpus
@@ -92,7 +92,7 @@ def main() -> None:
             for x, y in zip(a.shards(["sent_ctx"]), b.shards(["sent_ctx"]), strict=True)
         )
     local, ray = (statistics.median(walls[n]) for n in ENGINES)
-    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_ray.py " + " ".join(sys.argv[1:])
+    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_ray.py " + argv_line(sys.argv[1:])
     lines = [
         "# extract: the Ray engine against the local engine",
         "",

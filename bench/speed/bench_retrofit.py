@@ -27,6 +27,9 @@ from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import build_graph, read_lexicon
 from ctx2static.retrofit.solver import log_student_t_kernel, retrofit_matrix
 
+sys.path.insert(0, str(Path(__file__).parent))
+from machine import argv_line
+
 
 def synthetic_lexicon(words: list[str], max_deg: int, rng: np.random.Generator, path: Path) -> None:
     n = len(words)
@@ -117,7 +120,7 @@ def main() -> None:
         vocab = dict.fromkeys(w for head, nbrs in read_lexicon(args.ppdb) for w in [head, *nbrs])
         rows += bench_case("PPDB-XL", list(vocab), args.ppdb, args.dim, args, rng)
     if args.out:
-        cmd = " ".join(["PYTHONPATH=<pkg> python", *sys.argv])
+        cmd = "PYTHONPATH=<pkg> python " + argv_line(sys.argv)
         text = "\n".join(
             [
                 "# Retrofitting speed",

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
-from machine import SHARED_CORPUS
+from machine import SHARED_CORPUS, argv_line
 from scipy.stats import spearmanr
 
 from ctx2static.resources import BENCHMARK_DIR
@@ -234,7 +234,7 @@ def render(
         lines.append(
             f"- {student} {impl} seed {seed}: {wall:.1f}, {cpu:.1f}, {np.mean(list(scores.values())):.1f}"
         )
-    lines += ["", "Command:", "", "```", "PYTHONPATH=<pkg> python " + " ".join(sys.argv), "```", ""]
+    lines += ["", "Command:", "", "```", "PYTHONPATH=<pkg> python " + argv_line(sys.argv), "```", ""]
     return "\n".join(lines)
 
 

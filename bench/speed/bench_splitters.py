@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from machine import cpu_name
+from machine import argv_line, cpu_name
 
 ROOT = Path(__file__).resolve().parents[2]
 BROWN = ROOT / "data" / "downstream" / "pos-brown.txt.xz"
@@ -210,7 +210,7 @@ def main() -> None:
         header = [
             "# Sentence splitters for `--split sentences`, and the corpus reader's speed",
             "",
-            f"Command: `python bench/speed/{Path(__file__).name} {' '.join(sys.argv[1:])}`",
+            f"Command: `python bench/speed/{Path(__file__).name} {argv_line(sys.argv[1:])}`",
             "",
             f"Date: {time.strftime('%Y-%m-%d')}. Machine: {cpu_name()}, {os.cpu_count()} cores, load average "
             f"{os.getloadavg()[0]:.1f} at the end; speeds are CPU time of the one process.",

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import cpu_name, write_keeping_reading
+from machine import argv_line, cpu_name, write_keeping_reading
 
 BENCHES = [
     ("avg5", "mean spearman"),
@@ -141,7 +141,7 @@ def write(args: argparse.Namespace, runs: list[dict], scored: dict) -> None:
             *[f"{got[k]:.1f}" if got.get(k) is not None else "" for k in BENCHES],
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    cmd = " ".join(["python", "bench/speed/bench_subsample.py", *sys.argv[1:]])
+    cmd = "python bench/speed/bench_subsample.py " + argv_line(sys.argv[1:])
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     title = "# bert-sg and ctx2vec against SGNS: frequent-word subsampling of the centres, speed and scores"
     when = f"Date: {time.strftime('%Y-%m-%d')}. Machine: {cpu_name()}, {os.cpu_count()} cores"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from machine import SHARED_CORPUS, cpu_name
+from machine import SHARED_CORPUS, argv_line, cpu_name
 
 from ctx2static.pipeline.bf16 import fast_bf16
 from ctx2static.pipeline.models import TeacherKind
@@ -122,7 +122,7 @@ def main() -> None:
         stages = {label: stage_counts(sc, x, args.k) for label, sc in scorers.items()}
     n = len(x)
     best = {k: min(v) / n * 1e6 for k, v in secs.items()}
-    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_topk.py " + " ".join(sys.argv[1:])
+    cmd = "PYTHONPATH=<pkg> python bench/speed/bench_topk.py " + argv_line(sys.argv[1:])
     fast = fast_bf16(torch.device("cpu"))
     lines = [
         "# top-k substitutes: Scorer.topk against the float32 product",

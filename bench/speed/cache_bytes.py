@@ -29,7 +29,7 @@ from ctx2static.cache.info import once_bytes, signal_bytes
 from ctx2static.pipeline.extract import extract_files
 
 sys.path.insert(0, str(Path(__file__).parent))
-from machine import SHARED_CORPUS, cpu_name
+from machine import SHARED_CORPUS, argv_line, cpu_name
 
 VECTOR_SIGNALS = ("sent_ctx", "para_ctx", "occ_vec")  # one teacher-wide row each; the rest are ids
 BERT_BASE_DIM = 768
@@ -240,7 +240,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, help="Write the results file here (else print it).")
     ap.add_argument("--scratch", type=Path, help="Folder for the two caches (default: a temp folder).")
     args = ap.parse_args()
-    command = "python bench/speed/cache_bytes.py " + " ".join(sys.argv[1:])
+    command = "python bench/speed/cache_bytes.py " + argv_line(sys.argv[1:])
     with tempfile.TemporaryDirectory(prefix="cache-bytes-", dir=args.scratch) as tmp:
         ms = run(args.corpus, args.teacher, Path(tmp), args.max_sentences, args.shard_size, args.pca)
     text = render(ms, args.teacher, command)

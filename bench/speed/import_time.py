@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import shlex
 import statistics
 import subprocess
 import sys
@@ -28,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from machine import cpu_name, write_keeping_reading
+from machine import argv_line, cpu_name, write_keeping_reading
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = {
@@ -111,7 +110,7 @@ def main() -> None:
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], check=True)
     load_after = os.getloadavg()[0]
-    cmd = "python bench/speed/import_time.py " + shlex.join(
+    cmd = "python bench/speed/import_time.py " + argv_line(
         ["--core-python", args.core_python, "--base", args.base, "--runs", str(args.runs)]
         + (["--out", str(args.out)] if args.out else [])
     )

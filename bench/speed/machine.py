@@ -4,6 +4,8 @@ hand-written part of a results file that a script keeps when it writes the file 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -15,6 +17,27 @@ from ctx2static.fileio import atomic_write
 SHARED = Path(os.environ.get("CTX2STATIC_SHARED") or Path(__file__).resolve().parents[2].parent / "shared")
 SHARED_CORPUS = SHARED / "corpus"
 SHARED_LEXICONS = SHARED / "lexicons"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def portable(text: str) -> str:
+    """``text`` with this machine's folders written as any clone has them: the shared folder as
+    ``"$CTX2STATIC_SHARED"``, the checkout's own paths relative to its root.
+
+    A results file's command is rerun by whoever reads it (``bench/regen.py``), on their machine;
+    a folder elsewhere on this one stays as it is, so the results test names it.
+    """
+    shared = '"$CTX2STATIC_SHARED"/'
+    for folder in dict.fromkeys(
+        [str(SHARED.resolve()), str(SHARED), os.path.relpath(SHARED.resolve(), ROOT)]
+    ):
+        text = re.sub(rf"(?<![\w./-]){re.escape(folder)}/", lambda _: shared, text)
+    return re.sub(rf"(?<![\w./-]){re.escape(str(ROOT))}(/|(?![\w.-]))", lambda m: "" if m[1] else ".", text)
+
+
+def argv_line(argv: list[str]) -> str:
+    """``argv`` as a results file's command records it: each argument quoted for the shell, portable."""
+    return " ".join(portable(shlex.quote(a)) for a in argv)
 
 
 def cpu_name() -> str:

@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from machine import cpu_name, write_keeping_reading
+from machine import argv_line, cpu_name, write_keeping_reading
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = ("lines", "one-line", "one-line-bare")
@@ -171,7 +171,7 @@ def main() -> None:
                     r = measure(path, args.scratch / "work", pythonpath, args.limit_gb)
                     rows.append(_row(label, kind, size, path, r))
                     print(rows[-1], flush=True)
-    command = "PYTHONPATH=<after> python " + " ".join([str(Path(__file__).relative_to(ROOT)), *sys.argv[1:]])
+    command = "PYTHONPATH=<after> python " + argv_line([str(Path(__file__).relative_to(ROOT)), *sys.argv[1:]])
     lines = [
         "# Peak memory of reading a corpus: short lines without blank lines, one line without a newline",
         "",

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import onnx
-from machine import write_keeping_reading
+from machine import argv_line, write_keeping_reading
 
 from ctx2static.pipeline.config import TeacherConfig
 from ctx2static.pipeline.teacher import Teacher
@@ -46,7 +46,7 @@ def main() -> None:
     lines = [
         "# ONNX Runtime's fusions in each teacher's graph",
         "",
-        f"Date: {datetime.date.today()}. Command (repository root): `python {' '.join(sys.argv)}`",
+        f"Date: {datetime.date.today()}. Command (repository root): `python {argv_line(sys.argv)}`",
         "",
         "Operators of the graph `--backend onnx` runs (exported by the product into the user cache), "
         "per precision. Fused attention: one `Attention` (float32) or `QAttention` (int8) per layer.",

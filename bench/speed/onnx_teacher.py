@@ -17,7 +17,6 @@ import argparse
 import datetime
 import itertools
 import platform
-import shlex
 import statistics
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime
 import torch
-from machine import SHARED_CORPUS, cpu_name
+from machine import SHARED_CORPUS, argv_line, cpu_name
 
 from ctx2static.pipeline.batching import run_sorted
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
@@ -126,7 +125,7 @@ def main() -> None:
         speed_rows += s
         round_rows += r
         quality_rows += q
-    cmd = "PYTHONPATH=<pkg> python bench/speed/onnx_teacher.py " + shlex.join(sys.argv[1:])
+    cmd = "PYTHONPATH=<pkg> python bench/speed/onnx_teacher.py " + argv_line(sys.argv[1:])
     lines = [
         "# Teacher pass: torch and ONNX Runtime, float32 and int8 (`extract --backend`, `--precision`)",
         "",

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import cpu_name, write_keeping_reading
+from machine import cpu_name, portable, write_keeping_reading
 
 ROOT = Path(__file__).resolve().parents[2]
 _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([\w.-]+\.png)\)$")
@@ -66,7 +66,7 @@ def publish(study: Path, out: Path, md: Path) -> None:
         f"Published {time.strftime('%Y-%m-%d')} at commit {commit()}; machine: {cpu_name()}.",
         "",
     ]
-    write_keeping_reading(md, "\n".join(header + body))
+    write_keeping_reading(md, portable("\n".join(header + body)))  # the run folder as given, made portable
 
 
 def main() -> None:

@@ -40,7 +40,6 @@ import json
 import lzma
 import os
 import platform
-import shlex
 import sys
 import time
 from collections import Counter
@@ -55,7 +54,7 @@ from ctx2static.text.corpus import Bounds, Corpus, CorpusConfig
 from ctx2static.text.split import Split
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
-from machine import SHARED_CORPUS, cpu_name
+from machine import SHARED_CORPUS, argv_line, cpu_name
 
 SOURCES = ("brown", "sotu", "gcide")
 RAW = "raw.jsonl.xz"
@@ -349,7 +348,7 @@ def speed(args: argparse.Namespace) -> None:
 
 def command() -> str:
     """The command that ran, as a fenced block for the results file."""
-    return f"```\npython {shlex.join(sys.argv)}\n```\n"
+    return f"```\npython {argv_line(sys.argv)}\n```\n"
 
 
 def write_section(md: Path, title: str, body: str) -> None:

@@ -71,3 +71,21 @@ def test_every_results_file_gives_its_command_or_why_not(regen):
         if p.name != "README.md" and not regen.regen(p).commands
     ]
     assert not unfound
+
+
+def test_a_recorded_command_names_no_folder_of_this_machine():
+    """What a script records of its own call: the shared folder by its variable, the checkout relative."""
+    machine = load_script(ROOT / "bench" / "speed" / "machine.py")
+    argv = [
+        str(ROOT / "bench" / "probes" / "words_split.py"),
+        f"--corpus={machine.SHARED.resolve()}/corpus/brown.txt.xz",
+        str(ROOT / "runs" / "a"),
+        "--prompted",
+        "nomic=meaning: {w}",
+    ]
+    line = machine.argv_line(argv)
+    assert line == (
+        "bench/probes/words_split.py "
+        '--corpus="$CTX2STATIC_SHARED"/corpus/brown.txt.xz runs/a '
+        "--prompted 'nomic=meaning: {w}'"
+    )
