@@ -36,14 +36,16 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ctx2static.pipeline.align import Encoder, Encoding
 from ctx2static.pipeline.batching import HostBatch, host_batch, sorted_batches
+from ctx2static.pipeline.config import WORD_SLOT
 from ctx2static.threads import usable_cpus
 
 NICE = 10
@@ -56,6 +58,10 @@ MAX_FEEDERS = 8
 
 Sentences = list[tuple[int, list[str]]]
 """A shard's sentences: (paragraph id, words)."""
+
+K = TypeVar("K")
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def feeders(requested: int) -> int:
@@ -161,8 +167,64 @@ class Prepared:
         ]
 
 
+def template_inputs(encoder: Encoder, words: list[str], template: str, max_length: int) -> list[Encoding]:
+    """Each word inside ``template``, encoded; its one group is the word's own subwords.
+
+    The template's other tokens belong to no group (-1): they give the word its context and are
+    not pooled, and ``complete`` says whether the word itself was read whole.
+    """
+    parts = template.split()
+    at = parts.index(WORD_SLOT)
+    encs = encoder.encode([[*parts[:at], w, *parts[at + 1 :]] for w in words], max_length)
+    return [
+        Encoding(e.ids, np.where(e.tok_group == at, 0, -1).astype(np.int32), e.complete[at : at + 1])
+        for e in encs
+    ]
+
+
+@dataclass
+class TableChunk:
+    """A chunk of the vocabulary prepared for the word table's pass and the token table.
+
+    ``batches``: the words inside the word template, one group each (the word), padded; ``pieces``
+    each word's own subword ids when encoded alone, word after word (``n_pieces`` of each), for the
+    token table's embedding means; ``complete``: read whole both ways.
+    """
+
+    batches: list[HostBatch]
+    pieces: np.ndarray  # int64 [pieces]
+    n_pieces: np.ndarray  # int64 [words]
+    complete: np.ndarray  # bool [words]
+
+    @classmethod
+    def of(cls, setup: Setup, job: tuple[list[str], str]) -> TableChunk:
+        """Encode a chunk of words alone and inside ``template`` (``{w}`` alone: one encoding serves both)."""
+        words, template = job
+        alone = setup.encoder.encode([[w] for w in words], setup.max_length)
+        inside = (
+            alone
+            if template == WORD_SLOT
+            else template_inputs(setup.encoder, words, template, setup.max_length)
+        )
+        pieces = [e.ids[e.tok_group == 0] for e in alone]
+        batches = [
+            host_batch([inside[i] for i in rows], rows, setup.pad_id)
+            for rows in sorted_batches([len(e.ids) for e in inside], setup.token_budget)
+        ]
+        return cls(
+            batches=batches,
+            pieces=_flat(pieces, np.int64),
+            n_pieces=np.fromiter(map(len, pieces), np.int64, len(pieces)),
+            complete=np.fromiter(
+                (a.complete[0] and t.complete[0] for a, t in zip(alone, inside, strict=True)),
+                bool,
+                len(words),
+            ),
+        )
+
+
 def serve() -> None:
-    """A feeding process's loop: its setup, then each job's sentences in and their :class:`Prepared` out.
+    """A feeding process's loop: its :class:`Setup`, then each job's function and input in, its result out.
 
     Started by :class:`Feed` as ``python -c`` with the file descriptors of its two pipes as
     arguments. Ctrl-C is the parent's to handle (it stops the workers); the jobs' pipe closing (the
@@ -174,12 +236,12 @@ def serve() -> None:
     try:
         setup = jobs.recv()
         while True:
-            sents = jobs.recv()
+            prepare, item = jobs.recv()
             try:
-                prepared: Prepared | Exception = Prepared.of(setup, sents)
+                out = prepare(setup, item)
             except Exception as exc:  # the parent raises it
-                prepared = exc
-            results.send(prepared)
+                out = exc
+            results.send(out)
     except (EOFError, BrokenPipeError):
         return
 
@@ -199,7 +261,7 @@ class _Worker:
         self.jobs, self.results = Connection(job_w, readable=False), Connection(res_r, writable=False)
         self.jobs.send(setup)
 
-    def result(self) -> Prepared:
+    def result(self) -> Any:
         """The next job's result (the job's error raised here)."""
         try:
             got = self.results.recv()
@@ -247,29 +309,33 @@ class Feed:
         return Prepared.of(self.setup, sents)
 
     def shards(self, jobs: Iterable[tuple[int, Sentences]]) -> Iterator[tuple[int, Sentences, Prepared]]:
-        """Each ``(index, sentences)`` job with its prepared inputs, in the jobs' order.
+        """Each ``(index, sentences)`` job with its prepared inputs (:meth:`Prepared.of`), in order."""
+        return self.map(Prepared.of, jobs)
 
-        Each worker holds one job: when its result is taken, it gets the next job before the
-        caller gets the result, so it prepares while the caller runs the teacher; nothing more is
-        read ahead.
+    def map(self, prepare: Callable[[Setup, T], R], jobs: Iterable[tuple[K, T]]) -> Iterator[tuple[K, T, R]]:
+        """Each ``(key, item)`` job with ``prepare(setup, item)``, in the jobs' order.
+
+        ``prepare`` is a module-level function (the workers import it by name). Each worker holds
+        one job: when its result is taken, it gets the next job before the caller gets the result,
+        so it prepares while the caller runs the teacher; nothing more is read ahead.
         """
         if not self.workers:
-            for index, sents in jobs:
-                yield index, sents, self.prepare(sents)
+            for key, item in jobs:
+                yield key, item, prepare(self.setup, item)
             return
         it = iter(jobs)
-        pending: collections.deque[tuple[int, Sentences, _Worker]] = collections.deque()
+        pending: collections.deque[tuple[K, T, _Worker]] = collections.deque()
 
         def give(w: _Worker) -> None:
             job = next(it, None)
             if job is not None:
-                w.jobs.send(job[1])
+                w.jobs.send((prepare, job[1]))
                 pending.append((*job, w))
 
         for w in self.workers:
             give(w)
         while pending:
-            index, sents, w = pending.popleft()
-            prepared = w.result()
+            key, item, w = pending.popleft()
+            out = w.result()
             give(w)
-            yield index, sents, prepared
+            yield key, item, out

@@ -21,7 +21,7 @@ from ctx2static.errors import UserError
 from ctx2static.memory import HeapTrim
 from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.config import WORD_SLOT, ExtractConfig, parse_layers
-from ctx2static.pipeline.feed import Feed, Prepared, Sentences, Setup
+from ctx2static.pipeline.feed import Feed, Prepared, Sentences, Setup, TableChunk, template_inputs
 from ctx2static.pipeline.models import TeacherKind, hidden_width, resolve_word
 from ctx2static.text.vocab import Vocab
 
@@ -370,7 +370,11 @@ def word_options(cfg: ExtractConfig, teacher: Teacher) -> ExtractConfig:
     template, layer = resolve_word(cfg.word_template, cfg.word_layer, teacher.kind, teacher.layer_spec)
     if teacher.n_hidden:
         parse_layers(layer, teacher.n_hidden, "--word-layer")
-    if template != WORD_SLOT and not word_inputs(teacher, ["a"], template, cfg.max_length)[0].complete[0]:
+    max_length = min(cfg.max_length, teacher.max_length)
+    if (
+        template != WORD_SLOT
+        and not template_inputs(teacher.encoder, ["a"], template, max_length)[0].complete[0]
+    ):
         raise UserError(
             f"--word-template: its text takes more than --max-length {cfg.max_length} teacher tokens and "
             "leaves the word no room; shorten the template or raise --max-length"
@@ -378,23 +382,15 @@ def word_options(cfg: ExtractConfig, teacher: Teacher) -> ExtractConfig:
     return replace(cfg, word_template=template, word_layer=layer)
 
 
-def word_inputs(teacher: Teacher, words: list[str], template: str, max_length: int) -> list[Encoding]:
-    """Each word inside ``template``, encoded; its one group is the word's own subwords.
-
-    The template's other tokens belong to no group (-1): they give the word its context and are
-    not pooled, and ``complete`` says whether the word itself was read whole.
-    """
-    parts = template.split()
-    at = parts.index(WORD_SLOT)
-    encs = teacher.encode([[*parts[:at], w, *parts[at + 1 :]] for w in words], max_length)
-    return [
-        Encoding(e.ids, np.where(e.tok_group == at, 0, -1).astype(np.int32), e.complete[at : at + 1])
-        for e in encs
-    ]
+def feed_for(teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, workers: int = 0) -> Feed:
+    """What prepares ``teacher``'s inputs for ``cfg``: ``workers`` feeding processes, none: this one."""
+    max_length = min(cfg.max_length, teacher.max_length)
+    pad_id = int(teacher.tokenizer.pad_token_id)
+    return Feed(Setup(teacher.encoder, vocab.index, max_length, cfg.token_budget, pad_id), workers)
 
 
 def vocab_tables(
-    teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, words: np.ndarray
+    teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, words: np.ndarray, feed: Feed
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The per-vocabulary tables and the teacher token table, written once at the end of extract.
 
@@ -403,10 +399,11 @@ def vocab_tables(
     ``auto`` as :func:`word_options` resolves it), and the teacher's whole input-embedding matrix
     ("teacher_token_emb", fp16: with the tokenizer it lets any string be composed from its
     subwords); the token table maps each teacher token id to its string and the static word it
-    spells (-1 for none). Each word's rows are its own whatever the chunk (:data:`TABLE_CHUNK`), so
-    only the dense tables grow with the vocabulary.
+    spells (-1 for none). ``feed`` encodes and pads the next chunks of words
+    (:data:`TABLE_CHUNK`, :class:`~ctx2static.pipeline.feed.TableChunk`) while the teacher runs
+    this one; each word's rows are its own whatever the chunk, so only the dense tables grow with
+    the vocabulary.
     """
-    from ctx2static.pipeline.batching import run_sorted
     from ctx2static.pipeline.teacher import Request
 
     cfg = word_options(cfg, teacher)
@@ -417,23 +414,26 @@ def vocab_tables(
     complete = np.zeros(n, bool)
     layers = parse_layers(cfg.word_layer, teacher.n_hidden, "--word-layer") if teacher.n_hidden else ()
     request = Request(vectors=True, layers=layers)
-
-    def word_vectors(batch: list[Encoding]) -> list[np.ndarray]:
-        return [o.vectors[0] for o in teacher.forward(batch, request)]
-
-    bare = cfg.word_template == WORD_SLOT  # the word alone: one encoding serves both tables
-    for start in range(0, n, TABLE_CHUNK):
-        chunk = vocab.words[start : start + TABLE_CHUNK]
-        alone = teacher.encode([[w] for w in chunk], cfg.max_length)
-        inside = alone if bare else word_inputs(teacher, chunk, cfg.word_template, cfg.max_length)
-        vectors = run_sorted(inside, cfg.token_budget, word_vectors)
-        if word_emb is None:
-            word_emb = np.zeros((n, len(vectors[0])), np.float32)
-        for i, (e, t, v) in enumerate(zip(alone, inside, vectors, strict=True), start):
-            pieces = e.ids[e.tok_group == 0]
-            token_emb[i] = emb[pieces].mean(0) if len(pieces) else emb[0] * 0
-            word_emb[i] = v
-            complete[i] = bool(e.complete[0] and t.complete[0])
+    chunks = (
+        (start, (vocab.words[start : start + TABLE_CHUNK], cfg.word_template))
+        for start in range(0, n, TABLE_CHUNK)
+    )
+    for start, _, chunk in feed.map(TableChunk.of, chunks):
+        for batch in chunk.batches:  # one group an input, all wanted: a row a word, in batch order
+            vectors = teacher.forward_wanted(batch, request)[1]["vectors"]
+            if word_emb is None:
+                word_emb = np.zeros((n, vectors.shape[1]), np.float32)
+            word_emb[start + batch.rows] = vectors
+        firsts = np.cumsum(chunk.n_pieces) - chunk.n_pieces
+        for k in np.unique(chunk.n_pieces):  # words of k pieces at once: the bits of each one's mean
+            rows = np.flatnonzero(chunk.n_pieces == k)
+            if k:
+                token_emb[start + rows] = emb[chunk.pieces[firsts[rows, None] + np.arange(k)]].sum(
+                    1
+                ) / np.float32(k)
+            else:
+                token_emb[start + rows] = emb[0] * 0
+        complete[start : start + len(chunk.complete)] = chunk.complete
     arrays = {
         "token_emb": token_emb,
         "word_emb": word_emb if word_emb is not None else np.zeros((0, emb.shape[1]), np.float32),
@@ -475,11 +475,7 @@ class ShardMaker:
     ) -> None:
         self.teacher, self.vocab = teacher, vocab
         self.cfg = self.resolve(cfg)
-        max_length = min(self.cfg.max_length, teacher.max_length)
-        pad_id = int(teacher.tokenizer.pad_token_id)
-        self.feed = Feed(
-            Setup(teacher.encoder, vocab.index, max_length, self.cfg.token_budget, pad_id), feeders
-        )
+        self.feed = feed_for(teacher, vocab, self.cfg, feeders)
         needy = [o for o, r in REDUCTIONS.items() if getattr(cfg, o) and (r.attentions or r.decoder_input)]
         if teacher.onnx is not None and needy:
             raise UserError(
@@ -543,5 +539,5 @@ class ShardMaker:
 
     def tables(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], str]:
         """The per-vocabulary tables, the teacher token table and the tokenizer (JSON), once per cache."""
-        arrays, tokens = vocab_tables(self.teacher, self.vocab, self.cfg, self.words)
+        arrays, tokens = vocab_tables(self.teacher, self.vocab, self.cfg, self.words, self.feed)
         return arrays, tokens, self.teacher.encoder.to_str()

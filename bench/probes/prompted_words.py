@@ -39,8 +39,8 @@ from ctx2static.eval.similarity import evaluate_similarity
 from ctx2static.eval.suite import AVG5
 from ctx2static.pipeline.batching import run_sorted
 from ctx2static.pipeline.config import AUTO_LAYER
+from ctx2static.pipeline.feed import template_inputs
 from ctx2static.pipeline.models import teacher_layer
-from ctx2static.pipeline.shard import word_inputs
 from ctx2static.pipeline.teacher import Request, Teacher, torch_threads
 from ctx2static.vectors import Vectors
 
@@ -102,7 +102,7 @@ def teacher_matrices(teacher: Teacher, words: list[str], budget: int) -> dict[Se
     out: dict[Setting, np.ndarray] = {}
     for template in TEMPLATES:
         t0 = time.perf_counter()
-        encs = word_inputs(teacher, words, template, teacher.max_length)
+        encs = template_inputs(teacher.encoder, words, template, teacher.max_length)
         if not all(e.complete[0] for e in encs):
             raise SystemExit(f"{template}: some words lost tokens to truncation")
         outs = run_sorted(encs, budget, lambda b: teacher.forward(b, Request(hidden_states=True)))

@@ -31,7 +31,7 @@ from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import Family
 from ctx2static.eval.comparison import compare_tables
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
-from ctx2static.pipeline.shard import vocab_tables
+from ctx2static.pipeline.shard import feed_for, vocab_tables
 from ctx2static.pipeline.teacher import Teacher, torch_threads
 from ctx2static.text.vocab import Vocab
 from ctx2static.vectors import Vectors
@@ -74,7 +74,7 @@ def main() -> None:
             tables = {}
             for template, layer in SETTINGS:
                 cfg = dataclasses.replace(ExtractConfig(), word_template=template, word_layer=layer)
-                arrays, _ = vocab_tables(teacher, vocab, cfg, words)
+                arrays, _ = vocab_tables(teacher, vocab, cfg, words, feed_for(teacher, vocab, cfg))
                 tables[f'"{template}", layer {layer}'] = Vectors(list(vocab.words), arrays["word_emb"])
         secs = time.perf_counter() - t0
         scores = compare_tables(tables, benchmarks, AnalogyConfig(), common=True).common

@@ -38,7 +38,7 @@ from ctx2static.eval import load_benchmarks
 from ctx2static.eval.benchmarks import Family, SimilaritySet
 from ctx2static.eval.suite import AVG5
 from ctx2static.pipeline.batching import run_sorted
-from ctx2static.pipeline.shard import word_inputs
+from ctx2static.pipeline.feed import template_inputs
 from ctx2static.pipeline.teacher import Request, Teacher, torch_threads
 from ctx2static.vectors import Vectors
 
@@ -50,7 +50,7 @@ def prompted(name: str, template: str, words: list[str], threads: int) -> np.nda
     """Unit word-alone vectors of ``words`` in ``template``: mean of every token's last-layer state."""
     with torch_threads(threads):
         teacher = Teacher.load(name)
-        encs = word_inputs(teacher, words, template, teacher.max_length)
+        encs = template_inputs(teacher.encoder, words, template, teacher.max_length)
         outs = run_sorted(encs, 2048, lambda b: teacher.forward(b, Request(hidden_states=True)))
     return unit(np.stack([o.hidden_mean[-1] for o in outs])).astype(np.float32)
 

@@ -46,9 +46,10 @@ def test_the_tables_made_in_chunks_are_the_tables_made_at_once(tiny_models, corp
     teacher = Teacher.load(str(tiny_models["bert"]))
     vocab = Vocab.build(Corpus([corpus_file]), VocabConfig(min_count=1))
     words = shard.token_words(teacher, vocab, True)
-    whole, _ = shard.vocab_tables(teacher, vocab, ExtractConfig(), words)
+    feed = shard.feed_for(teacher, vocab, ExtractConfig())
+    whole, _ = shard.vocab_tables(teacher, vocab, ExtractConfig(), words, feed)
     monkeypatch.setattr(shard, "TABLE_CHUNK", 3)
-    chunked, _ = shard.vocab_tables(teacher, vocab, ExtractConfig(), words)
+    chunked, _ = shard.vocab_tables(teacher, vocab, ExtractConfig(), words, feed)
     assert whole.keys() == chunked.keys() and len(whole["word_emb"]) == len(vocab) > 3
     for key in whole:
         # other batches, other kernels' sums: float32 rounding at most
