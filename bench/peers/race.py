@@ -22,6 +22,7 @@ kept below the new table.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -85,6 +86,20 @@ def table(runs: dict[str, dict[str, dict]]) -> list[str]:
     return lines
 
 
+RESOLVE = '"$(python -c "from ctx2static.pipeline.models import resolve; print(resolve(\'{}\'))")"'
+
+
+def recorded(argv: list[str], teacher: str) -> str:
+    """``argv`` as the results file records it: an installed ``--teacher-folder`` as its short name resolves.
+
+    The folder is where this machine installed the teacher (site-packages); the same command
+    elsewhere resolves the same short name, as the docstring's ``T=$(...)`` does.
+    """
+    pairs = enumerate(itertools.pairwise(argv))
+    installed = {i + 1 for i, (a, b) in pairs if a == "--teacher-folder" and "site-packages" in b}
+    return " ".join(RESOLVE.format(teacher) if i in installed else argv_line([a]) for i, a in enumerate(argv))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", nargs="+", required=True)
@@ -114,7 +129,7 @@ def main() -> None:
     head = [
         "# Whole recipes in one run: tokenlearn against extract + student",
         "",
-        f"Command: `python bench/peers/race.py {argv_line(sys.argv[1:])}`",
+        f"Command: `python bench/peers/race.py {recorded(sys.argv[1:], args.teacher)}`",
         "",
         f"Started {started}; {os.cpu_count()} cores; steps one after the other, each a child process.",
         "",
