@@ -45,12 +45,12 @@ def _extract(model, corpus_file, out, cfg, workers):
         return run_extract(corpus, vocab, maker, out, cfg)
 
 
-@pytest.mark.parametrize("family", ["bert", "gpt2"])
+@pytest.mark.parametrize(("family", "template"), [("bert", "the word {w} ."), ("gpt2", "auto")])
 def test_shards_prepared_by_workers_are_the_bytes_of_a_single_process(
-    tiny_models, corpus_file, tmp_path, family
+    tiny_models, corpus_file, tmp_path, family, template
 ):
     """Every file of the cache (each shard's arrays, the vocabulary tables) is equal bit for bit."""
-    cfg = ExtractConfig(shard_size=1, vectors=True, topk=2, paragraph=True)
+    cfg = ExtractConfig(shard_size=1, vectors=True, topk=2, paragraph=True, word_template=template)
     alone = _extract(tiny_models[family], corpus_file, tmp_path / "alone", cfg, 0)
     fed = _extract(tiny_models[family], corpus_file, tmp_path / "fed", cfg, 2)
     assert len(alone["shards"]) > 3
