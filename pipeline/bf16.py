@@ -13,7 +13,7 @@ def fast_bf16(device: torch.device) -> bool:
     """Whether bf16 matrix products beat float32 here (GPUs; CPUs where a timed product says so).
 
     Timed once per process: AMX and AMD Zen 4 CPUs run bf16 products faster than float32, some
-    AVX512-BF16 Xeons slower (bench/results/extract.md).
+    AVX512-BF16 Xeons slower (measured: Results page, extract).
     """
     if device.type != "cpu":
         return device.type == "cuda"

@@ -43,7 +43,7 @@ class TeacherConfig(Options):
         "Hidden layers read and averaged: auto = the default of the teacher's family (encoders 1:, "
         "causal LMs the first half of their layers; the cache records the layers it resolves to), "
         "1: = every layer but the input embeddings (chosen on similarity and analogy together with MiniLM: "
-        "bench/results/layers_by_family.md), -1 = the last, 0 = the "
+        "measured: Results page, layers_by_family), -1 = the last, 0 = the "
         "embeddings, 2,3,4 or a slice such as -4: (Bommasani et al. 2020).",
     )
     precision: Precision = opt(
@@ -142,10 +142,10 @@ class ExtractConfig(Options):
     attention: int = opt(
         0,
         "SemGloVe sd: top S context words by attention in +-S (0 = off; 10, GloVe's reach, beat GloVe "
-        "where the paper's 5 tied it: bench/results/semglove_brown.md).",
+        "where the paper's 5 tied it; measured: Results page, semglove_brown).",
     )
     shard_size: int = opt(
-        8192, "Sentences per shard, length-sorted within one (its padding: bench/results/extract.md)."
+        8192, "Sentences per shard, length-sorted within one (its padding; measured: Results page, extract)."
     )
     shard_words: int = opt(
         1 << 16,
@@ -160,14 +160,14 @@ class ExtractConfig(Options):
         "The text each vocabulary word is encoded in for the word table, {w} standing for the word "
         "(only the word's own subwords are pooled): auto = the default of the teacher's family "
         '(sentence-embedding encoders "meaning: {w}", which beat the word alone on held-out similarity '
-        'pairs for MiniLM and nomic, bench/results/prompted_words.md; other families "{w}"; the cache '
-        "records what auto resolves to).",
+        'pairs for MiniLM and nomic (measured: Results page, prompted_words); other families "{w}"; '
+        "the cache records what auto resolves to).",
     )
     word_layer: str = opt(
         AUTO_LAYER,
         "Hidden layers read and averaged for the word table, a spec as for --layer: auto = the default "
         "of the teacher's family: the cache's own --layer (the last layer scores a little higher on "
-        "similarity and much lower on analogy, bench/results/word_table.md).",
+        "similarity and much lower on analogy; measured: Results page, word_table).",
     )
 
     def rules(self) -> Iterable[Rule]:

@@ -2,7 +2,7 @@
 
 Between two forwards the host reads the corpus, looks each word up in the vocabulary, tokenizes
 the sentences, aligns subwords to words and, after the forward, pools, sums and writes. Done one
-after another on one thread, this kept an H200 86-94% idle (``bench/results/gpu/README.md``) and,
+after another on one thread, this kept an H200 86-94% idle (measured: Results page, gpu) and,
 with a near-free teacher on a CPU, ran at a quarter of the tokenizer's own rate. So the work that
 does not need the model (vocabulary ids, tokenization, alignment: about half the host's time) runs
 in worker processes while this one runs the forward, pools and writes:

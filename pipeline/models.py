@@ -116,7 +116,7 @@ LAYER_DEFAULTS: dict[TeacherKind, str | DepthBand] = {
     TeacherKind.ENCODER: "1:",
     # a causal LM's last layers are tuned to the next token and hold a few massive dimensions; its
     # early layers hold more of the word (Ethayarajh 2019): the first half beat 1: and the middle
-    # third on SmolLM2 and Gemma 3 (bench/results/layers_by_family.md)
+    # third on SmolLM2 and Gemma 3 (measured: Results page, layers_by_family)
     TeacherKind.CAUSAL: FIRST_HALF,
 }
 """What ``--layer auto`` reads, per teacher family."""
@@ -144,8 +144,8 @@ def teacher_layer(name: str, spec: str) -> str:
 
 WORD_DEFAULTS: dict[TeacherKind, tuple[str, str | None]] = {
     # a sentence embedder with the word inside "meaning: {w}" beat the word alone on held-out
-    # similarity pairs (bench/results/prompted_words.md) and kept its analogy accuracy at the cache's
-    # layers, where the last layer lost a tenth of it (bench/results/word_table.md); masked and
+    # similarity pairs (measured: Results page, prompted_words) and kept its analogy accuracy at the cache's
+    # layers, where the last layer lost a tenth of it (measured: Results page, word_table); masked and
     # causal LMs were not measured, so they keep the word alone
     TeacherKind.ENCODER: ("meaning: " + WORD_SLOT, None),
     TeacherKind.MLM: (WORD_SLOT, None),

@@ -33,7 +33,7 @@ class Scorer:
     b_max: float  # max_j |b_j|
 
     BLOCK = 32  # tokens per block of the blocked product
-    # the rows each stage settles: bench/results/topk.md
+    # the rows each stage settles, measured: Results page, topk
     FIRST = 16  # bf16 candidates beyond k rescored for every row (most rows end here)
     MARGIN = 32  # bf16 candidates beyond k in all (the few rows left need the float32 product)
     CHUNK = 256  # rows per product (keeps the [rows, V] block in cache)

@@ -154,7 +154,7 @@ class Teacher:
         (:data:`~ctx2static.pipeline.models.LAYER_DEFAULTS`). ``precision``: ``auto`` is bfloat16 autocast on
         GPUs (float16 where bf16 is missing) and float32 on CPUs; ``bfloat16`` on a CPU with fast
         bf16 products (:func:`fast_bf16`: AMX, AMD Zen 4) runs the forward faster, its vectors close
-        to float32's (bench/results/extract_bf16.md, precision.md); on other CPUs it is slower than
+        to float32's (measured: Results page, extract_bf16 and precision); on other CPUs it is slower than
         float32. ``int8`` (CPUs) runs the Linear layers as int8 dynamic quantization
         (:mod:`ctx2static.pipeline.int8`). ``backend`` onnx runs the forward on ONNX Runtime
         (:mod:`ctx2static.pipeline.onnx`), float32 or int8.

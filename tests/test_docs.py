@@ -45,13 +45,6 @@ def test_sphinx_roles_render_as_code():
 CITING_BENCH_FILES = {
     "cache/writer.py",
     "export/quantize.py",
-    "pipeline/bf16.py",
-    "pipeline/config.py",
-    "pipeline/feed.py",
-    "pipeline/models.py",
-    "pipeline/onnx.py",
-    "pipeline/scorer.py",
-    "pipeline/teacher.py",
 }
 
 

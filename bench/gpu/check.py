@@ -41,7 +41,6 @@ import lzma
 import os
 import platform
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -874,7 +873,10 @@ def run(args: argparse.Namespace, tmp: Path) -> int:
     if args.out.exists() and not args.out.is_dir():
         return fail(f"--out {args.out}: a file, not a folder; name a folder for the results file")
     report = Report(args.out / f"check_{args.device.split(':')[0]}.md")
-    cmd = "python bench/gpu/check.py " + shlex.join(sys.argv[1:])
+    sys.path.insert(0, str(ROOT / "bench" / "speed"))
+    from machine import argv_line
+
+    cmd = "python bench/gpu/check.py " + argv_line(sys.argv[1:])
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     report.head += [
         "# The teacher stage on a device: bench/gpu/check.py",

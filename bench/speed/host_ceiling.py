@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from machine import SHARED_CORPUS, cpu_name, write_keeping_reading
+from machine import SHARED_CORPUS, argv_line, cpu_name, write_keeping_reading
 
 ROOT = Path(__file__).resolve().parents[2]
 NEAR_FREE = ["--layers", "1", "--hidden", "32"]
@@ -178,7 +178,7 @@ def main() -> None:
     lines = [
         "# The host ceiling of extract: a near-free teacher, 1 and 2 cores, against the tokenizer's own rate",
         "",
-        f"Date: {datetime.date.today()}. Command (repository root): `python {' '.join(sys.argv)}` at "
+        f"Date: {datetime.date.today()}. Command (repository root): `python {argv_line(sys.argv)}` at "
         f"{head.stdout.strip()}.",
         f"Machine: {cpu_name()}, {os.cpu_count()} cores. Load at start: `{load}`.",
         f"Corpus: `{args.corpus.name}`, {tokens:,} teacher tokens. Teacher: random BERT 1 x 32 with MiniLM's "

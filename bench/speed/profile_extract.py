@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from machine import SHARED_CORPUS, cpu_name, write_keeping_reading
+from machine import SHARED_CORPUS, argv_line, cpu_name, write_keeping_reading
 
 from ctx2static.pipeline import shard
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
@@ -167,7 +167,7 @@ def main() -> None:
     lines = [
         f"# Where extract spends its time ({args.precision}, {args.backend})",
         "",
-        f"Date: {datetime.date.today()}. Command (repository root): `python {' '.join(sys.argv)}`",
+        f"Date: {datetime.date.today()}. Command (repository root): `python {argv_line(sys.argv)}`",
         f"Machine: {cpu_name()}, {args.threads} torch threads, torch {torch.__version__}. "
         f"Load at start: `{load}`.",
     ]
