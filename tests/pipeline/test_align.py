@@ -17,14 +17,18 @@ from ctx2static.text.vocab import Vocab, VocabConfig
 from .. import tiny_models as tm
 
 
-@pytest.mark.parametrize("kind", ["wordpiece", "bpe-roberta", "bpe-gpt2", "unigram"])
+TOKENIZERS = {
+    "wordpiece": tm.wordpiece_tokenizer,
+    "bpe-roberta": lambda: tm.bpe_tokenizer(True),
+    "bpe-gpt2": lambda: tm.bpe_tokenizer(False),
+    "unigram": tm.unigram_tokenizer,
+}
+"""A tiny fast tokenizer of each kind, by name."""
+
+
+@pytest.mark.parametrize("kind", list(TOKENIZERS))
 def test_alignment_decodes_each_word_and_flags_truncated_words(kind):
-    tok = {
-        "wordpiece": tm.wordpiece_tokenizer,
-        "bpe-roberta": lambda: tm.bpe_tokenizer(True),
-        "bpe-gpt2": lambda: tm.bpe_tokenizer(False),
-        "unigram": tm.unigram_tokenizer,
-    }[kind]()
+    tok = TOKENIZERS[kind]()
     words = tm.SENTENCES[5].split()  # "unbelievably" splits into several subwords everywhere
     (full,) = Encoder(tok, None).encode([words], 64)
     assert full.complete.all()
@@ -47,11 +51,7 @@ def test_alignment_decodes_each_word_and_flags_truncated_words(kind):
 def test_a_sentence_aligns_the_same_alone_and_in_a_batch(kind, bos):
     """The batch is aligned in one pass over all its tokens: no sentence may take a neighbour's words,
     whatever the lengths, the cuts at max_length or a word that is only punctuation."""
-    tok = {
-        "wordpiece": tm.wordpiece_tokenizer,
-        "bpe-roberta": lambda: tm.bpe_tokenizer(True),
-        "unigram": tm.unigram_tokenizer,
-    }[kind]()
+    tok = TOKENIZERS[kind]()
     words = [w for s in tm.SENTENCES for w in s.split()] + ["...", "unbelievably" * 3, "x"]
     rng = np.random.default_rng(0)
     batch = [list(rng.choice(words, size=int(rng.integers(1, 20)))) for _ in range(12)]
@@ -67,17 +67,12 @@ def test_a_sentence_aligns_the_same_alone_and_in_a_batch(kind, bos):
             assert not all(e.complete.all() for e in together)
 
 
-@pytest.mark.parametrize("kind", ["wordpiece", "bpe-roberta", "bpe-gpt2", "unigram"])
+@pytest.mark.parametrize("kind", list(TOKENIZERS))
 def test_the_encoder_tokenises_as_transformers_does_and_survives_pickling(kind):
     """The Rust core called directly must give transformers' own ids, offsets and special marks
     (same truncation, no padding): the cache's bytes depend on them. A pickled copy (what the
     feeding processes hold) must encode the same, a special token's text included."""
-    tok = {
-        "wordpiece": tm.wordpiece_tokenizer,
-        "bpe-roberta": lambda: tm.bpe_tokenizer(True),
-        "bpe-gpt2": lambda: tm.bpe_tokenizer(False),
-        "unigram": tm.unigram_tokenizer,
-    }[kind]()
+    tok = TOKENIZERS[kind]()
     special = tok.all_special_tokens[0]
     batch = [s.split() for s in tm.SENTENCES] + [["the", special, "cat"], ["unbelievably"] * 40]
     encoder = Encoder(tok, None)
