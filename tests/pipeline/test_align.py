@@ -16,7 +16,6 @@ from ctx2static.text.vocab import Vocab, VocabConfig
 
 from .. import tiny_models as tm
 
-
 TOKENIZERS = {
     "wordpiece": tm.wordpiece_tokenizer,
     "bpe-roberta": lambda: tm.bpe_tokenizer(True),
