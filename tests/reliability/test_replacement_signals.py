@@ -22,6 +22,15 @@ from ..synthetic_cache import write_cache
 from .test_faults_vector_files import with_composer
 
 
+@pytest.fixture(autouse=True)
+def default_sigterm():
+    """SIGTERM at its default action, as a command line starts: a Ray driver started by an earlier
+    test leaves its own handler, which the command keeps (``interrupts.sigterm_as_interrupt``)."""
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGTERM, before)
+
+
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     root = tmp_path_factory.mktemp("inputs")
