@@ -37,7 +37,7 @@ class TeacherConfig(Options):
     """Where and how the teacher runs."""
 
     device: str = opt("cpu", "torch device, e.g. cpu, cuda, cuda:1.")
-    threads: int = opt(0, "CPU threads for torch (0 = torch's default).")
+    threads: int = opt(0, "CPU threads for torch (0 = torch's default on a CPU, 1 beside a GPU).")
     layer: str = opt(
         "auto",
         "Hidden layers read and averaged: auto = the default of the teacher's family (encoders 1:, "

@@ -302,12 +302,25 @@ def start_engine(
         return
     from ctx2static.pipeline.teacher import Teacher, torch_threads
 
-    with torch_threads(teacher_config.threads):
+    with torch_threads(torch_cpu_threads(teacher_config)):
         model = Teacher.load(teacher, teacher_config)
         corpus, vocab = inputs()
         maker = ShardMaker(model, vocab, cfg, corpus.config.lowercase, feeders(engine.feeders))
         with maker.feed:
             yield maker, corpus, vocab
+
+
+def torch_cpu_threads(config: TeacherConfig) -> int:
+    """Torch's CPU threads in the local engine: ``--threads``, else torch's own on a CPU, 1 beside a GPU.
+
+    A GPU's forward leaves the host's cores to the feeding processes, whose work is then what the
+    device waits on; torch's idle threads spinning on those cores slowed the host side by a quarter
+    (a near-free teacher on 2 cores: 313k teacher tokens/s with 2 torch threads, 405k with 1;
+    measured: Results page, host_ceiling).
+    """
+    if config.threads or config.device == "cpu":
+        return config.threads
+    return 1
 
 
 def check_word_layer(teacher: str, cfg: ExtractConfig) -> None:

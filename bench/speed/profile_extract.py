@@ -36,7 +36,7 @@ from machine import SHARED_CORPUS, argv_line, cpu_name, write_keeping_reading
 from ctx2static.pipeline import shard
 from ctx2static.pipeline.config import ExtractConfig, TeacherConfig
 from ctx2static.pipeline.extract import extract
-from ctx2static.pipeline.feed import Feed
+from ctx2static.pipeline.feed import Prepared
 from ctx2static.pipeline.shard import ShardMaker
 from ctx2static.pipeline.teacher import Teacher
 from ctx2static.text.corpus import Corpus
@@ -110,7 +110,7 @@ def profile(teacher: Teacher, corpus: Corpus, vocab: Vocab) -> tuple[float, floa
     cfg = ExtractConfig()
     prof = cProfile.Profile()
     spent = {"shards": 0.0, "tables": 0.0}
-    make, prepare, tables = ShardMaker.make, Feed.prepare, shard.vocab_tables
+    make, prepare, tables = ShardMaker.make, Prepared.__dict__["of"], shard.vocab_tables
 
     def profiled(fn: Any) -> Any:
         def run(*a: Any, **k: Any) -> Any:
@@ -134,13 +134,15 @@ def profile(teacher: Teacher, corpus: Corpus, vocab: Vocab) -> tuple[float, floa
         t0 = time.perf_counter()
         extract(corpus, vocab, teacher, Path(tmp) / "plain", cfg)
         plain = time.perf_counter() - t0
-        ShardMaker.make, Feed.prepare = profiled(make), profiled(prepare)  # type: ignore[method-assign]
+        ShardMaker.make = profiled(make)  # type: ignore[method-assign]
+        Prepared.of = profiled(Prepared.of)  # type: ignore[method-assign]  # a shard prepared in this process
         shard.vocab_tables = timed_tables
         t0 = time.perf_counter()
         try:
             extract(corpus, vocab, teacher, Path(tmp) / "profiled", cfg)
         finally:
-            ShardMaker.make, Feed.prepare, shard.vocab_tables = make, prepare, tables  # type: ignore[method-assign]
+            ShardMaker.make, shard.vocab_tables = make, tables  # type: ignore[method-assign]
+            Prepared.of = prepare  # type: ignore[method-assign]
         profiled = time.perf_counter() - t0
     secs = shard_seconds(pstats.Stats(prof))
     secs["other, within the shards"] = max(spent["shards"] - sum(secs.values()), 0.0)

@@ -146,3 +146,12 @@ def test_one_feeder_a_core_none_on_one_core(monkeypatch):
     assert feeders(0) == 2 and feeders(3) == 3
     monkeypatch.setattr(os, "sched_getaffinity", lambda _: set(range(64)))
     assert feeders(0) == feed.MAX_FEEDERS
+
+
+def test_beside_a_gpu_torch_keeps_one_cpu_thread_unless_told():
+    from ctx2static.pipeline.config import TeacherConfig
+    from ctx2static.pipeline.extract import torch_cpu_threads
+
+    assert torch_cpu_threads(TeacherConfig(device="cpu")) == 0  # torch's own: the forward is the work
+    assert torch_cpu_threads(TeacherConfig(device="cuda:1")) == 1  # the cores go to the feeders
+    assert torch_cpu_threads(TeacherConfig(device="cuda", threads=3)) == 3
