@@ -12,7 +12,8 @@ in worker processes while this one runs the forward, pools and writes:
 - **one per core** (:func:`feeders`), beside this process: it waits on them whenever its forward
   is cheaper than their preparing (on a GPU, or a small teacher), and they wait on it when the
   forward is dear, at a lower priority (:data:`NICE`); with a near-free teacher on 2 cores, 2
-  feeders ran 1.3x faster than 1 (the Results page: the host ceiling). More than 8 would be idle
+  feeders ran 1.3x faster than 1 (428k against 335k teacher tokens/s, a trial on a loaded
+  machine; measured: Results page, host_ceiling). More than 8 would be idle
   even in front of a GPU; on one core there is none, the one process preparing each shard itself;
 - **started afresh** (``python -c``), holding the teacher's tokenizer (its Rust core,
   :class:`~ctx2static.pipeline.align.Encoder`) and the vocabulary's index, never torch or the

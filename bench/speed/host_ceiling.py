@@ -7,7 +7,8 @@ its forward costs next to nothing, so extract's rate is the rate of its host sid
 vocabulary ids, tokenizer, alignment, pooling, sums, shard files), which is what a GPU waits on.
 Each extract is the command line in a subprocess pinned by ``taskset`` to 1 or 2 cores
 (``--threads`` alike, and 2 cores with one torch thread: :data:`WAYS`), default signals, of this
-tree and of ``--base`` (a git worktree of that commit), in rotating order, ``--repeats`` times;
+tree and of ``--base`` (a git worktree of that commit), each way's pair run back to back, the
+two taking turns to go first, ``--repeats`` times;
 the table keeps each one's best run (the least disturbed) and its rate as the command prints it
 (teacher tokens over the shards' seconds). The reference is the tokenizer's own batch rate: the
 teacher's tokenizer called as transformers exposes it (``tokenizer(lines)``), on the same lines as
@@ -154,9 +155,9 @@ def main() -> None:
             }
             runs: dict[tuple[str, str], list[dict]] = {}
             real = [f"{t} int8" for t in args.real]
-            order = [(name, way) for way in [*WAYS, *real] for name in trees]
-            for r in range(args.repeats):
-                for name, way in order[r % len(order) :] + order[: r % len(order)]:
+            for r in range(args.repeats):  # the two trees take turns going first, way by way
+                order = [(name, way) for way in [*WAYS, *real] for name in list(trees)[:: 1 - 2 * (r % 2)]]
+                for name, way in order:
                     tree, link = trees[name]
                     if way in WAYS:
                         cores, threads = WAYS[way]
