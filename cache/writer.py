@@ -130,7 +130,7 @@ class WordSums:
         Each row is widened to float64 as it is added, in occurrence order: the sums are bit for bit
         those of one float64 copy of all the rows, which is never made (a shard's rows in float64
         are twice its float32 vectors: 0.9 GB for 8,192 Brown sentences of a 768-d teacher). A
-        compiled loop: ``np.add.at`` took a third of a GPU extract (``bench/results/gpu/README.md``).
+        compiled loop: ``np.add.at`` took a third of a GPU extract (measured: Results page, gpu).
         """
         ids, inverse, counts = np.unique(word_ids, return_inverse=True, return_counts=True)
         sums = np.zeros((len(ids), vectors.shape[1]), dtype=np.float64)

@@ -5,7 +5,7 @@ scale per row instead of one for the whole table: the folded word weights make r
 different lengths (SIF weights between "the" and a rare word), and a single scale set by the
 longest row leaves a frequent word's row a few levels: on Brown the worst sentence's cosine to the
 float32 encoding fell far lower with one scale than with a scale per row
-(``bench/results/export_quantize.md``). The scales go to Model2Vec's
+(measured: Results page, export_quantize). The scales go to Model2Vec's
 ``weights`` tensor, by which ``StaticModel`` (0.7 and later) multiplies each token's row before
 the mean; they cost 4 bytes a row.
 """

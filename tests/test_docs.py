@@ -40,18 +40,10 @@ def test_sphinx_roles_render_as_code():
     assert hooks.on_page_content(html) == "so <code>Vectors.query</code> and <code>ExportConfig</code>'s"
 
 
-# Still citing bench/results/ by path, to be moved to the Results page by their owners; a file that
-# stops citing must leave this set (the test fails until it does), so it only shrinks.
-CITING_BENCH_FILES = {
-    "cache/writer.py",
-    "export/quantize.py",
-}
-
-
 def test_product_help_and_docstrings_cite_the_results_page_not_bench_files():
     """A pip install has no bench/: its help and docstrings name the docs' Results page, which it can open."""
     top = {p: p.relative_to(ROOT).parts[0] for p in ROOT.rglob("*.py")}
     skip = {"tests", "bench", "docs", "data", "build", "runs"}
     product = [p for p, t in top.items() if t not in skip and not t.startswith(".")]
     citing = {p.relative_to(ROOT).as_posix() for p in product if "bench/results/" in p.read_text("utf-8")}
-    assert citing == CITING_BENCH_FILES
+    assert not citing, citing
