@@ -171,6 +171,11 @@ def extract(
     ``out`` defaults to a new temporary folder (yours to delete); a folder given resumes an
     interrupted run. Options: corpus, vocabulary, teacher, extract and engine fields
     (``engine="ray"``: the teacher runs on Ray workers).
+
+    :param corpus: corpus files or folders (text, JSONL, CSV, Parquet, saved datasets), or an iterable of
+        sentences, one string each ("" ends a paragraph)
+    :param teacher: a short name (``minilm``, ``mpnet``, ``nomic``...), a model folder or a hub id
+    :param out: the cache folder (a new temporary one when None)
     """
     need_teacher_stage("extract")
     from ctx2static.pipeline.extract import extract_with
@@ -204,6 +209,10 @@ def fit(
 
     Options are the student's (``epochs``, ``dim``...; a text student also takes corpus and
     vocabulary fields). With ``compose``, cache students' vectors carry a composer for unknown words.
+
+    :param source: a cache folder (``extract``'s), or for sgns, cbow and glove a corpus as ``extract`` takes
+    :param student: the student's name (``x2static``, ``ase``, ``sgns``...: the Students guide)
+    :param compose: give the vectors a composer for words outside the table (cache students)
     """
     from ctx2static.students.registry import Source, fit_cache_student, fit_text_student, load_student, spec
 
@@ -235,6 +244,12 @@ def distill(
     ``KeyboardInterrupt`` during the call unless the program handles SIGTERM itself). The signals
     the student needs (``vectors``, ``paragraph``) are extracted unless an option turns them off.
     The vectors carry a composer, so :meth:`Vectors.query` gives any word a vector.
+
+    :param corpus: corpus files or folders (text, JSONL, CSV, Parquet, saved datasets), or an iterable of
+        sentences, one string each ("" ends a paragraph)
+    :param teacher: a short name (``minilm``, ``mpnet``, ``nomic``...), a model folder or a hub id
+    :param student: a cache student's name (``x2static``, ``ase``, ``sentence``...)
+    :param out: the cache folder to keep (None: a temporary one, removed at the end)
     """
     from ctx2static.cache.layout import SIGNALS
     from ctx2static.students import registry as reg
