@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ctx2static.errors import UserError
 from ctx2static.pipeline.align import Encoder, Encoding
 from ctx2static.pipeline.batching import HostBatch, host_batch, sorted_batches
 from ctx2static.pipeline.config import WORD_SLOT
@@ -262,15 +263,30 @@ class _Worker:
         self.jobs, self.results = Connection(job_w, readable=False), Connection(res_r, writable=False)
         self.jobs.send(setup)
 
+    def send(self, job: tuple[Callable, Any]) -> None:
+        """Hand the process its next job (its end reported as :meth:`ended`)."""
+        try:
+            self.jobs.send(job)
+        except BrokenPipeError:
+            raise self.ended() from None
+
     def result(self) -> Any:
         """The next job's result (the job's error raised here)."""
         try:
             got = self.results.recv()
         except EOFError:
-            raise RuntimeError(f"a feeding process of extract ended (exit {self.proc.wait()})") from None
+            raise self.ended() from None
         if isinstance(got, Exception):
             raise got
         return got
+
+    def ended(self) -> UserError:
+        """The one line for a process gone before its job was done (killed, out of memory)."""
+        return UserError(
+            f"extract: a feeding process ended before its shard was ready (exit {self.proc.wait()}; -9 is "
+            "often the system out of memory); run the same command again to resume, with --feeders 1 to "
+            "use less memory"
+        )
 
     def close(self) -> None:
         """End the process: its jobs' pipe closes, so it returns, or its next result finds no reader."""
@@ -330,7 +346,7 @@ class Feed:
         def give(w: _Worker) -> None:
             job = next(it, None)
             if job is not None:
-                w.jobs.send((prepare, job[1]))
+                w.send((prepare, job[1]))
                 pending.append((*job, w))
 
         for w in self.workers:

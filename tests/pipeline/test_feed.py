@@ -9,6 +9,7 @@ import time
 import pytest
 
 from ctx2static.cache import Cache
+from ctx2static.errors import UserError
 from ctx2static.pipeline import feed
 from ctx2static.pipeline.config import ExtractConfig
 from ctx2static.pipeline.extract import run_extract
@@ -155,3 +156,16 @@ def test_beside_a_gpu_torch_keeps_one_cpu_thread_unless_told():
     assert torch_cpu_threads(TeacherConfig(device="cpu")) == 0  # torch's own: the forward is the work
     assert torch_cpu_threads(TeacherConfig(device="cuda:1")) == 1  # the cores go to the feeders
     assert torch_cpu_threads(TeacherConfig(device="cuda", threads=3)) == 3
+
+
+def test_a_feeding_process_that_dies_is_one_line_that_says_to_resume(tiny_models):
+    """Killed (the system out of memory, say): the user is told to run again, not shown a traceback."""
+    teacher = Teacher.load(str(tiny_models["bert"]))
+    with Feed(Setup(teacher.encoder, {}, 64, 4096, 0), 1) as f:
+        f.workers[0].proc.kill()
+        f.workers[0].proc.wait()
+        with pytest.raises(
+            UserError, match=r"^extract: a feeding process ended .*run the same command"
+        ):
+            next(f.shards([(0, [(0, ["a", "b"])])]))
+    assert not _feeders_alive()
