@@ -164,8 +164,6 @@ def test_a_feeding_process_that_dies_is_one_line_that_says_to_resume(tiny_models
     with Feed(Setup(teacher.encoder, {}, 64, 4096, 0), 1) as f:
         f.workers[0].proc.kill()
         f.workers[0].proc.wait()
-        with pytest.raises(
-            UserError, match=r"^extract: a feeding process ended .*run the same command"
-        ):
+        with pytest.raises(UserError, match=r"^extract: a feeding process ended .*run the same command"):
             next(f.shards([(0, [(0, ["a", "b"])])]))
     assert not _feeders_alive()
