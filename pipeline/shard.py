@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,7 @@ from ctx2static.text.vocab import Vocab
 if TYPE_CHECKING:  # torch and transformers load only when a teacher runs
     import torch
 
+    from ctx2static.pipeline.batching import HostBatch
     from ctx2static.pipeline.teacher import Forward, Reduce, Request, Teacher
 
 
@@ -176,7 +178,8 @@ class TeacherPass:
     ``occ_vec`` [occurrences, d] (float32) the occurrence vectors and ``reduced`` each reduction's
     arrays at the occurrences, all in corpus order: each batch's rows are put in place as it
     finishes (:meth:`~ctx2static.pipeline.teacher.Teacher.forward_wanted`), so the shard's are the
-    one copy held.
+    one copy held. ``sums`` are the occurrence vectors' per-word sums; where they are made on the
+    device (:func:`sums_on_device`) ``occ_vec`` holds no row.
     """
 
     teacher: Teacher
@@ -187,6 +190,7 @@ class TeacherPass:
     means: np.ndarray
     occ_vec: np.ndarray
     reduced: dict[str, np.ndarray]
+    sums: WordSums
 
     @property
     def means_dtype(self) -> type[np.floating]:
@@ -203,18 +207,26 @@ def teacher_pass(
 ) -> TeacherPass:
     """Run the teacher over a shard's prepared batches (``progress`` hears of each)."""
     request = sentence_request(cfg)
-    n_occ = int(prepared.occ.sum())
+    occ_words = prepared.wids[prepared.occ]
+    n_occ = len(occ_words)
+    on_device = sums_on_device(teacher, cfg)
+    if on_device:
+        from ctx2static.pipeline.word_sums import DeviceSums
+
+        ids, slots, counts = np.unique(occ_words, return_inverse=True, return_counts=True)
+        device_sums = DeviceSums(len(ids), teacher.device)
     means = np.zeros((0, 0), np.float32)  # [sentences, d], the width known from the first batch
     occ_vec = np.zeros((0, 0), np.float32)
     reduced: dict[str, np.ndarray] = {}
     trim = HeapTrim()
-    for batch, dest in zip(prepared.batches, prepared.dest, strict=True):
-        mean, picked = teacher.forward_wanted(batch, request)
+    adds = (partial(device_sums.add, slots[dest]) if on_device else None for dest in prepared.dest)
+    for batch, dest, mean, picked in _landed(teacher, request, prepared, adds):
         if not means.shape[1]:
             means = np.empty((len(prepared.n_words), mean.shape[1]), np.float32)
-            occ_vec = np.empty((n_occ, mean.shape[1]), np.float32)
+            occ_vec = np.empty((0 if on_device else n_occ, mean.shape[1]), np.float32)
         means[batch.rows] = mean
-        occ_vec[dest] = picked.pop("vectors")
+        if not on_device:
+            occ_vec[dest] = picked.pop("vectors")
         for key, rows in picked.items():
             if key not in reduced:
                 reduced[key] = np.empty((n_occ, *rows.shape[1:]), rows.dtype)
@@ -223,7 +235,45 @@ def teacher_pass(
         if progress is not None:
             progress(len(dest), batch.tokens)
     paras = np.asarray([pid for pid, _ in sents], dtype=np.int64)
-    return TeacherPass(teacher, cfg, [toks for _, toks in sents], paras, prepared, means, occ_vec, reduced)
+    if on_device:
+        sums = WordSums(ids.astype(np.int64), device_sums.result(means.shape[1]), counts.astype(np.int64))
+    else:
+        sums = WordSums.of(occ_words, occ_vec)
+    return TeacherPass(
+        teacher, cfg, [toks for _, toks in sents], paras, prepared, means, occ_vec, reduced, sums
+    )
+
+
+def _landed(
+    teacher: Teacher,
+    request: Request,
+    prepared: Prepared,
+    adds: Iterable[Callable[[torch.Tensor], None] | None],
+) -> Iterator[tuple[HostBatch, np.ndarray, np.ndarray, dict[str, np.ndarray]]]:
+    """Each batch with its destination rows, mean and picked rows, the next one launched first.
+
+    On a GPU the next batch's forward is queued before this one's results are waited for, so the
+    device computes it while the host puts these in place (``adds``: each batch's
+    ``add_vectors``, :meth:`~ctx2static.pipeline.teacher.Teacher.launch_wanted`).
+    """
+    pending = None
+    for batch, dest, add in zip(prepared.batches, prepared.dest, adds, strict=True):
+        launched = (batch, dest, teacher.launch_wanted(batch, request, add))
+        if pending is not None:
+            yield pending[0], pending[1], *pending[2].get()
+        pending = launched
+    if pending is not None:
+        yield pending[0], pending[1], *pending[2].get()
+
+
+def sums_on_device(teacher: Teacher, cfg: ExtractConfig) -> bool:
+    """Whether a shard's per-word sums are made on the teacher's device (:mod:`.word_sums`).
+
+    On a GPU, unless the shard stores every occurrence vector (``--vectors``), which then crosses to
+    the host anyway; on a CPU the host's compiled sum is the cheaper one (the product by a one-hot
+    matrix costs a float64 multiply-add per distinct word of a chunk, per row and dimension).
+    """
+    return teacher.device.type == "cuda" and not cfg.vectors
 
 
 def _sent_offsets(p: TeacherPass) -> np.ndarray:
@@ -300,7 +350,6 @@ def shard_arrays(
     signals = shard_signals(cfg.to_dict())
     arrays = {k: SHARD_ARRAYS[k](p) for k in signals if SIGNALS[k].stored == "shard"}
     occ = prepared.occ
-    sums = WordSums.of(arrays["word_ids"][occ], p.occ_vec)
     attn = attention_rows(p) if "attention" in signals else None
     stats = {
         "n_sentences": len(sents),
@@ -309,7 +358,7 @@ def shard_arrays(
         "n_truncated_words": int((~arrays["word_aligned"]).sum()),
         "n_teacher_tokens": int(prepared.n_tokens.sum()),
     }
-    return arrays, attn, stats, sums
+    return arrays, attn, stats, p.sums
 
 
 def fit_pca(vectors: np.ndarray, dim: int) -> dict[str, np.ndarray]:

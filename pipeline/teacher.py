@@ -108,8 +108,35 @@ class Padded:
     pool: torch.Tensor  # [n, G, T] the mean over each group's tokens
     first: torch.Tensor  # [n, G] each group's first token (-1: no such group)
     wanted: torch.Tensor  # [n, G] the groups whose signals are kept
+    wanted_at: torch.Tensor  # [k] their places in the [n * G] groups, row-major (from the host: no sync)
     has_target: torch.Tensor  # [n, G] wanted groups with a position to predict them from
     gather: torch.Tensor  # [n, G] that position (causal: the token before the group), clamped to 0
+
+
+@dataclass
+class Landing:
+    """A batch's results on their way to the host (:meth:`Teacher.launch_wanted`)."""
+
+    mean: torch.Tensor  # [n, d] on the host once ``done``
+    picked: dict[str, torch.Tensor]
+    done: torch.cuda.Event | None  # recorded after the copies; None: already there (a CPU forward)
+
+    @classmethod
+    def of(cls, mean: torch.Tensor, picked: dict[str, torch.Tensor]) -> Landing:
+        """Start copying ``mean`` and ``picked`` to the host (pinned memory, without waiting on a GPU)."""
+        if mean.device.type != "cuda":
+            return cls(mean, picked, None)
+        host = {k: v.to("cpu", non_blocking=True) for k, v in picked.items()}
+        landing = cls(mean.to("cpu", non_blocking=True), host, torch.cuda.Event())
+        assert landing.done is not None
+        landing.done.record()
+        return landing
+
+    def get(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The mean and picked rows as arrays, once the device has finished them."""
+        if self.done is not None:
+            self.done.synchronize()
+        return self.mean.numpy(), {k: v.numpy() for k, v in self.picked.items()}
 
 
 @dataclass(frozen=True)
@@ -282,43 +309,57 @@ class Teacher:
             reduced_arrays = {k: v.cpu().numpy() for k, v in reduced.items()}
         return TeacherOutput.split(arrays, reduced_arrays, batch)
 
-    def forward_wanted(self, batch: HostBatch, request: Request) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def forward_wanted(
+        self, batch: HostBatch, request: Request, add_vectors: Callable[[torch.Tensor], None] | None = None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """A host-padded batch's forward: each input's all-token mean [n, d], and its wanted groups' rows.
 
         The request's vectors (``"vectors"``) and reductions come back for the wanted groups only,
         in row-major order [k, ...]: they are picked on the device, so only they cross to the host
         and no per-input object is made (the extract's shards; :meth:`forward` serves the rest).
+        ``add_vectors`` takes the wanted vectors on the device instead (they do not come back):
+        a shard's per-word sums made there (:class:`~ctx2static.pipeline.word_sums.DeviceSums`).
+        """
+        return self.launch_wanted(batch, request, add_vectors).get()
+
+    def launch_wanted(
+        self, batch: HostBatch, request: Request, add_vectors: Callable[[torch.Tensor], None] | None = None
+    ) -> Landing:
+        """:meth:`forward_wanted` without waiting for the results (:meth:`Landing.get` does).
+
+        On a GPU they are still being computed and copied when this returns, so the host can launch
+        the next batch and then finish this one while the device runs it.
         """
         padded = self._padded(batch)
         out, head_in = self._run(padded, request)
         with torch.inference_mode():
             res, reduced = self._reduce(out, head_in, padded, request)
-            picked = {k: v[padded.wanted].cpu().numpy() for k, v in {**res, **reduced}.items() if k != "mean"}
-            return res["mean"].cpu().numpy(), picked
+            picked = {
+                k: v.flatten(0, 1).index_select(0, padded.wanted_at)
+                for k, v in {**res, **reduced}.items()
+                if k != "mean"
+            }
+            if add_vectors is not None:
+                add_vectors(picked.pop("vectors"))
+            return Landing.of(res["mean"], picked)
 
     def _padded(self, h: HostBatch) -> Padded:
         """A host-padded batch on the device, with the pooling matrix and the targets built there."""
         dev = self.device
-        grp_d, first_d, wanted_d = self._to_device(h.grp), self._to_device(h.first), self._to_device(h.wanted)
+        grp_d, first_d, wanted_d = to_device(h.grp, dev), to_device(h.first, dev), to_device(h.wanted, dev)
         onehot = (grp_d.unsqueeze(1) == torch.arange(h.first.shape[1], device=dev).view(1, -1, 1)).float()
         target = first_d - 1 if self.kind is TeacherKind.CAUSAL else first_d
         mask = np.arange(h.ids.shape[1]) < h.lens[:, None]
         return Padded(
-            ids=self._to_device(h.ids),
-            mask=self._to_device(mask.astype(np.int64)),
+            ids=to_device(h.ids, dev),
+            mask=to_device(mask.astype(np.int64), dev),
             pool=onehot / onehot.sum(-1, keepdim=True).clamp(min=1),
             first=first_d,
             wanted=wanted_d,
+            wanted_at=to_device(np.flatnonzero(h.wanted.reshape(-1)), dev),
             has_target=(target >= 0) & wanted_d,
             gather=target.clamp(min=0),
         )
-
-    def _to_device(self, a: np.ndarray) -> torch.Tensor:
-        """``a`` on the device; on a GPU through pinned memory, so the copy does not wait on the host."""
-        t = torch.from_numpy(a)
-        if self.device.type == "cuda":
-            return t.pin_memory().to(self.device, non_blocking=True)
-        return t.to(self.device)
 
     def _run(self, p: Padded, request: Request) -> tuple[Any, list[torch.Tensor]]:
         """The model's outputs, and the LM head's inputs at the target positions (an LM's decoder input)."""
@@ -388,6 +429,14 @@ class Teacher:
             for reduce, value in request.reductions:
                 reduced.update(reduce(forward, value))
         return res, reduced
+
+
+def to_device(a: np.ndarray, device: torch.device) -> torch.Tensor:
+    """``a`` on ``device``; on a GPU through pinned memory, so the copy does not wait on the host."""
+    t = torch.from_numpy(a)
+    if device.type == "cuda":
+        return t.pin_memory().to(device, non_blocking=True)
+    return t.to(device)
 
 
 @contextlib.contextmanager

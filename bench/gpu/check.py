@@ -48,6 +48,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,7 @@ def install_wheels(missing: list[str], wheels: Path, tmp: Path) -> list[str]:
     kept = [m for m in missing if any(wheels.glob(f"{m}-*.whl"))]
     if not kept:
         return []
+    named = wheels.resolve().relative_to(ROOT) if wheels.resolve().is_relative_to(ROOT) else wheels
     target = tmp / "wheels"
     pip = [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile"]
     done = subprocess.run(
@@ -204,11 +206,11 @@ def install_wheels(missing: list[str], wheels: Path, tmp: Path) -> list[str]:
     )
     if done.returncode:
         why = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
-        return [f"- pip could not install {', '.join(kept)} from {wheels}: {why}"]
+        return [f"- pip could not install {', '.join(kept)} from {named}: {why}"]
     sys.path.insert(0, str(target))
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(target), os.environ.get("PYTHONPATH")) if p)
     importlib.invalidate_caches()
-    return [f"- installed {', '.join(kept)} from {wheels} (no index, no dependencies)"]
+    return [f"- installed {', '.join(kept)} from {named} (no index, no dependencies)"]
 
 
 def product_problem() -> str | None:
@@ -658,7 +660,9 @@ def forward_seconds(
     import numpy as np
 
     from ctx2static.pipeline.batching import host_batch, sorted_batches
+    from ctx2static.pipeline.shard import sums_on_device
     from ctx2static.pipeline.teacher import Request, Teacher, torch_threads
+    from ctx2static.pipeline.word_sums import DeviceSums
     from ctx2static.text.corpus import Corpus, CorpusConfig
     from ctx2static.text.split import Split
 
@@ -668,14 +672,24 @@ def forward_seconds(
     with torch_threads(check.args.threads):
         teacher = Teacher.load(str(check.teachers[key]), check.teacher_config(dev, precision))
         encs = teacher.encode(words, cfg.max_length)
-        order = sorted_batches([len(e.ids) for e in encs], cfg.token_budget)
+        order = list(sorted_batches([len(e.ids) for e in encs], cfg.token_budget))
         batches = [[encs[i] for i in idx] for idx in order]
         request = Request(vectors=True)  # what extract's teacher pass asks for at default signals
         pad = int(teacher.tokenizer.pad_token_id)
         hosted = {id(b): host_batch(b, np.arange(len(b)), pad) for b in batches}  # as the feeders pad them
+        add: dict[int, Any] = {id(b): None for b in batches}
+        if sums_on_device(teacher, cfg):  # as extract sums the vectors by word: on the device
+            ids: dict[str, int] = {}
+            slots = [
+                [ids.setdefault(w, len(ids)) for w in s[: e.n_groups]]
+                for s, e in zip(words, encs, strict=True)
+            ]
+            sums = DeviceSums(len(ids), teacher.device)
+            for b, idx in zip(batches, order, strict=True):
+                add[id(b)] = partial(sums.add, np.asarray([w for i in idx for w in slots[i]], np.int64))
         ways: dict[str, Callable[[list[Any]], object]] = {
             "bare": lambda b: bare(teacher, b),
-            "forward": lambda b: teacher.forward_wanted(hosted[id(b)], request),
+            "forward": lambda b: teacher.forward_wanted(hosted[id(b)], request, add[id(b)]),
         }
         if precision in ("float16", "bfloat16"):
             cast = cast_model(teacher, precision)
@@ -873,12 +887,15 @@ def run(args: argparse.Namespace, tmp: Path) -> int:
     if args.out.exists() and not args.out.is_dir():
         return fail(f"--out {args.out}: a file, not a folder; name a folder for the results file")
     report = Report(args.out / f"check_{args.device.split(':')[0]}.md")
+    problem = prepare(args, report, tmp)
+    if problem:  # the results file of an earlier run stays as it was
+        return fail(problem)
     sys.path.insert(0, str(ROOT / "bench" / "speed"))
-    from machine import argv_line
+    from machine import argv_line  # imports ctx2static: only after prepare() has linked this tree
 
     cmd = "python bench/gpu/check.py " + argv_line(sys.argv[1:])
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    report.head += [
+    report.head[:0] = [
         "# The teacher stage on a device: bench/gpu/check.py",
         "",
         f"Command: `{cmd}`",
@@ -886,9 +903,6 @@ def run(args: argparse.Namespace, tmp: Path) -> int:
         f"Date: {now}.",
         "",
     ]
-    problem = prepare(args, report, tmp)
-    if problem:  # the results file of an earlier run stays as it was
-        return fail(problem)
     args.out.mkdir(parents=True, exist_ok=True)
     from ctx2static.pipeline.config import ExtractConfig
 
