@@ -239,14 +239,14 @@ def first_line(exc: BaseException) -> str:
 
 SPEED_NOTE = (
     "Bare forward: the model's own forward over the padded batch (ids to the device, its attention "
-    "implementation, autocast to the precision). Teacher.forward_wanted: the product's forward over the same "
-    "batches (every hidden state, the layer average, per-word pooling and sentence means, the copy to "
-    "the host of the wanted groups' rows), on batches padded beforehand as the feeding processes hand "
-    "them over, timed batch by batch in alternating order. Weights cast: the bare forward of a copy of "
-    "the model whose weights are in the half precision, without autocast. extract: the teacher "
-    "tokens/s of its shards "
-    "(tokenizing, aligning, the forward, pooling, writing) on the same sentences; all-in adds loading "
-    "the teacher, the vocabulary and its per-word tables. Peak GiB: torch.cuda.max_memory_allocated."
+    "implementation, autocast to the precision). Teacher.forward_wanted: the product's forward over "
+    "the same batches (every hidden state, the layer average, per-word pooling and sentence means; on "
+    "a GPU the wanted groups' rows summed by word there, elsewhere copied to the host), on batches "
+    "padded beforehand as the feeding processes hand them over, timed batch by batch in alternating "
+    "order. Weights cast: the bare forward of a copy of the model whose weights are in the half "
+    "precision, without autocast. extract: the teacher tokens/s of its shards (tokenizing, aligning, "
+    "the forward, pooling, writing) on the same sentences; all-in adds loading the teacher, the "
+    "vocabulary and its per-word tables. Peak GiB: torch.cuda.max_memory_allocated."
 )
 PROFILE_NOTE = (
     "One extract of the timed sentences with the profiler on (the shares) and one without (the wall "

@@ -75,15 +75,15 @@ def shard_seconds(stats: pstats.Stats) -> dict[str, float]:
     """Each stage's seconds within the shards; the packing, signal arrays and batching glue by difference.
 
     A shard is prepared (``Prepared.of``: ids, tokenizer, alignment, occurrence marks, the batches
-    padded on the host), then its teacher pass runs each batch's forward (``forward_wanted``: the
-    device copy, the model, pooling) and puts its rows in place.
+    padded on the host), then its teacher pass runs each batch's forward (``launch_wanted``: the
+    device copy, the model, pooling), puts its rows in place and sums them by word.
     """
     out = {stage: cumulative(stats, funcs) for stage, funcs in SHARD_STAGES.items()}
     at = {
         name: cumulative(stats, [(path, name)])
         for path, name in [
             ("pipeline/shard.py", "teacher_pass"),
-            ("pipeline/teacher.py", "forward_wanted"),
+            ("pipeline/teacher.py", "launch_wanted"),
             ("pipeline/teacher.py", "_run"),
             ("pipeline/teacher.py", "_reduce"),
             ("pipeline/teacher.py", "_padded"),
@@ -98,10 +98,10 @@ def shard_seconds(stats: pstats.Stats) -> dict[str, float]:
     inside_forward = at["_run"] + at["_reduce"] + at["_padded"]
     inside_prepare = at["word_ids"] + at["mark_occurrences"] + at["encode"] + at["host_batch"]
     out[PACKING] = max(at["of"] - inside_prepare, 0.0)
-    out[GLUE] = max(at["forward_wanted"] - inside_forward, 0.0) + max(
-        at["teacher_pass"] - at["forward_wanted"], 0.0
+    out[GLUE] = max(at["launch_wanted"] - inside_forward, 0.0) + max(
+        at["teacher_pass"] - at["launch_wanted"] - out["per-word sums"], 0.0
     )
-    out[SIGNALS] = max(at["shard_arrays"] - at["teacher_pass"] - out["per-word sums"], 0.0)
+    out[SIGNALS] = max(at["shard_arrays"] - at["teacher_pass"], 0.0)
     return out
 
 
