@@ -1,7 +1,7 @@
 """The study report's figures (matplotlib, Agg backend: no display needed).
 
 ``pairs.png``: a PCA of the Google set's male/female pairs per output; ``curves.png``: the loss
-per epoch of every student that records one.
+per epoch of every student that records one over two or more epochs.
 """
 
 from __future__ import annotations
@@ -64,33 +64,38 @@ def _save(fig: Any, path: Path) -> None:
     plt.close(fig)
 
 
-def _label_positions(ax: Any, xy: np.ndarray, words: Sequence[str]) -> np.ndarray:
-    """Where to put each word's label (axes fraction): just right of its point, pushed apart vertically.
+def _declutter(ax: Any, labels: Sequence[Any], rounds: int = 500) -> None:
+    """Push apart the labels of one panel that overlap, as drawn (their measured boxes), vertically.
 
-    A greedy repulsion over approximate label boxes (fontsize 9 in a ~4.6 inch panel), so that
-    words whose points nearly coincide (he/his, she/her) stay readable; a thin line joins a moved
-    label to its point.
+    Words whose points nearly coincide (he/his, she/her, a cluster of kin terms) would print over
+    each other: each round moves every overlapping pair apart by their overlap, until none is
+    left, inside the panel; a thin line joins a moved label to its point. Run after the layout is
+    final (the boxes are measured once, in display units, and moved as numbers).
     """
-    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
-    pos = np.column_stack([(xy[:, 0] - x0) / (x1 - x0) + 0.015, (xy[:, 1] - y0) / (y1 - y0) + 0.01])
-    width = np.array([0.017 * len(w) + 0.01 for w in words])
-    height = 0.055
-    for _ in range(200):
-        moved = False
-        for i in range(len(words)):
-            for j in range(i + 1, len(words)):
-                overlap_x = pos[i, 0] < pos[j, 0] + width[j] and pos[j, 0] < pos[i, 0] + width[i]
-                gap = abs(pos[i, 1] - pos[j, 1])
-                if overlap_x and gap < height:
-                    step = (height - gap) / 2 + 1e-3
-                    sign = 1.0 if pos[i, 1] > pos[j, 1] or (gap == 0 and i < j) else -1.0
-                    pos[i, 1] += sign * step
-                    pos[j, 1] -= sign * step
-                    moved = True
-        if not moved:
+    renderer = ax.figure.canvas.get_renderer()
+    boxes = np.array([t.get_window_extent(renderer).padded(1.0).extents for t in labels])  # x0 y0 x1 y1
+    x0, y0, x1, y1 = boxes.T.copy()
+    frame = ax.get_window_extent(renderer)  # labels stay inside the panel: off its right edge move left
+    dx = np.minimum(frame.x1 - x1, 0.0)
+    x0, x1 = x0 + dx, x1 + dx
+    order = np.arange(len(labels))
+    for _ in range(rounds):
+        inside = np.clip(y0, frame.y0, frame.y1 - (y1 - y0)) - y0
+        y0, y1 = y0 + inside, y1 + inside
+        overlap = np.minimum(y1[:, None], y1[None]) - np.maximum(y0[:, None], y0[None])
+        clash = (overlap > 0) & (np.minimum(x1[:, None], x1[None]) > np.maximum(x0[:, None], x0[None]))
+        np.fill_diagonal(clash, False)
+        if not clash.any():
             break
-    pos[:, 1] = np.clip(pos[:, 1], -0.02, 0.96)
-    return pos
+        # of each clashing pair the lower label (the later one on a tie) moves down, the other up
+        above = (y0[:, None] > y0[None]) | ((y0[:, None] == y0[None]) & (order[:, None] < order[None]))
+        step = np.where(clash, overlap / 2 + 0.5, 0.0)
+        dy = np.where(above, step, -step).sum(1)
+        y0, y1 = y0 + dy, y1 + dy
+    to_axes = ax.transAxes.inverted()
+    for label, moved_x, moved_y in zip(labels, dx, y0 - boxes[:, 1], strict=True):
+        x, y = ax.transAxes.transform(label.xyann)
+        label.xyann = tuple(to_axes.transform((x + moved_x, y + moved_y)))
 
 
 def plot_pairs(spec: ReportSpec, vectors: Mapping[str, Vectors], path: Path) -> list[tuple[str, str]]:
@@ -109,6 +114,7 @@ def plot_pairs(spec: ReportSpec, vectors: Mapping[str, Vectors], path: Path) -> 
         path.unlink(missing_ok=True)
         return []
     fig, axes = _grid(len(vectors), 4.6, 4.2)
+    placed = []
     for ax, (name, v) in zip(axes, vectors.items(), strict=False):
         rows = [r for p in pairs for w in p if (r := v.row_of(w)) is not None]  # every word is known
         xy, ratio = pca_2d(v.unit()[rows].astype(np.float64))
@@ -119,16 +125,21 @@ def plot_pairs(spec: ReportSpec, vectors: Mapping[str, Vectors], path: Path) -> 
         ax.scatter(female[:, 0], female[:, 1], c="tab:red", marker="s", s=22, zorder=2, label="female word")
         ax.margins(0.18)
         words = [w for p in pairs for w in p]
-        for word, point, text in zip(words, xy, _label_positions(ax, xy, words), strict=True):
+        (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+        at = np.column_stack([(xy[:, 0] - x0) / (x1 - x0) + 0.015, (xy[:, 1] - y0) / (y1 - y0) + 0.01])
+        texts = [
             ax.annotate(
                 word,
                 point,
-                xytext=text,
+                xytext=tuple(text),
                 textcoords="axes fraction",
                 fontsize=9,
                 va="bottom",
                 arrowprops={"arrowstyle": "-", "color": "0.55", "lw": 0.6, "shrinkA": 0, "shrinkB": 2},
             )
+            for word, point, text in zip(words, xy, at, strict=True)
+        ]
+        placed.append((ax, texts))
         ax.set_title(name, fontsize=11)
         ax.set_xlabel(f"PC1 ({ratio[0]:.0%} of variance)", fontsize=9)
         ax.set_ylabel(f"PC2 ({ratio[1]:.0%})", fontsize=9)
@@ -141,16 +152,21 @@ def plot_pairs(spec: ReportSpec, vectors: Mapping[str, Vectors], path: Path) -> 
         fontsize=12,
     )
     fig.tight_layout(rect=(0, 0, 1, 0.95))
+    for ax, texts in placed:
+        _declutter(ax, texts)
     _save(fig, path)
     return pairs
 
 
 def plot_curves(study: Study, vectors: Mapping[str, Vectors], path: Path) -> list[str]:
-    """Loss per epoch of every student that records one, a subplot each; returns their names."""
+    """Loss per epoch of every student that records two or more, a subplot each; returns their names.
+
+    A student trained for one epoch has a single point, no curve: it is left out.
+    """
     runs = [
         (s, vectors[s.name].meta["train"]["loss_per_epoch"])
         for s in study.students
-        if vectors[s.name].meta.get("train", {}).get("loss_per_epoch")
+        if len(vectors[s.name].meta.get("train", {}).get("loss_per_epoch") or []) >= 2
     ]
     if not runs:
         path.unlink(missing_ok=True)

@@ -443,7 +443,7 @@ def _figure_lines(study: Study, layout: StudyLayout, vectors: Mapping[str, Vecto
     lines += ["## Training curves", ""]
     if plot_curves(study, vectors, layout.curves_png):
         return [*lines, f"![training curves]({layout.curves_png.name})", ""]
-    return [*lines, "No student recorded a loss.", ""]
+    return [*lines, "No student recorded a loss over two or more epochs; no curve to draw.", ""]
 
 
 def _changed(changed: Mapping[str, object]) -> str:

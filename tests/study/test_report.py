@@ -7,7 +7,7 @@ import numpy as np
 from ctx2static.eval.results import Score
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.students.registry import student_config
-from ctx2static.study.figures import _label_positions, google_pairs, pca_2d
+from ctx2static.study.figures import _declutter, google_pairs, pca_2d
 from ctx2static.study.report import delta_table
 from ctx2static.study.schema import CorpusSpec, RetrofitRun, StudentRun, Study
 
@@ -67,21 +67,40 @@ def test_pca_2d_recovers_a_line_and_a_plane():
     )  # first axis = the spread along t
 
 
-def test_labels_of_coinciding_points_are_pushed_apart():
+def test_labels_of_coinciding_points_are_pushed_apart_inside_the_panel():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
-    xy = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.5], [0.0, 1.0]])
+    xy = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [1.0, 0.5], [0.0, 1.0], [1.0, 1.0]])
     ax.scatter(xy[:, 0], xy[:, 1])
-    pos = _label_positions(ax, xy, ["he", "his", "queen", "king"])
-    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    words = ["he", "his", "him", "queen", "king", "grandmother"]
+    labels = [
+        ax.annotate(
+            w,
+            p,
+            xytext=(0.5, 0.5) if i < 3 else (0.95 if w == "grandmother" else 0.2, 0.8 - 0.3 * i / 6),
+            textcoords="axes fraction",
+            fontsize=9,
+        )
+        for i, (w, p) in enumerate(zip(words, xy, strict=True))
+    ]
+    lone_before = labels[3].xyann
+    _declutter(ax, labels)
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    frame = ax.get_window_extent(renderer)
     plt.close(fig)
-    assert abs(pos[0, 1] - pos[1, 1]) >= 0.05  # the two labels no longer share a line
-    lone = [(1 - x0) / (x1 - x0) + 0.015, (0.5 - y0) / (y1 - y0) + 0.01]
-    np.testing.assert_allclose(pos[2], lone)  # a label with room stays beside its point
+    for i in range(len(boxes)):
+        for j in range(i + 1, len(boxes)):
+            assert not boxes[i].overlaps(boxes[j]), (
+                words[i],
+                words[j],
+            )  # no two labels print over each other
+    assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 + 0.5 and b.y1 <= frame.y1 + 0.5 for b in boxes)
+    np.testing.assert_allclose(labels[3].xyann, lone_before)  # a label with room stays where it was
 
 
 def test_google_family_pairs_are_male_then_female():
