@@ -37,7 +37,9 @@ from ctx2static.api_options import (
 )
 from ctx2static.errors import UserError, did_you_mean
 from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
-from ctx2static.fileio import atomic_write, check_writable, refuse_inputs, temp_folder
+from ctx2static.fileio.atomic import atomic_write
+from ctx2static.fileio.outputs import check_writable, refuse_inputs
+from ctx2static.fileio.temps import temp_folder
 from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.options import Options, field_names
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig

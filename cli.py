@@ -21,7 +21,7 @@ from ctx2static.errors import UserError
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import FAMILIES
 from ctx2static.export import ExportConfig, Format, format_hint
-from ctx2static.fileio import environment_error
+from ctx2static.fileio.oserrors import environment_error
 from ctx2static.interrupts import Terminated, put_in_place, sigterm_as_interrupt
 from ctx2static.options import Choice, click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import Renames, atomic_write, write_npy
+from ctx2static.fileio.atomic import Renames, atomic_write, write_npy
 
 ROWS = "subwords.npy"
 TOKENIZER = "tokenizer.json"
@@ -57,7 +57,7 @@ class Composer:
     def save(self, folder: Path, prefix: str = "", group: Renames | None = None) -> dict[str, Any]:
         """Write ``folder/<prefix>subwords.npy`` (fp16), ``<prefix>tokenizer.json``; return the settings.
 
-        ``group``: renamed with the other files of an :func:`~ctx2static.fileio.atomic_files` block.
+        ``group``: renamed with the other files of an :func:`~ctx2static.fileio.atomic.atomic_files` block.
         """
         with np.errstate(over="ignore"):
             rows = self.rows.astype(np.float16)
@@ -76,7 +76,7 @@ class Composer:
     def remove(folder: Path, prefix: str = "", group: Renames | None = None) -> None:
         """Delete the composer files saved in ``folder`` under ``prefix``, if any.
 
-        ``group``: removed when the other files of an :func:`~ctx2static.fileio.atomic_files` block
+        ``group``: removed when the other files of an :func:`~ctx2static.fileio.atomic.atomic_files` block
         are renamed, not before, so an interrupted save leaves the old vectors with their composer.
         """
         for name in (ROWS, TOKENIZER):

@@ -9,7 +9,7 @@ is a row here, plus an assembler in ``pipeline/models.py`` when none of the exis
 A row assembled from packages pins the sha256 of the model file each package carries: the packages
 are third parties' uploads (only the zip's CRC protected the joined pieces), so every piece is
 checked against its pin before it is used, and the folder assembled from them records its own
-files' sha256, checked at every load (:func:`ctx2static.fileio.check_sealed`). A package that
+files' sha256, checked at every load (:func:`ctx2static.fileio.digests.check_sealed`). A package that
 carries the model folder itself (``package``) pins one digest of all its files, checked at every
 load. The pieces are found through their packages' file lists and never imported, and installed
 with ``--no-deps``: what they declare (a GUI add-on, the zip's other slices) is never needed.
@@ -44,7 +44,7 @@ class Teacher:
     packages: tuple[str, ...] = ()  # the distributions that carry it, in order
     note: str = ""  # said after the install command in the table
     # of the model file each of packages carries ("": none; a "package" row: its model folder's
-    # fileio.folder_sha256), checked before use
+    # fileio.digests.folder_sha256), checked before use
     sha256: tuple[str, ...] = ()
 
 

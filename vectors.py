@@ -41,17 +41,9 @@ import numpy as np
 
 from ctx2static.composer import ROWS, TOKENIZER, Composer, map_rows
 from ctx2static.errors import UserError
-from ctx2static.fileio import (
-    Renames,
-    atomic_dir,
-    atomic_files,
-    atomic_write,
-    check_replaceable,
-    check_writable,
-    read_json,
-    read_lines,
-    write_npy,
-)
+from ctx2static.fileio.atomic import Renames, atomic_dir, atomic_files, atomic_write, write_npy
+from ctx2static.fileio.outputs import check_replaceable, check_writable
+from ctx2static.fileio.reading import read_json, read_lines
 from ctx2static.options import Options, Rule, configure, opt
 from ctx2static.words import tokenize
 
@@ -754,7 +746,7 @@ def vector_files(path: str | os.PathLike, output: bool = False) -> list[Path]:
 def check_vectors_output(
     path: str | os.PathLike, inputs: Iterable[str | os.PathLike | None], folder: bool | None = None
 ) -> None:
-    """:func:`~ctx2static.fileio.check_writable` for vectors to be saved at ``path``, before the work.
+    """:func:`~ctx2static.fileio.outputs.check_writable` for vectors to be saved at ``path``, before the work.
 
     Each file the save writes (:func:`vector_files`) must be none of ``inputs``, and its temporary
     name must fit the filesystem; ``folder`` as there.

@@ -19,7 +19,7 @@ from ctx2static.cache.hdf5 import read_h5, write_h5
 from ctx2static.cache.layout import MANIFEST, VOCAB_H5
 from ctx2static.cache.reader import REBUILD, read_manifest
 from ctx2static.errors import UserError
-from ctx2static.fileio import write_json
+from ctx2static.fileio.atomic import write_json
 
 Arrays = dict[str, np.ndarray]
 

@@ -17,7 +17,8 @@ import h5py
 import numpy as np
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write, sha256_file
+from ctx2static.fileio.atomic import atomic_write
+from ctx2static.fileio.digests import sha256_file
 from ctx2static.memory import check_fits
 
 

@@ -35,7 +35,8 @@ from ctx2static.cache.layout import (
 )
 from ctx2static.cache.validate import manifest_problem, nonfinite_array, shard_problem
 from ctx2static.errors import UserError
-from ctx2static.fileio import read_json, sha256_file
+from ctx2static.fileio.digests import sha256_file
+from ctx2static.fileio.reading import read_json
 from ctx2static.memory import check_fits
 from ctx2static.text.vocab import Vocab
 

@@ -57,14 +57,10 @@ from ctx2static.cache.layout import (
 from ctx2static.cache.reader import check_format, not_own_file, read_manifest, verify_file
 from ctx2static.cache.validate import nonfinite_array
 from ctx2static.errors import UserError
-from ctx2static.fileio import (
-    acquire_lock,
-    atomic_write,
-    release_lock,
-    remove_stale_temps_in,
-    sha256_file,
-    write_json,
-)
+from ctx2static.fileio.atomic import atomic_write, write_json
+from ctx2static.fileio.digests import sha256_file
+from ctx2static.fileio.locks import acquire_lock, release_lock
+from ctx2static.fileio.temps import remove_stale_temps_in
 from ctx2static.text.vocab import Vocab
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """Reading benchmark files: numbered lines and CSV rows, streamed; a malformed line is one :class:`UserError`.
 
 Each family's module (:mod:`ctx2static.eval.families`) reads its own format with these. A file is
-read a line at a time (plain or compressed, :func:`~ctx2static.fileio.read_lines`), never whole: a
+read a line at a time (plain or compressed, :func:`~ctx2static.fileio.reading.read_lines`), never whole: a
 50 MB similarity file held as one string, its list of lines and their tuples peaked far above
 its size. No line may exceed :data:`LINE_LIMIT` (a benchmark line holds a few words), so a file
 without newlines cannot be read whole either. Lines come in Unicode NFC, as the corpus does, so a
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import read_lines
+from ctx2static.fileio.reading import read_lines
 from ctx2static.memory import format_bytes
 from ctx2static.text.normal import nfc
 

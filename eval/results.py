@@ -10,7 +10,7 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
-from ctx2static.fileio import atomic_write, write_json
+from ctx2static.fileio.atomic import atomic_write, write_json
 
 MIN_ITEMS = 20
 """A score on fewer of its set's items than this is shown as ``n/a (N items)``: two word pairs give a

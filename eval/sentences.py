@@ -38,7 +38,7 @@ from ctx2static.errors import UserError
 from ctx2static.eval.downstream.data import LabelledTexts, read_labelled
 from ctx2static.eval.downstream.probes import fit, require_sklearn
 from ctx2static.eval.results import Score, summary
-from ctx2static.fileio import read_lines
+from ctx2static.fileio.reading import read_lines
 from ctx2static.options import Options, Rule, at_least, opt, positive, seed_rule
 from ctx2static.resources import DOWNSTREAM_DIR, SENTENCES_DIR
 from ctx2static.text.normal import nfc

@@ -33,7 +33,8 @@ from ctx2static.errors import UserError, did_you_mean
 from ctx2static.export.card import Card
 from ctx2static.export.config import ExportConfig
 from ctx2static.export.quantize import Quantize
-from ctx2static.fileio import check_writable, read_lines
+from ctx2static.fileio.outputs import check_writable
+from ctx2static.fileio.reading import read_lines
 from ctx2static.memory import check_fits
 from ctx2static.vectors import COMPOSED_WORD_BYTES, Vectors, Weighting, check_vectors_output
 

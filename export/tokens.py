@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_dir
+from ctx2static.fileio.atomic import atomic_dir
 from ctx2static.vectors import Vectors
 
 PAD, UNK = "[PAD]", "[UNK]"

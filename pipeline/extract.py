@@ -23,7 +23,8 @@ from tqdm import tqdm
 from ctx2static.cache.layout import PCA_H5
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
-from ctx2static.fileio import LOCK_NAME, acquire_lock, check_writable, release_lock
+from ctx2static.fileio.locks import LOCK_NAME, acquire_lock, release_lock
+from ctx2static.fileio.outputs import check_writable
 from ctx2static.memory import check_fits
 from ctx2static.options import pop_options
 from ctx2static.pipeline.config import (

@@ -326,7 +326,7 @@ def package_files(t: Teacher, marker: str) -> list[Path]:
     """
     import importlib.metadata as md
 
-    from ctx2static.fileio import check_sha256
+    from ctx2static.fileio.digests import check_sha256
 
     found = []
     for part, digest in zip(t.packages, t.sha256, strict=True):
@@ -356,11 +356,12 @@ def assembled(
     """The folder ``cache``, made once from the checked ``pieces()`` by ``make``, then checked at every use.
 
     ``make`` writes into a temp folder, which is sealed (SHA256SUMS) and renamed into place; every
-    use checks it against that seal (:func:`ctx2static.fileio.check_sealed`), so a byte changed since
+    use checks it against that seal (:func:`ctx2static.fileio.digests.check_sealed`), so a byte changed since
     is one line naming the folder to delete, not a run of a damaged teacher. The pieces are found
     and checked against their pins before anything is written.
     """
-    from ctx2static.fileio import atomic_dir, check_sealed, seal_folder
+    from ctx2static.fileio.atomic import atomic_dir
+    from ctx2static.fileio.digests import check_sealed, seal_folder
 
     if not (cache.exists() or cache.is_symlink()):
         found = pieces()
@@ -376,9 +377,9 @@ def _installed(t: Teacher) -> Path:
     """``package``: the model folder the (single) package carries as ``model/``, checked against its pin.
 
     The folder is the package's, so it is not sealed: its files are hashed at each load (45 ms for
-    MiniLM's 91 MB) against the one digest pinned for them (:func:`~ctx2static.fileio.folder_sha256`).
+    MiniLM's 91 MB) against the one digest pinned for them (:func:`~ctx2static.fileio.digests.folder_sha256`).
     """
-    from ctx2static.fileio import folder_sha256
+    from ctx2static.fileio.digests import folder_sha256
 
     pkg = _package_dir(_module(t.packages[0]))
     if pkg is None:

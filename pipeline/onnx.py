@@ -45,7 +45,9 @@ import numpy as np
 import torch
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_dir, check_sealed, seal_folder, user_errors_for
+from ctx2static.fileio.atomic import atomic_dir
+from ctx2static.fileio.digests import check_sealed, seal_folder
+from ctx2static.fileio.oserrors import user_errors_for
 from ctx2static.pipeline.config import Precision
 from ctx2static.pipeline.models import _user_cache, make_user_cache, rebuild_fix
 

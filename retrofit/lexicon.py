@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ctx2static.errors import UserError, did_you_mean
-from ctx2static.fileio import read_lines
+from ctx2static.fileio.reading import read_lines
 from ctx2static.resources import LEXICON_DIR
 from ctx2static.text.normal import nfc
 

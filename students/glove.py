@@ -33,7 +33,9 @@ import scipy.sparse as sp
 from tqdm import tqdm
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write, check_writable, remove_stale_temps
+from ctx2static.fileio.atomic import atomic_write
+from ctx2static.fileio.outputs import check_writable
+from ctx2static.fileio.temps import remove_stale_temps
 from ctx2static.memory import check_fits
 from ctx2static.options import Options, Rule, at_least, opt, positive, rate_rule, seed_rule
 from ctx2static.students.budget import FLOAT32, FLOAT64, Sizes

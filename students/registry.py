@@ -27,7 +27,8 @@ from ctx2static.cache import Cache
 from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
 from ctx2static.errors import UserError, did_you_mean
-from ctx2static.fileio import check_writable, temp_folder
+from ctx2static.fileio.outputs import check_writable
+from ctx2static.fileio.temps import temp_folder
 from ctx2static.options import Options, configure, field_names, pop_options
 from ctx2static.students.budget import Sizes, check_student_memory
 from ctx2static.students.cache_input import CacheConfig

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ctx2static.eval.benchmarks import read_analogy
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio.atomic import atomic_write
 from ctx2static.resources import BENCHMARK_DIR
 from ctx2static.students.registry import spec
 from ctx2static.study.schema import ReportSpec, Study

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import read_json
+from ctx2static.fileio.reading import read_json
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from ctx2static.eval.families import (
     tasks_and_files,
     with_named_tasks,
 )
-from ctx2static.fileio import check_names
+from ctx2static.fileio.outputs import check_names
 from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig

@@ -22,7 +22,7 @@ from pathlib import Path
 from ctx2static.eval.comparison import Comparison
 from ctx2static.eval.results import MIN_ITEMS, THIN_NOTE, Results, Score, format_markdown, table, usable
 from ctx2static.eval.suite import AVG5_WORDS, notes, similarity_scores, thin_sets
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio.atomic import atomic_write
 from ctx2static.study.figures import plot_curves, plot_pairs
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import ReportSpec, Study

@@ -31,7 +31,10 @@ from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import Benchmark
 from ctx2static.eval.comparison import Comparison, compare
 from ctx2static.eval.results import Score
-from ctx2static.fileio import atomic_write, check_writable, folder_lock, sha256_file, write_json
+from ctx2static.fileio.atomic import atomic_write, write_json
+from ctx2static.fileio.digests import sha256_file
+from ctx2static.fileio.locks import folder_lock
+from ctx2static.fileio.outputs import check_writable
 from ctx2static.interrupts import sigterm_as_interrupt
 from ctx2static.memory import PeakRss, release_freed
 from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, Backend

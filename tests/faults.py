@@ -17,7 +17,7 @@ import h5py
 import numpy as np
 
 import ctx2static
-from ctx2static.fileio import sha256_file
+from ctx2static.fileio.digests import sha256_file
 
 
 def flip(path: Path, offset: int | None = None) -> None:

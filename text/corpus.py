@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import read_lines
+from ctx2static.fileio.reading import read_lines
 from ctx2static.options import Options, Rule, opt
 from ctx2static.text.normal import nfc
 from ctx2static.text.sources import TEXT_EXPECT, CorpusFormat, Source, find_sources, records

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import COMPRESSED, open_compressed, read_json, read_lines, require_file, sha256_file
+from ctx2static.fileio.digests import sha256_file
+from ctx2static.fileio.reading import COMPRESSED, open_compressed, read_json, read_lines, require_file
 
 RECORD_BYTES = 64 << 20  # a JSON line or CSV field longer than this is refused (no record costs more)
 BATCH_ROWS = 256  # Parquet / Arrow rows read at a time

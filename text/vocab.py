@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_write, read_lines
+from ctx2static.fileio.atomic import atomic_write
+from ctx2static.fileio.reading import read_lines
 from ctx2static.options import Options, Rule, at_least, opt
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.normal import nfc

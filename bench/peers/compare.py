@@ -61,7 +61,9 @@ from ctx2static.eval.sentences import (
     read_sentence_file,
     score_encoder,
 )
-from ctx2static.fileio import atomic_write, check_writable, read_json, write_json
+from ctx2static.fileio.atomic import atomic_write, write_json
+from ctx2static.fileio.outputs import check_writable
+from ctx2static.fileio.reading import read_json
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.vectors import Vectors, Weighting
 from words import encodes_itself, folder_encoder, study_vocab, vocab_words

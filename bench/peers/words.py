@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import check_writable
+from ctx2static.fileio.outputs import check_writable
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.vectors import Vectors

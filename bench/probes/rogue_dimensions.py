@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
-from ctx2static.fileio import check_writable
+from ctx2static.fileio.outputs import check_writable
 from ctx2static.students.cache_input import occurrence_means
 from ctx2static.students.postprocess import ROGUE_RATIO, DimensionStats
 

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from ctx2static.cache import Cache
 from ctx2static.errors import UserError
-from ctx2static.fileio import check_writable
+from ctx2static.fileio.outputs import check_writable
 from ctx2static.students.cache_input import Init, context_stats, teacher_table
 from ctx2static.students.postprocess import Standardize
 from ctx2static.students.sentence import sentence_design, solve

@@ -23,7 +23,7 @@ from machine import argv_line, cpu_name
 from ctx2static.eval import evaluate, load_benchmarks
 from ctx2static.eval.benchmarks import Family
 from ctx2static.eval.downstream import Task
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio.atomic import atomic_write
 from ctx2static.vectors import Vectors
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio.atomic import atomic_write
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import build_graph, read_lexicon
 from ctx2static.retrofit.solver import log_student_t_kernel, retrofit_matrix

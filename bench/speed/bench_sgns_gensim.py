@@ -162,7 +162,7 @@ def main() -> None:
     report = render(runs, coverage, args, n_raw, len(sentences), len(vocab), load_before, load_after)
     print(report)
     if args.out:
-        from ctx2static.fileio import atomic_write
+        from ctx2static.fileio.atomic import atomic_write
 
         with atomic_write(args.out, "w", encoding="utf-8") as fh:
             fh.write(report)

@@ -26,7 +26,7 @@ import numpy as np
 from ctx2static.cache import Cache, reader
 from ctx2static.cache.validate import shard_problem
 from ctx2static.cache.writer import CacheWriter, WordSums
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio.atomic import atomic_write
 from ctx2static.students.registry import fit_cache_student
 from ctx2static.text.vocab import Vocab
 

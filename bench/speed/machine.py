@@ -9,7 +9,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio.atomic import atomic_write
 
 # The shared folder (corpus/: brown, sotu, gcide, mini; lexicons/; README.md there) is the one path
 # the benches read from the environment, so a clone anywhere finds it: $CTX2STATIC_SHARED, else

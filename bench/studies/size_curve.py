@@ -32,7 +32,7 @@ from pathlib import Path
 from ctx2static.eval import evaluate, load_benchmarks
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.suite import avg5, common_items
-from ctx2static.fileio import atomic_write
+from ctx2static.fileio.atomic import atomic_write
 from ctx2static.vectors import Vectors
 
 ROOT = Path(__file__).resolve().parents[2]

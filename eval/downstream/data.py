@@ -18,7 +18,7 @@ from enum import Enum
 from pathlib import Path
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import read_lines
+from ctx2static.fileio.reading import read_lines
 from ctx2static.resources import DOWNSTREAM_DIR
 from ctx2static.text.normal import nfc
 

@@ -20,7 +20,7 @@ from ctx2static.cache.reader import not_own_file
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.cli import main
 from ctx2static.errors import UserError
-from ctx2static.fileio import sha256_file
+from ctx2static.fileio.digests import sha256_file
 
 from .. import tiny_models as tm
 from ..faults import reseal

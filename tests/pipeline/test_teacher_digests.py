@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ctx2static import fileio
 from ctx2static.errors import UserError
+from ctx2static.fileio import digests
 from ctx2static.pipeline import models, nomic
 from ctx2static.teachers import BY_NAME
 
@@ -34,26 +34,26 @@ def sealed(tmp_path) -> Path:
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(os.urandom(4096))
     (folder / "config.json").write_text("{}")
-    fileio.seal_folder(folder)
+    digests.seal_folder(folder)
     return folder
 
 
 def test_a_sealed_folder_is_checked_whole_and_refused_when_a_byte_changed(sealed, monkeypatch):
-    fileio.check_sealed(sealed, "FIX")
+    digests.check_sealed(sealed, "FIX")
     _flip(sealed / "model.safetensors")
     with pytest.raises(UserError, match=r"model\.safetensors does not match the sha256 .*; FIX$"):
-        fileio.check_sealed(sealed, "FIX")
+        digests.check_sealed(sealed, "FIX")
 
 
 def test_the_stamp_skips_hashing_only_while_nothing_changed(sealed, monkeypatch):
-    fileio.check_sealed(sealed, "FIX")  # hashed, stamped
+    digests.check_sealed(sealed, "FIX")  # hashed, stamped
     hashed = []
-    monkeypatch.setattr(fileio, "sha256_file", lambda p: hashed.append(p) or "0" * 64)
-    fileio.check_sealed(sealed, "FIX")
+    monkeypatch.setattr(digests, "sha256_file", lambda p: hashed.append(p) or "0" * 64)
+    digests.check_sealed(sealed, "FIX")
     assert hashed == []
     os.utime(sealed / "config.json")  # touched, same bytes: its ctime moved, so it is hashed again
     with pytest.raises(UserError, match="does not match"):
-        fileio.check_sealed(sealed, "FIX")
+        digests.check_sealed(sealed, "FIX")
     assert hashed
 
 
@@ -62,15 +62,15 @@ def test_the_stamp_skips_hashing_only_while_nothing_changed(sealed, monkeypatch)
     [
         (lambda f: (f / "pytorch_model.bin").write_bytes(b"x"), "pytorch_model.bin was not there when"),
         (lambda f: (f / "config.json").unlink(), "config.json is missing"),
-        (lambda f: (f / fileio.SEAL).unlink(), "holds no readable SHA256SUMS"),
-        (lambda f: (f / fileio.SEAL).write_text("not a digest  x\n"), "not a list of sha256 digests"),
+        (lambda f: (f / digests.SEAL).unlink(), "holds no readable SHA256SUMS"),
+        (lambda f: (f / digests.SEAL).write_text("not a digest  x\n"), "not a list of sha256 digests"),
         (lambda f: (f / "model.safetensors").write_bytes(b""), "model.safetensors does not match"),
     ],
 )
 def test_any_other_change_to_a_sealed_folder_is_one_line(sealed, change, says):
     change(sealed)
     with pytest.raises(UserError, match=f"{says}.*; FIX$"):
-        fileio.check_sealed(sealed, "FIX")
+        digests.check_sealed(sealed, "FIX")
 
 
 class _Dist:
@@ -123,7 +123,7 @@ def test_split_zip_pieces_are_checked_before_assembly_and_the_folder_at_every_lo
     _flip(pieces["part-002"])
 
     assert models.ASSEMBLERS["split-zip"](t) == folder
-    assert (folder / fileio.SEAL).is_file()
+    assert (folder / digests.SEAL).is_file()
     weights = next(folder.glob("*.safetensors"))
     _flip(weights)
     with pytest.raises(
@@ -166,7 +166,7 @@ def test_a_package_teachers_folder_is_checked_against_its_pin_at_every_load(
 ):
     shutil.copytree(tiny_models["bert"], tmp_path / "pkg" / "model")
     monkeypatch.setattr(models, "_package_dir", lambda module: tmp_path / "pkg")
-    t = replace(BY_NAME["minilm"], sha256=(fileio.folder_sha256(tmp_path / "pkg" / "model"),))
+    t = replace(BY_NAME["minilm"], sha256=(digests.folder_sha256(tmp_path / "pkg" / "model"),))
     assert models.ASSEMBLERS["package"](t) == tmp_path / "pkg" / "model"
     _flip(next((tmp_path / "pkg" / "model").glob("*.safetensors")))
     with pytest.raises(

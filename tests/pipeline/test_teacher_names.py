@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import folder_sha256
+from ctx2static.fileio.digests import folder_sha256
 from ctx2static.pipeline import models
 from ctx2static.pipeline.models import resolve
 from ctx2static.study.loader import load_study

@@ -16,11 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import ctx2static.fileio as fileio
 from ctx2static.cache import Cache
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_dir, atomic_write, check_writable, remove_stale_temps_in
+from ctx2static.fileio import atomic, locks, outputs, temps
+from ctx2static.fileio.atomic import atomic_dir, atomic_write
+from ctx2static.fileio.outputs import check_writable
+from ctx2static.fileio.temps import remove_stale_temps_in
 from ctx2static.vectors import Vectors
 
 from .. import tiny_models as tm
@@ -45,14 +47,14 @@ def tmpfs(path: Path, options: str):
 def _simulate(monkeypatch, folder: Path, code: int) -> None:
     """Make every temp file or folder created under ``folder`` fail with OSError ``code``."""
     for name in ("mkstemp", "mkdtemp"):
-        real = getattr(fileio.tempfile, name)
+        real = getattr(temps.tempfile, name)
 
         def refuse(*args, real=real, **kwargs):
             if str(kwargs.get("dir", "")).startswith(str(folder)):
                 raise OSError(code, os.strerror(code), kwargs.get("dir"))
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(fileio.tempfile, name, refuse)
+        monkeypatch.setattr(temps.tempfile, name, refuse)
 
 
 @pytest.fixture(params=["tmpfs", "simulated"])
@@ -127,7 +129,7 @@ def test_a_write_refused_at_the_end_is_one_line_and_leaves_no_temp(tmp_path, inp
             raise PermissionError(errno.EACCES, "Permission denied", str(dst))
         return real(src, dst)
 
-    monkeypatch.setattr(fileio.os, "replace", refuse)
+    monkeypatch.setattr(atomic.os, "replace", refuse)
     code, _, err = cli_main("retrofit", inputs / "v.txt", "-l", inputs / "lex.txt", "-o", tmp_path / "r.txt")
     assert code == 2
     want = "cannot write: permission denied; write somewhere you may or fix the folder's permissions"
@@ -201,7 +203,7 @@ def test_a_full_disk_stops_extract_in_one_line_and_a_rerun_completes_it(
                 pytest.skip("mounting a tmpfs is not allowed here (the simulated variant runs)")
         else:
             folder = tmp_path / "full"
-            real, written = fileio.os.fsync, [0]
+            real, written = atomic.os.fsync, [0]
 
             def fsync(fd):
                 written[0] += os.fstat(fd).st_size
@@ -209,7 +211,7 @@ def test_a_full_disk_stops_extract_in_one_line_and_a_rerun_completes_it(
                     raise OSError(errno.ENOSPC, "No space left on device")
                 real(fd)
 
-            monkeypatch.setattr(fileio.os, "fsync", fsync)
+            monkeypatch.setattr(atomic.os, "fsync", fsync)
         out = folder / "cache"
         code, _, err = _extract(cli_main, model, corpus, out)
         assert code == 2, err
@@ -235,7 +237,7 @@ def test_a_full_disk_stops_extract_in_one_line_and_a_rerun_completes_it(
 @contextlib.contextmanager
 def _holder(folder: Path):
     """A separate process that holds ``folder``'s lock until it is killed."""
-    code = "import sys, time; from ctx2static.fileio import acquire_lock\n"
+    code = "import sys, time; from ctx2static.fileio.locks import acquire_lock\n"
     code += "acquire_lock(sys.argv[1], 'cache'); print('held', flush=True); time.sleep(600)"
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(folder)], env=cli_env(), stdout=subprocess.PIPE, text=True
@@ -306,7 +308,7 @@ def test_the_lock_is_reentrant_within_a_process_and_released_after(tmp_path, inp
     assert (tmp_path / "c" / ".lock").read_text().startswith(f"pid {os.getpid()}: ")
     a.close()
     assert (tmp_path / "c" / ".lock").read_text() == ""
-    assert fileio._HELD == {}
+    assert locks._HELD == {}
 
 
 # ------------------------------------------------------------------ temp files
@@ -399,7 +401,7 @@ def test_ctrl_c_says_what_was_kept(
 
 
 def test_time_of_a_lock_note_is_recent(tmp_path):
-    with fileio.folder_lock(tmp_path, "study"):
+    with locks.folder_lock(tmp_path, "study"):
         note = (tmp_path / ".lock").read_text()
     stamp = time.mktime(time.strptime(note.rsplit("since ", 1)[1], "%Y-%m-%d %H:%M:%S"))
     assert abs(time.time() - stamp) < 60
@@ -421,7 +423,7 @@ def full_folder(tmp_path, monkeypatch, how):
         if os.fstat(fd).st_size > 200_000:
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(fileio.os, "fsync", fsync)
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
     yield folder
 
 
@@ -492,5 +494,5 @@ def test_a_write_probe_left_by_a_killed_run_is_removed_by_the_next_check(tmp_pat
     left.write_bytes(b"\0")
     live = tmp_path / ".write-probe.1.def456.tmp"  # a live process's probe (pid 1) is its own
     live.write_bytes(b"\0")
-    fileio.check_writable(tmp_path / "out.txt")
+    outputs.check_writable(tmp_path / "out.txt")
     assert not left.exists() and live.exists()

@@ -21,9 +21,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctx2static import api, fileio
+from ctx2static import api
 from ctx2static.errors import UserError
-from ctx2static.fileio import atomic_dir, atomic_write, check_writable, environment_error, folder_lock
+from ctx2static.fileio import atomic
+from ctx2static.fileio.atomic import atomic_dir, atomic_write
+from ctx2static.fileio.locks import folder_lock
+from ctx2static.fileio.oserrors import environment_error
+from ctx2static.fileio.outputs import check_writable
 from ctx2static.vectors import Vectors
 
 from .. import tiny_models as tm
@@ -529,7 +533,7 @@ def _racing(monkeypatch, times: int) -> list[Path]:
     """
     raced: list[Path] = []
     real = os.replace
-    monkeypatch.setattr(fileio, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
 
     def replace(src, dst, *args, **kwargs):
         if Path(src).is_dir() and len(raced) < times:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import check_writable, refuse_package
+from ctx2static.fileio.outputs import check_writable, refuse_package
 from ctx2static.resources import PACKAGE_DIR
 from ctx2static.vectors import Vectors
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctx2static import fileio
+from ctx2static.fileio import atomic
 from ctx2static.vectors import Vectors
 
 from ..synthetic_cache import write_cache
@@ -74,7 +74,7 @@ class _Renames:
 
     def __init__(self, monkeypatch, at: int = 0, how: str = "raise") -> None:
         self.calls, self.at, self.how = 0, at, how
-        for module, name in ((os, "replace"), (os, "rename"), (fileio, "_exchange")):
+        for module, name in ((os, "replace"), (os, "rename"), (atomic, "_exchange")):
             monkeypatch.setattr(module, name, self._wrap(getattr(module, name)))
 
     def _wrap(self, real):
@@ -95,7 +95,7 @@ def test_a_signal_at_any_rename_leaves_the_old_output_or_the_new_one_whole(
     inputs, tmp_path, cli_main, monkeypatch, case, exchange
 ):
     if not exchange:  # a system or filesystem without renameat2's exchange: the old folder moves aside
-        monkeypatch.setattr(fileio, "_exchange", lambda a, b: False)
+        monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
     first, extra, name = _cases(inputs)[case]
     clean = tmp_path / "clean"
     clean.mkdir()

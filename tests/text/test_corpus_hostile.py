@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from ctx2static.errors import UserError
-from ctx2static.fileio import read_lines
+from ctx2static.fileio.reading import read_lines
 from ctx2static.text.corpus import PARAGRAPH_LINES, Bounds, Corpus, CorpusConfig
 from ctx2static.text.encoded import encode_corpus
 from ctx2static.text.sources import find_sources
