@@ -141,3 +141,15 @@ def test_no_import_circles():
         if v not in index:
             visit(v)
     assert not circles, circles
+
+
+def test_every_package_is_in_the_distribution():
+    """A package folder left out of pyproject's list would install without it (a non-editable install)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {m for m, p in _modules().items() if p.name == "__init__.py"}
+    assert packages == listed
