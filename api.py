@@ -48,7 +48,8 @@ from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.split import Split
 from ctx2static.text.vocab import VocabConfig
-from ctx2static.vectors import Vectors, vector_files
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.outputs import vector_files
 
 if sys.version_info >= (3, 11):
     from typing import Unpack

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ctx2static.students.x2static import Context
     from ctx2static.text.sources import CorpusFormat
     from ctx2static.text.split import Split
-    from ctx2static.vectors import Weighting
+    from ctx2static.vectors.encoding import Weighting
 
 
 class CorpusOptions(TypedDict, total=False):

@@ -31,7 +31,8 @@ from ctx2static.students.combine import CombineConfig
 from ctx2static.teachers import names as teacher_names
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
-from ctx2static.vectors import NonFinite, check_replace, check_vectors_output, vector_files
+from ctx2static.vectors.outputs import check_replace, check_vectors_output, vector_files
+from ctx2static.vectors.table import NonFinite
 
 log = logging.getLogger("ctx2static")
 
@@ -481,7 +482,7 @@ def neighbours(
     A word outside the table is composed from the teacher's subwords when the vectors have a
     composer (marked *), else it is an error.
     """
-    from ctx2static.vectors import nearest_words
+    from ctx2static.vectors.table import nearest_words
 
     columns, unknown = nearest_words(vectors, words, analogy, topn)
     click.echo(_columns(columns), nl=False)

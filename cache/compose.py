@@ -16,7 +16,8 @@ from ctx2static.cache.layout import TEACHER_TOKENIZER
 from ctx2static.cache.reader import Cache
 from ctx2static.composer import Composer, build_composer
 from ctx2static.errors import UserError
-from ctx2static.vectors import Vectors, check_vectors_output, vector_files
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.outputs import check_vectors_output, vector_files
 
 log = logging.getLogger(__name__)
 

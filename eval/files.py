@@ -21,7 +21,9 @@ from ctx2static.eval.families import (
 from ctx2static.eval.results import format_text, write_markdown, write_results_json
 from ctx2static.eval.suite import avg5_fallback, config_dict, notes
 from ctx2static.fileio.outputs import check_writable, refuse_same_outputs
-from ctx2static.vectors import NonFinite, Vectors, vector_files
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.outputs import vector_files
+from ctx2static.vectors.table import NonFinite
 
 
 def evaluate_files(

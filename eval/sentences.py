@@ -43,7 +43,8 @@ from ctx2static.options import Options, Rule, at_least, opt, positive, seed_rule
 from ctx2static.resources import DOWNSTREAM_DIR, SENTENCES_DIR
 from ctx2static.text.normal import nfc
 from ctx2static.threads import blas_threads
-from ctx2static.vectors import Vectors, Weighting
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.encoding import Weighting
 
 FAMILY = "sentences"
 

@@ -14,7 +14,8 @@ from ctx2static.eval.benchmarks import Benchmark, load_benchmarks
 from ctx2static.eval.families import FAMILIES, FamilySpec, family, family_of
 from ctx2static.eval.results import MIN_ITEMS, Results, Score, summary, usable
 from ctx2static.eval.sentences import mean_accuracy
-from ctx2static.vectors import Vectors, require_finite
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.table import require_finite
 
 AVG5 = ("ws353", "simlex999", "men3k", "rw", "rg65")
 """The headline number: mean Spearman over these five similarity sets."""

@@ -5,7 +5,7 @@ The two folder formats are token bags (a tokenizer and a row per token, averaged
 allow it); each folder carries a model card (:mod:`ctx2static.export.card`). What each holds:
 
 - **model2vec**: rows in float32, float16 or int8 (a scale per row in the ``weights`` tensor,
-  :mod:`ctx2static.export.quantize`); the word weights of :class:`~ctx2static.vectors.Weighting`
+  :mod:`ctx2static.export.quantize`); the word weights of :class:`~ctx2static.vectors.encoding.Weighting`
   folded into the rows, and ``normalize`` in ``config.json``, so ``StaticModel.encode`` gives
   :meth:`Vectors.encode`'s vectors (:mod:`ctx2static.export.model2vec` says where they differ).
 - **sentence-transformers**: one ``StaticEmbedding`` (an ``EmbeddingBag`` of float32 or float16
@@ -36,7 +36,10 @@ from ctx2static.export.quantize import Quantize
 from ctx2static.fileio.outputs import check_writable
 from ctx2static.fileio.reading import read_lines
 from ctx2static.memory import check_fits
-from ctx2static.vectors import COMPOSED_WORD_BYTES, Vectors, Weighting, check_vectors_output
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.encoding import Weighting
+from ctx2static.vectors.outputs import check_vectors_output
+from ctx2static.vectors.table import COMPOSED_WORD_BYTES
 
 __all__ = [
     "Card",

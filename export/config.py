@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ctx2static.export.quantize import Quantize
 from ctx2static.options import Rule, opt
-from ctx2static.vectors import EncodeConfig
+from ctx2static.vectors.encoding import EncodeConfig
 
 
 @dataclass(frozen=True)

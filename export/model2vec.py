@@ -24,7 +24,8 @@ from ctx2static.export.card import Card
 from ctx2static.export.config import ExportConfig
 from ctx2static.export.quantize import quantized
 from ctx2static.export.tokens import token_table, write_token_bag
-from ctx2static.vectors import Vectors, Weighting
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.encoding import Weighting
 
 
 def save_model2vec(vectors: Vectors, out: Path, card: Card, config: ExportConfig) -> Path:

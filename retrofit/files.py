@@ -11,15 +11,9 @@ from pathlib import Path
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import resolve_lexicon
 from ctx2static.retrofit.solver import retrofit_vectors
-from ctx2static.vectors import (
-    NonFinite,
-    Vectors,
-    check_replace,
-    check_vectors_output,
-    made_by,
-    stored_meta,
-    vector_files,
-)
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.outputs import check_replace, check_vectors_output, made_by, stored_meta, vector_files
+from ctx2static.vectors.table import NonFinite
 
 log = logging.getLogger(__name__)
 

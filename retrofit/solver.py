@@ -49,7 +49,8 @@ from ctx2static.retrofit.attract_repel import AttractRepel, build_constraints
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.lexicon import build_graph, check_links
 from ctx2static.retrofit.propagate import propagate
-from ctx2static.vectors import Vectors, VectorsMeta, require_finite
+from ctx2static.vectors import Vectors, VectorsMeta
+from ctx2static.vectors.table import require_finite
 
 
 def log_student_t_kernel(sq_dist: np.ndarray, nu: float, sigma: float) -> np.ndarray:

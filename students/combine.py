@@ -35,7 +35,9 @@ import numpy as np
 
 from ctx2static.errors import UserError
 from ctx2static.options import Options, Rule, opt
-from ctx2static.vectors import NonFinite, Vectors, VectorsMeta, made_by
+from ctx2static.vectors import Vectors, VectorsMeta
+from ctx2static.vectors.outputs import made_by
+from ctx2static.vectors.table import NonFinite
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +78,7 @@ class CombineConfig(Options):
 
 
 def maker(method: CombineMethod | str) -> str:
-    """What :func:`~ctx2static.vectors.made_by` says of a table this step makes."""
+    """What :func:`~ctx2static.vectors.outputs.made_by` says of a table this step makes."""
     return made_by({"combine": {"method": CombineMethod(method).value}})
 
 

@@ -36,7 +36,8 @@ from ctx2static.students.postprocess import all_but_the_top
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.encoded import encode_corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
-from ctx2static.vectors import Vectors, check_replace, check_vectors_output, made_by
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.outputs import check_replace, check_vectors_output, made_by
 
 log = logging.getLogger(__name__)
 

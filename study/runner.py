@@ -41,7 +41,8 @@ from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, Backend
 from ctx2static.pipeline.models import WORD_DEFAULTS, need_teacher_stage, teacher_layer, teacher_stage_missing
 from ctx2static.study.layout import StudyLayout, read_record
 from ctx2static.study.schema import CombineRun, Reference, RetrofitRun, StudentRun, Study, TeacherSpec
-from ctx2static.vectors import Vectors, vector_files
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.outputs import vector_files
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from ctx2static.students.combine import CombineConfig
 from ctx2static.students.registry import spec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
-from ctx2static.vectors import vector_files
+from ctx2static.vectors.outputs import vector_files
 
 
 @dataclass(frozen=True)

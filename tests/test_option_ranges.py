@@ -30,7 +30,7 @@ from ctx2static.study.schema import ReportSpec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.threads import THREADS_PER_CPU, usable_cpus
-from ctx2static.vectors import EncodeConfig
+from ctx2static.vectors.encoding import EncodeConfig
 
 SEEDS = {"seed": [-1, SEED_LIMIT]}
 THREADS = {"threads": [-1, THREADS_PER_CPU * usable_cpus() + 1]}  # the second: more than this machine takes

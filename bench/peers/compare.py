@@ -65,7 +65,8 @@ from ctx2static.fileio.atomic import atomic_write, write_json
 from ctx2static.fileio.outputs import check_writable
 from ctx2static.fileio.reading import read_json
 from ctx2static.text.vocab import VocabConfig
-from ctx2static.vectors import Vectors, Weighting
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.encoding import Weighting
 from words import encodes_itself, folder_encoder, study_vocab, vocab_words
 
 MEAN = "sentences-mean"

@@ -11,7 +11,8 @@ from ctx2static.errors import UserError
 from ctx2static.eval.benchmarks import read_similarity
 from ctx2static.retrofit.config import Method, RetrofitConfig
 from ctx2static.retrofit.solver import retrofit_vectors
-from ctx2static.vectors import Vectors, nonfinite_rows
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.table import nonfinite_rows
 
 WORDS = ["king", "queen", "past", "former", "man", "woman", "later", "ago"]
 
@@ -55,7 +56,7 @@ def test_drop_leaves_those_words_out_in_every_format(tmp_path, suffix, caplog, m
     v.words, v.matrix, v.counts, v.meta = WORDS, m, np.arange(8, 0, -1), {}
     v.index = {w: i for i, w in enumerate(WORDS)}
     path = tmp_path / f"v{suffix}"
-    monkeypatch.setattr("ctx2static.vectors.require_finite", lambda *a: None)
+    monkeypatch.setattr("ctx2static.vectors.table.require_finite", lambda *a: None)
     v.save(path)
     monkeypatch.undo()
     with pytest.raises(UserError, match="'former' holds NaN"):

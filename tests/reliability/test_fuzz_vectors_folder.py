@@ -18,7 +18,8 @@ from hypothesis.extra import numpy as npst
 
 from ctx2static.errors import UserError
 from ctx2static.export.card import Card
-from ctx2static.vectors import META_SCHEMA, Vectors
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.meta import META_SCHEMA
 
 from .test_faults_vector_files import TOKENS, tokenizer_json
 

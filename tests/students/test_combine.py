@@ -10,7 +10,8 @@ import ctx2static
 from ctx2static.errors import UserError
 from ctx2static.export.card import Card
 from ctx2static.students.combine import CombineConfig, combine_vectors, procrustes
-from ctx2static.vectors import Vectors, made_by
+from ctx2static.vectors import Vectors
+from ctx2static.vectors.outputs import made_by
 
 
 def _combine(*tables: Vectors, **options) -> Vectors:

@@ -1,28 +1,19 @@
-"""`Vectors`: the one type every stage passes on (words, float32 matrix, counts, metadata).
+"""The :class:`Vectors` table: words, a float32 matrix, counts and metadata, and its queries.
 
-Formats, chosen by the path:
-- a folder (or a path ending ``/``, or without a suffix): native form, ``vectors.npy``
-  (memory-mappable), ``vocab.tsv`` (word, count; backslash, tab, newline, CR and NUL in a word
-  escaped with a backslash, so it holds any word) and ``meta.json``;
-- ``*.bin``: word2vec binary with header; anything else: word2vec text with header.
-  Both load with gensim's ``KeyedVectors.load_word2vec_format`` (``binary=True`` for .bin);
-  metadata and counts go to a sidecar ``<file>.meta.json``. Their words are separated by a space
-  and a line break, so a word holding either, or an empty word, is refused when saving (one line
-  naming the word; a folder holds it).
-Reading needs numpy only (no torch). Vectors holding NaN or infinity are refused when loaded
-(or left out, ``nonfinite="drop"``) and never written.
-Vectors fitted from a teacher cache may carry a
+Reading needs numpy only (no torch). Vectors holding NaN or infinity are refused when loaded (or
+left out, ``nonfinite="drop"``) and never written. Vectors fitted from a teacher cache may carry a
 :class:`~ctx2static.composer.Composer` (``subwords.npy`` + ``tokenizer.json`` in the folder, or
 ``<file>.subwords.npy`` + ``<file>.tokenizer.json`` beside a word2vec file) that gives any word a
 vector (:meth:`Vectors.query`).
 
 Opening a file or folder is the one place its contents are checked, so no later stage meets a
-malformed value: ``meta.json`` (or the sidecar's ``meta``) against :data:`META_SCHEMA`, the
-composer's files against the table (:meth:`Composer.load`), and every word once. A word listed
-twice keeps its first row, as gensim's ``KeyedVectors.load_word2vec_format`` does (4.x: it keeps
-the first occurrence and logs a warning per duplicate), so a table reads the same in both tools;
-one warning names the file, the count and the first duplicate. Keeping both rows would make the
-word its own nearest neighbour and carry the copy into every retrofit and export.
+malformed value: ``meta.json`` (or the sidecar's ``meta``) against
+:data:`~ctx2static.vectors.meta.META_SCHEMA`, the composer's files against the table
+(:meth:`Composer.load`), and every word once. A word listed twice keeps its first row, as gensim's
+``KeyedVectors.load_word2vec_format`` does (4.x: it keeps the first occurrence and logs a warning
+per duplicate), so a table reads the same in both tools; one warning names the file, the count and
+the first duplicate. Keeping both rows would make the word its own nearest neighbour and carry the
+copy into every retrofit and export.
 """
 
 from __future__ import annotations
@@ -31,27 +22,35 @@ import enum
 import json
 import logging
 import os
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
 import numpy as np
 
 from ctx2static.composer import ROWS, TOKENIZER, Composer, map_rows
 from ctx2static.errors import UserError
 from ctx2static.fileio.atomic import Renames, atomic_dir, atomic_files, atomic_write, write_npy
-from ctx2static.fileio.outputs import check_replaceable, check_writable
-from ctx2static.fileio.reading import read_json, read_lines
-from ctx2static.options import Options, Rule, configure, opt
+from ctx2static.fileio.reading import read_lines
+from ctx2static.options import configure
+from ctx2static.vectors.encoding import EncodeConfig, Weighting
+from ctx2static.vectors.formats import (
+    NATIVE_FILES,
+    escape_word,
+    json_dict,
+    read_binary,
+    read_text,
+    require_word2vec_words,
+    saves_folder,
+    sidecar,
+    sidecar_data,
+    unescape_word,
+)
+from ctx2static.vectors.meta import VectorsMeta, checked_meta, is_count
 from ctx2static.words import tokenize
 
 log = logging.getLogger(__name__)
-
-
-NATIVE_FILES = ("vectors.npy", "vocab.tsv", "meta.json")
-"""What a native vectors folder holds (its composer's files besides, when it has one)."""
 COMPOSE_CHUNK = 1 << 12
 """Words composed at a time by :meth:`Vectors.with_composed`: a chunk holds its tokens' rows in float16
 and float32 (150 MB for 4,096 words of 8 tokens at 768 dims; 65,536 words held 2.4 GB)."""
@@ -84,63 +83,6 @@ def require_finite(vectors: Vectors, where: str, fix: str) -> None:
             f"{where}: the vector of {vectors.words[bad[0]]!r} holds NaN or infinity "
             f"({len(bad)} such words); {fix}"
         )
-
-
-class Weighting(str, enum.Enum):
-    """How a text's words are weighted in its mean vector (:meth:`Vectors.encode`)."""
-
-    NONE = "none"  # every word alike
-    SIF = "sif"  # a / (a + p(w)), p(w) from the vectors' word counts (Arora et al. 2017)
-    ZIPF = "zipf"  # a / (a + p(w)), p(w) from the row's rank by Zipf's law (Model2Vec's distill)
-
-
-@dataclass(frozen=True)
-class EncodeConfig(Options):
-    """How :meth:`Vectors.encode` pools a text's word vectors (the exports fold the same weights in)."""
-
-    weighting: Weighting = opt(
-        Weighting.NONE,
-        "Word weights in a text's mean: none; sif, a/(a+p(w)) with p(w) from the vectors' counts; "
-        "zipf, the same with p(w) from the word's rank (Model2Vec's distill).",
-    )
-    sif_a: float = opt(1e-3, "The a of the sif and zipf weights (Arora et al. 2017: 1e-4 to 1e-3).")
-    normalize: bool = opt(True, "Scale each text's vector to unit length.", off="no-normalize")
-
-    def rules(self) -> Iterable[Rule]:
-        """The weight a/(a+p) needs 0 < a; from a = 1 up it hardly differs from no weighting."""
-        return [("sif_a", 0 < self.sif_a < 1, "between 0 and 1, both excluded")]
-
-
-class VectorsMeta(TypedDict, total=False):
-    """What a table records about how it was made (``meta.json``); every key is optional.
-
-    The keys some stage reads are checked when the vectors are opened (:data:`META_SCHEMA`);
-    the others are kept as they are. Vectors from elsewhere (gensim, a word2vec file) have none.
-    """
-
-    # provenance: students/registry.py writes it; the model card and the exports read it
-    student: str  # the student's name (x2static, sgns...)
-    config: dict[str, Any]  # the student's config (Options.to_dict)
-    teacher: str | None  # the cache's teacher (a short name, folder or hub id)
-    cache: str  # the cache folder a cache student was fitted from
-    corpus: list[str]  # the corpus files
-    corpus_config: dict[str, Any]  # how the corpus was read; its "lowercase" decides Vectors.lowercase
-    vocab_config: dict[str, Any]  # a text student's vocabulary settings (VocabConfig.to_dict)
-    # timings: students/registry.py, for every student; the study's report reads them
-    seconds: float  # reading the corpus or cache plus the fit
-    train_seconds: float  # the fit alone
-    tokens_per_second: int  # corpus tokens times epochs over the fit
-    # what the student reports of its own fit, free-form: each student's module says what it writes
-    # (loss_per_epoch, which the study's figures plot; adam_steps, cg_iterations...)
-    train: dict[str, Any]
-    # later stages
-    study: dict[str, Any]  # study/runner.py: the step's hash, seconds, peak_rss_mb and when written
-    retrofit: list[dict[str, Any]]  # retrofit/solver.py, one entry a pass: method, lexicons, config...
-    # students/combine.py: method, weights, words, lower_cased and per input its path, student, teacher,
-    # words, dim (and retrofit methods, fit_cosine); made_by and the model card read it
-    combine: dict[str, Any]
-    pca: dict[str, int]  # Vectors.reduced: {"dims": kept, "of": before}; the Model2Vec export reads it
-    composer: dict[str, Any]  # Composer.save's settings (lowercase, teacher, words, ridge...)
 
 
 @dataclass(repr=False)
@@ -442,7 +384,7 @@ class Vectors:
             self._save_native(path)
             return path
         binary = path.suffix == ".bin"
-        _require_word2vec_words(self.words, path)
+        require_word2vec_words(self.words, path)
         with atomic_files() as group:  # the table, its sidecar and composer appear together or not at all
             with atomic_write(path, "wb", group=group) as fh:
                 fh.write(f"{len(self.words)} {self.dim}\n".encode())
@@ -452,7 +394,7 @@ class Vectors:
                     else:
                         fh.write((w + " " + " ".join(f"{x:.6g}" for x in row) + "\n").encode())
             meta = self._meta_with_composer(path.parent, path.name + ".", group)
-            with atomic_write(_sidecar(path), "w", encoding="utf-8", group=group) as fh:
+            with atomic_write(sidecar(path), "w", encoding="utf-8", group=group) as fh:
                 counts = None if self.counts is None else self.counts.tolist()
                 json.dump({"meta": meta, "counts": counts}, fh)
         return path
@@ -521,14 +463,14 @@ class Vectors:
                     "add it or save the vectors with ctx2static/gensim"
                 ) from None
             if path.suffix == ".bin":
-                words, matrix = _read_binary(fh, path, n, d)
+                words, matrix = read_binary(fh, path, n, d)
             else:
-                words, matrix = _read_text(fh, path, n, d)
+                words, matrix = read_text(fh, path, n, d)
         meta: VectorsMeta = {}
         counts = None
-        side = _sidecar(path)
+        side = sidecar(path)
         if side.is_file():
-            data = _sidecar_data(side, n)
+            data = sidecar_data(side, n)
             meta = data["meta"]
             if data["counts"] is not None:
                 counts = np.array(data["counts"], dtype=np.int64)
@@ -548,7 +490,7 @@ class Vectors:
         words, counts = [], []
         for n, line in read_lines(path / "vocab.tsv", "a vectors folder's vocab.tsv (word<TAB>count)"):
             parts = line.split("\t")
-            if len(parts) != 2 or not _is_count(parts[1]):
+            if len(parts) != 2 or not is_count(parts[1]):
                 raise UserError(
                     f"{path / 'vocab.tsv'}: line {n} is not 'word<TAB>count'; re-save the vectors"
                 )
@@ -559,7 +501,7 @@ class Vectors:
                 f"{path}: vocab.tsv has {len(words)} words but vectors.npy {matrix.shape[0]} rows"
             )
         meta_path = path / "meta.json"
-        meta = checked_meta(_json_dict(meta_path), meta_path) if meta_path.is_file() else {}
+        meta = checked_meta(json_dict(meta_path), meta_path) if meta_path.is_file() else {}
         keep, index = _unique_rows(words, path / "vocab.tsv")
         counts_array = np.array(counts, np.int64)
         if keep is not None:
@@ -567,90 +509,6 @@ class Vectors:
         return cls(
             words, matrix, counts_array, meta, Composer.load(path, "", meta.get("composer"), matrix.shape[1])
         )
-
-
-NUMBER = (int, float)
-NULL = type(None)
-META_SCHEMA: dict[str, Any] = {
-    # provenance (students/registry.py), read by the model card and the exports
-    "student": str,
-    "teacher": (str, NULL),
-    "cache": str,
-    "corpus": [str],
-    "corpus_config": {"lowercase": bool},
-    "vocab_config": dict,
-    "config": dict,
-    # timings, read by the study's report; the student's own trace, read by its figures
-    "seconds": NUMBER,
-    "train_seconds": NUMBER,
-    "tokens_per_second": NUMBER,
-    "train": {"loss_per_epoch": [NUMBER]},  # free-form: only the key a later stage reads is typed
-    "study": {"hash": str, "written": str, "seconds": NUMBER, "peak_rss_mb": NUMBER},
-    "retrofit": [{"method": str, "lexicons": [str], "antonyms": [str], "edges": int}],
-    "combine": {"method": str, "inputs": [{"path": str, "student": (str, NULL), "teacher": (str, NULL)}]},
-    # what Vectors.reduced records, read by the Model2Vec export
-    "pca": {"dims": int, "of": int},
-    # what Composer.save returns
-    "composer": {"lowercase": bool, "teacher": (str, NULL), "words": int, "ridge": NUMBER},
-}
-"""The types of the metadata keys that some stage reads: a type or tuple of types, ``[spec]`` for a
-list of such items, ``{key: spec}`` for an object whose listed keys (when present) have those types.
-Other keys, and other keys of the objects, are kept as they are. A bool is not taken for a number."""
-
-
-def checked_meta(meta: dict[str, Any], path: Path) -> VectorsMeta:
-    """``meta`` as read from ``path``, once every key of :data:`META_SCHEMA` it holds has its type.
-
-    Checked when the vectors are opened so that no later stage meets, say, a ``"lowercase": "no"``
-    (which would read as true) or a number where the model card iterates the corpus files.
-    """
-    problem = _schema_problem(meta, META_SCHEMA, "")
-    if problem:
-        raise UserError(f"{path}: {problem}; correct it or delete the key")
-    return cast(VectorsMeta, meta)
-
-
-def _schema_problem(value: Any, spec: Any, key: str) -> str | None:
-    """Why ``value`` (found at ``key``, dotted) does not match ``spec``, or None."""
-    if isinstance(spec, dict):
-        if not isinstance(value, dict):
-            return _mismatch(value, spec, key)
-        for name in (n for n in spec if n in value):
-            problem = _schema_problem(value[name], spec[name], f"{key}.{name}".lstrip("."))
-            if problem:
-                return problem
-        return None
-    if isinstance(spec, list):
-        if not isinstance(value, list):
-            return _mismatch(value, spec, key)
-        problem = next(filter(None, (_schema_problem(item, spec[0], key) for item in value)), None)
-        return problem if problem is None or isinstance(spec[0], dict) else _mismatch(value, spec, key)
-    types = spec if isinstance(spec, tuple) else (spec,)
-    if isinstance(value, types) and (bool in types or not isinstance(value, bool)):
-        return None
-    return _mismatch(value, spec, key)
-
-
-def _mismatch(value: Any, spec: Any, key: str) -> str:
-    shown = json.dumps(value)
-    return f"'{key}' must be {_describe(spec)}, not {shown if len(shown) <= 40 else shown[:37] + '...'}"
-
-
-def _describe(spec: Any) -> str:
-    if isinstance(spec, list):
-        return f"a list of {_describe(spec[0]).split(' ', 1)[1]}s"
-    if isinstance(spec, dict) or spec is dict:
-        return "an object"
-    if spec == NUMBER:
-        return "a number"
-    if isinstance(spec, tuple):
-        return " or ".join(_describe(t) for t in spec)
-    return {str: "a string", int: "an integer", bool: "true or false", NULL: "null"}[spec]
-
-
-def _is_count(text: str) -> bool:
-    """Whether ``text`` is a count: ASCII digits that fit an int64."""
-    return text.isascii() and text.isdigit() and len(text) <= 18
 
 
 Query = str | np.ndarray | Sequence[str | np.ndarray]
@@ -718,165 +576,6 @@ def _unique_rows(words: list[str], path: Path) -> tuple[np.ndarray | None, dict[
     return keep, {w: k for k, w in enumerate(first)}
 
 
-def _sidecar(path: Path) -> Path:
-    return path.with_name(path.name + ".meta.json")
-
-
-def saves_folder(path: str | os.PathLike) -> bool:
-    """Whether :meth:`Vectors.save` writes ``path`` as a folder (a path ending ``/``, a folder, no suffix)."""
-    return str(path).endswith(os.sep) or os.path.isdir(path) or Path(path).suffix == ""
-
-
-def vector_files(path: str | os.PathLike, output: bool = False) -> list[Path]:
-    """Every file that vectors ``path`` are: the folder, or the word2vec file and the files beside it.
-
-    Beside a word2vec file lie its metadata sidecar and its composer's two files, all read by
-    :meth:`Vectors.load` and written by :meth:`Vectors.save`; so a command counts each among its
-    inputs (an output never replaces one), and probes an output's temporary names for each.
-    ``output``: ``path`` is to be written (a folder as :func:`saves_folder` says), else it is read
-    (a folder when it is one).
-    """
-    path = Path(path)
-    if saves_folder(path) if output else os.path.isdir(path):
-        return [path]
-    composer = [path.with_name(f"{path.name}.{name}") for name in (ROWS, TOKENIZER)]  # as Composer.load
-    return [path, _sidecar(path), *composer]
-
-
-def check_vectors_output(
-    path: str | os.PathLike, inputs: Iterable[str | os.PathLike | None], folder: bool | None = None
-) -> None:
-    """:func:`~ctx2static.fileio.outputs.check_writable` for vectors to be saved at ``path``, before the work.
-
-    Each file the save writes (:func:`vector_files`) must be none of ``inputs``, and its temporary
-    name must fit the filesystem; ``folder`` as there.
-    """
-    check_writable(path, inputs=inputs, folder=folder, beside=vector_files(path, output=True)[1:])
-    if folder is not False and saves_folder(path):
-        check_replaceable(Path(path), {*NATIVE_FILES, ROWS, TOKENIZER})
-
-
-def check_replace(path: str | os.PathLike, maker: str, overwrite: bool) -> None:
-    """Refuse to replace vectors at ``path`` that something other than ``maker`` made (``made_by``).
-
-    Unless ``overwrite``: the same step run again replaces its own output, but ``-s ase --out
-    x2static/`` must not silently take the place of the x2static vectors.
-    """
-    before = None if overwrite else existing_maker(path)
-    if before is not None and before != maker:
-        raise UserError(
-            f"{path}: holds the vectors of {before}; this run writes {maker}: pass --overwrite to "
-            "replace them, or choose another output"
-        )
-
-
-def made_by(meta: Mapping[str, Any]) -> str:
-    """What made a table, as the overwrite rule compares it: its student or combination, its last retrofit."""
-    steps = meta.get("retrofit") or []
-    last = steps[-1].get("method") if steps and isinstance(steps[-1], dict) else None
-    combined = meta.get("combine")
-    if meta.get("student"):
-        student = f"student '{meta.get('student')}'"
-    elif isinstance(combined, dict) and combined.get("method"):
-        student = f"combine ({combined['method']})"
-    else:
-        student = "unknown provenance"
-    return f"{student} retrofitted with {last}" if last else student
-
-
-def stored_meta(path: str | os.PathLike) -> dict[str, Any] | None:
-    """The metadata of the vectors saved at ``path``, without loading them.
-
-    None: no vectors there; ``{}`` for a table without readable metadata, as another tool writes it.
-    """
-    path = Path(path)
-    if path.is_dir():
-        if not (path / "vectors.npy").exists():
-            return None
-        meta_path = path / "meta.json"
-    elif path.is_file():
-        meta_path = _sidecar(path)
-    else:
-        return None
-    try:
-        data = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-    except (OSError, ValueError):
-        return {}
-    meta = data.get("meta", data) if isinstance(data, dict) and not path.is_dir() else data
-    return meta if isinstance(meta, dict) else {}
-
-
-def existing_maker(path: str | os.PathLike) -> str | None:
-    """:func:`made_by` of the vectors saved at ``path`` (None: none there)."""
-    meta = stored_meta(path)
-    return None if meta is None else made_by(meta)
-
-
-_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\0": "\\0"}
-_UNESCAPES = {v[1]: k for k, v in _ESCAPES.items()}
-_ESCAPE = re.compile(r"[\\\t\n\r\0]")
-_UNESCAPE = re.compile(r"\\([\\tnr0])")
-
-
-def escape_word(word: str) -> str:
-    """``word`` as a folder's ``vocab.tsv`` holds it: backslash, tab, newline, CR and NUL backslash-escaped.
-
-    So a line is always ``word<TAB>count`` whatever the word holds, and any word round-trips.
-    """
-    return _ESCAPE.sub(lambda m: _ESCAPES[m[0]], word)
-
-
-def unescape_word(text: str) -> str:
-    """The word :func:`escape_word` wrote as ``text`` (a backslash before any other character stays)."""
-    return _UNESCAPE.sub(lambda m: _UNESCAPES[m[1]], text) if "\\" in text else text
-
-
-_SEPARATOR = re.compile("[ \n]")
-
-
-def _require_word2vec_words(words: Sequence[str], path: Path) -> None:
-    """A one-line error naming the first word a word2vec file cannot hold (before anything is written).
-
-    A word2vec line is the word, a space and the values (the binary form: the word, a space, the
-    bytes), so a word may hold no space nor line break, and an empty word would start a line with
-    the separator. Both gensim and this reader would read such a file wrongly or not at all.
-    """
-    for w in words:
-        if w and not _SEPARATOR.search(w):
-            continue
-        what = (
-            "a word is empty"
-            if not w
-            else f"the word {w!r} holds a " + ("space" if " " in w else "line break")
-        )
-        raise UserError(
-            f"{path}: not written: {what}, which a word2vec file cannot hold (a space and a line break "
-            "end its words); save to a folder (a path without a suffix), whose vocab.tsv holds any word"
-        )
-
-
-def _json_dict(path: Path) -> dict[str, Any]:
-    """A JSON object from ``path``; anything else is a one-line error."""
-    data = read_json(path, fix="delete it (metadata only) or re-save the vectors")
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: not a JSON object; delete it (metadata only) or re-save the vectors")
-    return data
-
-
-def _sidecar_data(path: Path, n: int) -> dict[str, Any]:
-    """The sidecar's ``meta`` (a dict) and ``counts`` (n integers, else None)."""
-    data = _json_dict(path)
-    counts = data.get("counts")
-    ok = (
-        isinstance(counts, list)
-        and len(counts) == n
-        and all(type(c) is int and 0 <= c < 2**63 for c in counts)
-    )
-    meta = data.get("meta")
-    meta = checked_meta(meta, path) if isinstance(meta, dict) else {}
-    return {"meta": meta, "counts": counts if ok else None}
-
-
 def _is_float32(matrix: Any) -> bool:
     """Whether ``matrix`` is a float32 array in native byte order: kept as it is (a memory map too)."""
     return isinstance(matrix, np.ndarray) and matrix.dtype == np.dtype(np.float32)
@@ -893,63 +592,3 @@ def _load_npy(path: Path, mmap: bool) -> np.ndarray:
             f"{path}: holds a {matrix.dtype} array of shape {matrix.shape}, not a 2-d float matrix"
         )
     return matrix
-
-
-def _empty_matrix(fh: Any, path: Path, n: int, d: int, min_bytes: int) -> np.ndarray:
-    """The [n, d] matrix to fill, once the header is plausible: a row takes at least ``min_bytes`` a value."""
-    size = os.fstat(fh.fileno()).st_size
-    if n < 0 or d < 1 or n * d * min_bytes > size:
-        raise UserError(
-            f"{path}: the header says {n} words of {d} values, which this {size}-byte file cannot hold; "
-            "fix the header line or re-export the file"
-        )
-    return np.empty((n, d), dtype=np.float32)
-
-
-def _read_text(fh: Any, path: Path, n: int, d: int) -> tuple[list[str], np.ndarray]:
-    words: list[str] = []
-    matrix = _empty_matrix(fh, path, n, d, 2)
-    for lineno, raw in enumerate(fh, 2):
-        if not raw.strip():
-            continue
-        try:
-            parts = raw.decode("utf-8").rstrip().split(" ")
-        except UnicodeDecodeError:
-            raise UserError(f"{path}: line {lineno} is not UTF-8; is it a binary file (use .bin)?") from None
-        if len(words) == n:
-            raise UserError(f"{path}: more rows than the header's {n}; fix the header line")
-        if len(parts) != d + 1:
-            raise UserError(
-                f"{path}: line {lineno} has {len(parts) - 1} values, expected {d}; "
-                "the file is ragged or truncated, re-export it"
-            )
-        try:
-            with np.errstate(over="ignore"):  # a value beyond float32 is inf: load() reports its word
-                matrix[len(words)] = np.array(parts[1:], dtype=np.float32)
-        except ValueError:
-            raise UserError(f"{path}: line {lineno} has a value that is not a number") from None
-        words.append(parts[0])
-    if len(words) != n:
-        raise UserError(f"{path}: header says {n} words but the file has {len(words)}; it is truncated")
-    return words, matrix
-
-
-def _read_binary(fh: Any, path: Path, n: int, d: int) -> tuple[list[str], np.ndarray]:
-    words: list[str] = []
-    matrix = _empty_matrix(fh, path, n, d, 4)
-    data = fh.read()
-    pos = 0
-    nbytes = 4 * d
-    for i in range(n):
-        while pos < len(data) and data[pos : pos + 1] in (b"\n", b" "):
-            pos += 1
-        end = data.find(b" ", pos)
-        if end < 0 or end + 1 + nbytes > len(data):
-            raise UserError(f"{path}: word {i + 1} of {n} is cut short; the binary file is truncated")
-        try:
-            words.append(data[pos:end].decode("utf-8"))
-        except UnicodeDecodeError:
-            raise UserError(f"{path}: word {i + 1} is not UTF-8; is this a word2vec binary file?") from None
-        matrix[i] = np.frombuffer(data, dtype="<f4", count=d, offset=end + 1)
-        pos = end + 1 + nbytes
-    return words, matrix
