@@ -35,7 +35,7 @@ from ctx2static.api_options import (
     FitOptions,
     RetrofitOptions,
 )
-from ctx2static.errors import UserError, did_you_mean
+from ctx2static.errors import Style, UserError, did_you_mean, speaking_to
 from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
 from ctx2static.fileio.atomic import atomic_write
 from ctx2static.fileio.outputs import check_writable, refuse_inputs
@@ -163,6 +163,7 @@ def _given_files(corpus: CorpusLike) -> list[str | os.PathLike]:
     return []
 
 
+@speaking_to(Style.KEYWORD, unless_said=True)
 def extract(
     corpus: CorpusLike,
     teacher: str = "minilm",
@@ -201,6 +202,7 @@ def extract(
     return folder
 
 
+@speaking_to(Style.KEYWORD, unless_said=True)
 @sigterm_as_interrupt()
 def fit(
     source: str | os.PathLike | CorpusLike,
@@ -232,6 +234,7 @@ def fit(
         return fit_text_student(student, corpus, VocabConfig(**vocab_cfg), student_options)
 
 
+@speaking_to(Style.KEYWORD, unless_said=True)
 @sigterm_as_interrupt()
 def distill(
     corpus: CorpusLike,
@@ -274,9 +277,7 @@ def distill(
         option = SIGNALS[signal].option
         if option in switches:  # on or off; a size (--topk K, --attention S) is the user's to choose
             extract_options.setdefault(option, True)
-    reg.check_signals(
-        student, config, _signals(extract_options), f"distill(student='{student}')", "pass {}", "keyword"
-    )
+    reg.check_signals(student, config, _signals(extract_options), f"distill(student='{student}')", "pass {}")
     if out is not None:
         return reg.fit_cache_student(student, extract(corpus, teacher, out, **extract_options), config)
     with temp_folder("ctx2static-cache-") as tmp:
@@ -294,6 +295,7 @@ def _signals(extract_options: Mapping[str, Any]) -> list[str]:
     )
 
 
+@speaking_to(Style.KEYWORD, unless_said=True)
 def retrofit(
     vectors: Vectors | str | os.PathLike,
     lexicons: str | Sequence[str] = "wordnet",
@@ -311,6 +313,7 @@ def retrofit(
     return retrofit_vectors(_vectors(vectors), lexicons, config, antonyms)[0]
 
 
+@speaking_to(Style.KEYWORD, unless_said=True)
 def combine(vectors: Sequence[Vectors | str | os.PathLike], **options: Unpack[CombineOptions]) -> Vectors:
     """One table from several (as ``ctx2static combine``), holding the words every input holds.
 
@@ -330,6 +333,7 @@ def combine(vectors: Sequence[Vectors | str | os.PathLike], **options: Unpack[Co
     return combine_vectors([(name, _vectors(v)) for name, v in named], config)
 
 
+@speaking_to(Style.KEYWORD, unless_said=True)
 def evaluate(vectors: Vectors | str | os.PathLike, compose: bool = False) -> list[Score]:
     """Every bundled benchmark (as ``ctx2static eval``); ``compose``: unknown words get composed vectors."""
     from ctx2static.eval import evaluate as run
@@ -338,6 +342,7 @@ def evaluate(vectors: Vectors | str | os.PathLike, compose: bool = False) -> lis
     return run(_vectors(vectors), compose=compose)
 
 
+@speaking_to(Style.KEYWORD, unless_said=True)
 def export(
     vectors: Vectors | str | os.PathLike,
     fmt: str,

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ctx2static.errors import UserError
+from ctx2static.errors import Style, UserError, speaking_to
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import FAMILIES
 from ctx2static.export import ExportConfig, Format, format_hint
@@ -534,7 +534,7 @@ def main(argv: list[str] | None = None) -> None:
     temporaries are removed as Ctrl-C's are).
     """
     try:
-        with sigterm_as_interrupt():
+        with sigterm_as_interrupt(), speaking_to(Style.FLAG):
             cli.main(args=argv, standalone_mode=False)
     except UserError as exc:
         click.echo(f"error: {exc}", err=True)

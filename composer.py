@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, spell
 from ctx2static.fileio.atomic import Renames, atomic_write, write_npy
 
 ROWS = "subwords.npy"
@@ -64,7 +64,8 @@ class Composer:
         if not np.isfinite(rows).all():  # it would not load again
             raise UserError(
                 f"{folder / (prefix + ROWS)}: not written: the composer's rows hold NaN or values beyond "
-                "float16 (65504); fit it to vectors of smaller values, or go without (--no-compose)"
+                "float16 (65504); fit it to vectors of smaller values, or go without "
+                f"({spell('compose', False)})",
             )
         with atomic_write(folder / f"{prefix}{ROWS}", group=group) as fh:
             write_npy(fh, rows)

@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from ctx2static.errors import spell
+
 MANIFEST = "manifest.json"
 VOCAB_TSV = "vocab.tsv"
 VOCAB_H5 = "vocab.h5"
@@ -111,19 +113,15 @@ class Signal:
     stored: str = "shard"  # "shard" (an HDF5 array per shard), "attention" (Parquet per shard), "vocab"
     size: str = ""  # the option's value, as a user writes it, when it is a size rather than a switch
 
-    def setting(self, style: str) -> str:
-        """The extract option that writes it, spelled for ``style``.
+    def setting(self) -> str:
+        """The extract option that writes it, as the user writes it (:func:`~ctx2static.errors.spell`).
 
-        "flag": ``--topk K``, ``--vectors``; "key" (a study's): ``topk = K``, ``vectors = true``;
-        "keyword" (the API's): ``topk=K``, ``vectors=True``.
+        ``--topk K``, ``--vectors`` on the command line; ``topk = K``, ``vectors = true`` in a
+        study; ``topk=K``, ``vectors=True`` in the API.
         """
         if self.option is None:
             return "(always written)"
-        if style == "flag":
-            return f"--{self.option} {self.size}" if self.size else f"--{self.option}"
-        if style == "key":
-            return f"{self.option} = {self.size or 'true'}"
-        return f"{self.option}={self.size or 'True'}"
+        return spell(self.option, self.size or True)
 
 
 _SENT, _OCC, _VOCAB = Rows.SENTENCE, Rows.OCCURRENCE, Rows.VOCAB

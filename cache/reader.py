@@ -185,8 +185,7 @@ class Cache:
         for key in keys or ():
             if key not in self.signals:
                 raise UserError(
-                    f"{self.folder}: the cache has no '{key}'; "
-                    f"extract again with {SIGNALS[key].setting('flag')}"
+                    f"{self.folder}: the cache has no '{key}'; extract again with {SIGNALS[key].setting()}"
                 )
         record = self.manifest["shards"][i]
         fix = f"{REBUILD} to rebuild shard {i}"

@@ -56,7 +56,7 @@ from ctx2static.cache.layout import (
 )
 from ctx2static.cache.reader import check_format, not_own_file, read_manifest, verify_file
 from ctx2static.cache.validate import nonfinite_array
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, spell
 from ctx2static.fileio.atomic import atomic_write, write_json
 from ctx2static.fileio.digests import sha256_file
 from ctx2static.fileio.locks import acquire_lock, release_lock
@@ -89,7 +89,8 @@ def write_shard_files(
     if where is not None:
         raise UserError(
             f"{folder}: shard {index}: the teacher's output holds NaN or infinity ({where}); it overflowed "
-            "float16 or the forward is unstable: try --precision float32, --float32-means or another --layer"
+            f"float16 or the forward is unstable: try {spell('precision', 'float32')}, "
+            f"{spell('float32_means', True)} or another {spell('layer')}",
         )
     h5, parquet = shard_files(index)
     files = {h5: write_h5(folder / h5, arrays)}
@@ -246,7 +247,7 @@ class CacheWriter:
                 keys = ", ".join("".join(c if c.isprintable() else "?" for c in k) for k in diff[:6])
                 raise UserError(
                     f"{folder}: holds a cache from a different run (differs in {keys}); "
-                    "pass another --out or delete that folder"
+                    f"pass another {spell('out')} or delete that folder",
                 )
             remove_stale_temps_in(folder)  # left by a killed writer (the lock says none is alive)
             return cls._reopen(folder, manifest, vocab)

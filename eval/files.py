@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, spell
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import load_benchmarks
 from ctx2static.eval.comparison import compare_tables
@@ -65,7 +65,7 @@ def evaluate_files(
     benchmarks = load_benchmarks(picked, extra, bundled=bundled, tasks=tasks)
     if not benchmarks:
         flags = "/".join(f"--{name}" for name in extra)
-        raise UserError(f"no benchmarks to run: give {flags} files with --no-bundled")
+        raise UserError(f"no benchmarks to run: give {flags} files with {spell('bundled', False)}")
     for path in vectors:
         if not Path(path).exists():
             raise UserError(f"{path}: no such vectors file or folder")

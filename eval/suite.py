@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, spell
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import Benchmark, load_benchmarks
 from ctx2static.eval.families import FAMILIES, FamilySpec, family, family_of
@@ -99,7 +99,7 @@ def composed(vectors: Vectors, benchmarks: Sequence[Benchmark]) -> Vectors:
     if vectors.composer is None:
         raise UserError(
             "these vectors have no composer for words outside the table; fit one with "
-            "'ctx2static compose VECTORS --cache DIR' or evaluate without --compose"
+            f"'ctx2static compose VECTORS --cache DIR' or evaluate without {spell('compose', True)}"
         )
     return vectors.with_composed([w for b in benchmarks for w in _words(b)])
 

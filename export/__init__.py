@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from ctx2static.errors import UserError, did_you_mean
+from ctx2static.errors import OptionError, UserError, did_you_mean, spell
 from ctx2static.export.card import Card
 from ctx2static.export.config import ExportConfig
 from ctx2static.export.quantize import Quantize
@@ -120,11 +120,19 @@ def export_vectors(
         binary = fmt is Format.WORD2VEC_BIN
         if out.is_dir() or out.suffix == "" or (out.suffix == ".bin") != binary:
             want = "a .bin file" if binary else "a file not ending in .bin (e.g. .txt or .vec)"
-            raise UserError(f"{out}: --format {fmt.value} writes {want}; change --out")
+            raise OptionError(
+                f"{out}: {spell('format', fmt.value, keyword='fmt')} writes {want}; change {spell('out')}",
+                "format",
+                "out",
+            )
         if config.quantize is not Quantize.FLOAT32 or config.weighting is not Weighting.NONE:
-            raise UserError(
-                f"--format {fmt.value} holds float32 word vectors; --quantize and --weighting are for the "
-                "model2vec and sentence-transformers folders"
+            raise OptionError(
+                f"{spell('format', fmt.value, keyword='fmt')} holds float32 word vectors; "
+                f"{spell('quantize')} and {spell('weighting')} are for the model2vec and "
+                "sentence-transformers folders",
+                "format",
+                "quantize",
+                "weighting",
             )
         return vectors.save(out)
     weights = vectors.row_weights(config.weighting, config.sif_a)
@@ -159,9 +167,10 @@ def missing_words(vectors: Vectors, words: Iterable[str], source: str, dims: int
     """
     missing = list(dict.fromkeys(w for w in words if vectors.row_of(w) is None))
     if missing and vectors.composer is None:
-        raise UserError(
-            f"--add-words: {source} lacks {len(missing):,} of the words (first '{missing[0]}') and has no "
-            f"composer to make them; give it one: ctx2static compose {source} --cache DIR --out NEW"
+        raise OptionError(
+            f"{spell('add_words')}: {source} lacks {len(missing):,} of the words (first '{missing[0]}') and "
+            f"has no composer to make them; give it one: ctx2static compose {source} --cache DIR --out NEW",
+            "add_words",
         )
     rows = (len(vectors) + len(missing)) * (dims or vectors.dim) * 4
     check_fits(

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, spell
 from ctx2static.export.card import Card
 from ctx2static.export.config import ExportConfig
 from ctx2static.export.quantize import Quantize, quantized
@@ -36,9 +36,11 @@ CONFIG: dict[str, Any] = {"prompts": {}, "default_prompt_name": None, "similarit
 def save_sentence_transformers(vectors: Vectors, out: Path, card: Card, config: ExportConfig) -> Path:
     """Write the sentence-transformers folder atomically (``vectors``: rows with the weights folded in)."""
     if config.quantize is Quantize.INT8:
-        raise UserError(
-            "--format sentence-transformers holds float32 or float16 rows (a torch EmbeddingBag); "
-            "int8 is for --format model2vec"
+        raise OptionError(
+            f"{spell('format', 'sentence-transformers', keyword='fmt')} holds float32 or float16 rows "
+            f"(a torch EmbeddingBag); int8 is for {spell('format', 'model2vec', keyword='fmt')}",
+            "format",
+            "quantize",
         )
     table = token_table(vectors)
     rows, _ = quantized(table.matrix, config.quantize)

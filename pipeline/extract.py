@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from ctx2static.cache.layout import PCA_H5
 from ctx2static.cache.writer import CacheWriter
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, UserError, spell
 from ctx2static.fileio.locks import LOCK_NAME, acquire_lock, release_lock
 from ctx2static.fileio.outputs import check_writable
 from ctx2static.memory import check_fits
@@ -215,8 +215,10 @@ def run_extract(
     width = engine.width()
     check_vocab_memory(vocab, width)
     if cfg.vectors and width and cfg.pca > width:
-        raise UserError(
-            f"--pca {cfg.pca}: the teacher's vectors have {width} dimensions; use --pca {width} or fewer"
+        raise OptionError(
+            f"{spell('pca', cfg.pca)}: the teacher's vectors have {width} dimensions; use "
+            f"{spell('pca', width)} or fewer",
+            "pca",
         )
     cfg = engine.resolve(cfg)  # the cache records what auto meant, as the teacher's layers
     watch = CorpusWatch(corpus, Path(out))

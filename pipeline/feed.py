@@ -44,7 +44,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, spell
 from ctx2static.pipeline.align import Encoder, Encoding
 from ctx2static.pipeline.batching import HostBatch, host_batch, sorted_batches
 from ctx2static.pipeline.config import WORD_SLOT
@@ -284,8 +284,8 @@ class _Worker:
         """The one line for a process gone before its job was done (killed, out of memory)."""
         return UserError(
             f"extract: a feeding process ended before its shard was ready (exit {self.proc.wait()}; -9 is "
-            "often the system out of memory); run the same command again to resume, with --feeders 1 to "
-            "use less memory"
+            "often the system out of memory); run the same command again to resume, with "
+            f"{spell('feeders', 1)} to use less memory"
         )
 
     def close(self) -> None:

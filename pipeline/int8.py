@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, spell
 
 
 def quantized_engine() -> str:
@@ -60,7 +60,10 @@ def require_engine() -> str:
     """The quantized engine for this machine, or one line where the torch build lacks it."""
     engine = quantized_engine()
     if engine not in torch.backends.quantized.supported_engines:
-        raise UserError(f"--precision int8: this torch build lacks the {engine} engine; use float32")
+        raise OptionError(
+            f"{spell('precision', 'int8')}: this torch build lacks the {engine} engine; use float32",
+            "precision",
+        )
     return engine
 
 
@@ -79,7 +82,10 @@ def quantize_linears(model: Any, source: str) -> Any:
         if type(mod) is torch.nn.Linear and mod is not head
     }
     if not spec:
-        raise UserError(f"--precision int8: {source} has no Linear layers to quantize; use float32")
+        raise OptionError(
+            f"{spell('precision', 'int8')}: {source} has no Linear layers to quantize; use float32",
+            "precision",
+        )
     torch.backends.quantized.engine = engine
     with warnings.catch_warnings():
         # torch 2.13 warns on every call that torch.ao's eager quantization moves to torchao (not a

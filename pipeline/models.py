@@ -25,7 +25,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ctx2static.errors import UserError
+from ctx2static.errors import TeacherUnavailableError, UserError, spell
 from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, WORD_SLOT
 from ctx2static.teachers import BY_NAME, TEACHERS, Teacher, names, teacher_hint
 
@@ -252,32 +252,37 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def unavailable(name: str, source: str, exc: Exception, part: str = "files") -> UserError:
+def unavailable(name: str, source: str, exc: Exception, part: str = "files") -> TeacherUnavailableError:
     """The one line for a teacher whose files do not load: a broken folder, or a model not downloaded."""
     if "trust_remote_code" in str(exc):  # a hub model that needs its own code: never run
-        return UserError(
+        return TeacherUnavailableError(
+            name,
             f"teacher '{name}' ({source}): the model needs code of its own, and ctx2static never runs code "
-            f"from a model; {REMOTE_CODE_FIX}"
+            f"from a model; {REMOTE_CODE_FIX}",
         )
     if Path(source).is_dir():
-        return UserError(
+        return TeacherUnavailableError(
+            name,
             f"{source}: not a loadable model folder: cannot load its {part} ({_reason(exc)}); "
-            "re-download or re-save the model folder"
+            "re-download or re-save the model folder",
         )
     if name == source and "/" not in name:  # a bare word: most likely a mistyped short name
-        return UserError(
-            f"--teacher {name}: not a short name{teacher_hint(name)}, a model folder or a model "
-            f"in the local Hugging Face cache; the short names: {names()}"
+        return TeacherUnavailableError(
+            name,
+            f"{spell('teacher', name)}: not a short name{teacher_hint(name)}, a model folder or a model "
+            f"in the local Hugging Face cache; the short names: {names()}",
         )
     if not isinstance(exc, OSError):
-        return UserError(
+        return TeacherUnavailableError(
+            name,
             f"teacher '{name}' ({source}): cannot load its {part} ({_reason(exc)}); "
-            "delete it from the Hugging Face cache and download it again"
+            "delete it from the Hugging Face cache and download it again",
         )
     packaged = teacher_hint(name, [t for t in TEACHERS if t.install])  # a hub id whose model a package holds
-    return UserError(
+    return TeacherUnavailableError(
+        name,
         f"teacher '{name}' ({source}) is not available offline{packaged}: it is not in the local Hugging "
-        "Face cache; download it once with network access or pass a local model folder"
+        "Face cache; download it once with network access or pass a local model folder",
     )
 
 
@@ -309,8 +314,9 @@ def make_user_cache(folder: Path) -> None:
         ) from None
 
 
-def _missing(t: Teacher, what: str) -> UserError:
-    return UserError(f"{t.name}: {what}; {t.install}")
+def _missing(t: Teacher, what: str) -> TeacherUnavailableError:
+    """A packaged teacher whose packages are not installed (or not whole): what to install."""
+    return TeacherUnavailableError(t.name, f"{t.name}: {what}; {t.install}")
 
 
 def _module(distribution: str) -> str:
@@ -385,10 +391,11 @@ def _installed(t: Teacher) -> Path:
     if pkg is None:
         raise _missing(t, f"the {t.packages[0]} package is not installed")
     if t.sha256 and folder_sha256(pkg / "model") != t.sha256[0]:
-        raise UserError(
+        raise TeacherUnavailableError(
+            t.name,
             f"{pkg / 'model'}: its files are not the ones pinned for teacher {t.name} (damaged, changed, or "
             f"not the release ctx2static was made for); reinstall it: pip install --force-reinstall "
-            f"{t.packages[0]}"
+            f"{t.packages[0]}",
         )
     return pkg / "model"
 

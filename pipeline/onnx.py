@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, UserError, spell
 from ctx2static.fileio.atomic import atomic_dir
 from ctx2static.fileio.digests import check_sealed, seal_folder
 from ctx2static.fileio.oserrors import user_errors_for
@@ -70,7 +70,9 @@ def onnxruntime_module() -> Any:
     try:
         import onnxruntime
     except ImportError:
-        raise UserError("--backend onnx needs onnxruntime: pip install 'ctx2static[onnx]'") from None
+        raise OptionError(
+            f"{spell('backend', 'onnx')} needs onnxruntime: pip install 'ctx2static[onnx]'", "backend"
+        ) from None
     return onnxruntime
 
 
@@ -138,9 +140,10 @@ def _export(model: Any, path: Path, pad_id: int) -> None:
             )
     except Exception as exc:  # the tracer fails in many ways, all meaning this family cannot be exported
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UserError(
-            f"--backend onnx: {model.config.model_type} does not export to ONNX here ({msg}); "
-            "use --backend torch"
+        raise OptionError(
+            f"{spell('backend', 'onnx')}: {model.config.model_type} does not export to ONNX here ({msg}); "
+            f"use {spell('backend', 'torch')}",
+            "backend",
         ) from None
     finally:
         base.set_attn_implementation(impl)

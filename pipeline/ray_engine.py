@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, UserError, spell
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.models import resolve
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
@@ -46,7 +46,9 @@ def _ray() -> ModuleType:
     try:
         import ray
     except ImportError:
-        raise UserError("--engine ray: Ray is not installed; pip install 'ctx2static[scale]'") from None
+        raise OptionError(
+            f"{spell('engine', 'ray')}: Ray is not installed; pip install 'ctx2static[scale]'", "engine"
+        ) from None
     return ray
 
 
@@ -141,13 +143,15 @@ def _init(ray: ModuleType, engine: EngineConfig) -> None:
         thread.start()
         thread.join(timeout)
     if not failed:
-        raise UserError(
-            f"--address {address}: no Ray cluster answered within {timeout:g} s; check the address, "
-            f"{_NO_CLUSTER}, or raise --connect-timeout"
+        raise OptionError(
+            f"{spell('address', address)}: no Ray cluster answered within {timeout:g} s; check the address, "
+            f"{_NO_CLUSTER}, or raise {spell('connect_timeout')}",
+            "address",
+            "connect_timeout",
         )
     if failed[0] is not None:
         first = (str(failed[0]).strip() or type(failed[0]).__name__).splitlines()[0]
-        raise UserError(f"--address {address or '(local)'}: Ray did not start ({first})")
+        raise OptionError(f"{spell('address', address or '(local)')}: Ray did not start ({first})", "address")
 
 
 def _probe(address: str, timeout: float) -> None:
@@ -159,8 +163,9 @@ def _probe(address: str, timeout: float) -> None:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as exc:
         reason = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or type(exc).__name__
-        raise UserError(
-            f"--address {address}: nothing answers at {host}:{port} ({reason}); {_NO_CLUSTER}"
+        raise OptionError(
+            f"{spell('address', address)}: nothing answers at {host}:{port} ({reason}); {_NO_CLUSTER}",
+            "address",
         ) from None
 
 
@@ -183,7 +188,10 @@ def _n_workers(resources: dict[str, float], cpus: int, gpus: float) -> int:
     """As many workers as the cluster's GPUs (GPU workers) or CPUs hold."""
     if gpus:
         if not resources.get("GPU"):
-            raise UserError("--gpus-per-worker: the Ray cluster has no GPUs; use 0 for CPU workers")
+            raise OptionError(
+                f"{spell('gpus_per_worker')}: the Ray cluster has no GPUs; use 0 for CPU workers",
+                "gpus_per_worker",
+            )
         return max(int(resources["GPU"] / gpus), 1)
     return max(int(resources.get("CPU", 1) / cpus), 1)
 
@@ -217,9 +225,12 @@ class RayEngine:
         """Join or start a Ray cluster and load the teacher on each worker (``--workers``, 0: fill it)."""
         gpu = config.device.startswith("cuda")
         if gpu != bool(engine.gpus_per_worker):
-            raise UserError(
-                f"--device {config.device} with --gpus-per-worker {engine.gpus_per_worker}: "
-                "Ray workers on GPUs need both --device cuda and --gpus-per-worker > 0, on CPUs neither"
+            raise OptionError(
+                f"{spell('device', config.device)} with {spell('gpus_per_worker', engine.gpus_per_worker)}: "
+                f"Ray workers on GPUs need both {spell('device', 'cuda')} and "
+                f"{spell('gpus_per_worker')} > 0, on CPUs neither",
+                "device",
+                "gpus_per_worker",
             )
         source = resolve(teacher)  # every worker loads the same files (a path all nodes see, or a hub id)
         ray = _ray()

@@ -18,7 +18,7 @@ import numpy as np
 
 from ctx2static.cache.layout import SIGNALS, shard_signals
 from ctx2static.cache.writer import WordSums, write_shard_files
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, UserError, spell
 from ctx2static.memory import HeapTrim
 from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.config import WORD_SLOT, ExtractConfig, parse_layers
@@ -364,9 +364,11 @@ def shard_arrays(
 def fit_pca(vectors: np.ndarray, dim: int) -> dict[str, np.ndarray]:
     """The cache's PCA of the occurrence vectors (SVD of the centred first shard, signs fixed)."""
     if len(vectors) < dim or vectors.shape[1] < dim:
-        raise UserError(
-            f"--pca {dim}: the first shard has {len(vectors)} vectors of width {vectors.shape[1]}; "
-            "use a smaller --pca or a larger --shard-size"
+        raise OptionError(
+            f"{spell('pca', dim)}: the first shard has {len(vectors)} vectors of width {vectors.shape[1]}; "
+            f"use a smaller {spell('pca')} or a larger {spell('shard_size')}",
+            "pca",
+            "shard_size",
         )
     x = vectors.astype(np.float64)
     mean = x.mean(0)
@@ -397,9 +399,11 @@ def word_substitutes(teacher: Teacher, words: np.ndarray, k: int) -> None:
     """
     ids = np.flatnonzero(words >= 0)
     if len(ids) <= k:
-        raise UserError(
-            f"--topk {k}: only {len(ids)} of the teacher's tokens spell a vocabulary word; "
-            "use a smaller --topk or a larger vocabulary (--min-count)"
+        raise OptionError(
+            f"{spell('topk', k)}: only {len(ids)} of the teacher's tokens spell a vocabulary word; "
+            f"use a smaller {spell('topk')} or a larger vocabulary ({spell('min_count')})",
+            "topk",
+            "min_count",
         )
     teacher.restrict_substitutes(ids)
 
@@ -424,9 +428,12 @@ def word_options(cfg: ExtractConfig, teacher: Teacher) -> ExtractConfig:
         template != WORD_SLOT
         and not template_inputs(teacher.encoder, ["a"], template, max_length)[0].complete[0]
     ):
-        raise UserError(
-            f"--word-template: its text takes more than --max-length {cfg.max_length} teacher tokens and "
-            "leaves the word no room; shorten the template or raise --max-length"
+        raise OptionError(
+            f"{spell('word_template')}: its text takes more than {spell('max_length', cfg.max_length)} "
+            "teacher tokens and "
+            f"leaves the word no room; shorten the template or raise {spell('max_length')}",
+            "word_template",
+            "max_length",
         )
     return replace(cfg, word_template=template, word_layer=layer)
 
@@ -529,7 +536,7 @@ class ShardMaker:
         if teacher.onnx is not None and needy:
             raise UserError(
                 f"--{needy[0].replace('_', '-')} needs the LM head or attention weights, which "
-                "--backend onnx does not compute; use --backend torch"
+                f"{spell('backend', 'onnx')} does not compute; use {spell('backend', 'torch')}"
             )
         self.words = token_words(teacher, vocab, lowercase)
         if cfg.topk:

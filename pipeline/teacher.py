@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, UserError, spell
 from ctx2static.pipeline.align import Encoder, Encoding
 from ctx2static.pipeline.batching import HostBatch, host_batch
 from ctx2static.pipeline.config import Backend, Precision, TeacherConfig, parse_layers
@@ -203,7 +203,10 @@ class Teacher:
             model = model.eval().to(dev)
         except (RuntimeError, AssertionError) as exc:
             msg = str(exc).splitlines()[0]
-            raise UserError(f"--device {config.device}: not usable here ({msg}); try --device cpu") from None
+            raise OptionError(
+                f"{spell('device', config.device)}: not usable here ({msg}); try {spell('device', 'cpu')}",
+                "device",
+            ) from None
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token or tok.unk_token
         impl = model.config._attn_implementation
@@ -540,10 +543,15 @@ def _device(spec: str) -> torch.device:
         dev = torch.device(spec)
     except RuntimeError as exc:
         msg = str(exc).splitlines()[0]
-        raise UserError(f"--device {spec}: not a torch device ({msg}); e.g. cpu, cuda, cuda:1") from None
+        raise OptionError(
+            f"{spell('device', spec)}: not a torch device ({msg}); e.g. cpu, cuda, cuda:1", "device"
+        ) from None
     found = torch.cuda.device_count() if dev.type == "cuda" else 0
     if dev.type == "cuda" and (dev.index or 0) >= found:
-        raise UserError(f"--device {spec}: not usable here ({found} CUDA devices); try --device cpu")
+        raise OptionError(
+            f"{spell('device', spec)}: not usable here ({found} CUDA devices); try {spell('device', 'cpu')}",
+            "device",
+        )
     return dev
 
 

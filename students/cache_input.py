@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ctx2static.cache import Cache
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, spell
 from ctx2static.options import Options, opt
 from ctx2static.students.postprocess import DimensionStats, Standardize
 from ctx2static.text.encoded import EncodedCorpus
@@ -135,8 +135,11 @@ def teacher_init(
         return None
     table = teacher_table(cache, init, zscore)
     if table.shape[1] < dim:
-        raise UserError(
-            f"--set init={init.value}: the teacher table is {table.shape[1]}-d, narrower than dim={dim}"
+        raise OptionError(
+            f"{spell('init', init.value, via_set=True)}: the teacher table is {table.shape[1]}-d, "
+            f"narrower than {spell('dim', dim)}",
+            "init",
+            "dim",
         )
     if table.shape[1] > dim:
         centred = table - table.mean(0)

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, UserError, spell
 from ctx2static.options import Options, Rule, opt
 from ctx2static.vectors import Vectors, VectorsMeta
 from ctx2static.vectors.outputs import made_by
@@ -134,9 +134,12 @@ def combine_vectors(inputs: Sequence[tuple[str, Vectors]], config: CombineConfig
     dims = [v.dim for v in tables]
     if config.method is CombineMethod.MEAN and len(set(dims)) > 1:
         sizes = ", ".join(f"{d} ({n})" for n, d in zip(names, dims, strict=True))
-        raise UserError(
-            f"--method mean averages aligned rows, so it needs inputs of one dimension, not {sizes}: "
-            "use --method concat (and --dim D to bring the result down to D dimensions)"
+        raise OptionError(
+            f"{spell('method', 'mean')} averages aligned rows, so it needs inputs of one dimension, not "
+            f"{sizes}: use {spell('method', 'concat')} (and {spell('dim', 'D')} to bring the result down to "
+            "D dimensions)",
+            "method",
+            "dim",
         )
     width = sum(dims) if config.method is CombineMethod.CONCAT else dims[0]
     if config.dim > width:

@@ -26,7 +26,7 @@ from typing import Any
 from ctx2static.cache import Cache
 from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
-from ctx2static.errors import UserError, did_you_mean
+from ctx2static.errors import MissingSignalError, UserError, did_you_mean, spell
 from ctx2static.fileio.outputs import check_writable
 from ctx2static.fileio.temps import temp_folder
 from ctx2static.options import Options, configure, field_names, pop_options
@@ -169,21 +169,21 @@ def check_signals(
     available: Iterable[str],
     where: str,
     fix: str = "extract again with {}",
-    style: str = "flag",
 ) -> None:
     """The one missing-signal policy of every entry point (command line, study, API).
 
     A cache (or the extract options that will make it, ``where``) without a signal student ``name``
     needs is refused before any work, in one line naming the option that writes it; ``fix`` says
-    where to set it, its ``{}`` filled with the options spelled in ``style`` (``Signal.setting``:
-    flags, a study's keys, API keywords).
+    where to set it, its ``{}`` filled with the options as the caller writes them
+    (:meth:`~ctx2static.cache.layout.Signal.setting`: flags, a study's keys, API keywords).
     """
     missing = missing_signals(needed_signals(name, config), available)
     if missing:
-        options = ", ".join(dict.fromkeys(SIGNALS[s].setting(style) for s in missing))
-        raise UserError(
+        options = ", ".join(dict.fromkeys(SIGNALS[s].setting() for s in missing))
+        raise MissingSignalError(
             f"{where}: student '{name}' needs the cache signal '{missing[0]}', which this teacher does "
-            f"not extract; {fix.format(options)}"
+            f"not extract; {fix.format(options)}",
+            missing,
         )
 
 
@@ -236,7 +236,7 @@ def fit_cache_student(
     table (:func:`ctx2static.cache.compose.fit_composer`).
     """
     if spec(name).source is not Source.CACHE:
-        raise UserError(f"student '{name}' trains from the corpus text; pass --corpus FILE")
+        raise UserError(f"student '{name}' trains from the corpus text; pass {spell('corpus', 'FILE')}")
     config = _config(name, config)
     began = time.perf_counter()
     cache = Cache.open(cache_dir)
@@ -276,7 +276,7 @@ def fit_text_student(
 ) -> Vectors:
     """Corpus -> vocabulary -> encoded corpus -> student ``name`` -> vectors (with metadata)."""
     if spec(name).source is not Source.TEXT:
-        raise UserError(f"student '{name}' trains from a teacher cache; pass --cache DIR")
+        raise UserError(f"student '{name}' trains from a teacher cache; pass {spell('cache', 'DIR')}")
     config, vocab_config = _config(name, config), vocab_config or VocabConfig()
     checkpoint = getattr(config, "checkpoint", None)  # GloVe's resumable state, written every epoch
     if checkpoint:  # here, where every entry point (command, study, API) knows the corpus files
@@ -330,7 +330,9 @@ def fit_student(
             f"{checkpoint}: is both the GloVe checkpoint and the output (-o); give each its own path"
         )
     if cache_dir and corpus:
-        raise UserError("pass either --corpus (text students) or --cache (cache students), not both")
+        raise UserError(
+            f"pass either {spell('corpus')} (text students) or {spell('cache')} (cache students), not both"
+        )
     if cache_dir:
         vectors = fit_cache_student(name, cache_dir, config, compose)
     elif corpus:
@@ -338,5 +340,7 @@ def fit_student(
         text = Corpus(list(corpus), pop_options(CorpusConfig, options))
         vectors = fit_text_student(name, text, pop_options(VocabConfig, options), config)
     else:
-        raise UserError("pass --corpus FILE (text students) or --cache DIR (distilled students)")
+        raise UserError(
+            f"pass {spell('corpus', 'FILE')} (text students) or {spell('cache', 'DIR')} (distilled students)"
+        )
     return vectors, vectors.save(out)

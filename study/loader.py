@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ctx2static.cache.layout import shard_signals
-from ctx2static.errors import UserError, did_you_mean
+from ctx2static.errors import Style, UserError, did_you_mean, speaking_to
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import (
     FAMILIES,
@@ -117,6 +117,7 @@ def _config(path: Path, cls: type[C], table: Mapping[str, Any], where: str) -> C
         return configure(cls, {k: v for k, v in table.items() if k in names}, what=where)
 
 
+@speaking_to(Style.KEY)
 def load_study(path: str | Path) -> Study:
     """Read and check a study file; every mistake is a one-line error naming the file and the key."""
     path = Path(path)
@@ -267,7 +268,7 @@ def _check_signals(path: Path, where: str, student: str, config: Options, teache
     """Refuse a student whose teacher does not extract a signal it needs (before any extraction)."""
     available = shard_signals(teacher.extract.to_dict())
     fix = f"set {{}} in [teachers.{teacher.name}]"
-    check_signals(student, config, available, f"{path}: {where}", fix, style="key")
+    check_signals(student, config, available, f"{path}: {where}", fix)
 
 
 def _reference(path: Path, name: str, data: Any) -> Reference:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import Style, UserError, speaking_to
 from ctx2static.eval.benchmarks import Benchmark
 from ctx2static.eval.comparison import Comparison, compare
 from ctx2static.eval.results import Score
@@ -355,6 +355,7 @@ def _intact(folder: Path) -> bool:
     return True
 
 
+@speaking_to(Style.KEY)
 def run_study(study: Study, out: str | Path) -> Comparison:
     """Run every step of ``study`` into ``out`` that is not up to date; write results.md and report.md.
 

@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, spell
 from ctx2static.fileio.reading import read_lines
 from ctx2static.options import Options, Rule, opt
 from ctx2static.text.normal import nfc
@@ -158,7 +158,7 @@ class Corpus:
 
     def __post_init__(self) -> None:
         if not self.paths:
-            raise UserError("no corpus files given; pass at least one with --corpus")
+            raise UserError(f"no corpus files given; pass at least one with {spell('corpus')}")
         self.readings = []
         seen: dict[tuple[int, int], Path] = {}
         repeats: list[tuple[Path, Path]] = []  # a file named again, and its first name

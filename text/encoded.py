@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, spell
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab
 
@@ -77,7 +77,9 @@ def encode_corpus(corpus: Corpus, vocab: Vocab, workdir: str | os.PathLike) -> E
                 flush()
         flush()
     if n_tok == 0:
-        raise UserError("no in-vocabulary tokens in the corpus; check --min-count and the corpus files")
+        raise UserError(
+            f"no in-vocabulary tokens in the corpus; check {spell('min_count')} and the corpus files"
+        )
     return EncodedCorpus(
         np.memmap(workdir / "ids.bin", dtype=np.int32, mode="r", shape=(n_tok,)),
         np.memmap(workdir / "starts.bin", dtype=np.int64, mode="r", shape=(n_sent + 1,)),

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError, UserError, spell
 from ctx2static.fileio.digests import sha256_file
 from ctx2static.fileio.reading import COMPRESSED, open_compressed, read_json, read_lines, require_file
 
@@ -112,16 +112,19 @@ def find_sources(
     for p in map(Path, paths):
         if p.is_dir() and (p / "dataset_dict.json").is_file():
             splits = sorted(q.name for q in p.iterdir() if (q / "state.json").is_file())
-            raise UserError(
+            raise InputError(
+                p,
                 f"{p}: a saved DatasetDict (splits: {', '.join(splits) or 'none'}); pass the split "
-                f"to read, e.g. --corpus {p / (splits[0] if splits else 'train')}"
+                f"to read, e.g. {spell('corpus', p / (splits[0] if splits else 'train'))}",
             )
         if p.is_dir() and not (p / "state.json").is_file():
             found = _walk(p, forced)
             if not found:
-                raise UserError(
+                raise InputError(
+                    p,
                     f"{p}: no corpus files in this folder (.txt, .jsonl, .csv, .tsv, .parquet, plain "
-                    "or compressed, or saved datasets); pass --corpus-format to read files of another name"
+                    f"or compressed, or saved datasets); pass {spell('corpus_format')} to read files of "
+                    "another name",
                 )
             out += found
         elif p.exists():
@@ -139,7 +142,10 @@ def _named_format(path: Path, forced: CorpusFormat) -> CorpusFormat:
         return forced
     fmt = format_of(path)
     if fmt is None and Path(_stem(path)).suffix == ".json":
-        raise UserError(f"{path}: .json may be JSON lines or one JSON document; pass --corpus-format jsonl")
+        raise InputError(
+            path,
+            f"{path}: .json may be JSON lines or one JSON document; pass {spell('corpus_format', 'jsonl')}",
+        )
     return fmt or CorpusFormat.TEXT
 
 
@@ -170,11 +176,13 @@ def records(source: Source, field: str) -> Iterator[tuple[int, str]]:
     yield from readers[source.format](source.path, field)
 
 
-def _missing(path: Path, row: int, field: str, value: object) -> UserError:
+def _missing(path: Path, row: int, field: str, value: object) -> InputError:
+    """A row of ``path`` without text in ``field``: the option that names another field."""
     what = "has no field" if value is None else f"holds {type(value).__name__}, not text, in field"
-    return UserError(
-        f"{path}: row {row} {what} '{field}'; pass --text-field NAME of the field that holds the text "
-        "in every row, or drop such rows"
+    return InputError(
+        path,
+        f"{path}: row {row} {what} '{field}'; pass {spell('text_field', 'NAME')} of the field that holds "
+        "the text in every row, or drop such rows",
     )
 
 
@@ -231,9 +239,10 @@ def _csv(path: Path, field: str) -> Iterator[tuple[int, str]]:
             reader = csv.reader(fh, delimiter=delimiter, strict=True)
             header = next(reader, [])
             if field not in header:
-                raise UserError(
+                raise InputError(
+                    path,
                     f"{path}: row 0 (the header) has no field '{field}' (fields: {', '.join(header[:10])}); "
-                    "pass --text-field NAME"
+                    f"pass {spell('text_field', 'NAME')}",
                 )
             col = header.index(field)
             line = reader.line_num + 1
@@ -265,15 +274,17 @@ def _batches_text(path: Path, field: str, batches: Iterable) -> Iterator[tuple[i
     row = 0
     for batch in batches:
         if field not in batch.schema.names:
-            raise UserError(
+            raise InputError(
+                path,
                 f"{path}: row {row + 1} has no field '{field}' "
-                f"(fields: {', '.join(batch.schema.names[:10])}); pass --text-field NAME"
+                f"(fields: {', '.join(batch.schema.names[:10])}); pass {spell('text_field', 'NAME')}",
             )
         column = batch.column(field)
         if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-            raise UserError(
+            raise InputError(
+                path,
                 f"{path}: field '{field}' holds {column.type}, not text (row {row + 1}); "
-                "pass --text-field NAME"
+                f"pass {spell('text_field', 'NAME')}",
             )
         for value in column.to_pylist():
             row += 1

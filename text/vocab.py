@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, spell
 from ctx2static.fileio.atomic import atomic_write
 from ctx2static.fileio.reading import read_lines
 from ctx2static.options import Options, Rule, at_least, opt
@@ -81,7 +81,7 @@ class Vocab:
             items = items[:max_vocab]
         if not items:
             raise UserError(
-                f"no word occurs {min_count} times in the corpus; lower --min-count "
+                f"no word occurs {min_count} times in the corpus; lower {spell('min_count')} "
                 f"(the most frequent word occurs {counter.most_common(1)[0][1]} times)"
             )
         return cls([w for w, _ in items], np.array([c for _, c in items], dtype=np.int64))

@@ -30,7 +30,7 @@ from typing import Any, cast
 import numpy as np
 
 from ctx2static.composer import ROWS, TOKENIZER, Composer, map_rows
-from ctx2static.errors import UserError
+from ctx2static.errors import UserError, spell
 from ctx2static.fileio.atomic import Renames, atomic_dir, atomic_files, atomic_write, write_npy
 from ctx2static.fileio.reading import read_lines
 from ctx2static.options import configure
@@ -524,7 +524,7 @@ def nearest_words(
     words that were composed. Outside a table without a composer a word is a one-line error.
     """
     if not words and not analogies:
-        raise UserError("give words to look up, or --analogy A B C")
+        raise UserError(f"give words to look up, or {spell('analogy')} A B C")
     v = Vectors.load(path, mmap=True)
     asked = [*words, *(w for triple in analogies for w in triple)]
     unknown = [w for w in asked if v.row_of(w) is None]

@@ -214,7 +214,7 @@ def test_add_words_beyond_memory_are_refused_before_anything_is_composed(
 
 
 def test_composed_rows_are_written_into_one_table_a_chunk_at_a_time(bert_vectors, monkeypatch):
-    import ctx2static.vectors as vectors_module
+    import ctx2static.vectors.table as vectors_module
 
     words = [f"zq{i}x" for i in range(50)] + [bert_vectors.words[0]]
     whole = np.concatenate([np.asarray(bert_vectors.matrix), bert_vectors.query(words[:50])])
