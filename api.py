@@ -317,12 +317,12 @@ def retrofit(
 def combine(vectors: Sequence[Vectors | str | os.PathLike], **options: Unpack[CombineOptions]) -> Vectors:
     """One table from several (as ``ctx2static combine``), holding the words every input holds.
 
-    Options are :class:`~ctx2static.students.combine.CombineConfig`'s: ``method`` (``concat``: unit
+    Options are :class:`~ctx2static.transforms.combine.CombineConfig`'s: ``method`` (``concat``: unit
     rows side by side; ``mean``: each input rotated onto the first, unit rows averaged), ``dim``
     (PCA of the result; 0 keeps all) and ``weights`` (one per input). The metadata names a table
     given as a path by its path, one given as :class:`Vectors` by its place (``vectors[1]``).
     """
-    from ctx2static.students.combine import CombineConfig, combine_vectors
+    from ctx2static.transforms.combine import CombineConfig, combine_vectors
 
     if isinstance(vectors, (str, os.PathLike, Vectors)) or not isinstance(vectors, Sequence):
         raise _wrong("vectors", vectors, "a list of Vectors or of vectors files or folders")

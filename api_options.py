@@ -19,13 +19,13 @@ if TYPE_CHECKING:
     from ctx2static.pipeline.config import Backend, Engine, Precision
     from ctx2static.retrofit.config import Method
     from ctx2static.students.cache_input import Init
-    from ctx2static.students.combine import CombineMethod
-    from ctx2static.students.postprocess import Standardize
     from ctx2static.students.semglove import Cooc, PairWeighting
     from ctx2static.students.teacher_tables import Table
     from ctx2static.students.x2static import Context
     from ctx2static.text.sources import CorpusFormat
     from ctx2static.text.split import Split
+    from ctx2static.transforms.combine import CombineMethod
+    from ctx2static.transforms.postprocess import Standardize
     from ctx2static.vectors.encoding import Weighting
 
 

@@ -21,8 +21,8 @@ from ctx2static.api import _EXTRACT_CONFIGS
 from ctx2static.export import ExportConfig
 from ctx2static.options import Options
 from ctx2static.retrofit.config import RetrofitConfig
-from ctx2static.students.combine import CombineConfig
 from ctx2static.students.registry import STUDENTS, Source, load_student
+from ctx2static.transforms.combine import CombineConfig
 
 TARGET = Path(__file__).with_name("api_options.py")
 

@@ -27,10 +27,10 @@ from ctx2static.options import Choice, click_options, pop_options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.pipeline.models import need_teacher_stage
 from ctx2static.retrofit.config import RetrofitConfig
-from ctx2static.students.combine import CombineConfig
 from ctx2static.teachers import names as teacher_names
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
+from ctx2static.transforms.combine import CombineConfig
 from ctx2static.vectors.outputs import check_replace, check_vectors_output, vector_files
 from ctx2static.vectors.table import NonFinite
 
@@ -285,7 +285,7 @@ def combine(vectors: tuple[str, ...], out: str, nonfinite: str, overwrite: bool,
     unit rows side by side (a cosine is the mean of the inputs' cosines); mean rotates each input
     onto the first (orthogonal Procrustes on the shared words) and averages the unit rows.
     """
-    from ctx2static.students.combine import check_inputs, combine_vectors, load_inputs, maker
+    from ctx2static.transforms.combine import check_inputs, combine_vectors, load_inputs, maker
 
     config = pop_options(CombineConfig, options)
     check_inputs(vectors, config)

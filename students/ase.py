@@ -3,7 +3,7 @@
 v_w = (1/|occ(w)|) sum_{occurrences of w} o_i, with o_i the teacher's subword-pooled vector of the
 chosen layer. The teacher stage sums them per word as it runs (``occ_sum``/``occ_count``), so no
 per-occurrence vectors are needed. Words the cache never saw aligned are left out of the output.
-A causal LM's rogue dimensions are z-scored (``standardize``, students/postprocess.py).
+A causal LM's rogue dimensions are z-scored (``standardize``, transforms/postprocess.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 from ctx2static.cache import Cache
 from ctx2static.options import Rule, at_least, opt
 from ctx2static.students.cache_input import TeacherSpaceConfig, occurrence_means
-from ctx2static.students.postprocess import standardized_table
+from ctx2static.transforms.postprocess import standardized_table
 from ctx2static.vectors import Vectors
 
 

@@ -15,8 +15,8 @@ import numpy as np
 from ctx2static.cache import Cache
 from ctx2static.errors import OptionError, spell
 from ctx2static.options import Options, opt
-from ctx2static.students.postprocess import DimensionStats, Standardize
 from ctx2static.text.encoded import EncodedCorpus
+from ctx2static.transforms.postprocess import DimensionStats, Standardize
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class TeacherSpaceConfig(CacheConfig):
 
     standardize: Standardize = opt(
         Standardize.AUTO,
-        "Z-score the teacher's dimensions (rogue dimensions, students/postprocess.py): auto = when "
+        "Z-score the teacher's dimensions (rogue dimensions, transforms/postprocess.py): auto = when "
         "one carries over 1,000x the median dimension's energy.",
     )
 

@@ -56,7 +56,6 @@ from ctx2static.students.budget import FLOAT32, INT64, Sizes
 from ctx2static.students.cache_input import CacheConfig, Init, teacher_init
 from ctx2static.students.jit_bind import bind_update, centre_update
 from ctx2static.students.losses import logistic
-from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
     draw_word,
     exponent_rule,
@@ -69,6 +68,7 @@ from ctx2static.students.sampling import (
     unit_float,
 )
 from ctx2static.threads import blas_threads, numba_pool, threads_rule
+from ctx2static.transforms.postprocess import abtt_rule
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class ContextualConfig(CacheConfig):
     init: Init = opt(
         Init.AUTO, "Start of the static table: a teacher table (auto, ase, word, token) or random."
     )
-    abtt: int | None = opt(1, "All-but-the-top on the result (students/postprocess.py; none = off).")
+    abtt: int | None = opt(1, "All-but-the-top on the result (transforms/postprocess.py; none = off).")
     sample: float = opt(
         1e-4,
         "Frequent-word subsampling of the occurrences, word2vec's rule (0 = off, as the papers): "

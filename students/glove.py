@@ -40,10 +40,10 @@ from ctx2static.memory import check_fits
 from ctx2static.options import Options, Rule, at_least, opt, positive, rate_rule, seed_rule
 from ctx2static.students.budget import FLOAT32, FLOAT64, Sizes
 from ctx2static.students.cooc import window_cooccurrence
-from ctx2static.students.postprocess import abtt_rule
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.threads import numba_threads, threads_rule
+from ctx2static.transforms.postprocess import abtt_rule
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ class Config(Options):
         0, "Write the checkpoint every N epochs (0 = off; glove.c -checkpoint-every)."
     )
     checkpoint: str | None = opt(None, "Checkpoint file: resumed from when it exists, written as above.")
-    abtt: int | None = opt(None, "All-but-the-top on the result (students/postprocess.py; none = off).")
+    abtt: int | None = opt(None, "All-but-the-top on the result (transforms/postprocess.py; none = off).")
 
     def rules(self) -> Iterable[Rule]:
         """Sizes and rates positive (the rate below 1); a checkpoint needs a file path."""

@@ -32,10 +32,10 @@ from ctx2static.fileio.temps import temp_folder
 from ctx2static.options import Options, configure, field_names, pop_options
 from ctx2static.students.budget import Sizes, check_student_memory
 from ctx2static.students.cache_input import CacheConfig
-from ctx2static.students.postprocess import all_but_the_top
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.encoded import encode_corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
+from ctx2static.transforms.postprocess import all_but_the_top
 from ctx2static.vectors import Vectors
 from ctx2static.vectors.outputs import check_replace, check_vectors_output, made_by
 

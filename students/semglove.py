@@ -59,7 +59,7 @@ class Config(glove.Config, CacheConfig):
 
     cooc: Cooc = opt(Cooc.ATTENTION, "Source of X: window counts, attention (sd) or LM substitutes (md).")
     weighting: PairWeighting = opt(PairWeighting.DIVIDE, "dis of a pair: score / top score, or 1 / rank.")
-    abtt: int | None = opt(1, "All-but-the-top on the result (students/postprocess.py; none = off).")
+    abtt: int | None = opt(1, "All-but-the-top on the result (transforms/postprocess.py; none = off).")
 
     def signals(self) -> tuple[str, ...]:
         """Attention rows (sd) or top-k substitutes (md); the window variant reads only word ids."""

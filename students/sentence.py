@@ -29,7 +29,7 @@ one shard's sentences x dim product at a time (X^T X P is summed block by block,
 sentences x dim for the whole corpus); the sentence vectors are streamed once, shard by shard, into
 X^T T.
 
-With ``standardize`` (auto: a rogue dimension, students/postprocess.py) t_s and r0 are z-scored
+With ``standardize`` (auto: a rogue dimension, transforms/postprocess.py) t_s and r0 are z-scored
 with the sentence vectors' statistics first, as x2static's contexts are.
 """
 
@@ -47,7 +47,7 @@ import scipy.sparse as sp
 from ctx2static.cache import Cache
 from ctx2static.options import Rule, at_least, opt, positive
 from ctx2static.students.cache_input import Init, TeacherSpaceConfig, context_stats, teacher_table
-from ctx2static.students.postprocess import DimensionStats
+from ctx2static.transforms.postprocess import DimensionStats
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@
 - ``word`` ("BERT_word"): the word encoded alone (special tokens around it; inside the cache's
   ``word_template``), mean-pooled over its own subwords at the cache's ``word_layer``.
 
-Both z-score a causal LM's rogue dimensions (``standardize``, students/postprocess.py).
+Both z-score a causal LM's rogue dimensions (``standardize``, transforms/postprocess.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from ctx2static.cache import Cache
 from ctx2static.options import opt
 from ctx2static.students.cache_input import TeacherSpaceConfig
-from ctx2static.students.postprocess import standardized_table
+from ctx2static.transforms.postprocess import standardized_table
 from ctx2static.vectors import Vectors
 
 

@@ -31,7 +31,6 @@ from ctx2static.students import sampling
 from ctx2static.students.budget import FLOAT32, Sizes
 from ctx2static.students.jit_bind import bind_update, centre_update
 from ctx2static.students.losses import softplus
-from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
     exponent_rule,
     lcg,
@@ -44,6 +43,7 @@ from ctx2static.students.sampling import (
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.threads import numba_threads, threads_rule
+from ctx2static.transforms.postprocess import abtt_rule
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ class Word2VecConfig(Options):
     seed: int = opt(1, "Random seed.")
     ns_exponent: float = opt(0.75, "Exponent of the unigram noise distribution (Sec. 2.2).")
     compute_loss: bool = opt(False, "Track the negative-sampling loss (costs a log per target).")
-    abtt: int | None = opt(None, "All-but-the-top on the result (students/postprocess.py; none = off).")
+    abtt: int | None = opt(None, "All-but-the-top on the result (transforms/postprocess.py; none = off).")
 
     def rules(self) -> Iterable[Rule]:
         """Sizes positive, rates in (0, 1) and ordered (from 1 up the updates diverge to NaN)."""

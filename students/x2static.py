@@ -13,7 +13,7 @@ reference code: 1 epoch, 10 negatives drawn from counts^0.5, target subsampling 
 A causal LM's rogue dimensions make u . E_ctx thousands, which saturates l (Gemma 3 on Brown;
 measured: Results page, rogue_dimensions); with ``standardize`` (auto: when one
 dimension carries 1,000x the median's energy) E_ctx and the start table are z-scored per
-dimension first (students/postprocess.py), so U lives in the z-scored space.
+dimension first (transforms/postprocess.py), so U lives in the z-scored space.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from ctx2static.cache import Cache
 from ctx2static.options import Rule, at_least, opt, positive, rate_rule, seed_rule
 from ctx2static.students.cache_input import Init, TeacherSpaceConfig, context_stats, teacher_init
 from ctx2static.students.losses import softplus
-from ctx2static.students.postprocess import abtt_rule
 from ctx2static.students.sampling import (
     draw_targets,
     exponent_rule,
@@ -45,6 +44,7 @@ from ctx2static.students.sampling import (
     seed_state,
     subsample,
 )
+from ctx2static.transforms.postprocess import abtt_rule
 from ctx2static.vectors import Vectors
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ class Config(TeacherSpaceConfig):
     batch_sentences: int = opt(128, "Sentences per Adam step.")
     seed: int = opt(1, "Random seed.")
     init: Init = opt(Init.AUTO, "Start of U: a teacher table (auto, ase, word, token) or random (+-1/d).")
-    abtt: int | None = opt(1, "All-but-the-top on the result (students/postprocess.py; none = off).")
+    abtt: int | None = opt(1, "All-but-the-top on the result (transforms/postprocess.py; none = off).")
 
     def rules(self) -> Iterable[Rule]:
         """Counts positive, the rate in (0, 1), Adam's betas below 1 and its eps positive.

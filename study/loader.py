@@ -35,7 +35,6 @@ from ctx2static.options import Options, configure, field_names
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.retrofit.lexicon import resolve_lexicon
-from ctx2static.students.combine import CombineConfig, check_count
 from ctx2static.students.registry import (
     Source,
     check_signals,
@@ -58,6 +57,7 @@ from ctx2static.study.schema import (
 from ctx2static.teachers import BY_NAME
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
+from ctx2static.transforms.combine import CombineConfig, check_count
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -275,7 +275,7 @@ class StudyRunner:
 
     def combine(self, c: CombineRun) -> None:
         """Combine the outputs ``c.inputs`` unless the output is up to date."""
-        from ctx2static.students.combine import combine_vectors
+        from ctx2static.transforms.combine import combine_vectors
 
         h = digest({"inputs": [self.provenance[i] for i in c.inputs], "config": c.config.to_dict()})
 

@@ -16,10 +16,10 @@ from ctx2static.eval.families import INTRINSIC, Family, all_tasks, file_families
 from ctx2static.options import Options, Rule, at_least, opt
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
-from ctx2static.students.combine import CombineConfig
 from ctx2static.students.registry import spec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
+from ctx2static.transforms.combine import CombineConfig
 from ctx2static.vectors.outputs import vector_files
 
 

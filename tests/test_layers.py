@@ -17,6 +17,7 @@ LAYERS = [
     {"text"},
     {
         "vectors",
+        "transforms",
         "teachers",
         "composer",
         "words",
@@ -153,3 +154,34 @@ def test_every_package_is_in_the_distribution():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     packages = {m for m, p in _modules().items() if p.name == "__init__.py"}
     assert packages == listed
+
+
+def _architecture_rows() -> list[tuple[int, str]]:
+    """(layer index, row text) of the layer table in docs/design/architecture.md, top to bottom."""
+    names = {"top": 0, "study": 1, "stages": 2, "cache": 3, "text": 4, "ground": 5}
+    rows, layer = [], -1
+    for line in (ROOT / "docs" / "design" / "architecture.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("| ") or len(cells) < 3 or cells[0] not in {*names, ""}:
+            continue
+        layer = names[cells[0]] if cells[0] else layer
+        rows.append((layer, line))
+    return rows
+
+
+def test_the_architecture_page_shows_every_module_in_its_layer():
+    """Each module is named in the page's row of the layer the import test puts it in."""
+    rows = _architecture_rows()
+    assert [layer for layer, _ in rows] == sorted(layer for layer, _ in rows) and len(rows) >= 6
+    astray = []
+    for module in _modules():
+        parts = module.split(".")[1:]
+        if not parts:
+            continue
+        unit, name = parts[0], parts[-1]
+        shown = (
+            [f"`{name}`", f"`{name}.py`", f"`{name}/`"] if len(parts) > 1 else [f"`{unit}/`", f"`{unit}.py`"]
+        )
+        if not any(layer == LAYER[unit] and any(s in row for s in shown) for layer, row in rows):
+            astray.append(module)
+    assert not astray, f"not in their layer's row of docs/design/architecture.md: {astray}"

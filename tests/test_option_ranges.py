@@ -25,11 +25,11 @@ from ctx2static.options import SEED_LIMIT, Options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.students import ase, contextual, ctx2vec, glove, sentence, word2vec, x2static
-from ctx2static.students.combine import CombineConfig
 from ctx2static.study.schema import ReportSpec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
 from ctx2static.threads import THREADS_PER_CPU, usable_cpus
+from ctx2static.transforms.combine import CombineConfig
 from ctx2static.vectors.encoding import EncodeConfig
 
 SEEDS = {"seed": [-1, SEED_LIMIT]}

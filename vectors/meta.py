@@ -38,7 +38,7 @@ class VectorsMeta(TypedDict, total=False):
     # later stages
     study: dict[str, Any]  # study/runner.py: the step's hash, seconds, peak_rss_mb and when written
     retrofit: list[dict[str, Any]]  # retrofit/solver.py, one entry a pass: method, lexicons, config...
-    # students/combine.py: method, weights, words, lower_cased and per input its path, student, teacher,
+    # transforms/combine.py: method, weights, words, lower_cased and per input its path, student, teacher,
     # words, dim (and retrofit methods, fit_cosine); made_by and the model card read it
     combine: dict[str, Any]
     pca: dict[str, int]  # Vectors.reduced: {"dims": kept, "of": before}; the Model2Vec export reads it

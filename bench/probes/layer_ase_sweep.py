@@ -9,7 +9,7 @@ bundled similarity, analogy and categorization sets. The specs default to ones m
 teacher's depth (:func:`default_specs`: single layers, every one up to 13 hidden states, then every
 2nd or 3rd and the last; bands such as ``1:``, ``-4:``, the middle third and the family defaults of
 ``--layer auto``); ``--specs`` names others. Each spec's table is z-scored per dimension as the
-students do it (``--standardize``, default ``auto``: students/postprocess.py); the tables mark the
+students do it (``--standardize``, default ``auto``: transforms/postprocess.py); the tables mark the
 specs z-scored with "z".
 
 Memory: the per-word sums, float64 [V, n_hidden * d], are the one big array (SmolLM2 on Brown: 15k
@@ -60,9 +60,9 @@ from ctx2static.pipeline.config import AUTO_LAYER, TeacherConfig, parse_layers
 from ctx2static.pipeline.feed import mark_occurrences, word_ids
 from ctx2static.pipeline.models import FIRST_HALF, LAYER_DEFAULTS, DepthBand, resolve_layer
 from ctx2static.pipeline.teacher import Request, Teacher, torch_threads
-from ctx2static.students.postprocess import Standardize, standardized_table
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
+from ctx2static.transforms.postprocess import Standardize, standardized_table
 from ctx2static.vectors import Vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))

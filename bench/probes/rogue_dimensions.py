@@ -2,7 +2,7 @@
 
     python bench/probes/rogue_dimensions.py NAME=CACHE [NAME=CACHE ...] --out bench/results/rogue_ratios.md
 
-For each cache: max_d E[x_d^2] / median_d E[x_d^2] (students/postprocess.py, ``ROGUE_RATIO``) of
+For each cache: max_d E[x_d^2] / median_d E[x_d^2] (transforms/postprocess.py, ``ROGUE_RATIO``) of
 the sentence contexts x2static reads (``sent_ctx``), of the ase table (per-word means), and of the
 word and token tables. ``bench/results/rogue_dimensions.md`` (its study) shows what z-scoring does
 to the students. A "## What it means" section at the end of an existing ``--out`` (the reading
@@ -20,7 +20,7 @@ from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.fileio.outputs import check_writable
 from ctx2static.students.cache_input import occurrence_means
-from ctx2static.students.postprocess import ROGUE_RATIO, DimensionStats
+from ctx2static.transforms.postprocess import ROGUE_RATIO, DimensionStats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
 from machine import argv_line, cpu_name, write_keeping_reading
@@ -65,7 +65,7 @@ def main() -> None:
         " E[x_d^2] over the cache's rows: its sentence contexts (`sent_ctx`, what x2static reads), its"
         " per-word means (the `ase` table before z-scoring), its `word` and `token` tables."
         f" `standardize = auto` z-scores a table whose ratio is above {ROGUE_RATIO:,.0f}"
-        " (students/postprocess.py); what that does to the students: `rogue_dimensions.md`.",
+        " (transforms/postprocess.py); what that does to the students: `rogue_dimensions.md`.",
         "",
         f"| teacher | dim | {' | '.join(COLUMNS)} | auto z-scores |",
         "|---|---:|---:|---:|---:|---:|---|",

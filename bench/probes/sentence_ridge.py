@@ -25,8 +25,8 @@ from ctx2static.cache import Cache
 from ctx2static.errors import UserError
 from ctx2static.fileio.outputs import check_writable
 from ctx2static.students.cache_input import Init, context_stats, teacher_table
-from ctx2static.students.postprocess import Standardize
 from ctx2static.students.sentence import sentence_design, solve
+from ctx2static.transforms.postprocess import Standardize
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
 from machine import argv_line, cpu_name, write_keeping_reading

@@ -181,7 +181,7 @@ def test_default_abtt_is_applied_to_the_trained_table(tmp_path):
     raw = fit_cache_student("x2static", folder, {"sample": "0", "abtt": "none", "init": "random"})
     post = fit_cache_student("x2static", folder, {"sample": "0", "init": "random"})
     assert x2static.Config().abtt == 1
-    from ctx2static.students.postprocess import all_but_the_top
+    from ctx2static.transforms.postprocess import all_but_the_top
 
     np.testing.assert_allclose(post.matrix, all_but_the_top(raw.matrix, 1), atol=1e-6)
     assert np.abs(post.matrix.mean(0)).max() < 1e-5
@@ -201,7 +201,7 @@ def _topics_separate(v):
 
 
 def test_ase_zscores_a_rogue_dimension_and_recovers_the_topics(tmp_path, caplog):
-    from ctx2static.students.postprocess import DimensionStats
+    from ctx2static.transforms.postprocess import DimensionStats
 
     sents, ctx = _topic_corpus(n_sent=200)
     folder = write_cache(tmp_path / "c", WORDS, sents, 64, _with_rogue_dimension(ctx))
@@ -232,7 +232,7 @@ def test_x2static_learns_topics_through_a_rogue_dimension_only_when_zscored(tmp_
 
 def test_teacher_init_zscores_before_scaling(tmp_path):
     from ctx2static.students.cache_input import teacher_init
-    from ctx2static.students.postprocess import DimensionStats
+    from ctx2static.transforms.postprocess import DimensionStats
 
     word = np.array([[1, 100, 0], [3, 102, 2], [5, 101, 1]], np.float32)
     tables = {"word_emb": word, "token_emb": word}

@@ -9,7 +9,7 @@ import pytest
 import ctx2static
 from ctx2static.errors import UserError
 from ctx2static.export.card import Card
-from ctx2static.students.combine import CombineConfig, combine_vectors, procrustes
+from ctx2static.transforms.combine import CombineConfig, combine_vectors, procrustes
 from ctx2static.vectors import Vectors
 from ctx2static.vectors.outputs import made_by
 

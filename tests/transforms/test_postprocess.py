@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from ctx2static.errors import UserError
-from ctx2static.students.postprocess import all_but_the_top
+from ctx2static.transforms.postprocess import all_but_the_top
 
 
 def test_centres_and_removes_the_dominant_direction():
@@ -27,7 +27,7 @@ def test_keeps_dtype_and_rejects_bad_d():
 
 
 def test_dimension_stats_stream_blocks_and_zscore():
-    from ctx2static.students.postprocess import DimensionStats
+    from ctx2static.transforms.postprocess import DimensionStats
 
     rng = np.random.default_rng(2)
     x = rng.normal(size=(50, 4)) * [1, 2, 3, 0] + [0, 5, -1, 7]  # the last dimension is constant
@@ -48,7 +48,7 @@ def test_dimension_stats_stream_blocks_and_zscore():
     [(1001, "auto", True), (999, "auto", False), (1.0, "on", True), (1e6, "off", False)],
 )
 def test_auto_standardizes_above_the_rogue_ratio(ratio, mode, wanted):
-    from ctx2static.students.postprocess import ROGUE_RATIO, DimensionStats, Standardize
+    from ctx2static.transforms.postprocess import ROGUE_RATIO, DimensionStats, Standardize
 
     assert ROGUE_RATIO == 1000
     # 3 dimensions of energy 1 and one of energy `ratio`: max / median = ratio

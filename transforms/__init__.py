@@ -1,0 +1,6 @@
+"""Transforms of whole vector tables, whatever made them.
+
+One table from several (:mod:`.combine`); all-but-the-top and z-scored rogue dimensions
+(:mod:`.postprocess`). Retrofitting is not here: it learns from lexicons (``retrofit/``, a stage
+of its own with its command and resources); these need nothing but the tables.
+"""
