@@ -136,7 +136,6 @@ class StudentOptions(CacheStudentOptions, total=False):
     Fields of ``sgns.Config``, ``cbow.Config``, ``glove.Config``.
     """
 
-    min_alpha: float
     threads: int
     compute_loss: bool
     cbow_mean: bool

@@ -25,9 +25,9 @@ from ctx2static.vectors import Vectors
 
 @dataclass(frozen=True)
 class Config(Word2VecConfig):
-    """word2vec CBOW defaults: alpha 0.05, mean of the context (other fields in :class:`Word2VecConfig`)."""
+    """word2vec CBOW defaults: learning rate 0.05, the mean of the context (the rest: Word2VecConfig)."""
 
-    alpha: float = opt(0.05, "Initial learning rate, decayed linearly to min_alpha (CBOW).")
+    lr: float = opt(0.05, "Initial learning rate (word2vec's alpha), decayed linearly to min_lr (CBOW).")
     cbow_mean: bool = opt(True, "Hidden vector = mean of the context (else their sum).")
 
 

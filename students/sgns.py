@@ -24,9 +24,9 @@ from ctx2static.vectors import Vectors
 
 @dataclass(frozen=True)
 class Config(Word2VecConfig):
-    """word2vec skip-gram defaults: alpha 0.025 (other fields in :class:`Word2VecConfig`)."""
+    """word2vec skip-gram defaults: learning rate 0.025 (other fields in :class:`Word2VecConfig`)."""
 
-    alpha: float = opt(0.025, "Initial learning rate, decayed linearly to min_alpha (skip-gram).")
+    lr: float = opt(0.025, "Initial learning rate (word2vec's alpha), decayed linearly to min_lr (SG).")
 
 
 # the parameters of every centre kernel (cbow.cbow_centre's too): the epoch loop calls them alike

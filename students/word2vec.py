@@ -61,8 +61,8 @@ class Word2VecConfig(Options):
     window: int = opt(5, "Largest window; each centre draws its own from 1..window (word2vec).")
     negative: int = opt(5, "Noise words per positive (Eq. 4).")
     sample: float = opt(1e-3, "Frequent-word subsampling threshold (Sec. 2.3; 0 = off).")
-    alpha: float = opt(0.025, "Initial learning rate, decayed linearly to min_alpha.")
-    min_alpha: float = opt(1e-4, "Final learning rate.")
+    lr: float = opt(0.025, "Initial learning rate (word2vec's alpha), decayed linearly to min_lr.")
+    min_lr: float = opt(1e-4, "Final learning rate (word2vec's min_alpha).")
     epochs: int = opt(5, "Passes over the corpus.")
     threads: int = opt(0, "Numba threads (0 = all cores numba may use).")
     seed: int = opt(1, "Random seed.")
@@ -76,8 +76,8 @@ class Word2VecConfig(Options):
             *at_least(self, 1, "dim", "window", "negative", "epochs"),
             threads_rule(self.threads, "all cores numba may use"),
             sample_rule(self.sample),
-            rate_rule("alpha", self.alpha),
-            ("min_alpha", 0 <= self.min_alpha <= self.alpha, "between 0 and alpha"),
+            rate_rule("lr", self.lr),
+            ("min_lr", 0 <= self.min_lr <= self.lr, "between 0 and lr"),
             exponent_rule(self.ns_exponent),
             abtt_rule(self.abtt, self.dim),
             seed_rule(self.seed),
@@ -285,7 +285,7 @@ def train(
             chunk_done[:] = 0
             run_epoch(
                 ids, sent_starts, bounds, order, syn0, syn1neg, cum_table, keep_prob,
-                config.window, config.negative, config.alpha, config.min_alpha, epoch * n_tokens,
+                config.window, config.negative, config.lr, config.min_lr, epoch * n_tokens,
                 total_words, config.seed, epoch, config.compute_loss, chunk_done, chunk_stats,
             )  # fmt: skip
             e_loss, e_pairs, e_kept = chunk_stats.sum(axis=0)

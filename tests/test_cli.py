@@ -128,14 +128,14 @@ def test_a_mistyped_name_is_answered_with_the_closest_one(tmp_path, monkeypatch,
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["-s", "sgns", "--set", "alpha=1"], "option alpha=1.0 must be between 0 and 1, both excluded"),
+        (["-s", "sgns", "--set", "lr=1"], "option lr=1.0 must be between 0 and 1, both excluded"),
         (["-s", "cbow", "--seed", "-1"], "option seed=-1 must be between 0 and 4294967295"),
         (["-s", "glove", "--set", "seed=4294967296"], "option seed=4294967296 must be between 0 and"),
-        (["-s", "sgns", "--set", "alpha=nan"], "option alpha=nan must be a finite number"),
+        (["-s", "sgns", "--set", "lr=nan"], "option lr=nan must be a finite number"),
     ],
 )
 def test_options_out_of_range_stop_before_any_training(tmp_path, cli_main, mini_corpus, args, message):
-    """A real corpus: the old code read it and died in the Numba kernel (alpha=1) or numpy (seed=-1)."""
+    """A real corpus: the old code read it and died in the Numba kernel (lr=1) or numpy (seed=-1)."""
     out = tmp_path / "v.txt"
     code, _, err = cli_main("fit-student", *args, "--corpus", mini_corpus, "--out", out)
     assert code == 2 and "Traceback" not in err
@@ -160,10 +160,10 @@ def test_a_shortcut_is_for_the_students_with_its_option(tmp_path, cli_main):
 
 
 def test_a_rate_in_range_that_still_diverges_is_one_line(tmp_path, cli_main, mini_corpus):
-    """alpha=0.9 passes the rule but sends SGNS to NaN here: saving refuses it (no ZeroDivisionError)."""
+    """lr=0.9 passes the rule but sends SGNS to NaN here: saving refuses it (no ZeroDivisionError)."""
     out = tmp_path / "v.txt"
     code, _, err = cli_main(
-        "fit-student", "-s", "sgns", "--corpus", mini_corpus, "--out", out, "--set", "alpha=0.9",
+        "fit-student", "-s", "sgns", "--corpus", mini_corpus, "--out", out, "--set", "lr=0.9",
         "--threads", 1, "--epochs", 1, "--dim", 20, "--min-count", 1,
     )  # fmt: skip
     assert code == 2 and "Traceback" not in err

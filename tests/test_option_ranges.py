@@ -37,8 +37,8 @@ THREADS = {"threads": [-1, THREADS_PER_CPU * usable_cpus() + 1]}  # the second: 
 BAD: dict[type, dict[str, list]] = {
     word2vec.Word2VecConfig: {
         "dim": [0], "window": [0], "negative": [0], "sample": [-1e-3], "epochs": [0], **THREADS,
-        "alpha": [0.0, 1.0, 1.5],  # from 1 up the updates diverge (a Numba ZeroDivisionError once)
-        "min_alpha": [-1e-4, 0.5], "ns_exponent": [2.0, -1.5], "abtt": [-1, 100], **SEEDS,
+        "lr": [0.0, 1.0, 1.5],  # from 1 up the updates diverge (a Numba ZeroDivisionError once)
+        "min_lr": [-1e-4, 0.5], "ns_exponent": [2.0, -1.5], "abtt": [-1, 100], **SEEDS,
     },
     glove.Config: {
         "dim": [0], "window": [0], "xmax": [0.0], "alpha": [0.0], "lr": [0.0, 1.0], "epochs": [0],
@@ -166,7 +166,7 @@ def test_values_are_typed_whatever_the_way_in():
     """API keywords reach the configs unparsed: strings parse, numpy numbers count, the wrong type fails."""
     assert VocabConfig(min_count="3").min_count == 3
     assert CorpusConfig(lowercase="no").lowercase is False
-    assert word2vec.Word2VecConfig(dim=np.int64(8), alpha=np.float32(0.5)).dim == 8
+    assert word2vec.Word2VecConfig(dim=np.int64(8), lr=np.float32(0.5)).dim == 8
     with pytest.raises(UserError, match=r"option min_count=\[3\] must be int"):
         VocabConfig(min_count=[3])
     with pytest.raises(UserError, match="option lowercase=1 must be bool"):

@@ -88,7 +88,7 @@ def cases() -> list[tuple[str, list[str], dict]]:
         ("6 word twice in word2vec text", [*CLI, "neighbours", "dup.txt", "king"], {"setup": "dup"}),
         ("7 subwords.npy truncated", [*CLI, "neighbours", "vec", "king"], {"setup": "composer"}),
         ("7 meta.json composer: 5", [*CLI, "neighbours", "vec2", "king"], {"setup": "meta"}),
-        ("8 --set alpha=1", [*sgns, "--out", "o.txt", "--set", "alpha=1"], {}),
+        ("8 --set lr=1", [*sgns, "--out", "o.txt", "--set", "lr=1"], {}),
         ("9 --seed -1", [*sgns, "--out", "o.txt", "--seed", "-1"], {}),
         ("10 ray://127.0.0.1:1", [*ray, "ray://127.0.0.1:1"], {"setup": "mini"}),
         ("10 127.0.0.1:1", [*ray, "127.0.0.1:1"], {"setup": "mini"}),

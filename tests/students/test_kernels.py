@@ -182,5 +182,5 @@ def test_ns_update_is_a_gradient_step_on_the_sgns_loss():
 def test_config_rejects_bad_values():
     with pytest.raises(UserError, match="window=0"):
         Word2VecConfig(window=0)
-    with pytest.raises(UserError, match="min_alpha"):
-        Word2VecConfig(min_alpha=1.0)
+    with pytest.raises(UserError, match="min_lr"):
+        Word2VecConfig(min_lr=1.0)

@@ -146,5 +146,5 @@ def test_fit_student_end_to_end(mini_corpus, tmp_path):
     path = vectors.save(tmp_path / "v.txt")
     back = Vectors.load(path)
     assert back.dim == 12 and back.words == vectors.words
-    assert back.meta["config"]["alpha"] == 0.05 and back.meta["config"]["cbow_mean"] is True
+    assert back.meta["config"]["lr"] == 0.05 and back.meta["config"]["cbow_mean"] is True
     assert np.all(np.isfinite(back.matrix)) and np.any(back.matrix != 0)
