@@ -185,3 +185,28 @@ def test_the_architecture_page_shows_every_module_in_its_layer():
         if not any(layer == LAYER[unit] and any(s in row for s in shown) for layer, row in rows):
             astray.append(module)
     assert not astray, f"not in their layer's row of docs/design/architecture.md: {astray}"
+
+
+LAYER_NAMES = ["top", "study", "stages", "cache", "text", "ground"]
+
+
+def import_table() -> list[str]:
+    """The rows of architecture.md's "Who imports whom": each unit, its layer and the units it imports."""
+    units: dict[str, set[str]] = {}
+    for module, deps in _graph().items():
+        unit = _unit(module)
+        if unit:
+            units.setdefault(unit, set()).update(u for d in deps if (u := _unit(d)) and u != unit)
+    rows = []
+    for unit in sorted(units, key=lambda u: (LAYER[u], u)):
+        deps = ", ".join(f"`{d}`" for d in sorted(units[unit], key=lambda d: (LAYER[d], d))) or "nothing"
+        rows.append(f"| `{unit}` | {LAYER_NAMES[LAYER[unit]]} | {deps} |")
+    return rows
+
+
+def test_the_architecture_page_draws_the_import_graph_as_it_is():
+    """Its "Who imports whom" table is the one the sources give (regenerate it with import_table())."""
+    page = (ROOT / "docs" / "design" / "architecture.md").read_text(encoding="utf-8")
+    section = page.split("## Who imports whom", 1)[1].split("\n## ", 1)[0]
+    shown = [line for line in section.splitlines() if line.startswith("| `")]
+    assert shown == import_table()
