@@ -168,7 +168,7 @@ class RetrofitOptions(TypedDict, total=False):
     delta_att: float
     delta_rep: float
     l2_reg: float
-    learning_rate: float
+    lr: float
     mix: float
     expand_antonyms: bool
     seed: int

@@ -270,7 +270,7 @@ class AttractRepel:
         g = np.clip(g, -GRAD_CLIP, GRAD_CLIP)
         acc = self.accumulators[sign]
         acc[rows] += g * g
-        self.w[rows] -= self.config.learning_rate * g / np.sqrt(acc[rows])
+        self.w[rows] -= self.config.lr * g / np.sqrt(acc[rows])
         return cost
 
     def objective(self, batches: dict[float, list[np.ndarray]]) -> dict[str, float]:

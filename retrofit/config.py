@@ -24,7 +24,7 @@ READ_BY: dict[str, tuple[Method, ...]] = {
     "alpha": (_F,),
     **dict.fromkeys(("a", "b", "nu", "sigma"), (_G,)),
     **dict.fromkeys(
-        ("epochs", "batch_size", "delta_att", "delta_rep", "l2_reg", "learning_rate", "mix",
+        ("epochs", "batch_size", "delta_att", "delta_rep", "l2_reg", "lr", "mix",
          "expand_antonyms", "seed"),
         (_A,),
     ),
@@ -82,11 +82,8 @@ class RetrofitConfig(Options):
     delta_att: float = opt(0.6, _of("delta_att", "attract margin delta_att (reference code)."))
     delta_rep: float = opt(0.0, _of("delta_rep", "repel margin delta_rep (reference code)."))
     l2_reg: float = opt(1e-9, _of("l2_reg", "lambda_reg, weight of ||x_init - x||^2 (reference code)."))
-    learning_rate: float = opt(
-        0.05,
-        _of(
-            "learning_rate", "AdaGrad learning rate (reference code; 0.01 suits unit-length vectors better)."
-        ),
+    lr: float = opt(
+        0.05, _of("lr", "AdaGrad learning rate (reference code; 0.01 suits unit-length vectors better).")
     )
     mix: float = opt(0.5, _of("mix", "chance that a negative is a random in-batch word, not the hardest."))
     expand_antonyms: bool = opt(
@@ -106,7 +103,7 @@ class RetrofitConfig(Options):
             ("mix", 0.0 <= self.mix <= 1.0, "in [0, 1]"),
             ("l2_reg", self.l2_reg >= 0, ">= 0"),
             ("ridge", self.ridge >= 0, ">= 0"),
-            rate_rule("learning_rate", self.learning_rate),
+            rate_rule("lr", self.lr),
             seed_rule(self.seed),
             *((name, getattr(self, name) > 0, "> 0") for name in ("alpha", "a", "b", "nu", "sigma")),
             *(

@@ -59,7 +59,7 @@ BAD: dict[type, dict[str, list]] = {
     sentence.Config: {"ridge": [0.0, -1.0], "iterations": [0], "tolerance": [0.0]},
     RetrofitConfig: {
         "iterations": [-1], "alpha": [0.0], "a": [0.0], "b": [0.0], "nu": [0.0], "sigma": [0.0],
-        "epochs": [-1], "batch_size": [1], "l2_reg": [-1.0], "learning_rate": [0.0, 1.0],
+        "epochs": [-1], "batch_size": [1], "l2_reg": [-1.0], "lr": [0.0, 1.0],
         "mix": [1.5], "ridge": [-1.0], **SEEDS,
     },
     CorpusConfig: {"min_sentence_len": [-1], "max_sentence_len": [-1]},

@@ -192,7 +192,7 @@ def test_cli_end_to_end(tmp_path, cli_main):
 
 @pytest.mark.parametrize(
     ("method", "option", "value", "reader"),
-    [(Method.GRAPH, "alpha", 0.5, "faruqui"), (Method.FARUQUI, "learning_rate", 0.5, "attract-repel"),
+    [(Method.GRAPH, "alpha", 0.5, "faruqui"), (Method.FARUQUI, "lr", 0.5, "attract-repel"),
      (Method.ATTRACT_REPEL, "iterations", 3, "faruqui/graph")],
 )  # fmt: skip
 def test_an_option_of_another_method_is_refused_not_ignored(method, option, value, reader):

@@ -352,7 +352,7 @@ def test_the_bundled_default_study_loads():
     assert study.baseline("x2static") == "cbow" and study.baseline("ctx2vec") == "sgns"
     assert study.corpus.files[0].is_file() and study.teachers["minilm"].extract.max_sentences > 0
     ar = next(r for r in study.retrofits if r.name == "x2static+attract-repel")
-    assert ar.antonyms == ("wordnet-antonyms",) and ar.config.learning_rate == 0.01
+    assert ar.antonyms == ("wordnet-antonyms",) and ar.config.lr == 0.01
 
 
 def test_the_default_studys_corpus_covers_enough_of_every_avg5_set_for_avg5():
