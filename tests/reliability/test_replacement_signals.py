@@ -23,12 +23,18 @@ from .test_faults_vector_files import with_composer
 
 
 @pytest.fixture(autouse=True)
-def default_sigterm():
-    """SIGTERM at its default action, as a command line starts: a Ray driver started by an earlier
-    test leaves its own handler, which the command keeps (``interrupts.sigterm_as_interrupt``)."""
-    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+def default_signals():
+    """SIGTERM and SIGINT as a command line in a terminal starts with them: a Ray driver started by
+    an earlier test leaves its own SIGTERM handler, which the command keeps
+    (``interrupts.sigterm_as_interrupt``), and a test run started in the background by a shell
+    inherits SIGINT ignored, so Python never turns it into ``KeyboardInterrupt``."""
+    before = (
+        signal.signal(signal.SIGTERM, signal.SIG_DFL),
+        signal.signal(signal.SIGINT, signal.default_int_handler),
+    )
     yield
-    signal.signal(signal.SIGTERM, before)
+    signal.signal(signal.SIGTERM, before[0])
+    signal.signal(signal.SIGINT, before[1])
 
 
 @pytest.fixture(scope="module")
