@@ -63,7 +63,12 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True, help="the results file")
     args = ap.parse_args()
     work = args.work.resolve()
-    shutil.rmtree(work, ignore_errors=True)
+    ours = {"base", "this", "this-again", "base-tree", "path-base", "path-this", "path-this-again"}
+    if work.exists() and not work.is_dir():
+        sys.exit(f"--work {args.work}: not a folder; give a new or empty folder")
+    if work.is_dir() and not {p.name for p in work.iterdir()} <= ours:
+        sys.exit(f"--work {args.work}: holds files this script did not make; give a new or empty folder")
+    shutil.rmtree(work, ignore_errors=True)  # an earlier check's runs only: each run starts afresh
     work.mkdir(parents=True)
     base = work / "base-tree"
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), args.base], check=True)
