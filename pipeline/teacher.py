@@ -127,9 +127,9 @@ class Landing:
         if mean.device.type != "cuda":
             return cls(mean, picked, None)
         host = {k: v.to("cpu", non_blocking=True) for k, v in picked.items()}
-        landing = cls(mean.to("cpu", non_blocking=True), host, torch.cuda.Event())
-        assert landing.done is not None
-        landing.done.record()
+        done = torch.cuda.Event()
+        landing = cls(mean.to("cpu", non_blocking=True), host, done)
+        done.record()  # after the copies were queued: synchronizing on it waits for them
         return landing
 
     def get(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
