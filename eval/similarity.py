@@ -20,8 +20,9 @@ from ctx2static.eval.reading import lines
 from ctx2static.eval.results import Score
 from ctx2static.vectors import Vectors
 
-PAIR_CHUNK = 4096
-"""Pairs whose cosines are computed at once (their float64 rows: 2 x 4096 x dim x 8 bytes)."""
+PAIR_BYTES = 8 << 20
+"""What the rows of the pairs whose cosines are computed at once may take: each pair holds two rows
+as stored and two in float64, so 300-dim float32 rows go 1,165 pairs at a time."""
 
 
 @dataclass(frozen=True)
@@ -97,18 +98,20 @@ def pair_rows(vectors: Vectors, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
 def pair_cosines(vectors: Vectors, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
     """Cosines (float64) of the pairs whose two words ``Vectors.row_of`` finds, and the covered mask.
 
-    Computed :data:`PAIR_CHUNK` pairs at a time: the float64 rows of every pair at once took
-    2 x pairs x dim x 8 bytes (1 GB for 200,000 pairs of 300-dim vectors).
+    Computed a few pairs at a time (:data:`PAIR_BYTES`): the float64 rows of every pair at once
+    took 2 x pairs x dim x 8 bytes (1 GB for 200,000 pairs of 300-dim vectors).
     """
     rows = pair_rows(vectors, pairs)
     covered = np.all(rows >= 0, axis=1)
     idx = rows[covered]
     cos = np.empty(len(idx), dtype=np.float64)
-    for s in range(0, len(idx), PAIR_CHUNK):
-        a = np.asarray(vectors.matrix[idx[s : s + PAIR_CHUNK, 0]], dtype=np.float64)
-        b = np.asarray(vectors.matrix[idx[s : s + PAIR_CHUNK, 1]], dtype=np.float64)
+    row_bytes = vectors.matrix.shape[1] * (vectors.matrix.itemsize + 8)
+    chunk = max(1, PAIR_BYTES // (2 * row_bytes))
+    for s in range(0, len(idx), chunk):
+        a = np.asarray(vectors.matrix[idx[s : s + chunk, 0]], dtype=np.float64)
+        b = np.asarray(vectors.matrix[idx[s : s + chunk, 1]], dtype=np.float64)
         norms = np.maximum(np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1), 1e-24)
-        cos[s : s + PAIR_CHUNK] = np.einsum("ij,ij->i", a, b) / norms
+        cos[s : s + chunk] = np.einsum("ij,ij->i", a, b) / norms
     return cos, covered
 
 
