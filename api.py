@@ -333,7 +333,7 @@ def fit(
     if spec(student).source is Source.CACHE:
         _check("source", source, (str, os.PathLike), "a cache folder")
         return fit_cache_student(student, source, options, compose)  # type: ignore[arg-type]
-    student_fields = field_names(load_student(student).Config)
+    student_fields = field_names(load_student(student).config)
     _check_keywords(options, {*field_names(CorpusConfig), *field_names(VocabConfig), *student_fields})
     text, vocab_cfg, student_options = _split(options, (CorpusConfig, VocabConfig), True)
     with temp_folder("ctx2static-corpus-") as tmp:
@@ -372,11 +372,11 @@ def distill(
     _check_corpus(corpus)
     if reg.spec(student).source is not reg.Source.CACHE:
         raise UserError(f"student '{student}' trains from text, not a teacher: call fit(corpus, '{student}')")
-    student_fields = field_names(reg.load_student(student).Config)
+    student_fields = field_names(reg.load_student(student).config)
     _check_keywords(options, {n for c in _EXTRACT_CONFIGS for n in field_names(c)} | set(student_fields))
     *extract_parts, student_options = _split(options, _EXTRACT_CONFIGS, True)
     extract_options = {k: v for part in extract_parts for k, v in part.items()}
-    if "threads" in options and "threads" in field_names(reg.load_student(student).Config):
+    if "threads" in options and "threads" in field_names(reg.load_student(student).config):
         student_options["threads"] = options["threads"]
     config = reg.student_config(student, student_options)
     switches = {f.name for f in dataclasses.fields(ExtractConfig) if isinstance(f.default, bool)}

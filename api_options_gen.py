@@ -59,7 +59,7 @@ class Declaration:
 
 
 def _students(source: Source) -> tuple[type[Options], ...]:
-    return tuple(load_student(name).Config for name, s in STUDENTS.items() if s.source is source)
+    return tuple(load_student(name).config for name, s in STUDENTS.items() if s.source is source)
 
 
 def camel(student: str) -> str:
@@ -73,7 +73,7 @@ def student_declarations() -> list[Declaration]:
         Declaration(
             f"{camel(name)}Options",
             f":func:`~ctx2static.api.fit`'s for student ``{name}``",
-            (load_student(name).Config,),
+            (load_student(name).config,),
             ("CorpusOptions", "VocabOptions") if s.source is Source.TEXT else (),
         )
         for name, s in STUDENTS.items()

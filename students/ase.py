@@ -17,6 +17,7 @@ import numpy as np
 from ctx2static.cache import Cache
 from ctx2static.options import Rule, at_least, opt
 from ctx2static.students.cache_input import TeacherSpaceConfig, occurrence_means
+from ctx2static.students.student import CacheStudent
 from ctx2static.transforms.postprocess import standardized_table
 from ctx2static.vectors import Vectors
 
@@ -44,3 +45,6 @@ def fit(cache: Cache, config: Config) -> Vectors:
     table, zscored, ratio = standardized_table(means[keep], config.standardize)
     train: dict[str, Any] = {"occurrences": int(seen.sum()), "standardized": zscored, "rogue_ratio": ratio}
     return Vectors(words, table, cache.vocab.counts[keep], {"train": train})
+
+
+STUDENT = CacheStudent(Config, fit)

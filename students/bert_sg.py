@@ -19,10 +19,18 @@ from numba import njit
 
 from ctx2static.cache import Cache
 from ctx2static.options import opt
-from ctx2static.students.contextual import SIZED_BY as SIZED_BY  # the registry reads these two here
-from ctx2static.students.contextual import Array, ContextualConfig, axpy, dot, negatives_update, train
-from ctx2static.students.contextual import memory as memory
+from ctx2static.students.contextual import (
+    SIZED_BY,
+    Array,
+    ContextualConfig,
+    axpy,
+    dot,
+    memory,
+    negatives_update,
+    train,
+)
 from ctx2static.students.losses import logistic
+from ctx2static.students.student import CacheStudent
 from ctx2static.vectors import Vectors
 
 
@@ -81,3 +89,6 @@ def centre_loss(
 def fit(cache: Cache, config: Config) -> Vectors:
     """Train V' with the centre seen through U o_i; returns V' (Eq. 15)."""
     return train("bert-sg", cache, config, centre_loss)
+
+
+STUDENT = CacheStudent(Config, fit, memory, SIZED_BY)

@@ -4,15 +4,18 @@ A student's largest arrays are sized by its options and the vocabulary: ``--dim 
 10,000 words asks numpy for two 8 GB tables, and the run died with ``_ArrayMemoryError`` after the
 corpus was read. Each student module with such tables has ``memory(config, sizes) -> int``, the
 bytes of its tables at their peak (steady state and the transients of their initialisation), and
-``SIZED_BY``, the options that size them; :func:`check_student_memory` compares the estimate with
-what the machine has left and refuses in one line that names those options.
+the options that size them, both given with its ``STUDENT`` (:mod:`ctx2static.students.student`);
+:func:`check_student_memory` compares the estimate with what the machine has left and refuses in
+one line that names those options.
 """
 
 from __future__ import annotations
 
-import types
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from ctx2static.errors import spell
 from ctx2static.memory import check_fits
 from ctx2static.options import Options
 
@@ -30,20 +33,23 @@ class Sizes:
 
 
 def check_student_memory(
-    name: str, module: types.ModuleType, config: Options, sizes: Sizes, fewer_words: str
+    name: str,
+    memory: Callable[[Any, Sizes], int] | None,
+    sized_by: tuple[str, ...],
+    config: Options,
+    sizes: Sizes,
+    fewer_words: str,
 ) -> None:
     """Refuse student ``name`` before it allocates, when its ``memory`` estimate exceeds what is left.
 
-    ``fewer_words`` names the options that shrink the vocabulary where it is made (fit-student's
-    for a text student, extract's for a cache).
+    ``sized_by`` are the options that size its tables; ``fewer_words`` names the options that
+    shrink the vocabulary where it is made (fit-student's for a text student, extract's for a cache).
     """
-    estimate = getattr(module, "memory", None)
-    if estimate is None:  # no table sized by an option (a teacher table, sized by the cache)
+    if memory is None:  # no table sized by an option (a teacher table, sized by the cache)
         return
-    options: tuple[str, ...] = module.SIZED_BY
     check_fits(
-        estimate(config, sizes),
-        f"student '{name}' with {', '.join(f'{k}={getattr(config, k)}' for k in options)} and "
+        memory(config, sizes),
+        f"student '{name}' with {', '.join(f'{k}={getattr(config, k)}' for k in sized_by)} and "
         f"{sizes.n_words:,} words",
-        f"lower {' or '.join('--' + k for k in options)}, or keep fewer words ({fewer_words})",
+        f"lower {' or '.join(spell(k) for k in sized_by)}, or keep fewer words ({fewer_words})",
     )

@@ -15,9 +15,8 @@ from numba import njit
 
 from ctx2static.options import opt
 from ctx2static.students.sampling import draw_targets
-from ctx2static.students.word2vec import SIZED_BY as SIZED_BY  # the registry reads these two here
-from ctx2static.students.word2vec import Word2VecConfig, add_to_row, ns_update, train
-from ctx2static.students.word2vec import memory as memory
+from ctx2static.students.student import TextStudent
+from ctx2static.students.word2vec import SIZED_BY, Word2VecConfig, add_to_row, memory, ns_update, train
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.vectors import Vectors
@@ -93,3 +92,6 @@ def fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors:
     """Train CBOW vectors; returns the input embeddings (syn0) in vocabulary order."""
     centre = cbow_mean_centre if config.cbow_mean else cbow_sum_centre
     return train("cbow", centre, corpus, vocab, config)
+
+
+STUDENT = TextStudent(Config, fit, memory, SIZED_BY)

@@ -21,10 +21,18 @@ from numba import njit
 
 from ctx2static.cache import Cache
 from ctx2static.options import Rule, opt, share_rule
-from ctx2static.students.contextual import SIZED_BY as SIZED_BY  # the registry reads these two here
-from ctx2static.students.contextual import Array, ContextualConfig, axpy, dot, negatives_update, train
-from ctx2static.students.contextual import memory as memory
+from ctx2static.students.contextual import (
+    SIZED_BY,
+    Array,
+    ContextualConfig,
+    axpy,
+    dot,
+    memory,
+    negatives_update,
+    train,
+)
 from ctx2static.students.losses import logistic
+from ctx2static.students.student import CacheStudent
 from ctx2static.vectors import Vectors
 
 
@@ -98,3 +106,6 @@ def fit(cache: Cache, config: Config) -> Vectors:
     """Train the static table u' with the joint loss of Eq. 8; returns u'."""
     params = (config.e1, config.e2, config.e3, config.mix)
     return train("ctx2vec", cache, config, centre_loss, params, spreads=True)
+
+
+STUDENT = CacheStudent(Config, fit, memory, SIZED_BY)

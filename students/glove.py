@@ -40,6 +40,7 @@ from ctx2static.memory import check_fits
 from ctx2static.options import Options, Rule, at_least, opt, positive, rate_rule, seed_rule
 from ctx2static.students.budget import FLOAT32, FLOAT64, Sizes
 from ctx2static.students.cooc import window_cooccurrence
+from ctx2static.students.student import TextStudent
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.threads import numba_threads, threads_rule
@@ -340,3 +341,6 @@ def _fingerprint(x: sp.csr_matrix) -> str:
     for a in (x.indptr, x.indices, x.data):
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()[:16]
+
+
+STUDENT = TextStudent(Config, fit, memory, SIZED_BY)

@@ -1,13 +1,14 @@
 """Which students exist and everything known about each: its input, plain counterpart and loss.
 
-Every student module exposes a ``Config`` (an :class:`~ctx2static.options.Options` dataclass with
-its paper's defaults, written once) and a ``fit`` function. Text students (plain baselines) take
-the encoded corpus: ``fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors``.
-Cache students (distilled and the contextual baselines) take a teacher cache:
-``fit(cache: Cache, config: Config) -> Vectors``; their ``Config`` is a
-:class:`~ctx2static.students.cache_input.CacheConfig`, whose ``signals()`` names the cache
-signals the run needs, so a missing one is refused before any work (and, in a study, before the
-teacher runs).
+Every student module ends with its ``STUDENT`` (:mod:`ctx2static.students.student`): its ``Config``
+(an :class:`~ctx2static.options.Options` dataclass with its paper's defaults, written once) and its
+``fit``, typed. Text students (plain baselines) take the encoded corpus:
+``fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors``. Cache students (distilled
+and the contextual baselines) take a teacher cache: ``fit(cache: Cache, config: Config) -> Vectors``;
+their ``Config`` is a :class:`~ctx2static.students.cache_input.CacheConfig`, whose ``signals()``
+names the cache signals the run needs, so a missing one is refused before any work (and, in a
+study, before the teacher runs). A row here names the module, imported when the student is first
+asked for.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ import importlib
 import logging
 import os
 import time
-import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from ctx2static.fileio.temps import temp_folder
 from ctx2static.options import Options, configure, field_names, pop_options
 from ctx2static.students.budget import Sizes, check_student_memory
 from ctx2static.students.cache_input import CacheConfig
+from ctx2static.students.student import CacheStudent, TextStudent
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.encoded import encode_corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
@@ -103,15 +104,40 @@ def spec(name: str) -> StudentSpec:
     return found
 
 
-def load_student(name: str) -> types.ModuleType:
-    """Import the module of student ``name`` (it holds ``Config`` and ``fit``)."""
-    return importlib.import_module(spec(name).module)
+Student = TextStudent[Any] | CacheStudent[Any]
+
+
+def load_student(name: str) -> Student:
+    """Student ``name``: its module's ``STUDENT``, imported now (a wiring error is a TypeError)."""
+    row = spec(name)
+    found = getattr(importlib.import_module(row.module), "STUDENT", None)
+    kind = TextStudent if row.source is Source.TEXT else CacheStudent
+    if not isinstance(found, kind):
+        raise TypeError(
+            f"{row.module} must end with STUDENT = {kind.__name__}(Config, fit) (its row says {row.source})"
+        )
+    return found
+
+
+def cache_student(name: str) -> CacheStudent[Any]:
+    """Student ``name``, which must train from a cache (a text student: one line saying what to pass)."""
+    found = load_student(name)
+    if not isinstance(found, CacheStudent):
+        raise UserError(f"student '{name}' trains from the corpus text; pass {spell('corpus', 'FILE')}")
+    return found
+
+
+def text_student(name: str) -> TextStudent[Any]:
+    """Student ``name``, which must train from text (a cache student: one line saying what to pass)."""
+    found = load_student(name)
+    if not isinstance(found, TextStudent):
+        raise UserError(f"student '{name}' trains from a teacher cache; pass {spell('cache', 'DIR')}")
+    return found
 
 
 def student_config(name: str, overrides: Mapping[str, Any] | None = None) -> Options:
     """Student ``name``'s config: its defaults, then ``overrides``, then the presets its name fixes."""
-    module = load_student(name)
-    return configure(module.Config, {**(overrides or {}), **dict(spec(name).presets)}, what=name)
+    return configure(load_student(name).config, {**(overrides or {}), **dict(spec(name).presets)}, what=name)
 
 
 def listing() -> str:
@@ -123,7 +149,7 @@ def listing() -> str:
 
 def students_with(option: str) -> list[str]:
     """The students whose config has ``option``."""
-    return [name for name in STUDENTS if option in field_names(load_student(name).Config)]
+    return [name for name in STUDENTS if option in field_names(load_student(name).config)]
 
 
 def shortcut_overrides(name: str, shortcuts: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,7 +159,7 @@ def shortcut_overrides(name: str, shortcuts: Mapping[str, Any]) -> dict[str, Any
     error naming the students it is for (``--threads`` with ``x2static``, whose Adam loop is serial).
     """
     given = {k: v for k, v in shortcuts.items() if v is not None}
-    fields = field_names(load_student(name).Config)
+    fields = field_names(load_student(name).config)
     for key in given:
         if key not in fields:
             raise UserError(
@@ -196,15 +222,15 @@ def _postprocess(vectors: Vectors, config: Options) -> Vectors:
     return vectors
 
 
-def _timed(name: str, config: Options, n_tokens: int, began: float, fit: Any, *args: Any) -> Vectors:
-    """Run ``fit(*args, config)`` and post-process; record the student, config, seconds and throughput.
+def _timed(name: str, config: Options, n_tokens: int, began: float, fit: Callable[[], Vectors]) -> Vectors:
+    """Run ``fit()`` and post-process; record the student, config, seconds and throughput.
 
     ``seconds`` counts from ``began`` (reading the corpus or cache included), ``train_seconds``
     only the fit; tokens/s are corpus tokens times epochs over the fit.
     """
     log.debug("%s: %s", name, config)
     start = time.perf_counter()
-    vectors = _postprocess(fit(*args, config), config)
+    vectors = _postprocess(fit(), config)
     end = time.perf_counter()
     epochs = getattr(config, "epochs", 1)
     vectors.meta.update(
@@ -235,8 +261,7 @@ def fit_cache_student(
     With ``compose`` (and a finished cache) the vectors carry a composer for words outside the
     table (:func:`ctx2static.cache.compose.fit_composer`).
     """
-    if spec(name).source is not Source.CACHE:
-        raise UserError(f"student '{name}' trains from the corpus text; pass {spell('corpus', 'FILE')}")
+    student = cache_student(name)
     config = _config(name, config)
     began = time.perf_counter()
     cache = Cache.open(cache_dir)
@@ -248,16 +273,17 @@ def fit_cache_student(
     largest = max(int(s.get("n_occurrences", 0)) for s in cache.manifest["shards"])
     check_student_memory(
         name,
-        load_student(name),
+        student.memory,
+        student.sized_by,
         config,
         Sizes(len(cache.vocab), largest),
-        "extract's --min-count, --max-vocab",
+        f"extract's {spell('min_count')}, {spell('max_vocab')}",
     )
     start = time.perf_counter()
     size = cache.verify_for(list(needed_signals(name, config)) if spec(name).reads_shards else None)
     seconds = time.perf_counter() - start
     log.info("%s: checksums of %.0f MB verified in %.1f s", cache_dir, size / 1e6, seconds)
-    vectors = _timed(name, config, cache.totals("n_words"), began, load_student(name).fit, cache)
+    vectors = _timed(name, config, cache.totals("n_words"), began, lambda: student.fit(cache, config))
     identity = cache.manifest["identity"]
     vectors.meta.update({"cache": str(cache_dir), "teacher": identity.get("teacher", {}).get("name")})
     if "corpus" in identity:  # provenance for model cards
@@ -275,15 +301,21 @@ def fit_text_student(
     name: str, corpus: Corpus, vocab_config: VocabConfig | None = None, config: StudentOptions = None
 ) -> Vectors:
     """Corpus -> vocabulary -> encoded corpus -> student ``name`` -> vectors (with metadata)."""
-    if spec(name).source is not Source.TEXT:
-        raise UserError(f"student '{name}' trains from a teacher cache; pass {spell('cache', 'DIR')}")
+    student = text_student(name)
     config, vocab_config = _config(name, config), vocab_config or VocabConfig()
     checkpoint = getattr(config, "checkpoint", None)  # GloVe's resumable state, written every epoch
     if checkpoint:  # here, where every entry point (command, study, API) knows the corpus files
         check_writable(checkpoint, inputs=corpus.paths, folder=False)
     began = time.perf_counter()
     vocab = Vocab.build(corpus, vocab_config)
-    check_student_memory(name, load_student(name), config, Sizes(len(vocab)), "--min-count, --max-vocab")
+    check_student_memory(
+        name,
+        student.memory,
+        student.sized_by,
+        config,
+        Sizes(len(vocab)),
+        f"{spell('min_count')}, {spell('max_vocab')}",
+    )
     with temp_folder("ctx2static-enc-") as work:
         encoded = encode_corpus(corpus, vocab, work)
         n_tokens = len(encoded.ids)
@@ -293,7 +325,7 @@ def fit_text_student(
             f"{encoded.n_sentences:,}",
             f"{len(vocab):,}",
         )
-        vectors = _timed(name, config, n_tokens, began, load_student(name).fit, encoded, vocab)
+        vectors = _timed(name, config, n_tokens, began, lambda: student.fit(encoded, vocab, config))
     vectors.meta.update(
         {
             "corpus": [str(p) for p in corpus.paths],

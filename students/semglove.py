@@ -32,6 +32,7 @@ from ctx2static.options import opt
 from ctx2static.students import glove
 from ctx2static.students.cache_input import CacheConfig, encoded_corpus
 from ctx2static.students.cooc import window_cooccurrence
+from ctx2static.students.student import CacheStudent
 from ctx2static.threads import numba_threads
 from ctx2static.vectors import Vectors
 
@@ -154,3 +155,6 @@ def fit(cache: Cache, config: Config) -> Vectors:
         "loss_per_epoch": state.costs,
     }
     return Vectors(list(cache.vocab.words), state.vectors(), cache.vocab.counts.copy(), {"train": train})
+
+
+STUDENT = CacheStudent(Config, fit)

@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from ctx2static.cache import Cache
 from ctx2static.options import Rule, at_least, opt, positive
 from ctx2static.students.cache_input import Init, TeacherSpaceConfig, context_stats, teacher_table
+from ctx2static.students.student import CacheStudent
 from ctx2static.transforms.postprocess import DimensionStats
 from ctx2static.vectors import Vectors
 
@@ -211,3 +212,6 @@ def fit(cache: Cache, config: Config) -> Vectors:
     if stats is not None:
         train["rogue_ratio"] = stats.rogue_ratio
     return Vectors(list(cache.vocab.words), R.astype(np.float32), cache.vocab.counts.copy(), {"train": train})
+
+
+STUDENT = CacheStudent(Config, fit)

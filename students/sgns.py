@@ -14,9 +14,8 @@ from numba import njit
 
 from ctx2static.options import opt
 from ctx2static.students.sampling import draw_targets
-from ctx2static.students.word2vec import SIZED_BY as SIZED_BY  # the registry reads these two here
-from ctx2static.students.word2vec import Word2VecConfig, add_to_row, ns_update, train
-from ctx2static.students.word2vec import memory as memory
+from ctx2static.students.student import TextStudent
+from ctx2static.students.word2vec import SIZED_BY, Word2VecConfig, add_to_row, memory, ns_update, train
 from ctx2static.text.encoded import EncodedCorpus
 from ctx2static.text.vocab import Vocab
 from ctx2static.vectors import Vectors
@@ -65,3 +64,6 @@ def sg_centre(
 def fit(corpus: EncodedCorpus, vocab: Vocab, config: Config) -> Vectors:
     """Train skip-gram vectors; returns the input embeddings (syn0) in vocabulary order."""
     return train("sgns", sg_centre, corpus, vocab, config)
+
+
+STUDENT = TextStudent(Config, fit, memory, SIZED_BY)

@@ -16,6 +16,7 @@ from typing import Any
 from ctx2static.cache import Cache
 from ctx2static.options import opt
 from ctx2static.students.cache_input import TeacherSpaceConfig
+from ctx2static.students.student import CacheStudent
 from ctx2static.transforms.postprocess import standardized_table
 from ctx2static.vectors import Vectors
 
@@ -44,3 +45,6 @@ def fit(cache: Cache, config: Config) -> Vectors:
     table, zscored, ratio = standardized_table(cache.vocab_arrays()[key], config.standardize)
     train: dict[str, Any] = {"table": key, "standardized": zscored, "rogue_ratio": ratio}
     return Vectors(list(cache.vocab.words), table, cache.vocab.counts.copy(), {"train": train})
+
+
+STUDENT = CacheStudent(Config, fit)

@@ -44,6 +44,7 @@ from ctx2static.students.sampling import (
     seed_state,
     subsample,
 )
+from ctx2static.students.student import CacheStudent
 from ctx2static.transforms.postprocess import abtt_rule
 from ctx2static.vectors import Vectors
 
@@ -262,3 +263,6 @@ def fit(cache: Cache, config: Config) -> Vectors:
     if stats is not None:
         train["rogue_ratio"] = stats.rogue_ratio
     return Vectors(list(cache.vocab.words), U, counts.copy(), {"train": train})
+
+
+STUDENT = CacheStudent(Config, fit)

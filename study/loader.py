@@ -252,7 +252,7 @@ def _student(path: Path, name: str, data: Any, teachers: Mapping[str, TeacherSpe
     elif teacher is not None:
         raise UserError(f"{path}: {where}.teacher: {student} trains from the corpus text; remove teacher")
     options = dict(_typed(path, t.get("options", {}), f"{where}.options", dict))
-    if "compute_loss" in field_names(load_student(student).Config):  # the report's training curves
+    if "compute_loss" in field_names(load_student(student).config):  # the report's training curves
         options = {"compute_loss": True, **options}
     with _at(path, f"{where}.options"):
         config = student_config(student, options)

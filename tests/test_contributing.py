@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from ctx2static.cache import Cache
 from ctx2static.options import opt
 from ctx2static.students.cache_input import CacheConfig, occurrence_means
+from ctx2static.students.student import CacheStudent
 from ctx2static.vectors import Vectors
 
 
@@ -60,6 +61,9 @@ def fit(cache: Cache, config: Config) -> Vectors:
     means, seen = occurrence_means(cache)
     train = {"seen": int(seen.sum())}
     return Vectors(list(cache.vocab.words), means * config.scale, cache.vocab.counts.copy(), {"train": train})
+
+
+STUDENT = CacheStudent(Config, fit)
 '''
 
 

@@ -14,7 +14,7 @@ def test_every_shard_array_of_the_table_has_one_function_that_makes_it():
 
 @pytest.mark.parametrize("name", [n for n, s in STUDENTS.items() if s.source is Source.CACHE])
 def test_every_cache_student_names_its_signals_through_the_typed_base(name):
-    assert issubclass(load_student(name).Config, CacheConfig)
+    assert issubclass(load_student(name).config, CacheConfig)
     assert set(needed_signals(name, student_config(name))) <= set(SIGNALS)
 
 
