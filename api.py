@@ -441,12 +441,30 @@ def combine(vectors: Sequence[Vectors | str | os.PathLike], **options: Unpack[Co
 
 
 @speaking_to(Style.KEYWORD, unless_said=True)
-def evaluate(vectors: Vectors | str | os.PathLike, compose: bool = False) -> list[Score]:
-    """Every bundled benchmark (as ``ctx2static eval``); ``compose``: unknown words get composed vectors."""
+def evaluate(
+    vectors: Vectors | str | os.PathLike,
+    compose: bool = False,
+    families: Sequence[str] = (),
+    benchmarks: Mapping[str, Sequence[str | os.PathLike]] | None = None,
+    bundled: bool = True,
+) -> list[Score]:
+    """Scores of ``vectors`` on the benchmarks ``ctx2static eval`` would run with the same choices.
+
+    :param compose: words outside the table get vectors composed from subwords (similarity,
+        categorization)
+    :param families: the families to run (``similarity``, ``analogy``, ``categorization``,
+        ``downstream``, ``sentences``); none named: the first three, as ``eval``
+    :param benchmarks: per family, your own files to score as well, or the tasks to run (naming a
+        task asks for its family): ``{"similarity": ["pairs.tsv"], "downstream": ["pos"]}``
+    :param bundled: score the bundled sets of the families asked for (False: only your files)
+    """
     from ctx2static.eval import evaluate as run
+    from ctx2static.eval.files import asked_for, load_asked
 
     _check("compose", compose, (bool,), "True or False")
-    return run(_vectors(vectors), compose=compose)
+    _check("bundled", bundled, (bool,), "True or False")
+    picked, tasks, extra = asked_for([families] if isinstance(families, str) else families, benchmarks or {})
+    return run(_vectors(vectors), load_asked(picked, tasks, extra, bundled), compose=compose)
 
 
 @speaking_to(Style.KEYWORD, unless_said=True)

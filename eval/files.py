@@ -12,6 +12,9 @@ from ctx2static.eval.benchmarks import load_benchmarks
 from ctx2static.eval.comparison import compare_tables
 from ctx2static.eval.families import (
     INTRINSIC,
+    Benchmark,
+    Family,
+    family,
     file_families,
     member,
     task_families,
@@ -24,6 +27,39 @@ from ctx2static.fileio.outputs import check_writable, refuse_same_outputs
 from ctx2static.vectors import Vectors
 from ctx2static.vectors.outputs import vector_files
 from ctx2static.vectors.table import NonFinite
+
+
+def asked_for(
+    families: Sequence[str], given: Mapping[str, Sequence[str | os.PathLike]]
+) -> tuple[tuple[Family | str, ...], tuple[str, ...], dict[str, tuple[Path, ...]]]:
+    """The families, the tasks and per family the user's files that ``families`` and ``given`` ask for.
+
+    ``given`` holds per family its extra files, or the tasks named (naming one asks for the family)
+    and, for a family of tasks that reads files (sentences), files of the user's own among them;
+    without ``families`` or tasks the intrinsic families run. A key that names no family is a
+    one-line error.
+    """
+    for name in given:
+        family(name)
+    extra = {name: tuple(Path(p) for p in given.get(name, ())) for name in file_families()}
+    named: dict[str, tuple[str, ...]] = {}
+    for name in task_families():  # their option takes a task's name or, where the family reads files, a file
+        if given.get(name):
+            named[name], extra[name] = tasks_and_files(name, [os.fspath(v) for v in given[name]])
+    asked = tuple(member(f) for f in families) or (() if named else INTRINSIC)
+    picked, tasks = with_named_tasks(asked, named)
+    return picked, tasks, extra
+
+
+def load_asked(
+    families: Sequence[Family | str], tasks: Sequence[str], extra: Mapping[str, Sequence[Path]], bundled: bool
+) -> list[Benchmark]:
+    """The sets :func:`asked_for` names; none at all is a one-line error saying how to give some."""
+    benchmarks = load_benchmarks(families, extra, bundled=bundled, tasks=tasks)
+    if not benchmarks:
+        options = "/".join(dict.fromkeys(spell(name, keyword="benchmarks") for name in extra))
+        raise UserError(f"no benchmarks to run: give {options} files with {spell('bundled', False)}")
+    return benchmarks
 
 
 def evaluate_files(
@@ -41,31 +77,20 @@ def evaluate_files(
 ) -> None:
     """Score every file of ``vectors`` on the benchmarks asked for; ``show`` the table, then write it.
 
-    ``given`` holds per family its extra files, or the tasks named (naming one asks for the family)
-    and, for a family of tasks that reads files (sentences), files of the user's own among them;
-    without ``families`` or tasks the intrinsic families run. ``items="common"`` scores several
-    files on the items all of them cover. The outputs are checked before any file is read; the
-    table is shown before the JSON and Markdown are written, so a failed write still leaves it.
+    ``families`` and ``given`` ask for benchmarks as :func:`asked_for` reads them.
+    ``items="common"`` scores several files on the items all of them cover. The outputs are checked
+    before any file is read; the table is shown before the JSON and Markdown are written, so a
+    failed write still leaves it.
     """
     analogy = analogy or AnalogyConfig()
-    given = given or {}
-    extra = {name: tuple(Path(p) for p in given.get(name, ())) for name in file_families()}
-    named: dict[str, tuple[str, ...]] = {}
-    for name in task_families():  # their option takes a task's name or, where the family reads files, a file
-        if given.get(name):
-            named[name], extra[name] = tasks_and_files(name, given[name])
+    picked, tasks, extra = asked_for(families, given or {})
     files = [p for paths in extra.values() for p in paths]
     refuse_same_outputs([("--json", json_path), ("--markdown", markdown)])
     read: list[str | os.PathLike] = [*(f for v in vectors for f in vector_files(v)), *files]
     for written in (json_path, markdown):
         if written is not None:
             check_writable(written, inputs=read, folder=False)
-    asked = tuple(member(f) for f in families) or (() if named else INTRINSIC)
-    picked, tasks = with_named_tasks(asked, named)
-    benchmarks = load_benchmarks(picked, extra, bundled=bundled, tasks=tasks)
-    if not benchmarks:
-        flags = "/".join(f"--{name}" for name in extra)
-        raise UserError(f"no benchmarks to run: give {flags} files with {spell('bundled', False)}")
+    benchmarks = load_asked(picked, tasks, extra, bundled)
     for path in vectors:
         if not Path(path).exists():
             raise UserError(f"{path}: no such vectors file or folder")

@@ -106,6 +106,24 @@ def test_distill_from_sentences_into_a_folder_resumes_and_matches_the_stages(tmp
     assert scores["ws353"].covered == scores["ws353"].total
 
 
+def test_evaluate_runs_the_families_and_files_asked_for(tmp_path):
+    # cos(a, b) = 1, cos(a, c) = 0, cos(a, d) = -1 against gold 9, 5, 1: rho = 1 on the user's file
+    v = Vectors(["a", "b", "c", "d"], np.array([[1, 0], [2, 0], [0, 1], [-1, 0]], dtype=np.float32))
+    (tmp_path / "mine.tsv").write_text("a\tb\t9\na\tc\t5\na\td\t1\n")
+    only_mine = api.evaluate(v, benchmarks={"similarity": [tmp_path / "mine.tsv"]}, bundled=False)
+    assert [(s.benchmark, round(s.score, 9), s.covered) for s in only_mine] == [("mine", 100.0, 3)]
+    families = {s.family for s in api.evaluate(v, families=["similarity"])}
+    assert families == {"similarity", "summary"}  # avg5; analogy and categorization not run
+    with pytest.raises(
+        UserError, match=r"^unknown benchmark family 'simlarity' \(did you mean 'similarity'\?\)"
+    ):
+        api.evaluate(v, families=["simlarity"])
+    with pytest.raises(UserError, match=r"^unknown benchmark family 'analogies'"):
+        api.evaluate(v, benchmarks={"analogies": [tmp_path / "mine.tsv"]})
+    with pytest.raises(UserError, match=r"^no benchmarks to run: give benchmarks= files with bundled=False$"):
+        api.evaluate(v, bundled=False)
+
+
 def test_distill_turns_on_the_signals_the_student_needs(tmp_path, tiny_models):
     v = api.distill(
         tm.SENTENCES, str(tiny_models["bert"]), "x2static", tmp_path / "c", min_count=1, context="para"
