@@ -29,7 +29,9 @@ Adding a family:
    - ``words(set)`` when ``--compose`` should give its words vectors (its ``evaluate`` then
      receives the table with the composed words), else None;
    - ``note`` / ``protocol``: its fixed protocol as lines under the table and as JSON entries
-     (those of a ``default=False`` family also enter a study's evaluation hash).
+     (those of a ``default=False`` family also enter a study's evaluation hash);
+   - ``headline``, when a study's summary should compare the outputs on it: its summary row, or
+     the mean of its scores, and the words that name the number.
 
    A sentence-level family (texts encoded into vectors, a logistic regression over
    fixed folds) is a family of tasks: ``load``, ``coverage=None``, ``words=None``,
@@ -101,6 +103,20 @@ Mask = np.ndarray
 
 
 @dataclass(frozen=True)
+class Headline:
+    """A family's number in a study's summary: its summary ``row`` (a benchmark's name), else the mean.
+
+    The mean is of the family's scores; ``words`` name the number there.
+    """
+
+    words: str
+    row: str | None = None
+
+
+AVG5_WORDS = "mean Spearman of the five similarity sets (avg5)"
+
+
+@dataclass(frozen=True)
 class FamilySpec:
     """One evaluation family: its sets' types, how they are read, scored and described."""
 
@@ -118,6 +134,7 @@ class FamilySpec:
     protocol: Callable[[AnalogyConfig], dict[str, Any]] = lambda analogy: {}  # the same in the JSON
     help: str = ""  # the help of its CLI option --NAME
     default: bool = True  # run when no family is named (False: slow, run only when asked)
+    headline: Headline | None = None  # its number in a study's summary (None: the family has none)
 
     def __post_init__(self) -> None:
         if self.read is None and self.load is None:
@@ -152,6 +169,7 @@ FAMILIES: dict[str, FamilySpec] = {
             bundled=("ws353.txt", "ws353_sim.txt", "ws353_rel.txt", "simlex999.txt", "men3k.txt", "rw.txt",
                      "rg65.txt", "mturk287.txt"),
             help="Extra TSV 'w1 w2 score'.",
+            headline=Headline(AVG5_WORDS, "avg5"),
         ),
         FamilySpec(
             "analogy", (AnalogySet,), evaluate_analogy, analogy_coverage,
@@ -159,6 +177,7 @@ FAMILIES: dict[str, FamilySpec] = {
             note=_analogy_note,
             protocol=lambda analogy: {"analogy_top_n": analogy.top_n, "analogy_eps": analogy.eps},
             help="Extra 'a b c d' file, or CSV ',type,word1,word2,word3,target'.",
+            headline=Headline("mean accuracy of the analogy scores"),
         ),
         FamilySpec(
             "categorization", (CategorizationSet,), _one(evaluate_categorization),
@@ -179,6 +198,7 @@ FAMILIES: dict[str, FamilySpec] = {
             protocol=lambda analogy: {"downstream_probes": ProbeConfig().to_dict()},
             help="Downstream tasks to run (repeat; implies --family downstream; default with it: all).",
             default=False,  # minutes per file
+            headline=Headline("mean of the downstream scores"),
         ),
         FamilySpec(
             "sentences", typing.get_args(SentenceSet),
@@ -190,6 +210,7 @@ FAMILIES: dict[str, FamilySpec] = {
             "lines, two labels at least, or 'score<TAB>text<TAB>text'); repeat; implies --family "
             "sentences; default with it: all bundled sets.",
             default=False,  # about half a minute per file; the default study's table stays as it was
+            headline=Headline("mean accuracy of the labelled sentence sets", "sentences-mean"),
         ),
     ]
 }  # fmt: skip

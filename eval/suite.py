@@ -11,7 +11,7 @@ import numpy as np
 from ctx2static.errors import UserError, spell
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import Benchmark, load_benchmarks
-from ctx2static.eval.families import FAMILIES, FamilySpec, family, family_of
+from ctx2static.eval.families import AVG5_WORDS, FAMILIES, FamilySpec, family, family_of
 from ctx2static.eval.results import MIN_ITEMS, Results, Score, summary, usable
 from ctx2static.eval.sentences import mean_accuracy
 from ctx2static.vectors import Vectors
@@ -114,9 +114,6 @@ def _stated(families: Iterable[str | Enum], default: bool) -> list[FamilySpec]:
     """The default families (always stated under a table), or the others among ``families``."""
     asked = {family(f).name for f in families}
     return [f for f in FAMILIES.values() if f.default == default and (default or f.name in asked)]
-
-
-AVG5_WORDS = "mean Spearman of the five similarity sets (avg5)"
 
 
 def _find(scores: Sequence[Score], benchmark: str) -> Score | None:

@@ -20,8 +20,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ctx2static.eval.comparison import Comparison
+from ctx2static.eval.families import FAMILIES
 from ctx2static.eval.results import MIN_ITEMS, THIN_NOTE, Results, Score, format_markdown, table, usable
-from ctx2static.eval.suite import AVG5_WORDS, notes, similarity_scores, thin_sets
+from ctx2static.eval.suite import notes, similarity_scores, thin_sets
 from ctx2static.fileio.atomic import atomic_write
 from ctx2static.study.figures import plot_curves, plot_pairs
 from ctx2static.study.layout import StudyLayout, read_record
@@ -33,15 +34,6 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric_from
     align = ["---"] * numeric_from + ["---:"] * (len(header) - numeric_from)
     out = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
     return out + ["| " + " | ".join(r) + " |" for r in rows]
-
-
-HEADLINES = (
-    ("similarity", "avg5", AVG5_WORDS),
-    ("analogy", None, "mean accuracy of the analogy scores"),
-    ("sentences", "sentences-mean", "mean accuracy of the labelled sentence sets"),
-    ("downstream", None, "mean of the downstream scores"),
-)
-"""Per family: its summary row (a benchmark name), else None for the mean of its scores, and its words."""
 
 
 def headline(results: Results, family: str, row: str | None) -> dict[str, float]:
@@ -130,7 +122,10 @@ def summary_lines(results: Results, start: Sequence[str] = (), vectors: Path | N
 def _family_scores(results: Results) -> dict[str, tuple[str, dict[str, float]]]:
     """Per family with two or more usable outputs: the words naming its number, and each output's."""
     out = {}
-    for family, row, words in HEADLINES:
+    for family, spec in FAMILIES.items():
+        if spec.headline is None:
+            continue
+        words, row = spec.headline.words, spec.headline.row
         scores = headline(results, family, row)
         if row == "avg5" and not scores:
             found, _, words = similarity_scores(results)
