@@ -204,14 +204,14 @@ def names() -> str:
     return ", ".join(BY_NAME)
 
 
-def teacher_hint(name: str, rows: Iterable[Teacher] = TEACHERS) -> str:
-    """`` (did you mean 'x'?)`` for the short name of ``rows`` that ``name`` means, else ``""``.
+def teacher_hint(name: str, rows: Iterable[Teacher] | None = None) -> str:
+    """`` (did you mean 'x'?)`` for the short name of ``rows`` (all) that ``name`` means, else ``""``.
 
     Users name a teacher by its model as often as by a typo of its short name (``MiniLM-L6``,
     ``all-mpnet-base-v2``, a hub id): a name that is, holds or is held in a row's hub id, case
     aside, means that row; else the closest short name.
     """
-    rows = list(rows)
+    rows = list(BY_NAME.values() if rows is None else rows)
     low = name.lower()
     hub = {t.name: t.hub_id.lower() for t in rows}
     hits = [n for n, i in hub.items() if low == n or (len(low) > 2 and (low in i or i.split("/")[-1] in low))]
@@ -232,7 +232,7 @@ def markdown_table() -> str:
         "| name | model | family | download | on disk | params | licence | install |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for t in TEACHERS:
+    for t in BY_NAME.values():
         install = f"`{t.install}`" if t.install else HUB_INSTALL
         install += f" ({t.note})" if t.note else ""
         rows.append(

@@ -21,27 +21,10 @@ A manifest may name only these files (:func:`shard_files`, :data:`VOCAB_FILES`, 
 :func:`running_sums_name`), bare and each in its own place: it is checked when read, so no name in
 it can make a reader or the writer open or delete anything outside the folder.
 
-Adding a signal, the checklist: three product files, ``cache/layout.py``, ``pipeline/config.py`` and
-``pipeline/shard.py`` (:data:`SIGNALS` is the one table; what follows from it is marked;
-``tests/test_contributing.py`` walks these steps with a toy signal):
-
-1. its row in :data:`SIGNALS`: name, the extract option that writes it, rows / ndim / dtype kinds /
-   the table its ids index. Follows: validation of every array read
-   (:mod:`ctx2static.cache.validate`), the manifest's signal list, the "extract again with FLAG"
-   messages, ``ctx2static cache info``.
-2. a new option: its field in ``pipeline/config.py`` ``ExtractConfig``, with a rule. Follows: the
-   CLI flag, the study key and the API keyword (after ``python -m ctx2static.api_options_gen``);
-   ``distill`` turns a boolean option on for the students that need it.
-3. in ``pipeline/shard.py``: a new teacher output is a reduction of the forward, one
-   ``Reduction`` in ``REDUCTIONS`` under its option (the option's value is its parameter; it says
-   whether it reads the attention weights or the decoder's input); the teacher runs it and each
-   output's ``reduced`` holds its arrays. Its array: one function in ``SHARD_ARRAYS`` (a test
-   checks that every shard signal of the table has one); ``per_occurrence`` reads a reduction's
-   array at the occurrences.
-4. the students that read it return its name from their config's ``signals()``
-   (``students/cache_input.CacheConfig``): a cache without it is refused before any work.
-5. tests that build caches holding it: ``tests/synthetic_cache.py``; if older caches cannot be
-   read as they are, raise :data:`FORMAT_VERSION`.
+Adding a signal touches three product files, this one (its row in :data:`SIGNALS`, the one table:
+validation of every array read, the manifest's signal list, the "extract again with FLAG" messages
+and ``ctx2static cache info`` follow from it), ``pipeline/config.py`` and ``pipeline/shard.py``; the
+checklist is the contributing guide's ("Add a cache signal"), walked by ``tests/test_contributing.py``.
 """
 
 from __future__ import annotations

@@ -9,36 +9,31 @@ share a common-items mask, which words ``--compose`` composes, and the protocol 
 table and in its JSON.
 A set whose type no family claims is an error, never scored as another family's.
 
-Adding a family:
+A family's module (``eval/NAME.py``, or a package like ``eval/downstream/``) imports nothing
+above ``eval`` and gives its row what it names:
 
-1. Write its module (``eval/NAME.py``, or a package like ``eval/downstream/``), importing nothing
-   above ``eval``:
+- a frozen dataclass per set type, each with a ``name`` unique among loaded sets (the rows of
+  the table and the masks are keyed by it);
+- either ``read(path) -> set`` (a family of files: its bundled files go in
+  ``data/benchmarks/NAME/``, users add theirs with ``--NAME FILE`` or the study key ``NAME``),
+  or ``load(tasks) -> list of sets`` (bundled data split into named tasks, picked with
+  ``--NAME TASK`` or the study key ``NAME``; task names unique across families), or both (a
+  family of tasks whose ``eval --NAME`` also takes a user's file: a value that names no task is
+  read as one);
+- ``evaluate(vectors, set, analogy, only) -> list[Score]``, each ``Score.family == NAME``;
+- ``coverage(vectors, set, analogy) -> mask`` when its items can be restricted to those every
+  compared file covers; None when it scores every token (then it runs on each file's own items
+  only and its rows are added to the common-items table as they are, like the downstream probes);
+- ``words(set)`` when ``--compose`` should give its words vectors (its ``evaluate`` then
+  receives the table with the composed words), else None;
+- ``note`` / ``protocol``: its fixed protocol as lines under the table and as JSON entries
+  (those of a ``default=False`` family also enter a study's evaluation hash);
+- ``headline``, when a study's summary should compare the outputs on it: its summary row, or
+  the mean of its scores, and the words that name the number.
 
-   - a frozen dataclass per set type, each with a ``name`` unique among loaded sets (the rows of
-     the table and the masks are keyed by it);
-   - either ``read(path) -> set`` (a family of files: its bundled files go in
-     ``data/benchmarks/NAME/``, users add theirs with ``--NAME FILE`` or the study key ``NAME``),
-     or ``load(tasks) -> list of sets`` (bundled data split into named tasks, picked with
-     ``--NAME TASK`` or the study key ``NAME``; task names unique across families), or both (a
-     family of tasks whose ``eval --NAME`` also takes a user's file: a value that names no task is
-     read as one);
-   - ``evaluate(vectors, set, analogy, only) -> list[Score]``, each ``Score.family == NAME``;
-   - ``coverage(vectors, set, analogy) -> mask`` when its items can be restricted to those every
-     compared file covers; None when it scores every token (then it runs on each file's own items
-     only and its rows are added to the common-items table as they are, like the downstream probes);
-   - ``words(set)`` when ``--compose`` should give its words vectors (its ``evaluate`` then
-     receives the table with the composed words), else None;
-   - ``note`` / ``protocol``: its fixed protocol as lines under the table and as JSON entries
-     (those of a ``default=False`` family also enter a study's evaluation hash);
-   - ``headline``, when a study's summary should compare the outputs on it: its summary row, or
-     the mean of its scores, and the words that name the number.
-
-   A sentence-level family (texts encoded into vectors, a logistic regression over
-   fixed folds) is a family of tasks: ``load``, ``coverage=None``, ``words=None``,
-   ``default=False``, its probe config in ``note`` / ``protocol``.
-2. Add one :class:`FamilySpec` row to :data:`FAMILIES` (``help`` is its CLI option's help;
-   ``default=False`` for a slow family run only when asked).
-3. Test it: its scoring on a tiny set, and ``eval --NAME`` reading one file or task of it.
+A sentence-level family (texts encoded into vectors, a logistic regression over fixed folds) is a
+family of tasks: ``load``, ``coverage=None``, ``words=None``, ``default=False``, its probe config
+in ``note`` / ``protocol``. The checklist of a new family is the contributing guide's.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from typing import Any
 
 from ctx2static.errors import TeacherUnavailableError, UserError, spell
 from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, WORD_SLOT
-from ctx2static.teachers import BY_NAME, TEACHERS, Teacher, names, teacher_hint
+from ctx2static.teachers import BY_NAME, Teacher, names, teacher_hint
 
 TEACHER_STAGE = "pip install 'ctx2static[teacher]'"
 """What installs the teacher stage (torch, transformers): the core install runs everything else."""
@@ -278,7 +278,8 @@ def unavailable(name: str, source: str, exc: Exception, part: str = "files") -> 
             f"teacher '{name}' ({source}): cannot load its {part} ({_reason(exc)}); "
             "delete it from the Hugging Face cache and download it again",
         )
-    packaged = teacher_hint(name, [t for t in TEACHERS if t.install])  # a hub id whose model a package holds
+    # a hub id whose model a package holds
+    packaged = teacher_hint(name, [t for t in BY_NAME.values() if t.install])
     return TeacherUnavailableError(
         name,
         f"teacher '{name}' ({source}) is not available offline{packaged}: it is not in the local Hugging "

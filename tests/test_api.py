@@ -114,9 +114,7 @@ def test_evaluate_runs_the_families_and_files_asked_for(tmp_path):
     assert [(s.benchmark, round(s.score, 9), s.covered) for s in only_mine] == [("mine", 100.0, 3)]
     families = {s.family for s in api.evaluate(v, families=["similarity"])}
     assert families == {"similarity", "summary"}  # avg5; analogy and categorization not run
-    with pytest.raises(
-        UserError, match=r"^unknown benchmark family 'simlarity' \(did you mean 'similarity'"
-    ):
+    with pytest.raises(UserError, match=r"^unknown benchmark family 'simlarity' \(did you mean 'similarity'"):
         api.evaluate(v, families=["simlarity"])
     with pytest.raises(UserError, match=r"^unknown benchmark family 'analogies'"):
         api.evaluate(v, benchmarks={"analogies": [tmp_path / "mine.tsv"]})

@@ -1,7 +1,8 @@
-"""docs/contributing.md's checklists walked with toys: a student and a cache signal.
+"""docs/contributing.md's checklists walked with toys: a student, a cache signal, a teacher, a family.
 
 The toy student is written to a temporary module and registered by the documented row alone; the toy
-signal is the documented rows and option alone. Nothing else is edited, so a step a checklist
+signal is the documented rows and option alone; the toy teacher is its row and its assembler; the toy
+evaluation family its module's functions and its row. Nothing else is edited, so a step a checklist
 forgets fails here.
 """
 
@@ -14,18 +15,22 @@ import numpy as np
 import pytest
 import torch
 
-from ctx2static import api, api_options_gen
+from ctx2static import api, api_options_gen, teachers
 from ctx2static.cache import Cache
 from ctx2static.cache.layout import SIGNALS, Rows, Signal
 from ctx2static.errors import UserError
+from ctx2static.eval.families import FAMILIES, FamilySpec, Headline
+from ctx2static.eval.results import Score
+from ctx2static.export.card import Card
 from ctx2static.options import click_options, configure, opt
-from ctx2static.pipeline import shard
+from ctx2static.pipeline import models, shard
 from ctx2static.pipeline.config import ExtractConfig
 from ctx2static.pipeline.extract import extract
 from ctx2static.pipeline.teacher import Teacher
 from ctx2static.students import registry
 from ctx2static.students.registry import STUDENTS, Source, StudentSpec
 from ctx2static.study.loader import load_study
+from ctx2static.study.report import _family_scores
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 from ctx2static.vectors import Vectors
@@ -120,7 +125,7 @@ options = {{ scale = 3.0 }}
     study = load_study(tmp_path / "study.toml")
     run = next(s for s in study.students if s.student == toy)
     assert run.config.scale == 3.0 and registry.spec(toy).baseline == "sgns"
-    assert "    scale: float\n" in api_options_gen.render()  # step 3: the generated keywords gain it
+    assert "    scale: float\n" in api_options_gen.api_blocks()["fit"]  # step 3: api.py gains it
 
 
 @dataclass(frozen=True)
@@ -167,3 +172,79 @@ def test_a_toy_signal_declared_in_the_three_documented_places_is_extracted_and_v
 
     assert "--norms" in {name for p in command.params for name in p.opts}
     assert configure(ToyExtractConfig, {"norms": 2}).norms == 2  # a study key, an API keyword
+
+
+TOY_TEACHER = teachers.Teacher(
+    name="toyteacher",
+    hub_id="example-org/toy-bert-tiny",
+    licence="mit",
+    assemble="toy-folder",
+    model="a tiny random BERT",
+    family="masked LM",
+    params="0.1M",
+    download="0",
+    on_disk="0",
+    licence_name="MIT",
+    install="pip install toy-teacher-package",
+)
+
+
+def test_a_toy_teacher_row_and_its_assembler_make_a_short_name_everywhere(tiny_models, tmp_path, monkeypatch):
+    # 1. teachers.py: its row (BY_NAME is made from TEACHERS); pipeline/models.py: its assembler
+    monkeypatch.setitem(teachers.BY_NAME, TOY_TEACHER.name, TOY_TEACHER)
+    monkeypatch.setitem(models.ASSEMBLERS, "toy-folder", lambda row: tiny_models["bert"])
+    assert models.resolve("toyteacher") == str(tiny_models["bert"])
+    vectors = api.distill(list(tm.SENTENCES), "toyteacher", "ase", out=tmp_path / "cache", min_count=1)
+    assert vectors.meta["teacher"] == "toyteacher"
+    card = Card.of(vectors)
+    assert (card.base_model(), card.license()) == ("example-org/toy-bert-tiny", "mit")
+    assert teachers.teacher_hint("toy-bert-tiny") == " (did you mean 'toyteacher'?)"  # its model's name
+    # 2. the README's table, as python -m ctx2static.teachers prints it
+    assert "| `toyteacher` | a tiny random BERT | masked LM |" in teachers.markdown_table()
+
+
+@dataclass(frozen=True)
+class ToySet:
+    """Step 1 of "Add an evaluation family": the set type of ``eval/toyfam.py``."""
+
+    name: str
+    words: tuple[str, ...]
+
+
+def _read_toy(path):
+    return ToySet(str(path).rsplit("/", 1)[-1].split(".")[0], tuple(open(path).read().split()))
+
+
+def _toy_coverage(vectors, bench, analogy):
+    return np.array([vectors.row_of(w) is not None for w in bench.words])
+
+
+def _toy_evaluate(vectors, bench, analogy, only):
+    found = _toy_coverage(vectors, bench, analogy) & (True if only is None else only)
+    return [Score(bench.name, "toyfam", "found", 100.0 * found.mean(), int(found.sum()), len(bench.words))]
+
+
+def test_a_toy_family_row_is_scored_by_the_api_a_study_key_and_the_summary(tmp_path, monkeypatch):
+    # 2. eval/families.py: its row (the CLI's --toyfam is made from the rows when the CLI is imported:
+    # tests/eval/test_families.py checks the options a registered row gets)
+    row = FamilySpec("toyfam", (ToySet,), _toy_evaluate, _toy_coverage, read=_read_toy, help="Words to find.",
+                     headline=Headline("share of the toy words found"))  # fmt: skip
+    monkeypatch.setitem(FAMILIES, "toyfam", row)
+    (tmp_path / "mine.txt").write_text("a b zz\n")
+    small = Vectors(["a", "b"], np.eye(2, dtype=np.float32))
+    (score,) = api.evaluate(small, families=["toyfam"], benchmarks={"toyfam": [tmp_path / "mine.txt"]})
+    assert (score.family, score.covered, score.total) == ("toyfam", 2, 3)
+    (tmp_path / "corpus.txt").write_text("a b c\n")
+    (tmp_path / "study.toml").write_text(
+        '[corpus]\nfiles = ["corpus.txt"]\n\n[students.sgns]\n\n[eval]\ntoyfam = ["mine.txt"]\n'
+    )
+    assert load_study(tmp_path / "study.toml").eval.extra()["toyfam"] == ((tmp_path / "mine.txt").resolve(),)
+    bigger = Vectors(["a", "b", "zz"], np.eye(3, dtype=np.float32))
+    results = {
+        name: api.evaluate(v, families=["toyfam"], benchmarks={"toyfam": [tmp_path / "mine.txt"]})
+        for name, v in (("small", small), ("bigger", bigger))
+    }
+    words, scores = _family_scores(results)["toyfam"]  # the study summary's number, from the headline
+    assert words == "share of the toy words found" and scores == pytest.approx(
+        {"small": 200 / 3, "bigger": 100}
+    )
