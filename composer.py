@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import UserError, spell
+from ctx2static.errors import InputError, OutputError, spell
 from ctx2static.fileio.atomic import Renames, atomic_write, write_npy
 
 ROWS = "subwords.npy"
@@ -62,7 +62,8 @@ class Composer:
         with np.errstate(over="ignore"):
             rows = self.rows.astype(np.float16)
         if not np.isfinite(rows).all():  # it would not load again
-            raise UserError(
+            raise OutputError(
+                folder / (prefix + ROWS),
                 f"{folder / (prefix + ROWS)}: not written: the composer's rows hold NaN or values beyond "
                 "float16 (65504); fit it to vectors of smaller values, or go without "
                 f"({spell('compose', False)})",
@@ -103,8 +104,8 @@ class Composer:
         if not rows_path.is_file():
             return None
         if not tok_path.is_file() or not settings or "lowercase" not in settings:
-            raise UserError(
-                f"{rows_path}: its {tok_path.name} or meta's 'composer' entry is missing; re-save"
+            raise InputError(
+                rows_path, f"{rows_path}: its {tok_path.name} or meta's 'composer' entry is missing; re-save"
             )
         fix = (
             f"delete {rows_path.name} and {tok_path.name} (the table loads without them; "
@@ -113,26 +114,34 @@ class Composer:
         try:
             rows = np.load(rows_path, allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
-            raise UserError(f"{rows_path}: not a readable .npy array ({_first_line(exc)}); {fix}") from None
+            raise InputError(
+                rows_path, f"{rows_path}: not a readable .npy array ({_first_line(exc)}); {fix}"
+            ) from None
         if rows.ndim != 2 or rows.dtype not in (np.float16, np.float32) or rows.shape[1] != dim:
-            raise UserError(
+            raise InputError(
+                rows_path,
                 f"{rows_path}: holds a {rows.dtype} array of shape {rows.shape}, not float16 or float32 "
-                f"rows of the table's {dim} dimensions; {fix}"
+                f"rows of the table's {dim} dimensions; {fix}",
             )
         block, limit = 1 << 16, np.finfo(np.float16).max  # no whole-table mask; sums of such rows stay finite
         if not all((np.abs(rows[i : i + block]) <= limit).all() for i in range(0, len(rows), block)):
-            raise UserError(
+            raise InputError(
+                rows_path,
                 f"{rows_path}: holds NaN, infinity or values beyond float16 (65504), which composed vectors "
-                f"would spread; {fix}"
+                f"would spread; {fix}",
             )
         try:
             text = tok_path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"{tok_path}: cannot be read as UTF-8 text ({_first_line(exc)}); {fix}") from None
+            raise InputError(
+                tok_path, f"{tok_path}: cannot be read as UTF-8 text ({_first_line(exc)}); {fix}"
+            ) from None
         tokenizer = parse_tokenizer(text, f"{tok_path}", fix)
         size = tokenizer.get_vocab_size(with_added_tokens=True)
         if len(rows) < size:
-            raise UserError(f"{rows_path}: {len(rows)} rows for the {size} tokens of {tok_path.name}; {fix}")
+            raise InputError(
+                rows_path, f"{rows_path}: {len(rows)} rows for the {size} tokens of {tok_path.name}; {fix}"
+            )
         info = {k: v for k, v in settings.items() if k != "lowercase"}
         composer = cls(rows, text, settings["lowercase"], info)
         composer._tokenizer = tokenizer
@@ -146,7 +155,7 @@ def parse_tokenizer(text: str, where: str, fix: str) -> Any:
     try:
         tokenizer = Tokenizer.from_str(text)
     except Exception as exc:  # the Rust parser raises a bare Exception for any malformed file
-        raise UserError(f"{where}: not a tokenizers JSON file ({_first_line(exc)}); {fix}") from None
+        raise InputError(where, f"{where}: not a tokenizers JSON file ({_first_line(exc)}); {fix}") from None
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return tokenizer

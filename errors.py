@@ -108,12 +108,20 @@ class OptionError(UserError):
         self.style = current_style()
 
 
-class InputError(UserError):
-    """A file or folder given as input that cannot be used as it is; ``path`` names it."""
+class PathError(UserError):
+    """A file or folder that stops the run as it is; ``path`` names it (the message starts with it)."""
 
     def __init__(self, path: object, message: str) -> None:
         super().__init__(message)
         self.path = str(path)
+
+
+class InputError(PathError):
+    """A file or folder given as input that cannot be used as it is (missing, damaged, misread)."""
+
+
+class OutputError(PathError):
+    """An output path that cannot be written as asked (taken, not writable, an input of the run)."""
 
 
 class MissingSignalError(UserError):

@@ -15,7 +15,7 @@ import numpy as np
 from ctx2static.cache.layout import TEACHER_TOKENIZER
 from ctx2static.cache.reader import Cache
 from ctx2static.composer import Composer, build_composer
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.vectors import Vectors
 from ctx2static.vectors.outputs import check_vectors_output, vector_files
 
@@ -37,9 +37,10 @@ def fit_composer(cache: Cache, vectors: Vectors, ridge: float | None = None) -> 
     keep = cache_row >= 0
     keep[keep] = arrays["word_complete"][cache_row[keep]]
     if keep.sum() < max(2, len(vectors) // 2):  # the ridge copes with few words, not with another cache
-        raise UserError(
+        raise InputError(
+            cache.folder,
             f"{cache.folder}: only {int(keep.sum())} of the vectors' {len(vectors)} words are in this "
-            "cache's vocabulary; fit the composer from the cache the vectors were trained on"
+            "cache's vocabulary; fit the composer from the cache the vectors were trained on",
         )
     composer = build_composer(
         arrays["token_emb"][cache_row[keep]],

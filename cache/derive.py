@@ -18,7 +18,7 @@ import numpy as np
 from ctx2static.cache.hdf5 import read_h5, write_h5
 from ctx2static.cache.layout import MANIFEST, VOCAB_H5
 from ctx2static.cache.reader import REBUILD, read_manifest
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.fileio.atomic import write_json
 
 Arrays = dict[str, np.ndarray]
@@ -42,7 +42,7 @@ def derive_cache(
     """
     manifest = read_manifest(src)
     if manifest is None or not manifest.get("complete"):
-        raise UserError(f"{src}: not a complete cache; finish the extract that makes it first")
+        raise InputError(src, f"{src}: not a complete cache; finish the extract that makes it first")
     out.mkdir(parents=True, exist_ok=False)
     fix = f"delete it and {REBUILD}"
     rewritten = {VOCAB_H5} if vocab is not None else set()

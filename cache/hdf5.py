@@ -16,7 +16,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.fileio.atomic import atomic_write
 from ctx2static.fileio.digests import sha256_file
 from ctx2static.memory import check_fits
@@ -52,7 +52,7 @@ def open_h5(path: Path, fix: str) -> Iterator[h5py.File]:
     with h5py.File(path, "r") as f:
         problem = _foreign(f)
         if problem:
-            raise UserError(f"{path}: {problem}, which a cache never holds; {fix}")
+            raise InputError(path, f"{path}: {problem}, which a cache never holds; {fix}")
         # a chunked, compressed dataset may declare any shape in a few bytes: what reading it would
         # hold is checked against the memory left before any array is read
         declared = sum(f[key].size * f[key].dtype.itemsize for key in f)

@@ -34,7 +34,7 @@ from ctx2static.cache.layout import (
     shard_name,
 )
 from ctx2static.cache.validate import manifest_problem, nonfinite_array, shard_problem
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.fileio.digests import sha256_file
 from ctx2static.fileio.reading import read_json
 from ctx2static.memory import check_fits
@@ -89,11 +89,11 @@ def read_manifest(folder: Path) -> dict | None:
     if problem == "missing":
         return None
     if problem:
-        raise UserError(f"{p}: {problem}; {fix}")
+        raise InputError(p, f"{p}: {problem}; {fix}")
     manifest = read_json(p, fix=fix)
     problem = manifest_problem(manifest)
     if problem:
-        raise UserError(f"{p}: {problem} (damaged); {fix}")
+        raise InputError(p, f"{p}: {problem} (damaged); {fix}")
     return manifest
 
 
@@ -101,9 +101,10 @@ def check_format(folder: Path, manifest: Mapping[str, Any]) -> None:
     """Refuse, in one line, a cache of another format: no reader or writer converts one."""
     version = manifest.get("identity", {}).get("format")
     if version != FORMAT_VERSION:
-        raise UserError(
+        raise InputError(
+            folder,
             f"{folder}: cache format {version} (this ctx2static reads format {FORMAT_VERSION}); "
-            "re-run extract into a new folder"
+            "re-run extract into a new folder",
         )
 
 
@@ -146,15 +147,20 @@ class Cache:
         folder = Path(folder)
         manifest = read_manifest(folder)
         if manifest is None:
-            raise UserError(f"{folder}: no {MANIFEST}; run 'ctx2static extract' to build a cache there")
+            raise InputError(
+                folder, f"{folder}: no {MANIFEST}; run 'ctx2static extract' to build a cache there"
+            )
         check_format(folder, manifest)
         problem = not_own_file(folder / VOCAB_TSV)
         if problem:
-            raise UserError(f"{folder / VOCAB_TSV}: {problem}; {REBUILD}")
+            raise InputError(folder / VOCAB_TSV, f"{folder / VOCAB_TSV}: {problem}; {REBUILD}")
         vocab = Vocab.load(folder / VOCAB_TSV)
         recorded = manifest.get("vocab_digest") or manifest["identity"].get("vocab", {}).get("sha256_16")
         if recorded is not None and vocab.digest() != recorded:
-            raise UserError(f"{folder / VOCAB_TSV}: damaged (not the vocabulary of the manifest); {REBUILD}")
+            raise InputError(
+                folder / VOCAB_TSV,
+                f"{folder / VOCAB_TSV}: damaged (not the vocabulary of the manifest); {REBUILD}",
+            )
         return cls(folder, manifest, vocab)
 
     @property
@@ -184,8 +190,9 @@ class Cache:
         """
         for key in keys or ():
             if key not in self.signals:
-                raise UserError(
-                    f"{self.folder}: the cache has no '{key}'; extract again with {SIGNALS[key].setting()}"
+                raise InputError(
+                    self.folder,
+                    f"{self.folder}: the cache has no '{key}'; extract again with {SIGNALS[key].setting()}",
                 )
         record = self.manifest["shards"][i]
         fix = f"{REBUILD} to rebuild shard {i}"
@@ -201,10 +208,10 @@ class Cache:
                 t = pq.read_table(self._checked(parquet, fix))
                 attn = {c: t.column(c).to_numpy() for c in ATTN_COLUMNS if c in t.column_names}
         except (OSError, KeyError, ValueError) as exc:  # what h5py and pyarrow raise for a bad file
-            raise UserError(f"{path}: cannot be read ({exc}); {fix}") from None
+            raise InputError(path, f"{path}: cannot be read ({exc}); {fix}") from None
         problem = shard_problem(arrays, attn, record, len(self.vocab), self._n_tokens(keys))
         if problem:  # written so by extract (its checksum matches): the rerun must not trust it
-            raise UserError(f"{path}: {problem}; {refit}")
+            raise InputError(path, f"{path}: {problem}; {refit}")
         return Shard(i, arrays, attn)
 
     def _n_tokens(self, keys: list[str] | None) -> int | None:
@@ -221,10 +228,10 @@ class Cache:
         running = self.manifest.get("word_sums") or {}
         digest = self.files().get(name) or (running.get("sha256") if running.get("file") == name else None)
         if digest is None:
-            raise UserError(f"{path}: the manifest records no checksum for it; {fix}")
+            raise InputError(path, f"{path}: the manifest records no checksum for it; {fix}")
         problem = verify_file(path, digest)
         if problem:
-            raise UserError(f"{path}: {problem}; {fix}")
+            raise InputError(path, f"{path}: {problem}; {fix}")
         return path
 
     def verify_for(self, keys: list[str] | None) -> int:
@@ -253,9 +260,10 @@ class Cache:
     def _final_file(self, name: str) -> Path:
         """A file extract writes after the last shard, verified: one-line error while it is missing."""
         if name not in self.manifest.get("vocab_files", {}):
-            raise UserError(
+            raise InputError(
+                self.folder,
                 f"{self.folder}: no {name} yet (extract writes it after the last shard); "
-                "re-run the same extract command to finish the cache"
+                "re-run the same extract command to finish the cache",
             )
         return self._checked(name, f"{REBUILD} to rebuild it")
 
@@ -273,7 +281,7 @@ class Cache:
         where = nonfinite_array(arrays)
         if wrong or where:
             what = f"{wrong[0]} with {rows[wrong[0]]} rows, not one a word" if wrong else f"NaN/inf ({where})"
-            raise UserError(f"{path}: holds {what}; {REBUILD} to rebuild it")
+            raise InputError(path, f"{path}: holds {what}; {REBUILD} to rebuild it")
         return arrays
 
     def word_sums(self) -> tuple[np.ndarray, np.ndarray]:
@@ -287,13 +295,17 @@ class Cache:
             return tables["occ_sum"].astype(np.float64), tables["occ_count"]
         running = self.manifest.get("word_sums")
         if running is None:
-            raise UserError(f"{self.folder}: no shard is complete yet; re-run the same extract command")
+            raise InputError(
+                self.folder, f"{self.folder}: no shard is complete yet; re-run the same extract command"
+            )
         path = self._checked(running["file"], f"{REBUILD} to recompute the per-word sums")
         with open_h5(path, f"delete it and {REBUILD}") as f:
             sums, counts = f["sum"][()], f["count"][()]
         where = nonfinite_array({"sum": sums})
         if len(sums) != len(self.vocab) or len(counts) != len(self.vocab) or where:
-            raise UserError(f"{path}: wrong shape or NaN ({where}); {REBUILD} to recompute the per-word sums")
+            raise InputError(
+                path, f"{path}: wrong shape or NaN ({where}); {REBUILD} to recompute the per-word sums"
+            )
         return sums, counts
 
     def pca(self) -> dict[str, np.ndarray] | None:
@@ -317,13 +329,14 @@ class Cache:
         try:
             meta = pq.ParquetFile(path).metadata
         except (OSError, ValueError) as exc:  # pyarrow's errors for a file that is not parquet
-            raise UserError(f"{path}: cannot be read ({exc}); {REBUILD} to rebuild it") from None
+            raise InputError(path, f"{path}: cannot be read ({exc}); {REBUILD} to rebuild it") from None
         with open_h5(self._final_file(VOCAB_H5), f"delete it and {REBUILD}") as f:
             n_tokens = f["teacher_token_emb"].shape[0] if "teacher_token_emb" in f else None
         if n_tokens is not None and meta.num_rows != n_tokens:
-            raise UserError(
+            raise InputError(
+                path,
                 f"{path}: declares {meta.num_rows:,} rows, not one for each of the teacher's {n_tokens:,} "
-                f"tokens; {REBUILD} to rebuild it"
+                f"tokens; {REBUILD} to rebuild it",
             )
         declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
         check_fits(
@@ -335,7 +348,10 @@ class Cache:
         tokens = {c: t.column(c).to_numpy(zero_copy_only=False) for c in t.column_names}
         word = tokens.get("word")
         if word is None or (len(word) and (word.min() < -1 or word.max() >= len(self.vocab))):
-            raise UserError(f"{self.folder / TEACHER_TOKENS}: word ids out of range; {REBUILD} to rebuild it")
+            raise InputError(
+                self.folder / TEACHER_TOKENS,
+                f"{self.folder / TEACHER_TOKENS}: word ids out of range; {REBUILD} to rebuild it",
+            )
         return tokens
 
     def files(self) -> dict[str, str]:

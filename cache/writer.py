@@ -56,7 +56,7 @@ from ctx2static.cache.layout import (
 )
 from ctx2static.cache.reader import check_format, not_own_file, read_manifest, verify_file
 from ctx2static.cache.validate import nonfinite_array
-from ctx2static.errors import UserError, spell
+from ctx2static.errors import InputError, UserError, spell
 from ctx2static.fileio.atomic import atomic_write, write_json
 from ctx2static.fileio.digests import sha256_file
 from ctx2static.fileio.locks import acquire_lock, release_lock
@@ -87,7 +87,8 @@ def write_shard_files(
     weights = {} if attention is None else {"attention weight": attention["weight"]}
     where = nonfinite_array({**arrays, **weights})
     if where is not None:
-        raise UserError(
+        raise InputError(
+            folder,
             f"{folder}: shard {index}: the teacher's output holds NaN or infinity ({where}); it overflowed "
             f"float16 or the forward is unstable: try {spell('precision', 'float32')}, "
             f"{spell('float32_means', True)} or another {spell('layer')}",
@@ -245,7 +246,8 @@ class CacheWriter:
             if diff:
                 # the keys come from the folder's manifest: a damaged one must not break the line
                 keys = ", ".join("".join(c if c.isprintable() else "?" for c in k) for k in diff[:6])
-                raise UserError(
+                raise InputError(
+                    folder,
                     f"{folder}: holds a cache from a different run (differs in {keys}); "
                     f"pass another {spell('out')} or delete that folder",
                 )

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.eval.reading import csv_rows, lines
 from ctx2static.eval.results import Score
 from ctx2static.memory import check_fits
@@ -64,11 +64,13 @@ def read_analogy(path: str | os.PathLike) -> AnalogySet:
                 continue
             words = line.split()
             if len(words) != 4:
-                raise UserError(f"{path}: line {n} has {len(words)} words; expected 'a b c d' (a:b :: c:d)")
+                raise InputError(
+                    path, f"{path}: line {n} has {len(words)} words; expected 'a b c d' (a:b :: c:d)"
+                )
             questions.append(tuple(seen.setdefault(w, w) for w in words))  # type: ignore[arg-type]
             sections.append(section)
     if not questions:
-        raise UserError(f"{path}: no analogy questions found")
+        raise InputError(path, f"{path}: no analogy questions found")
     return AnalogySet(path.stem, questions, sections, per_section=path.suffix.lower() == ".csv")
 
 

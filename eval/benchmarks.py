@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping, Sequence
 from enum import Enum
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.eval.analogy import SEMEVAL2012, AnalogySet, read_analogy
 from ctx2static.eval.categorization import CategorizationSet, read_categorization
 from ctx2static.eval.families import FAMILIES, INTRINSIC, Benchmark, Family, all_tasks, family
@@ -55,6 +55,8 @@ def load_benchmarks(
         for path in [*paths, *files.get(name, [])]:
             bench = spec.read(path)  # type: ignore[misc]
             if any(b.name == bench.name for b in out):
-                raise UserError(f"{path}: a benchmark named {bench.name!r} is already loaded; rename it")
+                raise InputError(
+                    path, f"{path}: a benchmark named {bench.name!r} is already loaded; rename it"
+                )
             out.append(bench)
     return out

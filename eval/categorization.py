@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.eval.reading import csv_rows
 from ctx2static.eval.results import Score
 from ctx2static.vectors import Vectors
@@ -44,7 +44,7 @@ def read_categorization(path: str | os.PathLike) -> CategorizationSet:
             items.append(word)
             labels.append(seen.setdefault(category, category))
     if not items:
-        raise UserError(f"{path}: no items found below the header")
+        raise InputError(path, f"{path}: no items found below the header")
     return CategorizationSet(path.stem, items, labels)
 
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ctx2static.errors import UserError, spell
+from ctx2static.errors import InputError, UserError, spell
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import load_benchmarks
 from ctx2static.eval.comparison import compare_tables
@@ -93,7 +93,7 @@ def evaluate_files(
     benchmarks = load_asked(picked, tasks, extra, bundled)
     for path in vectors:
         if not Path(path).exists():
-            raise UserError(f"{path}: no such vectors file or folder")
+            raise InputError(path, f"{path}: no such vectors file or folder")
     loaded = {os.fspath(path): Vectors.load(path, nonfinite=nonfinite) for path in vectors}
     common = items == "common" and len(loaded) > 1
     compared = compare_tables(loaded, benchmarks, analogy, common, compose)

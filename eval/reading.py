@@ -14,7 +14,7 @@ import csv
 from collections.abc import Iterator
 from pathlib import Path
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.fileio.reading import read_lines
 from ctx2static.memory import format_bytes
 from ctx2static.text.normal import nfc
@@ -26,13 +26,14 @@ LINE_LIMIT = 1 << 20
 def lines(path: Path, expect: str = "a benchmark file") -> Iterator[tuple[int, str]]:
     """Numbered non-blank lines, stripped, in NFC; a missing file, bad UTF-8, an over-long line: UserError."""
     if not path.is_file():
-        raise UserError(f"{path}: no such benchmark file")
+        raise InputError(path, f"{path}: no such benchmark file")
     held: tuple[int, str] | None = None  # a line is passed on once the next one shows it was whole
     for n, line in read_lines(path, expect, limit=LINE_LIMIT):
         if held is not None and held[0] == n:  # read_lines cut it: the line is over the limit
-            raise UserError(
+            raise InputError(
+                path,
                 f"{path}: line {n} is longer than {format_bytes(LINE_LIMIT)}; a benchmark line holds a "
-                "few words (is this the right file?)"
+                "few words (is this the right file?)",
             )
         if held is not None and held[1]:
             yield held
@@ -48,19 +49,19 @@ def csv_rows(
     rows = ((n, _csv_row(path, n, line)) for n, line in lines(path, "a CSV file"))
     first = next(rows, None)
     if first is None:
-        raise UserError(f"{path}: empty file; expected a CSV header naming {', '.join(columns)}")
+        raise InputError(path, f"{path}: empty file; expected a CSV header naming {', '.join(columns)}")
     header = [h.strip().lstrip("\ufeff") for h in first[1]]
     missing = [c for c in columns if c not in header]
     if missing:
-        raise UserError(f"{path}: line {first[0]}: CSV header lacks column(s) {', '.join(missing)}")
+        raise InputError(path, f"{path}: line {first[0]}: CSV header lacks column(s) {', '.join(missing)}")
     cols = [header.index(c) for c in columns]
     for n, row in rows:
         if len(row) != len(header):
-            raise UserError(f"{path}: line {n} has {len(row)} fields, the header has {len(header)}")
+            raise InputError(path, f"{path}: line {n} has {len(row)} fields, the header has {len(header)}")
         values = [row[c].strip() for c in cols]
         empty = [c for c, v in zip(columns, values, strict=True) if not v and c not in may_be_empty]
         if empty:
-            raise UserError(f"{path}: line {n} has an empty {empty[0]} field")
+            raise InputError(path, f"{path}: line {n} has an empty {empty[0]} field")
         yield n, values
 
 
@@ -70,6 +71,6 @@ def _csv_row(path: Path, n: int, line: str) -> list[str]:
         return next(csv.reader([line]))
     except csv.Error as exc:  # csv's own words speak of its reader's modes, not of the file
         why = "a stray carriage return (\\r) inside it" if "new-line" in str(exc) else str(exc)
-        raise UserError(
-            f"{path}: line {n} is not a CSV row: {why}; save the file as CSV, a row a line"
+        raise InputError(
+            path, f"{path}: line {n} is not a CSV row: {why}; save the file as CSV, a row a line"
         ) from None

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.eval.downstream.data import LabelledTexts, read_labelled
 from ctx2static.eval.downstream.probes import fit, require_sklearn
 from ctx2static.eval.results import Score, summary
@@ -118,9 +118,10 @@ def _pairs(path: Path, lines: Sequence[tuple[int, str]]) -> PairSet:
         parts = line.split("\t")
         score = _number(parts[0])
         if len(parts) != 3 or not np.isfinite(score) or not parts[1].strip() or not parts[2].strip():
-            raise UserError(
+            raise InputError(
+                path,
                 f"{path}: line {n} is not 'score<TAB>text<TAB>text' with a finite score; "
-                "fix or remove the line"
+                "fix or remove the line",
             )
         first.append(parts[1])
         second.append(parts[2])
@@ -155,7 +156,7 @@ def read_sentence_file(path: str | os.PathLike, folds: int = SentenceConfig.fold
     path = Path(path)
     lines = [(n, line) for n, line in read_lines(path, FORMS) if line.strip()]
     if not lines:
-        raise UserError(f"{path}: no text in it; write {FORMS}")
+        raise InputError(path, f"{path}: no text in it; write {FORMS}")
     head = lines[0][1].split("\t")
     if len(head) == 3 and np.isfinite(_number(head[0])):
         return _pairs(path, lines)
@@ -169,22 +170,26 @@ def _labelled(path: Path, lines: Sequence[tuple[int, str]], folds: int) -> Label
         label, sep, text = nfc(line).partition("\t")  # NFC as the corpus: a word in NFD would miss its row
         label = label.strip()
         if not sep:
-            raise UserError(f"{path}: line {n} has no tab; write label<TAB>text (or score<TAB>text<TAB>text)")
+            raise InputError(
+                path, f"{path}: line {n} has no tab; write label<TAB>text (or score<TAB>text<TAB>text)"
+            )
         if not label or not text.strip():
-            raise UserError(f"{path}: line {n} has an empty label or text; write label<TAB>text")
+            raise InputError(path, f"{path}: line {n} has an empty label or text; write label<TAB>text")
         texts.append(text)
         labels.append(label)
     counts = Counter(labels)
     if len(counts) < 2:
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: every text has the label {labels[0]!r}; a labelled set needs two labels at least "
-            "(label<TAB>text lines)"
+            "(label<TAB>text lines)",
         )
     rare, n = min(counts.items(), key=lambda item: item[1])
     if n < folds:
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: label {rare!r} has {n} text{'s' * (n != 1)}, fewer than the {folds} folds; "
-            f"give every label {folds} texts at least"
+            f"give every label {folds} texts at least",
         )
     return LabelledTexts(_stem(path), texts, labels)
 
@@ -196,8 +201,9 @@ def load_sentences(tasks: Sequence[str] = TASKS) -> list[SentenceSet]:
     for task in tasks:
         path, labels = SETS[task]
         if not path.is_file():
-            raise UserError(
-                f"{path}: missing sentence set; reinstall ctx2static or run bench/data/prepare_sentences.py"
+            raise InputError(
+                path,
+                f"{path}: missing sentence set; reinstall ctx2static or run bench/data/prepare_sentences.py",
             )
         data = read_pairs(path) if labels is None else read_labelled(path, labels)
         out.append(dataclasses.replace(data, name=task))

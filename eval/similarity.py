@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.eval.reading import lines
 from ctx2static.eval.results import Score
 from ctx2static.vectors import Vectors
@@ -47,18 +47,22 @@ def read_similarity(path: str | os.PathLike) -> SimilaritySet:
     for n, line in lines(path):
         parts = line.split("\t") if "\t" in line else line.split()
         if len(parts) != 3:
-            raise UserError(f"{path}: line {n} has {len(parts)} fields; expected 'word1<TAB>word2<TAB>score'")
+            raise InputError(
+                path, f"{path}: line {n} has {len(parts)} fields; expected 'word1<TAB>word2<TAB>score'"
+            )
         try:
             score = float(parts[2])
         except ValueError:
-            raise UserError(f"{path}: line {n}: score {parts[2]!r} is not a number") from None
+            raise InputError(path, f"{path}: line {n}: score {parts[2]!r} is not a number") from None
         if not math.isfinite(score):
-            raise UserError(f"{path}: line {n}: score {parts[2]!r} is not finite; fix or drop the line")
+            raise InputError(
+                path, f"{path}: line {n}: score {parts[2]!r} is not finite; fix or drop the line"
+            )
         gold.append(score)
         a, b = parts[0].strip(), parts[1].strip()
         pairs.append((seen.setdefault(a, a), seen.setdefault(b, b)))
     if not pairs:
-        raise UserError(f"{path}: no word pairs found")
+        raise InputError(path, f"{path}: no word pairs found")
     return SimilaritySet(path.stem, pairs, np.frombuffer(gold, dtype=np.float64))
 
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from ctx2static.errors import OptionError, UserError, did_you_mean, spell
+from ctx2static.errors import InputError, OptionError, did_you_mean, spell
 from ctx2static.export.card import Card
 from ctx2static.export.config import ExportConfig
 from ctx2static.export.quantize import Quantize
@@ -152,7 +152,7 @@ def read_words(path: str | os.PathLike) -> list[str]:
     for n, line in read_lines(path, WORDS_FORMAT):
         word = line.strip()
         if len(word.split()) > 1:
-            raise UserError(f"{path}: line {n} holds {len(word.split())} words; write one word a line")
+            raise InputError(path, f"{path}: line {n} holds {len(word.split())} words; write one word a line")
         if word:
             words.append(word)
     return words

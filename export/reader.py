@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ctx2static.composer import mean_rows, parse_tokenizer
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 
 
 @dataclass
@@ -39,8 +39,8 @@ class TokenBag:
         folder = Path(folder)
         for name in ("model.safetensors", "tokenizer.json"):
             if not (folder / name).is_file():
-                raise UserError(
-                    f"{folder}: lacks {name}; it is not a Model2Vec or sentence-transformers folder"
+                raise InputError(
+                    folder, f"{folder}: lacks {name}; it is not a Model2Vec or sentence-transformers folder"
                 )
         tensors = load_file(folder / "model.safetensors")
         tokenizer = parse_tokenizer(

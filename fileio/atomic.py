@@ -22,7 +22,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OutputError
 from ctx2static.fileio.oserrors import user_errors_for
 from ctx2static.fileio.outputs import check_replaceable, check_target
 from ctx2static.fileio.temps import OLD_SUFFIX, RANDOM_CHARS, remove_stale_temps, temp_prefix
@@ -188,10 +188,11 @@ def atomic_dir(path: str | os.PathLike, may_hold: Collection[str] = ()) -> Itera
         else:
             kept = path.with_name(f"{path.name}.kept-{tmp.name.removesuffix('.tmp').rsplit('.', 1)[1]}")
             os.rename(tmp, kept)
-            raise UserError(
+            raise OutputError(
+                path,
                 f"{path}: another process saved this folder at the same moment, {_RACES} times over; it "
                 f"holds that one's output and this run's is kept as {kept}: rename the one you want to "
-                f"{path.name}"
+                f"{path.name}",
             )
     remove_stale_temps(path)
 

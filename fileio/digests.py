@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError, UserError
 from ctx2static.fileio.atomic import atomic_write, write_json
 from ctx2static.fileio.locks import LOCK_NAME
 from ctx2static.fileio.oserrors import user_errors_for
@@ -38,9 +38,10 @@ def check_sha256(path: str | os.PathLike, expected: str, fix: str) -> None:
     For files that come from elsewhere (a teacher's package parts), checked before they are used.
     """
     if sha256_file(path) != expected:
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: its sha256 is not the one pinned for it (damaged, or not the release ctx2static "
-            f"was made for); {fix}"
+            f"was made for); {fix}",
         )
 
 
@@ -98,8 +99,8 @@ def check_sealed(folder: str | os.PathLike, fix: str) -> None:
     try:
         text = (folder / SEAL).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        raise UserError(
-            f"{folder}: holds no readable {SEAL} (made by an older ctx2static, or damaged); {fix}"
+        raise InputError(
+            folder, f"{folder}: holds no readable {SEAL} (made by an older ctx2static, or damaged); {fix}"
         ) from None
     listed = [_SEAL_LINE.fullmatch(line) for line in text.splitlines()]
     if not listed or None in listed:
@@ -111,21 +112,22 @@ def check_sealed(folder: str | os.PathLike, fix: str) -> None:
     if present != set(digests):
         odd = sorted(present ^ set(digests))[0]
         what = "is missing" if odd in digests else "was not there when it was made"
-        raise UserError(f"{folder}: {odd} {what}; {fix}")
+        raise InputError(folder, f"{folder}: {odd} {what}; {fix}")
     names = sorted(digests)
     for name in names:
         mode = os.lstat(folder / name).st_mode
         if not stat.S_ISREG(mode):
-            raise UserError(f"{folder}: {name} is {kind_of(mode)}, not a file; {fix}")
+            raise InputError(folder, f"{folder}: {name} is {kind_of(mode)}, not a file; {fix}")
     stamp = {"seal": hashlib.sha256(text.encode()).hexdigest(), "stats": _stats(folder, names)}
     with contextlib.suppress(OSError, ValueError):
         if json.loads((folder / _STAMP).read_text(encoding="utf-8")) == stamp:
             return
     for name in names:
         if sha256_file(folder / name) != digests[name]:
-            raise UserError(
+            raise InputError(
+                folder,
                 f"{folder}: {name} does not match the sha256 written when it was made (changed or damaged "
-                f"since); {fix}"
+                f"since); {fix}",
             )
     if _stats(folder, names) == stamp["stats"]:  # not changed while it was hashed
         with contextlib.suppress(OSError, UserError):

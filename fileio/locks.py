@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OutputError
 from ctx2static.fileio.oserrors import user_errors_for
 from ctx2static.fileio.outputs import kind_of
 
@@ -57,9 +57,10 @@ def acquire_lock(folder: str | os.PathLike, what: str) -> str:
     except BlockingIOError:
         holder = os.pread(fd, _NOTE_MAX, 0).decode("utf-8", "replace").strip() or "another process"
         os.close(fd)
-        raise UserError(
+        raise OutputError(
+            folder,
             f"{folder}: another ctx2static process is writing this {what} ({holder}); "
-            "wait for it to end, or write elsewhere"
+            "wait for it to end, or write elsewhere",
         ) from None
     except OSError:  # a filesystem without locks (some network mounts): go on unlocked
         pass
@@ -106,9 +107,10 @@ def _open_lock(path: Path) -> int:
         else "it holds something other than a lock note" if stat.S_ISREG(st.st_mode)
         else f"it is {kind_of(st.st_mode)}"
     )  # fmt: skip
-    raise UserError(
+    raise OutputError(
+        path,
         f"{path}: not a ctx2static lock file ({why}); locks are never followed or overwritten: "
-        "move it away, then re-run"
+        "move it away, then re-run",
     )
 
 

@@ -11,7 +11,7 @@ import errno
 import os
 from collections.abc import Iterator
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OutputError, UserError
 
 ENVIRONMENT_ERRORS = {
     errno.EACCES: "permission denied; write somewhere you may or fix the folder's permissions",
@@ -33,7 +33,9 @@ def environment_error(exc: OSError, path: str | os.PathLike | None = None) -> Us
     what = ENVIRONMENT_ERRORS.get(exc.errno or 0)
     if what is None:
         return None
-    return UserError(f"{path or exc.filename or 'output'}: cannot write: {what}")
+    return OutputError(
+        path or exc.filename or "output", f"{path or exc.filename or 'output'}: cannot write: {what}"
+    )
 
 
 @contextlib.contextmanager

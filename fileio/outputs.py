@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OutputError
 from ctx2static.fileio.oserrors import user_errors_for
 from ctx2static.fileio.temps import (
     OLD_SUFFIX,
@@ -62,12 +62,15 @@ def check_target(path: str | os.PathLike, folder: bool | None = None) -> None:
     if stat.S_IFMT(mode) in kinds:
         return
     if stat.S_ISLNK(mode):
-        raise UserError(
+        raise OutputError(
+            path,
             f"{path}: is a symbolic link (to {os.readlink(path)}); an output never replaces a link nor "
-            "writes through it: name the path it points to, or remove the link"
+            "writes through it: name the path it points to, or remove the link",
         )
     want = {True: "a folder", False: "a file", None: "a file or a folder"}[folder]
-    raise UserError(f"{path}: is {kind_of(mode)}, not {want}; remove it or choose another output path")
+    raise OutputError(
+        path, f"{path}: is {kind_of(mode)}, not {want}; remove it or choose another output path"
+    )
 
 
 def check_replaceable(path: Path, names: set[str]) -> None:
@@ -82,9 +85,10 @@ def check_replaceable(path: Path, names: set[str]) -> None:
         return
     if foreign:
         more = f" and {len(foreign) - 1} more" * (len(foreign) > 1)
-        raise UserError(
+        raise OutputError(
+            path,
             f"{path}: holds {foreign[0]}{more}, which this output does not write; it replaces the folder "
-            "whole, so move them away or choose another output path"
+            "whole, so move them away or choose another output path",
         )
 
 
@@ -122,7 +126,7 @@ def check_writable(
             refuse_inputs(output, inputs)
         if not where.is_dir():
             kind = kind_of(where.stat().st_mode)
-            raise UserError(f"{path}: {where} is {kind}, not a folder; choose another output path")
+            raise OutputError(path, f"{path}: {where} is {kind}, not a folder; choose another output path")
         if inside:
             fd, probe = tempfile.mkstemp(prefix=f".{PROBE_NAME}.{os.getpid()}.", suffix=".tmp", dir=where)
         else:
@@ -150,18 +154,20 @@ def _check_names(path: Path, beside: list[Path], where: Path, temp: bool) -> Pat
     for part in path.parts:
         size = len(os.fsencode(part))
         if size > limit:
-            raise UserError(
+            raise OutputError(
+                _shown(str(path)),
                 f"{_shown(str(path))}: the name {_shown(part)} is {size} bytes, over the {limit} a name "
-                "may hold on this filesystem; choose a shorter name"
+                "may hold on this filesystem; choose a shorter name",
             )
     longest = max((path, *beside), key=lambda p: len(os.fsencode(p.name)))
     name = f"{temp_prefix(longest)}{'X' * RANDOM_CHARS}{OLD_SUFFIX}"
     size = len(os.fsencode(name)) - len(str(os.getpid())) + PID_DIGITS  # so a later run's pid fits too
     if temp and size > limit:
-        raise UserError(
+        raise OutputError(
+            _shown(str(path)),
             f"{_shown(str(path))}: the name is too long to write safely: the temporary name of "
             f"{_shown(longest.name)} (.NAME.PID.XXXXXXXX{OLD_SUFFIX}) is {size} bytes, over the {limit} "
-            f"a name may hold on this filesystem; shorten the name by {size - limit} bytes"
+            f"a name may hold on this filesystem; shorten the name by {size - limit} bytes",
         )
     return longest
 
@@ -193,19 +199,21 @@ def refuse_inputs(path: str | os.PathLike, inputs: Iterable[str | os.PathLike | 
             continue
         real = os.path.realpath(given)
         if real == out or (path.exists() and os.path.samefile(path, given)):
-            raise UserError(
-                f"{path}: is the input {given}; an output never replaces an input: write it elsewhere"
+            raise OutputError(
+                path, f"{path}: is the input {given}; an output never replaces an input: write it elsewhere"
             )
         if real.startswith(out.rstrip(os.sep) + os.sep):
-            raise UserError(
-                f"{path}: holds the input {given}; an output never replaces an input: write it elsewhere"
+            raise OutputError(
+                path,
+                f"{path}: holds the input {given}; an output never replaces an input: write it elsewhere",
             )
         if os.path.isdir(real) and out.startswith(real.rstrip(os.sep) + os.sep):
             # a file written into a cache or vectors folder replaces or joins what the folder's
             # manifest checks; one written into a corpus folder is read as corpus next time
-            raise UserError(
+            raise OutputError(
+                path,
                 f"{path}: is inside the input folder {given}; an output never writes into an input: "
-                "write it elsewhere"
+                "write it elsewhere",
             )
 
 
@@ -223,9 +231,10 @@ def refuse_package(path: str | os.PathLike) -> None:
     except ValueError:
         return
     if len(parts) <= 1 or parts[0] == DATA_DIR.name or (PACKAGE_DIR / parts[0] / "__init__.py").is_file():
-        raise UserError(
+        raise OutputError(
+            path,
             f"{path}: is inside the ctx2static package ({PACKAGE_DIR}), among its own files; write "
-            "outputs in a folder of yours: run the command from there, or give an output path outside it"
+            "outputs in a folder of yours: run the command from there, or give an output path outside it",
         )
 
 
@@ -243,8 +252,9 @@ def refuse_same_outputs(outputs: Iterable[tuple[str, str | os.PathLike | None]])
                 os.path.exists(path) and os.path.exists(earlier) and os.path.samefile(path, earlier)
             )
             if same:
-                raise UserError(
+                raise OutputError(
+                    path,
                     f"{path}: given to both {other} and {option}; one would overwrite the other: "
-                    "give each its own path"
+                    "give each its own path",
                 )
         seen.append((option, path))

@@ -16,7 +16,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.fileio.outputs import kind_of
 
 _OPENERS = {".gz": gzip.open, ".xz": lzma.open, ".bz2": bz2.open}
@@ -28,7 +28,7 @@ def read_json(path: str | os.PathLike, fix: str = "delete it and run again") -> 
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # nesting deeper than Python's stack
-        raise UserError(f"{path}: not valid JSON; {fix}") from None
+        raise InputError(path, f"{path}: not valid JSON; {fix}") from None
 
 
 def open_compressed(path: str | os.PathLike) -> BinaryIO:
@@ -58,19 +58,22 @@ def read_lines(
         with open_compressed(path) as fh:
             for n, raw in _numbered(fh, limit, strip=_BOM):
                 if b"\x00" in raw:
-                    raise UserError(
-                        f"{path}: line {n} holds a NUL byte, so this looks like a binary file; pass {expect}"
+                    raise InputError(
+                        path,
+                        f"{path}: line {n} holds a NUL byte, so this looks like a binary file; pass {expect}",
                     )
                 try:
                     yield n, raw.decode("utf-8").rstrip("\r\n")
                 except UnicodeDecodeError as exc:
-                    raise UserError(
+                    raise InputError(
+                        path,
                         f"{path}: line {n} is not valid UTF-8 ({exc.reason}); "
-                        "convert the file first, e.g. iconv -f latin1 -t utf-8"
+                        "convert the file first, e.g. iconv -f latin1 -t utf-8",
                     ) from None
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:
-        raise UserError(
-            f"{path}: cannot decompress or read it near line {n + 1} ({exc}); check the file is complete"
+        raise InputError(
+            path,
+            f"{path}: cannot decompress or read it near line {n + 1} ({exc}); check the file is complete",
         ) from None
 
 
@@ -83,11 +86,12 @@ def require_file(path: str | os.PathLike, expect: str) -> None:
     try:
         mode = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
-        raise UserError(f"{path}: no such file; pass {expect}") from None
+        raise InputError(path, f"{path}: no such file; pass {expect}") from None
     if not stat.S_ISREG(mode):
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: is {kind_of(mode)}, not a file (a pipe or a device may never end, and an input is read "
-            f"more than once); pass {expect}"
+            f"more than once); pass {expect}",
         )
 
 

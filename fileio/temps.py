@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OutputError
 from ctx2static.fileio.oserrors import ENVIRONMENT_ERRORS
 
 
@@ -107,7 +107,8 @@ def temp_folder(prefix: str) -> Iterator[Path]:
         what = None if theirs else ENVIRONMENT_ERRORS.get(exc.errno or 0)
         if what is None:
             raise
-        raise UserError(
+        raise OutputError(
+            where,
             f"{where}: cannot write the temporary files there (TMPDIR): {what.split(';')[0]}; free "
-            "space there or set TMPDIR to a folder with room, e.g. TMPDIR=/path/with/space"
+            "space there or set TMPDIR to a folder with room, e.g. TMPDIR=/path/with/space",
         ) from None

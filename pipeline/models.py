@@ -25,7 +25,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ctx2static.errors import TeacherUnavailableError, UserError, spell
+from ctx2static.errors import InputError, TeacherUnavailableError, UserError, spell
 from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, WORD_SLOT
 from ctx2static.teachers import BY_NAME, Teacher, names, teacher_hint
 
@@ -208,13 +208,15 @@ def refuse_remote_code(source: str) -> None:
             with open(path, encoding="utf-8") as fh:
                 data = json.load(fh)
         except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-            raise UserError(
-                f"{path}: not a readable JSON file ({_reason(exc)}); re-download or re-save the model folder"
+            raise InputError(
+                path,
+                f"{path}: not a readable JSON file ({_reason(exc)}); re-download or re-save the model folder",
             ) from None
         if isinstance(data, dict) and "auto_map" in data:
-            raise UserError(
+            raise InputError(
+                path,
                 f"{path}: the model names code of its own (auto_map), and ctx2static never runs code from a "
-                f"model folder; {REMOTE_CODE_FIX}"
+                f"model folder; {REMOTE_CODE_FIX}",
             )
 
 
@@ -309,9 +311,10 @@ def make_user_cache(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UserError(
+        raise InputError(
+            folder,
             f"{folder}: cannot be made for the assembled teachers and exported graphs "
-            f"({exc.strerror or type(exc).__name__}); set XDG_CACHE_HOME to a folder you may write"
+            f"({exc.strerror or type(exc).__name__}); set XDG_CACHE_HOME to a folder you may write",
         ) from None
 
 

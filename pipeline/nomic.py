@@ -27,7 +27,7 @@ from torch import nn
 from transformers import AutoConfig, AutoModel, PreTrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutput
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError, UserError
 
 MODEL_TYPE = "ctx2static_nomic_bert"
 SLICE_BYTES = 94_371_840  # each slice of GPT4All 3.4.2's zip; 001-008 precede the ones that hold the model
@@ -207,8 +207,8 @@ def read_gguf(path: Path, fix: str = GGUF_FIX) -> tuple[NomicBertConfig, dict[st
         raise UserError(f"{exc}; {fix}") from None
     except (*_DAMAGED, OSError) as exc:
         why = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
-        raise UserError(
-            f"{path}: not a readable GGUF file ({type(exc).__name__}{': ' * bool(why)}{why}); {fix}"
+        raise InputError(
+            path, f"{path}: not a readable GGUF file ({type(exc).__name__}{': ' * bool(why)}{why}); {fix}"
         ) from None
 
 
@@ -218,12 +218,13 @@ def _check_counts(path: Path) -> None:
     with open(path, "rb") as fh:
         head = fh.read(24)
     if len(head) < 24 or head[:4] != b"GGUF":
-        raise UserError(f"{path}: not a GGUF file (no GGUF header)")
+        raise InputError(path, f"{path}: not a GGUF file (no GGUF header)")
     order = "<" if struct.unpack("<I", head[4:8])[0] < 1 << 16 else ">"  # gguf's own test of byte order
     n_tensors, n_kv = struct.unpack(order + "QQ", head[8:24])
     if n_tensors * _LEAST_TENSOR + n_kv * _LEAST_KV > size:
-        raise UserError(
-            f"{path}: its header claims {n_tensors} tensors and {n_kv} keys, more than its {size} bytes hold"
+        raise InputError(
+            path,
+            f"{path}: its header claims {n_tensors} tensors and {n_kv} keys, more than its {size} bytes hold",
         )
 
 
@@ -234,16 +235,18 @@ def _read_gguf(path: Path) -> tuple[NomicBertConfig, dict[str, torch.Tensor], li
 
     def field(key: str) -> Any:
         if key not in reader.fields:
-            raise UserError(f"{path}: holds no {key}, which a nomic-bert GGUF has")
+            raise InputError(path, f"{path}: holds no {key}, which a nomic-bert GGUF has")
         return reader.fields[key].contents()
 
     arch = field("general.architecture")
     if arch != "nomic-bert":
-        raise UserError(f"{path}: a GGUF of architecture '{arch}', not nomic-bert")
+        raise InputError(path, f"{path}: a GGUF of architecture '{arch}', not nomic-bert")
     n_layers = int(field("nomic-bert.block_count"))
     width, heads = int(field("nomic-bert.embedding_length")), int(field("nomic-bert.attention.head_count"))
     if not 0 < n_layers <= len(reader.tensors) or heads < 1 or width < 1 or width % heads:
-        raise UserError(f"{path}: {n_layers} blocks of width {width} in {heads} heads is no nomic-bert model")
+        raise InputError(
+            path, f"{path}: {n_layers} blocks of width {width} in {heads} heads is no nomic-bert model"
+        )
     config = NomicBertConfig(
         vocab_size=len(reader.fields["tokenizer.ggml.tokens"].data),
         hidden_size=width,
@@ -261,7 +264,7 @@ def _read_gguf(path: Path) -> tuple[NomicBertConfig, dict[str, torch.Tensor], li
     missing = sorted(set(names) - {t.name for t in reader.tensors})
     if unknown or missing:
         odd = f"tensor {unknown[0]}, which nomic-bert has not" if unknown else f"no tensor {missing[0]}"
-        raise UserError(f"{path}: holds {odd}")
+        raise InputError(path, f"{path}: holds {odd}")
     # the GGUF's shapes are listed fastest-varying first; the data arrays are already [out, in]
     weights = {names[t.name]: torch.from_numpy(t.data.astype("float32")) for t in reader.tensors}
     config.type_vocab_size = weights["token_type_embeddings.weight"].shape[0]
@@ -271,8 +274,9 @@ def _read_gguf(path: Path) -> tuple[NomicBertConfig, dict[str, torch.Tensor], li
     }  # the model is built from the config: sizes it claims beyond its tensors' would be allocated
     for name, shape in claimed.items():
         if tuple(weights[name].shape) != shape:
-            raise UserError(
-                f"{path}: its config gives {name} the shape {shape}, its data {tuple(weights[name].shape)}"
+            raise InputError(
+                path,
+                f"{path}: its config gives {name} the shape {shape}, its data {tuple(weights[name].shape)}",
             )
     return config, weights, wordpiece_vocab(field("tokenizer.ggml.tokens"))
 
@@ -294,7 +298,9 @@ def save_folder(gguf: Path, folder: Path) -> None:
         model.load_state_dict(weights, strict=True)
     except RuntimeError as exc:  # shapes other than the GGUF's own config gives
         first = str(exc).strip().splitlines()[-1].strip()[:160]
-        raise UserError(f"{gguf}: its tensors do not fit its own config ({first}); {GGUF_FIX}") from None
+        raise InputError(
+            gguf, f"{gguf}: its tensors do not fit its own config ({first}); {GGUF_FIX}"
+        ) from None
     model.save_pretrained(folder)
     bert_tokenizer(vocab, config.max_position_embeddings).save_pretrained(folder)
 

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ctx2static.errors import OptionError, UserError, spell
+from ctx2static.errors import InputError, OptionError, spell
 from ctx2static.fileio.atomic import atomic_dir
 from ctx2static.fileio.digests import check_sealed, seal_folder
 from ctx2static.fileio.oserrors import user_errors_for
@@ -275,8 +275,9 @@ class OnnxForward:
             session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # a damaged or foreign file in the cache: ORT's first line says which
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UserError(
-                f"{path}: ONNX Runtime cannot load it ({first}); delete {path.parent} to export it again"
+            raise InputError(
+                path,
+                f"{path}: ONNX Runtime cannot load it ({first}); delete {path.parent} to export it again",
             ) from None
         return cls(session, path)
 

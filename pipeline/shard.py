@@ -535,7 +535,7 @@ class ShardMaker:
         needy = [o for o, r in REDUCTIONS.items() if getattr(cfg, o) and (r.attentions or r.decoder_input)]
         if teacher.onnx is not None and needy:
             raise UserError(
-                f"--{needy[0].replace('_', '-')} needs the LM head or attention weights, which "
+                f"{spell(needy[0])} needs the LM head or attention weights, which "
                 f"{spell('backend', 'onnx')} does not compute; use {spell('backend', 'torch')}"
             )
         self.words = token_words(teacher, vocab, lowercase)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from ctx2static.errors import OptionError, UserError, spell
+from ctx2static.errors import InputError, OptionError, spell
 from ctx2static.pipeline.align import Encoder, Encoding
 from ctx2static.pipeline.batching import HostBatch, host_batch
 from ctx2static.pipeline.config import Backend, Precision, TeacherConfig, parse_layers
@@ -462,7 +462,9 @@ def _config_and_tokenizer(name: str, source: str) -> tuple[Any, Any]:
     with loading(name, source, "tokenizer"):
         tok = AutoTokenizer.from_pretrained(source, local_files_only=True, trust_remote_code=False)
     if not getattr(tok, "is_fast", False):
-        raise UserError(f"{source}: the teacher needs a fast tokenizer (tokenizer.json) for word offsets")
+        raise InputError(
+            source, f"{source}: the teacher needs a fast tokenizer (tokenizer.json) for word offsets"
+        )
     return model_config, tok
 
 
@@ -511,9 +513,10 @@ def _model(name: str, source: str, model_config: Any) -> tuple[Any, TeacherKind]
     # the pooler makes only the pooled output, which no signal reads (some checkpoints leave it out)
     own = [k for k in missing if (k.startswith(prefix) or kind is TeacherKind.ENCODER) and "pooler." not in k]
     if own:
-        raise UserError(
+        raise InputError(
+            source,
             f"{source}: not a loadable model folder: its weights lack {len(own)} of the model's tensors "
-            f"({own[0]}, ...), which would be random; re-download or re-save the model folder"
+            f"({own[0]}, ...), which would be random; re-download or re-save the model folder",
         )
     if kind is not TeacherKind.ENCODER and missing:
         # a config naming a head its weights lack (all-mpnet-base-v2 says MPNetForMaskedLM): the head

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ctx2static.errors import UserError, did_you_mean
+from ctx2static.errors import InputError, UserError, did_you_mean
 from ctx2static.fileio.reading import read_lines
 from ctx2static.resources import LEXICON_DIR
 from ctx2static.text.normal import nfc
@@ -40,14 +40,16 @@ def resolve_lexicon(name: str | os.PathLike) -> Path:
         return BUNDLED[str(name)]
     path = Path(name)
     if path.is_dir():
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: is a folder, not a lexicon file; give each lexicon file by itself, one option per "
-            f"file, or one of: {', '.join(BUNDLED)}"
+            f"file, or one of: {', '.join(BUNDLED)}",
         )
     if not path.is_file():
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: no such lexicon file{did_you_mean(str(name), BUNDLED)}; give a path or one of: "
-            f"{', '.join(BUNDLED)}"
+            f"{', '.join(BUNDLED)}",
         )
     return path
 
@@ -67,9 +69,10 @@ def read_lexicon(path: str | os.PathLike) -> Iterator[tuple[str, list[str]]]:
         if not head:
             if not nbrs:
                 continue  # blank line
-            raise UserError(
+            raise InputError(
+                path,
                 f"{path}: line {lineno} has an empty headword (it starts with a space or tab); "
-                "each line is 'word nbr1 nbr2 ...'"
+                "each line is 'word nbr1 nbr2 ...'",
             )
         yield head, nbrs
 

@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from tqdm import tqdm
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError, UserError
 from ctx2static.fileio.atomic import atomic_write
 from ctx2static.fileio.outputs import check_writable
 from ctx2static.fileio.temps import remove_stale_temps
@@ -312,25 +312,30 @@ def _resume(config: Config, fingerprint: str, n_words: int) -> GloveState | None
             state = GloveState(z["params"], z["gradsq"], int(z["epoch"]), z["costs"].tolist())
             saved_fp, saved = str(z["fingerprint"]), json.loads(str(z["settings"]))
     except (OSError, KeyError, ValueError, zipfile.BadZipFile):
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: not a readable GloVe checkpoint; name a new checkpoint path (or, if this was "
-            "one, delete it to start afresh)"
+            "one, delete it to start afresh)",
         ) from None
     settings = {k: v for k, v in asdict(config).items() if k in _RESUME_KEYS}
     if saved != settings or saved_fp != fingerprint:
         changed = [k for k in settings if saved.get(k) != settings[k]]
         what = f"options {', '.join(changed)} differ" if changed else "the co-occurrence matrix differs"
-        raise UserError(f"{path}: checkpoint is from another run ({what}); delete it or pick another path")
+        raise InputError(
+            path, f"{path}: checkpoint is from another run ({what}); delete it or pick another path"
+        )
     shape = (2, n_words, config.dim + 1)  # the kernel indexes both tables unchecked
     if state.params.shape != shape or state.gradsq.shape != shape:
-        raise UserError(
-            f"{path}: checkpoint tables have the wrong shape (damaged); delete it to start afresh"
+        raise InputError(
+            path, f"{path}: checkpoint tables have the wrong shape (damaged); delete it to start afresh"
         )
     if not (np.isfinite(state.params).all() and np.isfinite(state.gradsq).all()):
-        raise UserError(f"{path}: checkpoint holds NaN or infinity (the run diverged: lower lr); delete it")
+        raise InputError(
+            path, f"{path}: checkpoint holds NaN or infinity (the run diverged: lower lr); delete it"
+        )
     if state.epoch > config.epochs:
-        raise UserError(
-            f"{path}: checkpoint is at epoch {state.epoch} > epochs={config.epochs}; raise epochs"
+        raise InputError(
+            path, f"{path}: checkpoint is at epoch {state.epoch} > epochs={config.epochs}; raise epochs"
         )
     log.info("glove: resuming from %s at epoch %d", path, state.epoch)
     return state

@@ -26,7 +26,7 @@ from typing import Any
 from ctx2static.cache import Cache
 from ctx2static.cache.compose import composable, fit_composer
 from ctx2static.cache.layout import SIGNALS, missing_signals
-from ctx2static.errors import MissingSignalError, UserError, did_you_mean, spell
+from ctx2static.errors import InputError, MissingSignalError, UserError, did_you_mean, spell
 from ctx2static.fileio.outputs import check_writable
 from ctx2static.fileio.temps import temp_folder
 from ctx2static.options import Options, configure, field_names, pop_options
@@ -267,7 +267,7 @@ def fit_cache_student(
     cache = Cache.open(cache_dir)
     check_signals(name, config, cache.signals, str(cache_dir))
     if cache.n_shards == 0:
-        raise UserError(f"{cache_dir}: the cache has no complete shard; run extract (it resumes)")
+        raise InputError(cache_dir, f"{cache_dir}: the cache has no complete shard; run extract (it resumes)")
     if not cache.complete:
         log.warning("%s is incomplete (%d shards); training on what is there", cache_dir, cache.n_shards)
     largest = max(int(s.get("n_occurrences", 0)) for s in cache.manifest["shards"])

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ctx2static.cache.layout import shard_signals
-from ctx2static.errors import Style, UserError, did_you_mean, speaking_to
+from ctx2static.errors import InputError, Style, UserError, did_you_mean, speaking_to
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import (
     FAMILIES,
@@ -74,24 +74,25 @@ def _at(path: Path, where: str) -> Iterator[None]:
     try:
         yield
     except UserError as exc:
-        raise UserError(f"{path}: {where}: {exc}") from None
+        raise InputError(path, f"{path}: {where}: {exc}") from None
 
 
 def _table(path: Path, data: Any, where: str, allowed: Sequence[str]) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise UserError(f"{path}: {where} must be a table")
+        raise InputError(path, f"{path}: {where} must be a table")
     unknown = [k for k in data if k not in allowed]
     if unknown:
         key = f"{where}.{unknown[0]}" if where else unknown[0]
-        raise UserError(
-            f"{path}: {key}: unknown key{did_you_mean(unknown[0], allowed)}; allowed: {', '.join(allowed)}"
+        raise InputError(
+            path,
+            f"{path}: {key}: unknown key{did_you_mean(unknown[0], allowed)}; allowed: {', '.join(allowed)}",
         )
     return data
 
 
 def _typed(path: Path, value: Any, where: str, kind: type) -> Any:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise UserError(f"{path}: {where} must be {kind.__name__}, got {value!r}")
+        raise InputError(path, f"{path}: {where} must be {kind.__name__}, got {value!r}")
     return value
 
 
@@ -122,15 +123,16 @@ def load_study(path: str | Path) -> Study:
     """Read and check a study file; every mistake is a one-line error naming the file and the key."""
     path = Path(path)
     if not path.is_file():
-        raise UserError(f"{path}: no such study file")
+        raise InputError(path, f"{path}: no such study file")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: not valid TOML ({exc})") from None
+        raise InputError(path, f"{path}: not valid TOML ({exc})") from None
     except RecursionError:  # tomllib parses nested arrays and tables by recursion
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: not a study file: its arrays or tables nest deeper than Python can read; a study "
-            "nests a few levels"
+            "nests a few levels",
         ) from None
     top = _table(
         path,
@@ -139,9 +141,9 @@ def load_study(path: str | Path) -> Study:
         ("corpus", "teachers", "students", "references", "retrofit", "combine", "eval", "report"),
     )
     if "corpus" not in top:
-        raise UserError(f"{path}: missing [corpus] table with files = [...]")
+        raise InputError(path, f"{path}: missing [corpus] table with files = [...]")
     if not top.get("students"):
-        raise UserError(f"{path}: no [students.NAME] table; add at least one student")
+        raise InputError(path, f"{path}: no [students.NAME] table; add at least one student")
     corpus = _corpus(path, top["corpus"])
     teachers = {
         name: _teacher(path, name, t)
@@ -168,14 +170,16 @@ def load_study(path: str | Path) -> Study:
     outputs = [*made, *(c.name for c in combines)]
     for name in [*teachers, *outputs]:  # they name folders in the output
         if not _NAME.fullmatch(name):
-            raise UserError(f"{path}: {name!r}: a name may hold only letters, digits, _, + and -")
+            raise InputError(path, f"{path}: {name!r}: a name may hold only letters, digits, _, + and -")
     _check_output_names(path, teachers, outputs)
     dupes = sorted({n for n in outputs if outputs.count(n) > 1})
     if dupes:
-        raise UserError(f"{path}: two outputs are named {dupes[0]!r}; rename one (a retrofit: name = ...)")
+        raise InputError(
+            path, f"{path}: two outputs are named {dupes[0]!r}; rename one (a retrofit: name = ...)"
+        )
     for s in students:
         if s.baseline is not None and s.baseline not in outputs:
-            raise UserError(f"{path}: students.{s.name}.baseline: no output named {s.baseline!r}")
+            raise InputError(path, f"{path}: students.{s.name}.baseline: no output named {s.baseline!r}")
     report = _config(
         path, ReportSpec, _table(path, top.get("report", {}), "report", field_names(ReportSpec)), "report"
     )
@@ -202,10 +206,12 @@ def _corpus(path: Path, data: Any) -> CorpusSpec:
     keys = ["files", *field_names(CorpusConfig), *field_names(VocabConfig)]
     t = _table(path, data, "corpus", keys)
     if "files" not in t:
-        raise UserError(f'{path}: corpus.files: missing; list the corpus files, e.g. files = ["corpus.txt"]')
+        raise InputError(
+            path, f'{path}: corpus.files: missing; list the corpus files, e.g. files = ["corpus.txt"]'
+        )
     files = _files(path, t["files"], "corpus.files", folders=True)
     if not files:
-        raise UserError(f"{path}: corpus.files: empty; list at least one corpus file")
+        raise InputError(path, f"{path}: corpus.files: empty; list at least one corpus file")
     return CorpusSpec(
         files, _config(path, CorpusConfig, t, "corpus"), _config(path, VocabConfig, t, "corpus")
     )
@@ -233,7 +239,9 @@ def _model(path: Path, model: str, where: str) -> str:
     if os.path.isdir(local):  # False for a name too long to be a folder: a hub id, checked later
         return str(local.resolve())
     if model.startswith((".", "~", "/")):
-        raise UserError(f"{path}: {where}: {model}: no such folder (relative to the study file's folder)")
+        raise InputError(
+            path, f"{path}: {where}: {model}: no such folder (relative to the study file's folder)"
+        )
     return model  # a hub id
 
 
@@ -246,11 +254,13 @@ def _student(path: Path, name: str, data: Any, teachers: Mapping[str, TeacherSpe
     teacher = t.get("teacher")
     if source is Source.CACHE:
         if teacher is None:
-            raise UserError(f"{path}: {where}.teacher: missing; {student} trains from a teacher cache")
+            raise InputError(path, f"{path}: {where}.teacher: missing; {student} trains from a teacher cache")
         if teacher not in teachers:
-            raise UserError(f"{path}: {where}.teacher: no [teachers.{teacher}] table in the study")
+            raise InputError(path, f"{path}: {where}.teacher: no [teachers.{teacher}] table in the study")
     elif teacher is not None:
-        raise UserError(f"{path}: {where}.teacher: {student} trains from the corpus text; remove teacher")
+        raise InputError(
+            path, f"{path}: {where}.teacher: {student} trains from the corpus text; remove teacher"
+        )
     options = dict(_typed(path, t.get("options", {}), f"{where}.options", dict))
     if "compute_loss" in field_names(load_student(student).config):  # the report's training curves
         options = {"compute_loss": True, **options}
@@ -275,11 +285,15 @@ def _reference(path: Path, name: str, data: Any) -> Reference:
     where = f"references.{name}"
     t = _table(path, data, where, ["vectors"])
     if "vectors" not in t:
-        raise UserError(f'{path}: {where}.vectors: missing; vectors = "peer.bin" (relative to the study)')
+        raise InputError(
+            path, f'{path}: {where}.vectors: missing; vectors = "peer.bin" (relative to the study)'
+        )
     given = _typed(path, t.get("vectors"), f"{where}.vectors", str)
     vectors = (path.parent / given).resolve()
     if not vectors.exists():
-        raise UserError(f"{path}: {where}.vectors: {given}: no such vectors file or folder; write it first")
+        raise InputError(
+            path, f"{path}: {where}.vectors: {given}: no such vectors file or folder; write it first"
+        )
     return Reference(name, vectors)
 
 
@@ -300,7 +314,7 @@ def _retrofit(path: Path, i: int, data: Any, students: Sequence[str]) -> Retrofi
     t = _table(path, data, where, ["name", "vectors", "lexicons", "antonyms", *field_names(RetrofitConfig)])
     vectors = _typed(path, t.get("vectors"), f"{where}.vectors", str)
     if vectors not in students:
-        raise UserError(f"{path}: {where}.vectors: no student named {vectors!r} in the study")
+        raise InputError(path, f"{path}: {where}.vectors: no student named {vectors!r} in the study")
     lexicons = _lexicons(path, t, "lexicons", where, ["wordnet"])
     antonyms = _lexicons(path, t, "antonyms", where, [])
     config = _config(path, RetrofitConfig, t, where)
@@ -316,19 +330,20 @@ def _combine(path: Path, name: str, data: Any, outputs: Sequence[str]) -> Combin
     where = f"combine.{name}"
     t = _table(path, data, where, ["inputs", *field_names(CombineConfig)])
     if "inputs" not in t:
-        raise UserError(
-            f'{path}: {where}.inputs: missing; name the outputs to combine, e.g. inputs = ["a", "b"]'
+        raise InputError(
+            path, f'{path}: {where}.inputs: missing; name the outputs to combine, e.g. inputs = ["a", "b"]'
         )
     inputs = _strings(path, t["inputs"], f"{where}.inputs")
     for i, given in enumerate(inputs):
         if given not in outputs:
-            raise UserError(
+            raise InputError(
+                path,
                 f"{path}: {where}.inputs[{i}]: no student, reference or retrofit named {given!r}"
-                f"{did_you_mean(given, outputs)} in the study"
+                f"{did_you_mean(given, outputs)} in the study",
             )
         if given in inputs[:i]:
-            raise UserError(
-                f"{path}: {where}.inputs[{i}]: {given!r} is listed twice; combine different outputs"
+            raise InputError(
+                path, f"{path}: {where}.inputs[{i}]: {given!r} is listed twice; combine different outputs"
             )
     config = _config(path, CombineConfig, t, where)
     with _at(path, where):

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import Style, UserError, speaking_to
+from ctx2static.errors import InputError, Style, UserError, speaking_to
 from ctx2static.eval.benchmarks import Benchmark
 from ctx2static.eval.comparison import Comparison, compare
 from ctx2static.eval.results import Score
@@ -336,10 +336,11 @@ def _remove_cache(folder: Path, name: str) -> None:
         log.info("redo extract %s: its configuration changed; removing %s", name, folder)
         shutil.rmtree(folder)
     elif not folder.is_dir() or any(folder.iterdir()):
-        raise UserError(
+        raise InputError(
+            folder,
             f"{folder}: a symbolic link (to {os.readlink(folder)}) in the place of a cache the study did "
             "not make from this configuration; it never deletes through a link: remove the link, "
-            "or point it at an empty folder, then re-run"
+            "or point it at an empty folder, then re-run",
         )
 
 
@@ -380,9 +381,10 @@ def check_engines(study: Study) -> None:
         try:
             import ray  # noqa: F401  (the engine imports it anyway, once the teacher has loaded)
         except ImportError:
-            raise UserError(
+            raise InputError(
+                study.path,
                 f"{study.path}: teacher {name} runs on engine ray, and Ray is not installed: "
-                "pip install 'ctx2static[scale]', or drop engine = \"ray\" to run it here"
+                "pip install 'ctx2static[scale]', or drop engine = \"ray\" to run it here",
             ) from None
 
 

@@ -30,7 +30,16 @@ CLI_ONLY = {
     ("students/registry.py", "command_overrides"),  # parses --set KEY=VALUE and the shortcut flags
     ("students/registry.py", "shortcut_overrides"),
 }
-ERRORS = {"UserError", "OptionError", "InputError", "MissingSignalError", "TeacherUnavailableError"}
+ERRORS = {
+    "UserError",
+    "OptionError",
+    "PathError",
+    "InputError",
+    "OutputError",
+    "MissingSignalError",
+    "TeacherUnavailableError",
+}
+NOT_A_PATH = {"value", "names", "checkpoint"}  # a value given, a list of names, an option's clash
 
 
 def _raise_sites():
@@ -54,13 +63,15 @@ def _raise_sites():
 
 
 def _literal_text(call: ast.Call) -> str:
-    """The literal parts of a raise's arguments (the f-strings' fixed text)."""
+    """The literal parts of a raise's arguments, an f-string's values as ``x`` (``f"--{key}"``: ``--x``)."""
     parts = []
     for arg in call.args:
         for node in ast.walk(arg):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                parts.append(node.value)
-    return "".join(parts)
+            if isinstance(node, ast.JoinedStr):
+                parts.append("".join(v.value if isinstance(v, ast.Constant) else "x" for v in node.values))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                parts.append(node.value)  # an f-string's pieces come here too, each alone
+    return " ".join(parts)
 
 
 def test_no_message_outside_the_command_line_names_a_flag_in_its_text():
@@ -74,6 +85,41 @@ def test_no_message_outside_the_command_line_names_a_flag_in_its_text():
         if FLAG.search(text):
             flagged.append(f"{rel}:{node.lineno}: {text[:80]}")
     assert not flagged, "spell the option (ctx2static.errors.spell) instead:\n" + "\n".join(flagged)
+
+
+def test_a_message_that_starts_with_a_path_is_a_path_error():
+    """``f"{path}: ..."`` names the file to fix: the error says which, as ``.path``, to a caller."""
+    plain = []
+    for rel, _, node in _raise_sites():
+        first = node.args[0] if node.args else None
+        if not (isinstance(first, ast.JoinedStr) and len(first.values) > 1):
+            continue
+        head, after = first.values[0], first.values[1]
+        if not (isinstance(head, ast.FormattedValue) and isinstance(after, ast.Constant)):
+            continue
+        what = ast.unparse(head.value)
+        if after.value.startswith(":") and getattr(node.func, "id", "") == "UserError":
+            if what not in NOT_A_PATH and "join(" not in what:
+                plain.append(f"{rel}:{node.lineno}: {what}")
+    assert not plain, "raise InputError(path, ...) or OutputError(path, ...):\n" + "\n".join(plain)
+
+
+def test_a_path_error_carries_its_path(tmp_path):
+    from ctx2static.errors import InputError, OutputError, PathError
+    from ctx2static.eval.similarity import read_similarity
+    from ctx2static.fileio.outputs import check_writable
+
+    bad = tmp_path / "pairs.tsv"
+    bad.write_text("a b\n")
+    with pytest.raises(InputError) as read:
+        read_similarity(bad)
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(OutputError) as written:
+        check_writable(tmp_path / "taken", folder=False)
+    for caught, path in ((read.value, bad), (written.value, tmp_path / "taken")):
+        assert (
+            isinstance(caught, PathError) and caught.path == str(path) and str(caught).startswith(f"{path}: ")
+        )
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctx2static.errors import InputError, UserError, spell
+from ctx2static.errors import InputError, spell
 from ctx2static.fileio.digests import sha256_file
 from ctx2static.fileio.reading import COMPRESSED, open_compressed, read_json, read_lines, require_file
 
@@ -132,7 +132,7 @@ def find_sources(
                 require_file(p, "corpus files or folders")
             out.append(Source(p, _named_format(p, forced)))
         else:
-            raise UserError(f"{p}: no such file or folder; pass existing corpus files or folders")
+            raise InputError(p, f"{p}: no such file or folder; pass existing corpus files or folders")
     return out
 
 
@@ -191,20 +191,25 @@ def _jsonl(path: Path, field: str) -> Iterator[tuple[int, str]]:
     last = 0
     for n, line in read_lines(path, expect, limit=RECORD_BYTES):
         if n == last:
-            raise UserError(f"{path}: row {n} is longer than {RECORD_BYTES >> 20} MiB; split that record")
+            raise InputError(
+                path, f"{path}: row {n} is longer than {RECORD_BYTES >> 20} MiB; split that record"
+            )
         last = n
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise UserError(f"{path}: row {n} is not JSON ({exc.msg}); pass {expect}") from None
+            raise InputError(path, f"{path}: row {n} is not JSON ({exc.msg}); pass {expect}") from None
         except RecursionError:
-            raise UserError(f"{path}: row {n} is nested too deep to read; fix or drop that row") from None
+            raise InputError(
+                path, f"{path}: row {n} is nested too deep to read; fix or drop that row"
+            ) from None
         except ValueError:  # an integer over the interpreter's digit limit
-            raise UserError(
+            raise InputError(
+                path,
                 f"{path}: row {n} holds a number of over {sys.get_int_max_str_digits():,} digits; "
-                "fix or drop that row"
+                "fix or drop that row",
             ) from None
         value = obj.get(field) if isinstance(obj, dict) else None
         if not isinstance(value, str):
@@ -219,9 +224,10 @@ def _no_surrogate(path: Path, row: int, text: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: row {row} holds a lone surrogate (\\u{ord(text[exc.start]):x}), which is no character; "
-            "fix or drop that row"
+            "fix or drop that row",
         ) from None
 
 
@@ -252,18 +258,21 @@ def _csv(path: Path, field: str) -> Iterator[tuple[int, str]]:
                 yield row, values[col]
                 line = reader.line_num + 1
     except csv.Error as exc:
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: row {row + 1} (from line {line}) is not CSV ({exc}), e.g. a quote never closed; "
-            'fix that row (a quote inside a field is written "")'
+            'fix that row (a quote inside a field is written "")',
         ) from None
     except UnicodeDecodeError as exc:
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: near row {row + 1}, not valid UTF-8 ({exc.reason}); "
-            "convert the file first, e.g. iconv -f latin1 -t utf-8"
+            "convert the file first, e.g. iconv -f latin1 -t utf-8",
         ) from None
     except _UNREADABLE as exc:
-        raise UserError(
-            f"{path}: cannot decompress or read it near row {row + 1} ({exc}); check the file is complete"
+        raise InputError(
+            path,
+            f"{path}: cannot decompress or read it near row {row + 1} ({exc}); check the file is complete",
         ) from None
 
 
@@ -302,17 +311,24 @@ def _parquet(path: Path, field: str) -> Iterator[tuple[int, str]]:
         columns = [field] if field in pf.schema_arrow.names else None
         yield from _batches_text(path, field, pf.iter_batches(batch_size=BATCH_ROWS, columns=columns))
     except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"{path}: cannot read it as Parquet ({exc}); check the file is complete") from None
+        raise InputError(
+            path, f"{path}: cannot read it as Parquet ({exc}); check the file is complete"
+        ) from None
 
 
 def _arrow_files(folder: Path) -> list[Path]:
     state = read_json(folder / "state.json", fix="save the dataset again with save_to_disk")
     files = state.get("_data_files") if isinstance(state, dict) else None
     if not isinstance(files, list) or not all(isinstance(f, dict) and "filename" in f for f in files):
-        raise UserError(f"{folder / 'state.json'}: no _data_files list; save the dataset again")
+        raise InputError(
+            folder / "state.json", f"{folder / 'state.json'}: no _data_files list; save the dataset again"
+        )
     names = [str(f["filename"]) for f in files]
     if any(Path(n).name != n or n.startswith(".") for n in names):
-        raise UserError(f"{folder / 'state.json'}: data file names must be plain names inside the folder")
+        raise InputError(
+            folder / "state.json",
+            f"{folder / 'state.json'}: data file names must be plain names inside the folder",
+        )
     return [folder / n for n in names]
 
 
@@ -327,4 +343,6 @@ def _datasets(folder: Path, field: str) -> Iterator[tuple[int, str]]:
     try:
         yield from _batches_text(folder, field, batches())
     except (pa.ArrowException, OSError) as exc:
-        raise UserError(f"{folder}: cannot read its Arrow files ({exc}); save the dataset again") from None
+        raise InputError(
+            folder, f"{folder}: cannot read its Arrow files ({exc}); save the dataset again"
+        ) from None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ctx2static.errors import UserError, spell
+from ctx2static.errors import InputError, UserError, spell
 from ctx2static.fileio.atomic import atomic_write
 from ctx2static.fileio.reading import read_lines
 from ctx2static.options import Options, Rule, at_least, opt
@@ -111,22 +111,24 @@ class Vocab:
                 or len(parts) != 2
                 or not (parts[1].isascii() and parts[1].isdigit() and len(parts[1]) <= 18)
             ):
-                raise UserError(f"{path}: line {n} is not 'word<TAB>count'; rebuild the vocabulary")
+                raise InputError(path, f"{path}: line {n} is not 'word<TAB>count'; rebuild the vocabulary")
             last = n
             word = nfc(parts[0])
             if not word or any(c.isspace() for c in word):
                 what = f"{word!r}, a word with a blank" if word else "an empty word"
-                raise UserError(
+                raise InputError(
+                    path,
                     f"{path}: line {n} holds {what}, which no corpus has (words are split at blanks); "
-                    "drop that line"
+                    "drop that line",
                 )
             if line_of.setdefault(word, n) != n:
-                raise UserError(
+                raise InputError(
+                    path,
                     f"{path}: line {n} repeats the word {word!r} of line {line_of[word]} "
-                    "(in Unicode NFC); keep each word once"
+                    "(in Unicode NFC); keep each word once",
                 )
             words.append(word)
             counts.append(int(parts[1]))
         if not words:
-            raise UserError(f"{path}: holds no words; write one 'word<TAB>count' a line")
+            raise InputError(path, f"{path}: holds no words; write one 'word<TAB>count' a line")
         return cls(words, np.array(counts, dtype=np.int64))

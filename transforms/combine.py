@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import OptionError, UserError, spell
+from ctx2static.errors import InputError, OptionError, UserError, spell
 from ctx2static.options import Options, Rule, opt
 from ctx2static.vectors import Vectors, VectorsMeta
 from ctx2static.vectors.outputs import made_by
@@ -106,9 +106,9 @@ def check_inputs(paths: Sequence[str | os.PathLike], config: CombineConfig) -> N
     seen: set[Path] = set()
     for path in paths:
         if not os.path.exists(path):
-            raise UserError(f"{os.fspath(path)}: no such vectors file or folder")
+            raise InputError(os.fspath(path), f"{os.fspath(path)}: no such vectors file or folder")
         if Path(path).resolve() in seen:
-            raise UserError(f"{os.fspath(path)}: given twice; combine different tables")
+            raise InputError(os.fspath(path), f"{os.fspath(path)}: given twice; combine different tables")
         seen.add(Path(path).resolve())
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 from ctx2static.fileio.reading import read_json
 from ctx2static.vectors.meta import checked_meta
 
@@ -75,9 +75,10 @@ def require_word2vec_words(words: Sequence[str], path: Path) -> None:
             if not w
             else f"the word {w!r} holds a " + ("space" if " " in w else "line break")
         )
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: not written: {what}, which a word2vec file cannot hold (a space and a line break "
-            "end its words); save to a folder (a path without a suffix), whose vocab.tsv holds any word"
+            "end its words); save to a folder (a path without a suffix), whose vocab.tsv holds any word",
         )
 
 
@@ -85,7 +86,7 @@ def json_dict(path: Path) -> dict[str, Any]:
     """A JSON object from ``path``; anything else is a one-line error."""
     data = read_json(path, fix="delete it (metadata only) or re-save the vectors")
     if not isinstance(data, dict):
-        raise UserError(f"{path}: not a JSON object; delete it (metadata only) or re-save the vectors")
+        raise InputError(path, f"{path}: not a JSON object; delete it (metadata only) or re-save the vectors")
     return data
 
 
@@ -107,9 +108,10 @@ def _empty_matrix(fh: Any, path: Path, n: int, d: int, min_bytes: int) -> np.nda
     """The [n, d] matrix to fill, once the header is plausible: a row takes at least ``min_bytes`` a value."""
     size = os.fstat(fh.fileno()).st_size
     if n < 0 or d < 1 or n * d * min_bytes > size:
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: the header says {n} words of {d} values, which this {size}-byte file cannot hold; "
-            "fix the header line or re-export the file"
+            "fix the header line or re-export the file",
         )
     return np.empty((n, d), dtype=np.float32)
 
@@ -124,22 +126,27 @@ def read_text(fh: Any, path: Path, n: int, d: int) -> tuple[list[str], np.ndarra
         try:
             parts = raw.decode("utf-8").rstrip().split(" ")
         except UnicodeDecodeError:
-            raise UserError(f"{path}: line {lineno} is not UTF-8; is it a binary file (use .bin)?") from None
+            raise InputError(
+                path, f"{path}: line {lineno} is not UTF-8; is it a binary file (use .bin)?"
+            ) from None
         if len(words) == n:
-            raise UserError(f"{path}: more rows than the header's {n}; fix the header line")
+            raise InputError(path, f"{path}: more rows than the header's {n}; fix the header line")
         if len(parts) != d + 1:
-            raise UserError(
+            raise InputError(
+                path,
                 f"{path}: line {lineno} has {len(parts) - 1} values, expected {d}; "
-                "the file is ragged or truncated, re-export it"
+                "the file is ragged or truncated, re-export it",
             )
         try:
             with np.errstate(over="ignore"):  # a value beyond float32 is inf: load() reports its word
                 matrix[len(words)] = np.array(parts[1:], dtype=np.float32)
         except ValueError:
-            raise UserError(f"{path}: line {lineno} has a value that is not a number") from None
+            raise InputError(path, f"{path}: line {lineno} has a value that is not a number") from None
         words.append(parts[0])
     if len(words) != n:
-        raise UserError(f"{path}: header says {n} words but the file has {len(words)}; it is truncated")
+        raise InputError(
+            path, f"{path}: header says {n} words but the file has {len(words)}; it is truncated"
+        )
     return words, matrix
 
 
@@ -155,11 +162,13 @@ def read_binary(fh: Any, path: Path, n: int, d: int) -> tuple[list[str], np.ndar
             pos += 1
         end = data.find(b" ", pos)
         if end < 0 or end + 1 + nbytes > len(data):
-            raise UserError(f"{path}: word {i + 1} of {n} is cut short; the binary file is truncated")
+            raise InputError(path, f"{path}: word {i + 1} of {n} is cut short; the binary file is truncated")
         try:
             words.append(data[pos:end].decode("utf-8"))
         except UnicodeDecodeError:
-            raise UserError(f"{path}: word {i + 1} is not UTF-8; is this a word2vec binary file?") from None
+            raise InputError(
+                path, f"{path}: word {i + 1} is not UTF-8; is this a word2vec binary file?"
+            ) from None
         matrix[i] = np.frombuffer(data, dtype="<f4", count=d, offset=end + 1)
         pos = end + 1 + nbytes
     return words, matrix

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError
 
 
 class VectorsMeta(TypedDict, total=False):
@@ -82,7 +82,7 @@ def checked_meta(meta: dict[str, Any], path: Path) -> VectorsMeta:
     """
     problem = _schema_problem(meta, META_SCHEMA, "")
     if problem:
-        raise UserError(f"{path}: {problem}; correct it or delete the key")
+        raise InputError(path, f"{path}: {problem}; correct it or delete the key")
     return cast(VectorsMeta, meta)
 
 

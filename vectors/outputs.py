@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ctx2static.composer import ROWS, TOKENIZER
-from ctx2static.errors import UserError, spell
+from ctx2static.errors import OutputError, spell
 from ctx2static.fileio.outputs import check_replaceable, check_writable
 from ctx2static.vectors.formats import NATIVE_FILES, saves_folder, sidecar
 
@@ -55,7 +55,8 @@ def check_replace(path: str | os.PathLike, maker: str, overwrite: bool) -> None:
     """
     before = None if overwrite else existing_maker(path)
     if before is not None and before != maker:
-        raise UserError(
+        raise OutputError(
+            path,
             f"{path}: holds the vectors of {before}; this run writes {maker}: pass "
             f"{spell('overwrite', True)} to "
             "replace them, or choose another output",

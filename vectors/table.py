@@ -30,7 +30,7 @@ from typing import Any, cast
 import numpy as np
 
 from ctx2static.composer import ROWS, TOKENIZER, Composer, map_rows
-from ctx2static.errors import UserError, spell
+from ctx2static.errors import InputError, UserError, spell
 from ctx2static.fileio.atomic import Renames, atomic_dir, atomic_files, atomic_write, write_npy
 from ctx2static.fileio.reading import read_lines
 from ctx2static.options import configure
@@ -79,9 +79,10 @@ def require_finite(vectors: Vectors, where: str, fix: str) -> None:
     """A one-line error naming the first word whose vector holds NaN or infinity (and ``fix``), if any."""
     bad = nonfinite_rows(vectors.matrix)
     if len(bad):
-        raise UserError(
+        raise InputError(
+            where,
             f"{where}: the vector of {vectors.words[bad[0]]!r} holds NaN or infinity "
-            f"({len(bad)} such words); {fix}"
+            f"({len(bad)} such words); {fix}",
         )
 
 
@@ -452,15 +453,16 @@ class Vectors:
         if path.is_dir():
             return cls._load_native(path, mmap)
         if not path.is_file():
-            raise UserError(f"{path}: no such vectors file or folder")
+            raise InputError(path, f"{path}: no such vectors file or folder")
         with open(path, "rb") as fh:
             head = fh.readline()
             try:
                 n, d = (int(x) for x in head.split())
             except ValueError:
-                raise UserError(
+                raise InputError(
+                    path,
                     f"{path}: line 1 must be the word2vec header '<count> <dim>'; "
-                    "add it or save the vectors with ctx2static/gensim"
+                    "add it or save the vectors with ctx2static/gensim",
                 ) from None
             if path.suffix == ".bin":
                 words, matrix = read_binary(fh, path, n, d)
@@ -485,20 +487,21 @@ class Vectors:
     def _load_native(cls, path: Path, mmap: bool) -> Vectors:
         for name in ("vectors.npy", "vocab.tsv"):
             if not (path / name).is_file():
-                raise UserError(f"{path}: folder lacks {name}; it is not a ctx2static vectors folder")
+                raise InputError(path, f"{path}: folder lacks {name}; it is not a ctx2static vectors folder")
         matrix = _load_npy(path / "vectors.npy", mmap)
         words, counts = [], []
         for n, line in read_lines(path / "vocab.tsv", "a vectors folder's vocab.tsv (word<TAB>count)"):
             parts = line.split("\t")
             if len(parts) != 2 or not is_count(parts[1]):
-                raise UserError(
-                    f"{path / 'vocab.tsv'}: line {n} is not 'word<TAB>count'; re-save the vectors"
+                raise InputError(
+                    path / "vocab.tsv",
+                    f"{path / 'vocab.tsv'}: line {n} is not 'word<TAB>count'; re-save the vectors",
                 )
             words.append(unescape_word(parts[0]))
             counts.append(int(parts[1]))
         if len(words) != matrix.shape[0]:
-            raise UserError(
-                f"{path}: vocab.tsv has {len(words)} words but vectors.npy {matrix.shape[0]} rows"
+            raise InputError(
+                path, f"{path}: vocab.tsv has {len(words)} words but vectors.npy {matrix.shape[0]} rows"
             )
         meta_path = path / "meta.json"
         meta = checked_meta(json_dict(meta_path), meta_path) if meta_path.is_file() else {}
@@ -531,14 +534,16 @@ def nearest_words(
     paths = [w for w in unknown if w.endswith(os.sep) or os.path.exists(w)]  # "and/or" stays a word
     if paths:  # a second table given as a word would be composed from its name's subwords, silently
         rest = " ".join(w for w in words if w not in paths) or "WORD"
-        raise UserError(
+        raise InputError(
+            paths[0],
             f"{paths[0]}: a path where a word is expected; neighbours looks words up in one table, its first "
-            f"argument: for this one, run ctx2static neighbours {paths[0]} {rest}"
+            f"argument: for this one, run ctx2static neighbours {paths[0]} {rest}",
         )
     if unknown and v.composer is None:
-        raise UserError(
+        raise InputError(
+            path,
             f"{path}: '{unknown[0]}' is not among its {len(v):,} words and the vectors have no composer "
-            f"(fit one: ctx2static compose {path} --cache DIR --out NEW)"
+            f"(fit one: ctx2static compose {path} --cache DIR --out NEW)",
         )
     mark = {w: w + "*" * (w in unknown) for w in asked}
     columns = {mark[w]: v.most_similar(w, topn) for w in words}
@@ -586,9 +591,9 @@ def _load_npy(path: Path, mmap: bool) -> np.ndarray:
     try:
         matrix = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
-        raise UserError(f"{path}: not a readable .npy matrix ({exc}); re-save the vectors") from None
+        raise InputError(path, f"{path}: not a readable .npy matrix ({exc}); re-save the vectors") from None
     if matrix.ndim != 2 or matrix.dtype.kind != "f":
-        raise UserError(
-            f"{path}: holds a {matrix.dtype} array of shape {matrix.shape}, not a 2-d float matrix"
+        raise InputError(
+            path, f"{path}: holds a {matrix.dtype} array of shape {matrix.shape}, not a 2-d float matrix"
         )
     return matrix

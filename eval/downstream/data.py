@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from ctx2static.errors import UserError
+from ctx2static.errors import InputError, UserError
 from ctx2static.fileio.reading import read_lines
 from ctx2static.resources import DOWNSTREAM_DIR
 from ctx2static.text.normal import nfc
@@ -66,8 +66,9 @@ def _stem(path: Path) -> str:
 
 
 def _missing(path: Path) -> UserError:
-    return UserError(
-        f"{path}: missing downstream data file; reinstall ctx2static or run bench/data/prepare_downstream.py"
+    return InputError(
+        path,
+        f"{path}: missing downstream data file; reinstall ctx2static or run bench/data/prepare_downstream.py",
     )
 
 
@@ -82,7 +83,7 @@ def read_slash_tagged(path: str | os.PathLike) -> TaggedSentences:
         doc, sep, text = line.partition("\t")
         pairs = [token.rpartition("/") for token in text.split()]
         if not sep or not pairs or any(not w or not t for w, _, t in pairs):
-            raise UserError(f"{path}: line {n} is not 'FILE<TAB>word/tag word/tag ...'")
+            raise InputError(path, f"{path}: line {n} is not 'FILE<TAB>word/tag word/tag ...'")
         docs.append(doc)
         words.append([w for w, _, _ in pairs])
         tags.append([t for _, _, t in pairs])
@@ -105,7 +106,7 @@ def read_conll(path: str | os.PathLike) -> TaggedSentences:
             continue
         parts = line.split("\t")
         if len(parts) != 2 or not parts[0] or not parts[1]:
-            raise UserError(f"{path}: line {n} is not 'token<TAB>tag'")
+            raise InputError(path, f"{path}: line {n} is not 'token<TAB>tag'")
         words[-1].append(parts[0])
         tags[-1].append(parts[1])
     if not words[-1]:
@@ -124,7 +125,7 @@ def read_labelled(path: str | os.PathLike, labels: Sequence[str] = ("pos", "neg"
         line = nfc(line)  # the corpus is read in NFC: a word in NFD would miss its row
         label, sep, text = line.partition("\t")
         if not sep or label not in labels or not text.strip():
-            raise UserError(f"{path}: line {n} is not '{'|'.join(labels)}<TAB>text'")
+            raise InputError(path, f"{path}: line {n} is not '{'|'.join(labels)}<TAB>text'")
         texts.append(text)
         out.append(label)
     return LabelledTexts(_stem(path), texts, out)
