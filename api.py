@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, overload
 
 from ctx2static import api_options
 from ctx2static.api_options import CombineOptions, ExportOptions, ExtractOptions, RetrofitOptions
-from ctx2static.errors import Style, UserError, did_you_mean, speaking_to
+from ctx2static.errors import OptionError, Style, UserError, did_you_mean, speaking_to
 from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
 from ctx2static.fileio.atomic import atomic_write
 from ctx2static.fileio.outputs import check_writable, refuse_inputs
@@ -88,13 +88,13 @@ def _check_keywords(options: Iterable[str], known: Iterable[str]) -> None:
     names = sorted(set(known))
     for key in options:
         if key not in names:
-            raise UserError(
-                f"unknown option '{key}'{did_you_mean(key, names)}; the options are: {', '.join(names)}"
+            raise OptionError(
+                f"unknown option '{key}'{did_you_mean(key, names)}; the options are: {', '.join(names)}", key
             )
 
 
 def _wrong(param: str, value: Any, want: str) -> UserError:
-    return UserError(f"{param}={reprlib.repr(value)}: pass {want}, not {type(value).__name__}")
+    return OptionError(f"{param}={reprlib.repr(value)}: pass {want}, not {type(value).__name__}", param)
 
 
 def _check(param: str, value: Any, kinds: tuple[type, ...], want: str) -> None:
@@ -994,7 +994,7 @@ def export(
         kind = Format(fmt)
     except ValueError:
         formats = ", ".join(f.value for f in Format)
-        raise UserError(f"fmt={fmt!r}{format_hint(str(fmt))}: choose one of {formats}") from None
+        raise OptionError(f"fmt={fmt!r}{format_hint(str(fmt))}: choose one of {formats}", "fmt") from None
     _check("score", score, (bool,), "True or False")
     if isinstance(add_words, (str, bytes)) or not isinstance(add_words, Sequence):
         raise _wrong("add_words", add_words, "a list of words")

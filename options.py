@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ctx2static.errors import UserError, did_you_mean
+from ctx2static.errors import OptionError, did_you_mean
 
 C = TypeVar("C", bound="Options")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -104,7 +104,7 @@ class Options:
             value = parse_value(f.name, getattr(self, f.name), hints[f.name])
             object.__setattr__(self, f.name, value)
             if isinstance(value, float) and not math.isfinite(value):
-                raise UserError(f"option {f.name}={value!r} must be a finite number")
+                raise OptionError(f"option {f.name}={value!r} must be a finite number", f.name)
             if kind is not None and value is not None and not isinstance(value, kind):
                 try:
                     object.__setattr__(self, f.name, kind(value))
@@ -112,10 +112,12 @@ class Options:
                     names = [m.value for m in kind]
                     hint = did_you_mean(str(value), names)
                     choices = ", ".join(names)
-                    raise UserError(f"option {f.name}={value!r}{hint}: choose one of {choices}") from None
+                    raise OptionError(
+                        f"option {f.name}={value!r}{hint}: choose one of {choices}", f.name
+                    ) from None
         for name, ok, want in self.rules():
             if not ok:
-                raise UserError(f"option {name}={_shown(getattr(self, name))} must be {want}")
+                raise OptionError(f"option {name}={_shown(getattr(self, name))} must be {want}", name)
 
     def rules(self) -> Iterable[Rule]:
         """Constraints on the values (none by default)."""
@@ -169,9 +171,8 @@ def configure(cls: type[C], values: Mapping[str, Any], what: str | None = None) 
     for key, value in values.items():
         key = key.replace("-", "_")
         if key not in names:
-            raise UserError(
-                f"{what} has no option '{key}'{did_you_mean(key, names)}; its options are: {', '.join(names)}"
-            )
+            hint = did_you_mean(key, names)
+            raise OptionError(f"{what} has no option '{key}'{hint}; its options are: {', '.join(names)}", key)
         kwargs[key] = parse_value(key, value, hints[key])
     return cls(**kwargs)
 
@@ -182,11 +183,11 @@ def parse_value(key: str, value: Any, hint: Any) -> Any:
     if value is None or (isinstance(value, str) and value.lower() == "none" and optional):
         if optional:
             return None
-        raise UserError(f"option {key} cannot be none")
+        raise OptionError(f"option {key} cannot be none", key)
     if typing.get_origin(target) is tuple:  # tuple[X, ...]: a list, or comma-separated text
         items = (value.split(",") if value.strip() else []) if isinstance(value, str) else value
         if not isinstance(items, (list, tuple)):
-            raise UserError(f"option {key}={value!r} must be a list")
+            raise OptionError(f"option {key}={value!r} must be a list", key)
         element = typing.get_args(target)[0]
         return tuple(parse_value(f"{key}[{i}]", v, element) for i, v in enumerate(items))
     if isinstance(value, str) and target is not str:
@@ -212,7 +213,7 @@ def _checked(key: str, value: Any, target: Any) -> Any:
         not isinstance(value, kinds) or (target is not bool and isinstance(value, bool))
     ):
         name = getattr(target, "__name__", str(target))
-        raise UserError(f"option {key}={value!r} must be {name}")
+        raise OptionError(f"option {key}={value!r} must be {name}", key)
     return float(value) if target is float else int(value) if target is int else value
 
 
@@ -223,7 +224,9 @@ def _parse(key: str, value: str, target: Any) -> Any:
         except ValueError:
             names = [m.value for m in target]
             hint = did_you_mean(value, names)
-            raise UserError(f"option {key}={value!r}{hint}: choose one of {', '.join(names)}") from None
+            raise OptionError(
+                f"option {key}={value!r}{hint}: choose one of {', '.join(names)}", key
+            ) from None
     try:
         if target is bool:
             low = value.lower()
@@ -235,7 +238,7 @@ def _parse(key: str, value: str, target: Any) -> Any:
         return target(value)
     except (TypeError, ValueError):
         name = getattr(target, "__name__", str(target))
-        raise UserError(f"option {key}={value!r} is not a valid {name}") from None
+        raise OptionError(f"option {key}={value!r} is not a valid {name}", key) from None
 
 
 class Choice(click.Choice):

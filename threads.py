@@ -9,7 +9,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError
 from ctx2static.options import Rule
 
 THREADS_PER_CPU = 4
@@ -37,7 +37,7 @@ def threads_rule(threads: int, default: str) -> Rule:
 
 def _check(threads: int) -> None:
     if threads < 0:
-        raise UserError(f"threads={threads}: use 0 for the default or a positive count")
+        raise OptionError(f"threads={threads}: use 0 for the default or a positive count", "threads")
 
 
 def numba_pool() -> int:

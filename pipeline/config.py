@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, spell
 from ctx2static.options import Options, Rule, at_least, opt, positive
 from ctx2static.threads import threads_rule
 
@@ -94,7 +94,7 @@ def layer_rule(name: str, spec: str) -> Rule:
     return (name, ok, "auto, an index, a list or a slice")
 
 
-def parse_layers(spec: str, n_hidden: int, option: str = "--layer") -> tuple[int, ...]:
+def parse_layers(spec: str, n_hidden: int, option: str = "layer") -> tuple[int, ...]:
     """The hidden-state indices (0..n_hidden-1) a layer spec names: ``-1``, ``2,3,4`` or ``-4:``.
 
     ``n_hidden`` is the number of hidden states (layers + the embeddings); negative indices count
@@ -112,7 +112,10 @@ def parse_layers(spec: str, n_hidden: int, option: str = "--layer") -> tuple[int
     except (ValueError, IndexError):
         picked = []
     if not picked:
-        raise UserError(f"{option} {spec}: names no hidden state of {n_hidden} (-{n_hidden}..{n_hidden - 1})")
+        raise OptionError(
+            f"{spell(option, spec)}: names no hidden state of {n_hidden} (-{n_hidden}..{n_hidden - 1})",
+            option,
+        )
     return tuple(sorted(set(picked)))
 
 

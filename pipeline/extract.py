@@ -337,7 +337,7 @@ def check_word_layer(teacher: str, cfg: ExtractConfig) -> None:
 
     n_hidden = n_hidden_states(read_config(teacher, resolve(teacher)))
     if n_hidden:
-        parse_layers(cfg.word_layer, n_hidden, "--word-layer")
+        parse_layers(cfg.word_layer, n_hidden, "word_layer")
 
 
 VOCAB_BYTES_PER_DIM = 8 + 4 + 4 + 4

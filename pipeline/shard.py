@@ -422,7 +422,7 @@ def word_options(cfg: ExtractConfig, teacher: Teacher) -> ExtractConfig:
     """
     template, layer = resolve_word(cfg.word_template, cfg.word_layer, teacher.kind, teacher.layer_spec)
     if teacher.n_hidden:
-        parse_layers(layer, teacher.n_hidden, "--word-layer")
+        parse_layers(layer, teacher.n_hidden, "word_layer")
     max_length = min(cfg.max_length, teacher.max_length)
     if (
         template != WORD_SLOT
@@ -468,7 +468,7 @@ def vocab_tables(
     token_emb = np.zeros((n, emb.shape[1]), np.float32)
     word_emb: np.ndarray | None = None  # the hidden width: known from the first output
     complete = np.zeros(n, bool)
-    layers = parse_layers(cfg.word_layer, teacher.n_hidden, "--word-layer") if teacher.n_hidden else ()
+    layers = parse_layers(cfg.word_layer, teacher.n_hidden, "word_layer") if teacher.n_hidden else ()
     request = Request(vectors=True, layers=layers)
     chunks = (
         (start, (vocab.words[start : start + TABLE_CHUNK], cfg.word_template))

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from enum import Enum
 
-from ctx2static.errors import UserError, spell
+from ctx2static.errors import OptionError, spell
 from ctx2static.options import Options, Rule, opt, rate_rule, seed_rule
 
 
@@ -133,8 +133,10 @@ class RetrofitConfig(Options):
     def check_antonyms(self, antonyms: Sequence[object]) -> None:
         """Antonym lexicons are read by attract-repel only; giving them to another method is a mistake."""
         if antonyms and self.method is not Method.ATTRACT_REPEL:
-            raise UserError(
+            raise OptionError(
                 f"antonym lexicons are used by {spell('method', 'attract-repel')} only, not "
                 f"{self.method.value}; "
-                "drop the antonyms or choose attract-repel"
+                "drop the antonyms or choose attract-repel",
+                "antonyms",
+                "method",
             )

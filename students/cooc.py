@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from tqdm import tqdm
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError
 from ctx2static.memory import check_fits
 from ctx2static.text.encoded import EncodedCorpus
 
@@ -70,7 +70,7 @@ def window_cooccurrence(
     towards the diagonal in both directions (``X_ii += 2/d``), as GloVe C does.
     """
     if window < 1:
-        raise UserError(f"window={window}: the co-occurrence window must be at least 1")
+        raise OptionError(f"window={window}: the co-occurrence window must be at least 1", "window")
     starts = np.asarray(corpus.sent_starts, dtype=np.int64)
     pairs = pairs_per_sentence(np.diff(starts), window)
     ends = np.cumsum(pairs)

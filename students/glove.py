@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from tqdm import tqdm
 
-from ctx2static.errors import InputError, UserError
+from ctx2static.errors import InputError, OptionError, UserError
 from ctx2static.fileio.atomic import atomic_write
 from ctx2static.fileio.outputs import check_writable
 from ctx2static.fileio.temps import remove_stale_temps
@@ -287,7 +287,7 @@ _RESUME_KEYS = ("dim", "xmax", "alpha", "lr", "grad_clip", "seed")
 def save_checkpoint(state: GloveState, config: Config, fingerprint: str) -> Path:
     """Write weights, AdaGrad accumulators, epoch and costs to ``config.checkpoint`` atomically."""
     if not config.checkpoint:
-        raise UserError("set checkpoint=PATH to write checkpoints")
+        raise OptionError("set checkpoint=PATH to write checkpoints", "checkpoint")
     path = Path(config.checkpoint)
     settings = {k: v for k, v in asdict(config).items() if k in _RESUME_KEYS}
     with atomic_write(path, "wb") as fh:

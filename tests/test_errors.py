@@ -193,6 +193,23 @@ def test_an_option_error_records_its_options_and_style():
     assert err.options == ("pca",) and err.style is Style.KEYWORD and str(err) == "pca=900: too wide"
 
 
+def test_a_bad_value_or_an_unknown_option_is_an_option_error_naming_it():
+    from ctx2static.options import configure
+    from ctx2static.pipeline.config import parse_layers
+    from ctx2static.students import x2static
+
+    cases = [
+        (lambda: configure(x2static.Config, {"epochs": "x"}), "epochs", "option epochs='x' is not"),
+        (lambda: configure(x2static.Config, {"epoch": 2}), "epoch", "x2static has no option 'epoch'"),
+        (lambda: x2static.Config(epochs=0), "epochs", "option epochs=0 must be"),
+        (lambda: parse_layers("9", 5, "word_layer"), "word_layer", "--word-layer 9: names no hidden state"),
+    ]
+    for make, option, start in cases:
+        with pytest.raises(OptionError) as caught:
+            make()
+        assert caught.value.options == (option,) and str(caught.value).startswith(start)
+
+
 def test_did_you_mean_names_the_closest_choice():
     assert did_you_mean("x2statc", ["x2static", "ase"]) == " (did you mean 'x2static'?)"
 

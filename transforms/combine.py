@@ -91,9 +91,10 @@ def check_count(names: Sequence[str], config: CombineConfig) -> None:
         )
     if config.weights and len(config.weights) != len(names):
         n = len(config.weights)
-        raise UserError(
+        raise OptionError(
             f"option weights={','.join(f'{w:g}' for w in config.weights)} gives {n} weight{'s' * (n > 1)} "
-            f"for {len(names)} inputs; give one per input, in their order"
+            f"for {len(names)} inputs; give one per input, in their order",
+            "weights",
         )
 
 
@@ -143,7 +144,9 @@ def combine_vectors(inputs: Sequence[tuple[str, Vectors]], config: CombineConfig
         )
     width = sum(dims) if config.method is CombineMethod.CONCAT else dims[0]
     if config.dim > width:
-        raise UserError(f"option dim={config.dim} must be at most the combined table's {width} dimensions")
+        raise OptionError(
+            f"option dim={config.dim} must be at most the combined table's {width} dimensions", "dim"
+        )
     lower = [v.lowercase for v in tables]
     fold = any(lower) and not all(lower)  # matched on lower-cased words
     keyed = [_rows_by_key(v, fold) for v in tables]

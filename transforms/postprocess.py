@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, UserError
 from ctx2static.options import Rule
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,9 @@ def abtt_rule(abtt: int | None, dim: int | None = None) -> Rule:
 def all_but_the_top(matrix: np.ndarray, n_components: int) -> np.ndarray:
     """x~ = x - mean; x' = x~ - sum_{i<=D} (u_i . x~) u_i, u_i the top-D principal directions."""
     if not 0 <= n_components < matrix.shape[1]:
-        raise UserError(f"abtt={n_components}: must be between 0 and dim - 1 ({matrix.shape[1] - 1})")
+        raise OptionError(
+            f"abtt={n_components}: must be between 0 and dim - 1 ({matrix.shape[1] - 1})", "abtt"
+        )
     centred = matrix.astype(np.float64) - matrix.mean(axis=0, dtype=np.float64)
     if n_components:
         _, vecs = np.linalg.eigh(centred.T @ centred)  # ascending eigenvalues

@@ -30,7 +30,7 @@ from typing import Any, cast
 import numpy as np
 
 from ctx2static.composer import ROWS, TOKENIZER, Composer, map_rows
-from ctx2static.errors import InputError, UserError, spell
+from ctx2static.errors import InputError, OptionError, UserError, spell
 from ctx2static.fileio.atomic import Renames, atomic_dir, atomic_files, atomic_write, write_npy
 from ctx2static.fileio.reading import read_lines
 from ctx2static.options import configure
@@ -262,9 +262,9 @@ class Vectors:
         """
         config = configure(EncodeConfig, {"weighting": weighting, "sif_a": sif_a, "normalize": normalize})
         if isinstance(texts, str) or not isinstance(texts, Sequence):
-            raise UserError(f"texts={type(texts).__name__}: pass a list of texts (one str each)")
+            raise OptionError(f"texts={type(texts).__name__}: pass a list of texts (one str each)", "texts")
         if batch < 1:
-            raise UserError(f"batch={batch} must be at least 1")
+            raise OptionError(f"batch={batch} must be at least 1", "batch")
         weights = self.row_weights(config.weighting, config.sif_a)
         lowercase = self.lowercase
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -318,7 +318,9 @@ class Vectors:
         metadata's ``pca`` records the dims kept and those of the table.
         """
         if not 1 <= dims <= self.dim:
-            raise UserError(f"dims={dims}: PCA keeps between 1 and the table's {self.dim} dimensions")
+            raise OptionError(
+                f"dims={dims}: PCA keeps between 1 and the table's {self.dim} dimensions", "dims"
+            )
         block = 1 << 14  # float64 copies of a block, not of the table
         mean = np.zeros(self.dim)
         scatter = np.zeros((self.dim, self.dim))
