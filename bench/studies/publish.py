@@ -9,7 +9,8 @@ names the two commands, so re-running them regenerates the file:
 
 ``OUT/study.toml`` (the study as it ran) must equal STUDY, so a report is never published under a
 study file it did not come from. The report's figures are copied beside the results file as
-``NAME_pairs.png`` and ``NAME_curves.png`` (the run folder is not in the repository). A section
+``NAME_pairs.png`` and ``NAME_curves.png`` (the run folder is not in the repository); one an
+earlier run drew and this report does not (no student trained two epochs) is deleted. A section
 headed "## What it means" at the end of an existing results file is the reading written by hand
 after a run: it is kept, below the new report.
 """
@@ -26,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
 from machine import cpu_name, portable, write_keeping_reading
+
+from ctx2static.study.layout import StudyLayout
 
 ROOT = Path(__file__).resolve().parents[2]
 _IMAGE = re.compile(r"^!\[([^\]]*)\]\(([\w.-]+\.png)\)$")
@@ -45,14 +48,20 @@ def publish(study: Path, out: Path, md: Path) -> None:
         sys.exit(f"{report}: missing; run the study first: python cli.py run {study} --out {out}")
     if not ran.is_file() or ran.read_text(encoding="utf-8") != study.read_text(encoding="utf-8"):
         sys.exit(f"{ran}: not the study {study} as it is now; re-run: python cli.py run {study} --out {out}")
-    body = []
+    body, copied = [], set()
     for line in report.read_text(encoding="utf-8").splitlines():
         image = _IMAGE.match(line)
         if image and (out / image[2]).is_file():
             copy = md.with_name(f"{md.stem}_{image[2]}")
             shutil.copyfile(out / image[2], copy)
+            copied.add(copy)
             line = f"![{image[1]}]({copy.name})"
         body.append(line)
+    layout = StudyLayout(out)
+    for figure in (layout.pairs_png.name, layout.curves_png.name):
+        stale = md.with_name(f"{md.stem}_{figure}")
+        if stale not in copied:
+            stale.unlink(missing_ok=True)
     header = [
         f"<!-- Written by bench/studies/publish.py from {out}/report.md: regenerate, do not edit. -->",
         "",

@@ -59,3 +59,13 @@ def test_the_hand_written_reading_is_kept_below_a_new_report(publish, tmp_path):
     assert text.endswith(
         "| a | b |\n|---|---|\n\n![male/female pairs](s_pairs.png)\n\n## What it means\n\n- the reading.\n"
     )
+
+
+def test_a_figure_an_earlier_run_drew_and_this_one_did_not_is_deleted(publish, tmp_path):
+    study, out = _run(tmp_path, "[corpus]\n")  # a report with the pairs and no training curves
+    md = tmp_path / "results" / "s.md"
+    md.parent.mkdir()
+    (md.parent / "s_curves.png").write_bytes(b"\x89PNG")  # drawn by an earlier run
+    (md.parent / "s_other.png").write_bytes(b"\x89PNG")  # not a figure of the report: kept
+    publish(study, out, md)
+    assert sorted(p.name for p in md.parent.iterdir()) == ["s.md", "s_other.png", "s_pairs.png"]
