@@ -178,7 +178,7 @@ def api_blocks() -> dict[str, str]:
     stages = _rendered(declarations(), {})[1]
     stage_fields = {f"api_options.{name}": keys for name, keys in stages.items()}
     blocks, _ = _rendered(student_declarations(), imports, stage_fields)
-    typed = [f"    from {m} import {', '.join(sorted(imports[m]))}" for m in sorted(imports) if imports[m]]
+    typed = _typing_imports(imports)
     fit = [BLOCKS["fit"][0] + GENERATED, "if TYPE_CHECKING:", *typed, "", ""]
     fit += ["\n\n\n".join(blocks), "", "", *_fit_overloads(), BLOCKS["fit"][1]]
     distill = [BLOCKS["distill"][0] + GENERATED, *_distill_overloads(), BLOCKS["distill"][1]]
@@ -236,6 +236,11 @@ def _declaration(d: Declaration, own: dict[str, list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _typing_imports(imports: dict[str, set[str]]) -> list[str]:
+    """The ``from M import A, B`` lines, indented for an ``if TYPE_CHECKING:`` block, the annotations need."""
+    return [f"    from {m} import {', '.join(sorted(imports[m]))}" for m in sorted(imports) if imports[m]]
+
+
 def _rendered(
     found: list[Declaration], imports: dict[str, set[str]], known: dict[str, set[str]] | None = None
 ) -> tuple[list[str], dict[str, set[str]]]:
@@ -269,7 +274,7 @@ def render() -> str:
     imports: dict[str, set[str]] = {}
     blocks, _ = _rendered(declarations(), imports)
     plain = sorted(m for m, names in imports.items() if not names)
-    typed = [f"    from {m} import {', '.join(sorted(imports[m]))}" for m in sorted(imports) if imports[m]]
+    typed = _typing_imports(imports)
     head = [HEADER, *(f"import {m}" for m in plain), "from typing import TYPE_CHECKING, TypedDict", ""]
     head += ["if TYPE_CHECKING:", *typed, "", "", ""]
     return "\n".join(head) + "\n\n\n".join(blocks) + "\n"

@@ -99,9 +99,9 @@ Mask = np.ndarray
 
 @dataclass(frozen=True)
 class Headline:
-    """A family's number in a study's summary: its summary ``row`` (a benchmark's name), else the mean.
+    """A family's number in a study's summary, named there by ``words``.
 
-    The mean is of the family's scores; ``words`` name the number there.
+    Its summary ``row`` (a benchmark's name), or without one the mean of the family's scores.
     """
 
     words: str

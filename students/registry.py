@@ -114,7 +114,8 @@ def load_student(name: str) -> Student:
     kind = TextStudent if row.source is Source.TEXT else CacheStudent
     if not isinstance(found, kind):
         raise TypeError(
-            f"{row.module} must end with STUDENT = {kind.__name__}(Config, fit) (its row says {row.source})"
+            f"{row.module} must end with STUDENT = {kind.__name__}(Config, fit) "
+            f"(its row says {row.source.value})"
         )
     return found
 
