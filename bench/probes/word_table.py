@@ -4,10 +4,10 @@
         --out bench/results/word_table.md
 
 ``prompted_words.md`` chose the encoders' word-table default ("meaning: {w}" at the last layer) on
-similarity pairs alone. This builds the table four ways (the word alone or inside "meaning: {w}",
+similarity pairs alone. This builds the table up to four ways (the word alone or inside "meaning: {w}",
 at the teacher's default layers or the last) for each cache's whole vocabulary, with the product's
 code (``pipeline/shard.py`` ``vocab_tables``, the teacher the cache names, float32), and scores each
-with ``cli.py eval``'s similarity and analogy families on the items all four cover, so the
+with ``cli.py eval``'s similarity and analogy families on the items all of them cover, so the
 analogy questions search the same vocabulary as the cache's students do.
 A closing section headed "## What it means" in an existing ``--out``
 (the reading written by hand after a run) is kept below the new tables.
@@ -39,9 +39,15 @@ from ctx2static.vectors import Vectors
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
 from machine import argv_line, write_keeping_reading
 
-SETTINGS = (("{w}", "1:"), ("{w}", "-1"), ("meaning: {w}", "1:"), ("meaning: {w}", "-1"))
-"""(template, layer): the seeds' word alone at the encoders' default layers (``1:``), and the three
-changes; the last is ``auto`` for an encoder now."""
+SETTINGS = {
+    "alone_all": ("{w}", "1:"),
+    "alone_last": ("{w}", "-1"),
+    "meaning_all": ("meaning: {w}", "1:"),
+    "meaning_last": ("meaning: {w}", "-1"),
+}
+"""name -> (template, layer): the seeds' word alone at the encoders' default layers (``1:``), and the
+three changes; ``meaning_all`` is ``auto`` for an encoder now. ``--save`` names a table's folder
+CACHE_NAME, so ``words_split.py`` can combine it with the students."""
 
 SHOWN = ("ws353", "simlex999", "men3k", "rw", "rg65", "avg5", "google", "msr")
 
@@ -49,6 +55,8 @@ SHOWN = ("ws353", "simlex999", "men3k", "rw", "rg65", "avg5", "google", "msr")
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--caches", nargs="+", type=Path, required=True)
+    ap.add_argument("--settings", nargs="+", choices=list(SETTINGS), default=list(SETTINGS))
+    ap.add_argument("--save", type=Path, help="also write each table as a vectors folder here")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -58,10 +66,10 @@ def main() -> None:
         "",
         f"Date: {datetime.date.today()}. Command (repository root): `python {argv_line(sys.argv)}`",
         "",
-        "Each cache's vocabulary, its word table built four ways with the product's `vocab_tables` "
-        "(float32 teacher); scores x100 on the items all four cover (`cli.py eval`'s common items); "
-        "analogy: 3CosAdd accuracy over the whole vocabulary. Layer `1:` is the encoders' default "
-        '`--layer`; "meaning: {w}" at `-1` is `--word-template auto --word-layer auto` for them.',
+        "Each cache's vocabulary, its word table built in each setting asked for with the product's "
+        "`vocab_tables` (float32 teacher); scores x100 on the items all of them cover (`cli.py eval`'s "
+        "common items); analogy: 3CosAdd accuracy over the whole vocabulary. Layer `1:` is the encoders' "
+        'default `--layer`; "meaning: {w}" at `1:` is `--word-template auto --word-layer auto` for them.',
     ]
     for folder in args.caches:
         cache = Cache.open(folder)
@@ -72,10 +80,14 @@ def main() -> None:
         with torch_threads(args.threads):
             teacher = Teacher.load(teacher_name, TeacherConfig())
             tables = {}
-            for template, layer in SETTINGS:
+            for setting in args.settings:
+                template, layer = SETTINGS[setting]
                 cfg = dataclasses.replace(ExtractConfig(), word_template=template, word_layer=layer)
                 arrays, _ = vocab_tables(teacher, vocab, cfg, words, feed_for(teacher, vocab, cfg))
-                tables[f'"{template}", layer {layer}'] = Vectors(list(vocab.words), arrays["word_emb"])
+                table = Vectors(list(vocab.words), arrays["word_emb"])
+                tables[f'"{template}", layer {layer}'] = table
+                if args.save:
+                    table.save(args.save / f"{folder.name}_{setting}")
         secs = time.perf_counter() - t0
         scores = compare_tables(tables, benchmarks, AnalogyConfig(), common=True).common
         lines += [
