@@ -69,9 +69,9 @@ STUDENTS: dict[str, StudentSpec] = {
     s.name: s
     for s in [
         StudentSpec("sgns", _MODULE + "sgns", Source.TEXT, "skip-gram, negative sampling", None,
-                    "NS loss per pair"),
+                    "online NS loss per pair"),
         StudentSpec("cbow", _MODULE + "cbow", Source.TEXT, "CBOW, negative sampling", None,
-                    "NS loss per centre word"),
+                    "online NS loss per centre word"),
         StudentSpec("glove", _MODULE + "glove", Source.TEXT, "GloVe on window co-occurrences", None,
                     "cost J per nonzero"),
         StudentSpec("bert-sg", _MODULE + "bert_sg", Source.CACHE, "BERT+Skip-gram", "sgns",

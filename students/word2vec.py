@@ -67,7 +67,12 @@ class Word2VecConfig(Options):
     threads: int = opt(0, "Numba threads (0 = all cores numba may use).")
     seed: int = opt(1, "Random seed.")
     ns_exponent: float = opt(0.75, "Exponent of the unigram noise distribution (Sec. 2.2).")
-    compute_loss: bool = opt(False, "Track the negative-sampling loss (costs a log per target).")
+    compute_loss: bool = opt(
+        False,
+        "Track the negative-sampling loss of each pair as it is trained (online, as word2vec and gensim "
+        "do; costs a log per target). It can rise in the last epochs while the trained model's own loss "
+        "still falls (measured: Results page, sgns_frozen_loss).",
+    )
     abtt: int | None = opt(None, "All-but-the-top on the result (transforms/postprocess.py; none = off).")
 
     def rules(self) -> Iterable[Rule]:
