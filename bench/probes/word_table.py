@@ -46,8 +46,8 @@ SETTINGS = {
     "meaning_last": ("meaning: {w}", "-1"),
 }
 """name -> (template, layer): the seeds' word alone at the encoders' default layers (``1:``), and the
-three changes; ``meaning_all`` is ``auto`` for an encoder now. ``--save`` names a table's folder
-CACHE_NAME, so ``words_split.py`` can combine it with the students."""
+three changes; ``meaning_all`` is ``auto`` for an encoder now. ``--save`` writes each table to a
+folder named for its cache and setting (``nomic_meaning_last``), which ``words_split.py`` reads."""
 
 SHOWN = ("ws353", "simlex999", "men3k", "rw", "rg65", "avg5", "google", "msr")
 
