@@ -20,6 +20,12 @@ in worker processes while this one runs the forward, pools and writes:
   model: a worker starts in well under a second; nothing is forked from a process that runs CUDA
   or OpenMP threads, and unlike multiprocessing's spawn it does not run the caller's script again
   (a user's script that calls ``distill`` without a ``__main__`` guard);
+- **only this process's code**: a worker gets this process's interpreter options
+  (:func:`interpreter_flags`: ``-E``, ``-I``, ``-s`` and kin) and its ``sys.path``
+  (:func:`worker_path`) before it imports anything, so it imports the modules this process would.
+  ``python -c`` alone would put the working folder first on its path (a ``numpy.py`` downloaded
+  there would run in the worker) and read ``PYTHONPATH`` where this process was told with ``-E``
+  not to;
 - **bounded**: one shard per worker ahead of the forward (its padded batches and flat arrays,
   about 50 bytes a teacher token: 4 MB for a shard of 65,536 words), so memory does not grow with
   the corpus;
@@ -27,7 +33,8 @@ in worker processes while this one runs the forward, pools and writes:
   shards come back in corpus order, so the cache is the one a single process writes;
 - **Ctrl-C and kill**: workers ignore SIGINT (this process stops them and keeps its finished
   shards) and end when their pipe from this process closes, also when it is killed (kill -9
-  leaves no orphan holding memory).
+  leaves no orphan holding memory). A worker killed is one line saying to resume; one stopped or
+  hung is noticed after :data:`PATIENCE` seconds without its shard, one line too.
 """
 
 from __future__ import annotations
@@ -58,6 +65,11 @@ forward leaves; when they fall behind, the forward waits and they get the cores.
 MAX_FEEDERS = 8
 """Feeding processes at most, whatever the cores (see the module docstring)."""
 
+PATIENCE = 120.0
+"""Seconds this process waits on a worker's shard before it calls the worker stopped or hung: a shard
+takes a worker a second or two (tokenizing 65,536 words), and this process waits only when it has
+nothing else to do, so the cores are the worker's then."""
+
 Sentences = list[tuple[int, list[str]]]
 """A shard's sentences: (paragraph id, words)."""
 
@@ -73,6 +85,39 @@ def feeders(requested: int) -> int:
     """
     cores = usable_cpus()
     return requested or (min(cores, MAX_FEEDERS) if cores > 1 else 0)
+
+
+def interpreter_flags() -> list[str]:
+    """The interpreter options of this process that decide what a child Python reads and runs.
+
+    From ``sys.flags``, ``sys.warnoptions`` and ``sys._xoptions``: ``-I`` (isolated), ``-E`` (no
+    ``PYTHON*`` variables), ``-s`` (no user site), ``-S`` (no site), ``-P`` (no unsafe first path),
+    ``-B``, ``-O``, ``-W`` and ``-X``: what multiprocessing passes on to the processes it starts,
+    for the same reason.
+    """
+    f = sys.flags
+    named = {
+        "-I": f.isolated,
+        "-E": f.ignore_environment,
+        "-s": f.no_user_site,
+        "-S": f.no_site,
+        "-P": getattr(f, "safe_path", False),  # Python 3.11+
+        "-B": f.dont_write_bytecode,
+    }
+    flags = [flag for flag, on in named.items() if on]
+    flags += ["-O"] * f.optimize
+    flags += [f"-W{w}" for w in sys.warnoptions]
+    flags += [f"-X{k}" if v is True else f"-X{k}={v}" for k, v in sys._xoptions.items()]
+    return flags
+
+
+def worker_path() -> list[str]:
+    """The ``sys.path`` a worker gets: this process's, less ``""`` (the working folder at each import).
+
+    ``""`` (put there by ``python -c`` or an interactive session) found this process's modules in
+    the folder it started in; in a worker it would find whatever the folder holds at that moment.
+    """
+    return [p for p in sys.path if p]
 
 
 def word_ids(index: dict[str, int], words: list[list[str]]) -> list[np.ndarray]:
@@ -228,9 +273,10 @@ class TableChunk:
 def serve() -> None:
     """A feeding process's loop: its :class:`Setup`, then each job's function and input in, its result out.
 
-    Started by :class:`Feed` as ``python -c`` with the file descriptors of its two pipes as
-    arguments. Ctrl-C is the parent's to handle (it stops the workers); the jobs' pipe closing (the
-    parent done, or killed) ends it.
+    Started by :class:`Feed` as ``python -c`` with the file descriptors of its two pipes and then
+    the parent's ``sys.path`` as arguments (the code sets the path before it imports). Ctrl-C is
+    the parent's to handle (it stops the workers); the jobs' pipe closing (the parent done, or
+    killed) ends it.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(NICE)
@@ -254,9 +300,10 @@ class _Worker:
     def __init__(self, setup: Setup) -> None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
-        code = "from ctx2static.pipeline.feed import serve; serve()"
+        code = "import sys; sys.path[:] = sys.argv[3:]; from ctx2static.pipeline.feed import serve; serve()"
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", code, str(job_r), str(res_w)], pass_fds=(job_r, res_w)
+            [sys.executable, *interpreter_flags(), "-c", code, str(job_r), str(res_w), *worker_path()],
+            pass_fds=(job_r, res_w),
         )
         os.close(job_r)
         os.close(res_w)
@@ -271,14 +318,38 @@ class _Worker:
             raise self.ended() from None
 
     def result(self) -> Any:
-        """The next job's result (the job's error raised here)."""
+        """The next job's result (the job's error raised here), waiting :data:`PATIENCE` seconds at most.
+
+        A worker killed while it wrote its result leaves a message cut short (an OSError where the
+        pipe closed between messages is an EOFError): both are the one line of :meth:`ended`.
+        """
+        waited = 0.0
+        while not self.results.poll(1.0):
+            waited += 1.0
+            if self.proc.poll() is not None:
+                break  # the result pipe may still hold what it wrote before it ended
+            if waited >= PATIENCE:
+                raise self.silent(waited)
         try:
             got = self.results.recv()
-        except EOFError:
+        except (EOFError, OSError):
             raise self.ended() from None
         if isinstance(got, Exception):
             raise got
         return got
+
+    def silent(self, waited: float) -> UserError:
+        """The one line for a worker alive but without its shard after ``waited`` seconds."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat") as fh:
+                state = fh.read().rsplit(") ", 1)[1][0]
+        except OSError:
+            state = ""
+        why = "stopped (SIGSTOP or a debugger)" if state in ("T", "t") else "hung"
+        return UserError(
+            f"extract: feeding process {self.proc.pid} is {why}: no shard from it in {waited:.0f} s; run the "
+            f"same command again to resume, or with {spell('feeders', 1)}"
+        )
 
     def ended(self) -> UserError:
         """The one line for a process gone before its job was done (killed, out of memory)."""
@@ -289,10 +360,17 @@ class _Worker:
         )
 
     def close(self) -> None:
-        """End the process: its jobs' pipe closes, so it returns, or its next result finds no reader."""
+        """End the process: its jobs' pipe closes, so it returns, or its next result finds no reader.
+
+        A process that does not end then (stopped, hung) is killed.
+        """
         self.jobs.close()
         self.results.close()
-        self.proc.wait()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 class Feed:

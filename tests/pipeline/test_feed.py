@@ -167,3 +167,104 @@ def test_a_feeding_process_that_dies_is_one_line_that_says_to_resume(tiny_models
         with pytest.raises(UserError, match=r"^extract: a feeding process ended .*run the same command"):
             next(f.shards([(0, [(0, ["a", "b"])])]))
     assert not _feeders_alive()
+
+
+def _one_shard(teacher):
+    with Feed(Setup(teacher.encoder, {"a": 0}, 64, 4096, 0), 1) as f:
+        (_, _, prepared), *_ = list(f.shards([(0, [(0, ["a", "b"])])]))
+    return prepared
+
+
+_PLANT = "import pathlib; pathlib.Path({marker!r}).write_text('ran')\n"
+
+
+def test_a_feeder_runs_no_file_of_the_working_folder(tiny_models, tmp_path, monkeypatch):
+    """A numpy.py where the user runs extract is never imported: the worker takes this process's path."""
+    teacher = Teacher.load(str(tiny_models["bert"]))
+    here = tmp_path / "downloads"
+    here.mkdir()
+    marker = tmp_path / "ran"
+    for planted in ("numpy.py", "tokenizers.py", "sitecustomize.py"):
+        (here / planted).write_text(_PLANT.format(marker=str(marker)))
+    monkeypatch.chdir(here)
+    monkeypatch.syspath_prepend("")  # as `python -c` and an interactive session have it
+    prepared = _one_shard(teacher)
+    assert prepared.wids.tolist() == [0, -1]
+    assert not marker.exists()
+
+
+_FLAGS_PARENT = """
+import sys
+from transformers import AutoTokenizer
+from ctx2static.pipeline.align import Encoder
+from ctx2static.pipeline.feed import Feed, Setup
+
+with Feed(Setup(Encoder(AutoTokenizer.from_pretrained(sys.argv[1]), None), {}, 64, 4096, 0), 1) as f:
+    print(len(list(f.shards([(0, [(0, ["a", "b"])])]))))
+"""
+
+
+@pytest.mark.slow
+def test_a_feeder_keeps_the_parents_interpreter_flags(tiny_models, tmp_path):
+    """``python -E`` ignores PYTHONPATH, and so does its feeder: a sitecustomize.py there never runs."""
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    marker = tmp_path / "ran"
+    (planted / "sitecustomize.py").write_text(_PLANT.format(marker=str(marker)))
+    env = {**cli_env(), "PYTHONPATH": str(planted)}
+    out = subprocess.run(
+        [sys.executable, "-E", "-c", _FLAGS_PARENT, str(tiny_models["bert"])],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.split() == ["1"]
+    assert not marker.exists()
+    # the plant is live: without -E the parent (and so its feeder) runs it
+    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+    assert marker.exists()
+
+
+def test_interpreter_flags_are_passed_on(monkeypatch):
+    class Flags:
+        isolated = ignore_environment = no_user_site = True
+        no_site = safe_path = dont_write_bytecode = False
+        optimize = 2
+
+    monkeypatch.setattr(sys, "flags", Flags)
+    monkeypatch.setattr(sys, "warnoptions", ["error"])
+    monkeypatch.setattr(sys, "_xoptions", {"utf8": True, "importtime": "2"})
+    assert feed.interpreter_flags() == ["-I", "-E", "-s", "-O", "-O", "-Werror", "-Xutf8", "-Ximporttime=2"]
+
+
+def test_a_feeder_killed_while_it_writes_is_one_line(tiny_models):
+    """A message cut short (the worker killed mid-write) is the same line as a worker gone."""
+    teacher = Teacher.load(str(tiny_models["bert"]))
+    with Feed(Setup(teacher.encoder, {}, 64, 4096, 0), 1) as f:
+        w = f.workers[0]
+        w.send((feed.Prepared.of, [(0, ["a", "b"])]))
+        w.proc.kill()
+        w.proc.wait()
+        r, wr = os.pipe()
+        os.write(wr, (1000).to_bytes(4, "big", signed=True) + b"x" * 10)  # a header for 1,000 bytes, 10 sent
+        os.close(wr)
+        w.results.close()
+        w.results = feed.Connection(r, writable=False)
+        with pytest.raises(UserError, match=r"^extract: a feeding process ended .*run the same command"):
+            w.result()
+    assert not _feeders_alive()
+
+
+def test_a_stopped_feeder_is_one_line_after_the_patience(tiny_models, monkeypatch):
+    """SIGSTOP: noticed after PATIENCE seconds, named, and the stopped process killed on the way out."""
+    monkeypatch.setattr(feed, "PATIENCE", 2.0)
+    teacher = Teacher.load(str(tiny_models["bert"]))
+    start = time.monotonic()
+    with Feed(Setup(teacher.encoder, {}, 64, 4096, 0), 1) as f:
+        f.workers[0].proc.send_signal(signal.SIGSTOP)
+        stopped = r"^extract: feeding process \d+ is stopped .* in 2 s; run the same"
+        with pytest.raises(UserError, match=stopped):
+            next(f.shards([(0, [(0, ["a", "b"])])]))
+    assert time.monotonic() - start < 30
+    assert not _feeders_alive()
