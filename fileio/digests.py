@@ -1,7 +1,7 @@
 """Checksums: a file's sha256 against what a manifest says, and sealed folders.
 
-A sealed folder holds a ``SHA256SUMS`` of every file in it, verified before the folder is used (a
-stamp beside it spares the hashing while no file changed).
+A sealed folder holds a ``SHA256SUMS`` of every file in it and its subfolders, verified before the
+folder is used (a stamp beside it spares the hashing while no file changed).
 """
 
 from __future__ import annotations
@@ -49,19 +49,41 @@ SEAL = "SHA256SUMS"
 """The file listing the sha256 of every file of a folder made once and read many times (an assembled
 teacher, an exported graph); ``sha256sum -c SHA256SUMS`` checks it by hand."""
 _STAMP = ".SHA256SUMS.verified"
-_SEAL_LINE = re.compile(r"(?P<digest>[0-9a-f]{64})  (?P<name>[^/\0\n]+)")
+_SEAL_LINE = re.compile(r"(?P<digest>[0-9a-f]{64})  (?P<name>[^\0\n]+)")
+_OWN = (SEAL, _STAMP, LOCK_NAME)
+
+
+def _entries(folder: Path) -> list[str]:
+    """Every entry under ``folder`` but its real subfolders, as sorted relative POSIX paths.
+
+    A link (to a file or a folder) is an entry, never followed: :func:`check_sealed` refuses it.
+    The seal's own files and a writer's temps at the top are left out.
+    """
+    found = []
+    for root, dirs, files in os.walk(folder):
+        here = Path(root).relative_to(folder)
+        links = [d for d in dirs if os.path.islink(os.path.join(root, d))]
+        dirs[:] = [d for d in dirs if d not in links]
+        found += [(here / n).as_posix() for n in [*files, *links]]
+    return sorted(n for n in found if not (n in _OWN or TEMP_NAME.fullmatch(n)))
+
+
+def _safe_name(name: str) -> bool:
+    """A SHA256SUMS name that stays inside the folder: relative, no ``..``, ``.`` or empty parts."""
+    parts = name.split("/")
+    return all(p not in ("", ".", "..") for p in parts)
 
 
 def seal_folder(folder: str | os.PathLike) -> None:
-    """Write ``folder/SHA256SUMS``: the sha256 of each file in it, for :func:`check_sealed` at every load.
+    """Write ``folder/SHA256SUMS``: the sha256 of each file under it, for :func:`check_sealed` at every load.
 
     Called on the new folder before it is renamed into place, so what is sealed is what was made.
     """
     folder = Path(folder)
-    names = sorted(p.name for p in folder.iterdir() if p.name not in (SEAL, _STAMP))
+    names = _entries(folder)
     for name in names:
         if not (folder / name).is_file() or (folder / name).is_symlink():
-            raise ValueError(f"{folder / name}: a sealed folder holds only files")
+            raise ValueError(f"{folder / name}: a sealed folder holds only files and folders")
     with atomic_write(folder / SEAL, "w", encoding="utf-8") as fh:
         fh.writelines(f"{sha256_file(folder / name)}  {name}\n" for name in names)
 
@@ -86,8 +108,12 @@ def _stats(folder: Path, names: Iterable[str]) -> list[list[int]]:
     return out
 
 
-def check_sealed(folder: str | os.PathLike, fix: str) -> None:
+def check_sealed(folder: str | os.PathLike, fix: str, pinned: str = "") -> None:
     """One line naming ``fix`` unless ``folder`` holds just the files its SHA256SUMS lists, unchanged.
+
+    ``pinned``: the sha256 the SHA256SUMS itself must have, for a folder that is the same bytes on
+    every machine (a teacher only unpacked): whoever can change a file can rewrite SHA256SUMS to
+    match, but not the pin, which ships with the code.
 
     Every file is hashed once; then a stamp beside SHA256SUMS records each file's size, mtime,
     ctime and inode, and while they all stay the same a load skips the hashing (0.3 s for a
@@ -102,13 +128,16 @@ def check_sealed(folder: str | os.PathLike, fix: str) -> None:
         raise InputError(
             folder, f"{folder}: holds no readable {SEAL} (made by an older ctx2static, or damaged); {fix}"
         ) from None
+    if pinned and hashlib.sha256(text.encode()).hexdigest() != pinned:
+        raise InputError(
+            folder, f"{folder}/{SEAL}: not the one pinned for this folder (changed since it was made); {fix}"
+        )
     listed = [_SEAL_LINE.fullmatch(line) for line in text.splitlines()]
-    if not listed or None in listed:
+    if not listed or None in listed or not all(m is not None and _safe_name(m["name"]) for m in listed):
         raise UserError(f"{folder}/{SEAL}: not a list of sha256 digests and file names; {fix}")
     digests = {m["name"]: m["digest"] for m in listed if m is not None}
     with user_errors_for(folder):
-        present = {p.name for p in folder.iterdir()} - {SEAL, _STAMP, LOCK_NAME}
-    present = {n for n in present if not TEMP_NAME.fullmatch(n)}
+        present = set(_entries(folder))
     if present != set(digests):
         odd = sorted(present ^ set(digests))[0]
         what = "is missing" if odd in digests else "was not there when it was made"

@@ -125,6 +125,10 @@ WORD_SLOT = "{w}"
 """Where the word goes in a word template."""
 
 
+EMBED_OFF = "off"
+"""The embed template that writes no embed table."""
+
+
 def holds_word_once(template: str) -> bool:
     """Whether ``template`` holds the word's place once, between spaces (so the word keeps its subwords)."""
     return template.count(WORD_SLOT) == 1 and WORD_SLOT in template.split()
@@ -166,6 +170,14 @@ class ExtractConfig(Options):
         'pairs for MiniLM and nomic (measured: Results page, prompted_words); other families "{w}"; '
         "the cache records what auto resolves to).",
     )
+    embed_template: str = opt(
+        AUTO_TEMPLATE,
+        "The text each vocabulary word is encoded in for the embed table, {w} standing for the word, "
+        "of which the teacher's own sentence embedding is kept (its pooling, dense layers and "
+        "normalisation, as sentence-transformers applies them): auto = the teacher's STS prompt where "
+        "its folder names one, else the word alone, for encoders whose head pools by the mean; off = "
+        "no embed table.",
+    )
     word_layer: str = opt(
         AUTO_LAYER,
         "Hidden layers read and averaged for the word table, a spec as for --layer: auto = the default "
@@ -194,6 +206,11 @@ class ExtractConfig(Options):
                 self.word_template == AUTO_TEMPLATE or len(self.word_template.split()) + 2 <= self.max_length,
                 f"text of at most {self.max_length - 2} words ({WORD_SLOT} included) under --max-length "
                 f"{self.max_length}, or the teacher never reads the word whole",
+            ),
+            (
+                "embed_template",
+                self.embed_template in (AUTO_TEMPLATE, EMBED_OFF) or holds_word_once(self.embed_template),
+                f"auto, off or text holding {WORD_SLOT} once, as a word of its own",
             ),
             layer_rule("word_layer", self.word_layer),
         ]

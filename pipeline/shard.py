@@ -21,7 +21,7 @@ from ctx2static.cache.writer import WordSums, write_shard_files
 from ctx2static.errors import OptionError, UserError, spell
 from ctx2static.memory import HeapTrim
 from ctx2static.pipeline.align import Encoding
-from ctx2static.pipeline.config import WORD_SLOT, ExtractConfig, parse_layers
+from ctx2static.pipeline.config import AUTO_TEMPLATE, EMBED_OFF, WORD_SLOT, ExtractConfig, parse_layers
 from ctx2static.pipeline.feed import Feed, Prepared, Sentences, Setup, TableChunk, template_inputs
 from ctx2static.pipeline.models import TeacherKind, hidden_width, resolve_word
 from ctx2static.text.vocab import Vocab
@@ -408,6 +408,9 @@ def word_substitutes(teacher: Teacher, words: np.ndarray, k: int) -> None:
     teacher.restrict_substitutes(ids)
 
 
+EMBED_PROMPT = "STS"
+"""The prompt of a teacher's folder that ``--embed-template auto`` puts before the word."""
+
 TABLE_CHUNK = 1 << 13
 """Vocabulary words encoded and run at a time for the tables: their encodings and outputs (about
 2.5 KB a word in Python objects, one encoding more with a word template; 60k words of a 384-wide
@@ -435,7 +438,31 @@ def word_options(cfg: ExtractConfig, teacher: Teacher) -> ExtractConfig:
             "word_template",
             "max_length",
         )
-    return replace(cfg, word_template=template, word_layer=layer)
+    return replace(cfg, word_template=template, word_layer=layer, embed_template=embed_template(cfg, teacher))
+
+
+def embed_template(cfg: ExtractConfig, teacher: Teacher) -> str:
+    """The embed table's template: ``auto`` made the teacher's STS prompt (where its folder names one).
+
+    ``auto`` is off for teachers that are not encoders (a causal or masked LM has no sentence
+    embedding of its own) and where the head cannot be read from the all-token mean
+    (:attr:`~ctx2static.pipeline.head.SentenceHead.refused`); a template given for such a head is
+    refused, naming why.
+    """
+    head, asked = teacher.head, cfg.embed_template
+    if asked == EMBED_OFF or (
+        asked == AUTO_TEMPLATE and (teacher.kind is not TeacherKind.ENCODER or head.refused)
+    ):
+        return EMBED_OFF
+    if head.refused:
+        raise OptionError(
+            f"{spell('embed_template', asked)}: the teacher's sentence head cannot be read ({head.refused}); "
+            f"use {spell('embed_template', EMBED_OFF)}",
+            "embed_template",
+        )
+    if asked == AUTO_TEMPLATE:
+        return head.prompts.get(EMBED_PROMPT, "") + WORD_SLOT
+    return asked
 
 
 def feed_for(teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, workers: int = 0) -> Feed:
@@ -452,10 +479,12 @@ def vocab_tables(
 
     Tables: "token" (input-embedding mean of the word's subwords, the word alone), "word" (the
     word inside ``cfg.word_template``, the mean of its own subwords' states at ``cfg.word_layer``,
-    ``auto`` as :func:`word_options` resolves it), and the teacher's whole input-embedding matrix
-    ("teacher_token_emb", fp16: with the tokenizer it lets any string be composed from its
-    subwords); the token table maps each teacher token id to its string and the static word it
-    spells (-1 for none). ``feed`` encodes and pads the next chunks of words
+    ``auto`` as :func:`word_options` resolves it), "embed" (the word inside ``cfg.embed_template``,
+    the teacher's own sentence embedding of it: the last layer's mean over every token, through
+    :attr:`~ctx2static.pipeline.teacher.Teacher.head`; unless off), and the teacher's whole
+    input-embedding matrix ("teacher_token_emb", fp16: with the tokenizer it lets any string be
+    composed from its subwords); the token table maps each teacher token id to its string and the
+    static word it spells (-1 for none). ``feed`` encodes and pads the next chunks of words
     (:data:`TABLE_CHUNK`, :class:`~ctx2static.pipeline.feed.TableChunk`) while the teacher runs
     this one; each word's rows are its own whatever the chunk, so only the dense tables grow with
     the vocabulary.
@@ -470,8 +499,10 @@ def vocab_tables(
     complete = np.zeros(n, bool)
     layers = parse_layers(cfg.word_layer, teacher.n_hidden, "word_layer") if teacher.n_hidden else ()
     request = Request(vectors=True, layers=layers)
+    last = Request(layers=(teacher.n_hidden - 1,) if teacher.n_hidden else ())
+    embed: np.ndarray | None = None  # the head's width: known from the first output
     chunks = (
-        (start, (vocab.words[start : start + TABLE_CHUNK], cfg.word_template))
+        (start, (vocab.words[start : start + TABLE_CHUNK], cfg.word_template, cfg.embed_template))
         for start in range(0, n, TABLE_CHUNK)
     )
     for start, _, chunk in feed.map(TableChunk.of, chunks):
@@ -480,6 +511,11 @@ def vocab_tables(
             if word_emb is None:
                 word_emb = np.zeros((n, vectors.shape[1]), np.float32)
             word_emb[start + batch.rows] = vectors
+        for batch in chunk.embed_batches:
+            pooled = teacher.head(teacher.forward_wanted(batch, last)[0])
+            if embed is None:
+                embed = np.zeros((n, pooled.shape[1]), np.float32)
+            embed[start + batch.rows] = pooled
         firsts = np.cumsum(chunk.n_pieces) - chunk.n_pieces
         for k in np.unique(chunk.n_pieces):  # words of k pieces at once: the bits of each one's mean
             rows = np.flatnonzero(chunk.n_pieces == k)
@@ -496,6 +532,8 @@ def vocab_tables(
         "word_complete": complete,
         "teacher_token_emb": emb.astype(np.float16),
     }
+    if embed is not None:
+        arrays["embed_emb"] = embed
     n_tok = len(teacher.tokenizer)
     strings = teacher.tokenizer.convert_ids_to_tokens(list(range(n_tok)))
     tokens = {

@@ -28,6 +28,7 @@ from ctx2static.errors import InputError, OptionError, spell
 from ctx2static.pipeline.align import Encoder, Encoding
 from ctx2static.pipeline.batching import HostBatch, host_batch
 from ctx2static.pipeline.config import Backend, Precision, TeacherConfig, parse_layers
+from ctx2static.pipeline.head import SentenceHead
 from ctx2static.pipeline.models import (
     TeacherKind,
     detect_kind,
@@ -286,6 +287,12 @@ class Teacher:
                     for block in iter(partial(fh.read, 1 << 20), b""):
                         h.update(block)
         return h.hexdigest()[:16]
+
+    @cached_property
+    def head(self) -> SentenceHead:
+        """What the teacher's folder puts after the transformer (a hub id or no modules.json: the mean)."""
+        folder = Path(self.source)
+        return SentenceHead.read(folder) if folder.is_dir() else SentenceHead()
 
     @cached_property
     def encoder(self) -> Encoder:

@@ -90,6 +90,9 @@ STUDENTS: dict[str, StudentSpec] = {
                     presets=(("table", "token"),), reads_shards=False),
         StudentSpec("word", _MODULE + "teacher_tables", Source.CACHE, "teacher on each word alone", "sgns",
                     presets=(("table", "word"),), reads_shards=False),
+        StudentSpec("embed", _MODULE + "teacher_tables", Source.CACHE,
+                    "teacher's own sentence embedding of each word", "sgns",
+                    presets=(("table", "embed"),), reads_shards=False),
     ]
 }  # fmt: skip
 

