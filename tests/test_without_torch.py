@@ -128,7 +128,7 @@ def moved_cache(tmp_path_factory, tiny_models) -> Path:
     corpus.write_text("\n".join(SENTENCES * 4) + "\n")
     made = ctx2static.extract(
         [corpus], str(tiny_models["bert"]), root / "made", device="cpu", min_count=1,
-        vectors=True, paragraph=True, topk=3, attention=2,
+        vectors=True, paragraph=True, topk=3, attention=2, embed_template="{w}",
     )  # fmt: skip
     moved = root / "elsewhere" / "cache"
     moved.parent.mkdir()
@@ -145,6 +145,7 @@ CACHE_STUDENTS = {
     "ase": [],
     "token": [],
     "word": [],
+    "embed": [],
 }
 TEXT_STUDENTS = {name: ["--set", "dim=8", "--set", "epochs=1"] for name in ("sgns", "cbow", "glove")}
 
