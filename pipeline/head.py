@@ -16,14 +16,16 @@ set, and the ``embed`` table is off for it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ctx2static.errors import InputError
 
-ACTIVATIONS = {
+ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "torch.nn.modules.linear.Identity": lambda x: x,
     "torch.nn.modules.activation.Tanh": np.tanh,
 }
@@ -51,14 +53,14 @@ class SentenceHead:
     @classmethod
     def read(cls, folder: Path) -> SentenceHead:
         """The head a model folder describes (a plain model's: mean pooling, no layers after it)."""
-        modules = _json(folder / "modules.json", [])
-        prompts = _json(folder / "config_sentence_transformers.json", {}).get("prompts") or {}
+        modules = _json(folder / "modules.json", list)
+        prompts = _json(folder / "config_sentence_transformers.json", dict).get("prompts") or {}
         dense, normalize, refused = [], False, ""
         for module in modules:
             kind = str(module.get("type", "")).rsplit(".", 1)[-1]
             where = folder / str(module.get("path", ""))
             if kind == "Pooling":
-                refused = _pooling_refused(_json(where / "config.json", {}))
+                refused = _pooling_refused(_json(where / "config.json", dict))
             elif kind == "Dense":
                 dense.append(_dense(where))
             elif kind == "Normalize":
@@ -80,17 +82,26 @@ class SentenceHead:
         return x.astype(np.float32)
 
 
-def _json(path: Path, default: object) -> dict | list:
-    """A JSON file of the folder (``default`` where it is not there); an unreadable one is one line."""
+def _json(path: Path, kind: type) -> Any:
+    """A JSON file of the folder, a ``kind`` (list or dict; empty where there is no file), else one line.
+
+    A list's items are dicts (``modules.json``'s modules).
+    """
     if not path.is_file():
-        return default  # type: ignore[return-value]
+        return kind()
     try:
         with open(path, encoding="utf-8") as fh:
-            return json.load(fh)  # type: ignore[no-any-return]
+            data = json.load(fh)
     except (OSError, ValueError, RecursionError) as exc:
         raise InputError(
             path, f"{path}: not a readable JSON file ({exc}); re-download the model folder"
         ) from None
+    if not isinstance(data, kind) or (isinstance(data, list) and not all(isinstance(m, dict) for m in data)):
+        raise InputError(
+            path,
+            f"{path}: not the JSON {kind.__name__} sentence-transformers writes; re-download the folder",
+        )
+    return data
 
 
 def _pooling_refused(cfg: dict) -> str:
@@ -107,7 +118,7 @@ def _dense(where: Path) -> Dense:
     """A Dense module's weights and activation, from its folder."""
     from safetensors.numpy import load_file
 
-    cfg = _json(where / "config.json", {})
+    cfg = _json(where / "config.json", dict)
     activation = str(cfg.get("activation_function", "torch.nn.modules.linear.Identity"))
     path = where / "model.safetensors"
     if activation not in ACTIVATIONS or not path.is_file():
