@@ -175,8 +175,8 @@ class ExtractConfig(Options):
         "The text each vocabulary word is encoded in for the embed table, {w} standing for the word, "
         "of which the teacher's own sentence embedding is kept (its pooling, dense layers and "
         "normalisation, as sentence-transformers applies them): auto = the teacher's STS prompt where "
-        "its folder names one, else the word alone, for encoders whose head pools by the mean; off = "
-        "no embed table.",
+        'its folder names one (EmbeddingGemma), else "meaning: {w}", for encoders whose head pools by '
+        "the mean (chosen on dev halves: Results page, embed_table); off = no embed table.",
     )
     word_layer: str = opt(
         AUTO_LAYER,

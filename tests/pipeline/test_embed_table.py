@@ -5,6 +5,7 @@ The expectation is sentence-transformers' own ``encode`` of the prompted word fr
 """
 
 import json
+import shutil
 from dataclasses import replace
 
 import numpy as np
@@ -17,6 +18,7 @@ from ctx2static.pipeline.config import ExtractConfig
 from ctx2static.pipeline.extract import extract
 from ctx2static.pipeline.head import SentenceHead
 from ctx2static.pipeline.models import TeacherKind
+from ctx2static.pipeline.shard import embed_template
 from ctx2static.pipeline.teacher import Teacher
 from ctx2static.students.registry import fit_cache_student
 from ctx2static.text.corpus import Corpus
@@ -97,15 +99,13 @@ def test_no_embed_table_for_teachers_without_a_sentence_head_and_the_student_say
 
 
 def test_a_head_that_pools_otherwise_is_refused_and_auto_is_off(tiny_models, tmp_path):
-    import shutil
-
     folder = shutil.copytree(tiny_models["embeddinggemma"], tmp_path / "cls")
     (folder / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True}))
     head = SentenceHead.read(folder)
     assert "cls_token" in head.refused
     assert not SentenceHead.read(tiny_models["bert"]).refused  # a plain folder: the mean, as ST reads it
-    from ctx2static.pipeline.shard import embed_template
-
+    plain = Teacher.load(str(tiny_models["encoder"]))  # an encoder whose folder names no prompt
+    assert embed_template(CFG, plain) == "meaning: {w}"
     teacher = Teacher.load(str(folder))
     assert embed_template(CFG, teacher) == "off"
     with pytest.raises(
