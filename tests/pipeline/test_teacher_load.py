@@ -25,6 +25,7 @@ def test_family_comes_from_the_config(tiny_models):
         "llama": TeacherKind.CAUSAL,
         "mpnet": TeacherKind.MLM,  # as all-mpnet-base-v2's config says; its weights have no head
         "gemma3": TeacherKind.CAUSAL,
+        "embeddinggemma": TeacherKind.ENCODER,  # Gemma's architecture with bidirectional attention
     }
 
 
