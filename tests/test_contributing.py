@@ -104,7 +104,7 @@ def test_a_registered_toy_student_is_fitted_by_the_cli_and_the_api(toy, cache, t
                             "--out", tmp_path / "w.txt")  # fmt: skip
     assert code == 2 and err.strip().splitlines()[-1] == "error: option scale='x' is not a valid float"
     code, out, _ = cli_main("fit-student", "--help")  # the help's student list is the registry's
-    assert code == 0 and "semglove, ase, token, word, toy (from --cache" in " ".join(out.split())
+    assert code == 0 and "semglove, ase, token, word, embed, toy (from --cache" in " ".join(out.split())
 
 
 def test_a_registered_toy_student_is_a_study_student_and_an_api_keyword(toy, tmp_path, tiny_models):
