@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import InputError
+from ctx2static.errors import InputError, spell
 
 ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "torch.nn.modules.linear.Identity": lambda x: x,
@@ -124,7 +124,8 @@ def _dense(where: Path) -> Dense:
     if activation not in ACTIVATIONS or not path.is_file():
         what = f"activation {activation}" if path.is_file() else "no model.safetensors"
         raise InputError(
-            where, f"{where}: a dense layer with {what}, which is not read; use --embed-template off"
+            where,
+            f"{where}: a dense layer with {what}, which is not read; use {spell('embed_template', 'off')}",
         )
     weights = load_file(str(path))
     if "linear.weight" not in weights:

