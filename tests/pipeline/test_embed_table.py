@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from ctx2static.cache import Cache
-from ctx2static.errors import MissingSignalError, OptionError
+from ctx2static.errors import InputError, MissingSignalError, OptionError
 from ctx2static.pipeline.config import ExtractConfig
 from ctx2static.pipeline.extract import extract
 from ctx2static.pipeline.head import SentenceHead
@@ -113,3 +113,12 @@ def test_a_head_that_pools_otherwise_is_refused_and_auto_is_off(tiny_models, tmp
         match=r"^--embed-template x \{w\}: the teacher's sentence head cannot be read \(it pools by cls",
     ):
         embed_template(replace(CFG, embed_template="x {w}"), teacher)
+
+
+def test_a_module_folder_outside_the_model_folder_is_refused(tiny_models, tmp_path):
+    folder = shutil.copytree(tiny_models["embeddinggemma"], tmp_path / "out")
+    modules = json.loads((folder / "modules.json").read_text())
+    modules[2]["path"] = "../elsewhere"
+    (folder / "modules.json").write_text(json.dumps(modules))
+    with pytest.raises(InputError, match=r"modules.json: names a module folder outside the model folder"):
+        SentenceHead.read(folder)

