@@ -219,13 +219,11 @@ def save_tiny_mpnet(path: Path) -> Path:
     return path
 
 
-def save_tiny_gemma3(path: Path) -> Path:
-    """A random 2-layer Gemma3ForCausalLM (one sliding-window layer of 4 tokens, one global) with Gemma's
-    tokenizer; the LM head is tied to the scaled input embeddings, as in Gemma 3 270M."""
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+def _gemma_config(tok: PreTrainedTokenizerFast, **extra: object) -> object:
+    """A 2-layer Gemma 3 text config (one sliding-window layer of 4 tokens, one global) for ``tok``."""
+    from transformers import Gemma3TextConfig
 
-    tok = gemma_tokenizer()
-    cfg = Gemma3TextConfig(
+    return Gemma3TextConfig(
         vocab_size=len(tok),
         hidden_size=16,
         intermediate_size=32,
@@ -240,9 +238,17 @@ def save_tiny_gemma3(path: Path) -> Path:
         pad_token_id=tok.pad_token_id,
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
-        tie_word_embeddings=True,
+        **extra,
     )
-    return save_model(Gemma3ForCausalLM(cfg), tok, path)
+
+
+def save_tiny_gemma3(path: Path) -> Path:
+    """A random 2-layer Gemma3ForCausalLM (one sliding-window layer of 4 tokens, one global) with Gemma's
+    tokenizer; the LM head is tied to the scaled input embeddings, as in Gemma 3 270M."""
+    from transformers import Gemma3ForCausalLM
+
+    tok = gemma_tokenizer()
+    return save_model(Gemma3ForCausalLM(_gemma_config(tok, tie_word_embeddings=True)), tok, path)
 
 
 STS_PROMPT = "task: sentence similarity | query: "
@@ -253,27 +259,10 @@ def save_tiny_embeddinggemma(path: Path) -> Path:
     sentence-transformers folder is: mean pooling, two dense layers without bias (16 -> 32 -> 16),
     normalisation, and task prompts."""
     from safetensors.torch import save_file
-    from transformers import Gemma3TextConfig, Gemma3TextModel
+    from transformers import Gemma3TextModel
 
     tok = gemma_tokenizer()
-    cfg = Gemma3TextConfig(
-        vocab_size=len(tok),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        head_dim=8,
-        query_pre_attn_scalar=8,
-        sliding_window=4,
-        layer_types=["sliding_attention", "full_attention"],
-        max_position_embeddings=64,
-        pad_token_id=tok.pad_token_id,
-        bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id,
-        use_bidirectional_attention=True,
-    )
-    save_model(Gemma3TextModel(cfg), tok, path)
+    save_model(Gemma3TextModel(_gemma_config(tok, use_bidirectional_attention=True)), tok, path)
     import torch
 
     modules = [("0", "", "Transformer"), ("1", "1_Pooling", "Pooling"), ("2", "2_Dense", "Dense"),

@@ -23,10 +23,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from prompted_words import fmt, scores, split_halves
+from prompted_words import avg5_halves, fmt, scores
 
-from ctx2static.eval import load_benchmarks
-from ctx2static.eval.benchmarks import Family, SimilaritySet
 from ctx2static.eval.suite import AVG5
 from ctx2static.pipeline.batching import host_batch, sorted_batches
 from ctx2static.pipeline.feed import template_inputs
@@ -74,12 +72,7 @@ def main() -> None:
     ap.add_argument("--token-budget", type=int, default=2048, help="padded teacher tokens per batch")
     ap.add_argument("--out", type=Path, default=Path("bench/results/embed_table.md"))
     args = ap.parse_args()
-    loaded = load_benchmarks((Family.SIMILARITY,), {}, bundled=True)
-    by_name = {b.name: b for b in loaded if isinstance(b, SimilaritySet)}
-    benchmarks = [by_name[n] for n in AVG5]
-    halves = split_halves(benchmarks, args.seed)
-    words = sorted({w.lower() for b in benchmarks for pair in b.pairs for w in pair})
-    print(f"{len(words)} words of the avg5 sets", flush=True)
+    _, halves, words = avg5_halves(args.seed)
     rows, chosen = [], []
     with torch_threads(args.threads):
         for name in args.teachers:

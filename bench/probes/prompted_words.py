@@ -94,6 +94,16 @@ def split_halves(benchmarks: list[SimilaritySet], seed: int) -> dict[str, list[S
     return halves
 
 
+def avg5_halves(seed: int) -> tuple[list[SimilaritySet], dict[str, list[SimilaritySet]], list[str]]:
+    """The bundled avg5 sets, their halves by ``seed`` (:func:`split_halves`) and every word they hold."""
+    loaded = load_benchmarks((Family.SIMILARITY,), {}, bundled=True)
+    by_name = {b.name: b for b in loaded if isinstance(b, SimilaritySet)}
+    benchmarks = [by_name[n] for n in AVG5]
+    words = sorted({w.lower() for b in benchmarks for pair in b.pairs for w in pair})
+    print(f"{len(words)} words of the avg5 sets", flush=True)
+    return benchmarks, split_halves(benchmarks, seed), words
+
+
 def teacher_matrices(teacher: Teacher, words: list[str], budget: int) -> dict[Setting, np.ndarray]:
     """Unit vectors of every word for each template, pooling and layer (and the mean of templates)."""
     layer_sets = {"last": [-1]}
@@ -148,12 +158,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("bench/results/prompted_words.md"))
     args = ap.parse_args()
     t_start = time.perf_counter()
-    loaded = load_benchmarks((Family.SIMILARITY,), {}, bundled=True)
-    by_name = {b.name: b for b in loaded if isinstance(b, SimilaritySet)}
-    benchmarks = [by_name[n] for n in AVG5]
-    halves = split_halves(benchmarks, args.seed)
-    words = sorted({w.lower() for b in benchmarks for pair in b.pairs for w in pair})
-    print(f"{len(words)} words of the avg5 sets", flush=True)
+    benchmarks, halves, words = avg5_halves(args.seed)
 
     results: dict[str, dict[Setting, dict[str, list[float]]]] = {}
     chosen: dict[str, Setting] = {}

@@ -12,28 +12,16 @@ import numpy as np
 import pytest
 import torch
 
-from ctx2static.cache import Cache
 from ctx2static.errors import InputError, MissingSignalError, OptionError
 from ctx2static.pipeline.config import ExtractConfig
-from ctx2static.pipeline.extract import extract
 from ctx2static.pipeline.head import SentenceHead
 from ctx2static.pipeline.models import TeacherKind
 from ctx2static.pipeline.shard import embed_template
 from ctx2static.pipeline.teacher import Teacher
 from ctx2static.students.registry import fit_cache_student
-from ctx2static.text.corpus import Corpus
-from ctx2static.text.vocab import Vocab, VocabConfig
 
 from ..tiny_models import STS_PROMPT
-
-CFG = ExtractConfig(shard_size=4)
-
-
-def _extract(path, corpus_file, out, cfg=CFG):
-    corpus = Corpus([corpus_file])
-    teacher = Teacher.load(str(path))
-    m = extract(corpus, Vocab.build(corpus, VocabConfig(min_count=1)), teacher, out, cfg)
-    return Cache.open(out), teacher, m
+from .test_word_table import CFG, _extract
 
 
 @pytest.mark.slow
