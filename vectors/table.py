@@ -318,8 +318,11 @@ class Vectors:
         metadata's ``pca`` records the dims kept and those of the table.
         """
         if not 1 <= dims <= self.dim:
+            bound, side = (self.dim, "or less") if dims > self.dim else (1, "or more")
             raise OptionError(
-                f"dims={dims}: PCA keeps between 1 and the table's {self.dim} dimensions", "dims"
+                f"{spell('dims', dims)}: the table has {self.dim} dimensions; "
+                f"use {spell('dims', bound)} {side}",
+                "dims",
             )
         block = 1 << 14  # float64 copies of a block, not of the table
         mean = np.zeros(self.dim)

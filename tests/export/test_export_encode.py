@@ -121,7 +121,9 @@ def test_what_a_format_cannot_hold_is_one_line(tmp_path, bert_vectors):
         export_vectors(
             bert_vectors, Format.WORD2VEC, tmp_path / "v.txt", config=ExportConfig(weighting="sif")
         )
-    with pytest.raises(UserError, match=f"dims=999: PCA keeps between 1 and the table's {bert_vectors.dim}"):
+    with pytest.raises(
+        UserError, match=f"--dims 999: the table has {bert_vectors.dim} dimensions; use --dims"
+    ):
         export_vectors(bert_vectors, Format.MODEL2VEC, tmp_path / "m", config=ExportConfig(dims=999))
     assert not any(tmp_path.iterdir())
 
@@ -137,6 +139,18 @@ def test_export_command_quantizes_reduces_and_weighs(tmp_path, cli_main, bert_ve
     assert json.loads((tmp_path / "m" / "config.json").read_text())["apply_pca"] == 8
     code, _, err = cli_main(*args[:-1], tmp_path / "n", "--dims", "-1")
     assert code == 2 and err.count("\n") == 1 and "option dims=-1 must be 0 (keep all) or more" in err
+    code, _, err = cli_main(*args[:-1], tmp_path / "n", "--dims", "1024")
+    want = f"--dims 1024: the table has {bert_vectors.dim} dimensions; use --dims {bert_vectors.dim} or less"
+    assert code == 2 and err.count("\n") == 1 and want in err
+
+
+def test_too_many_dims_is_answered_in_the_callers_spelling_with_the_fix(tmp_path, bert_vectors):
+    from ctx2static.api import export
+
+    want = f"dims=1024: the table has {bert_vectors.dim} dimensions; use dims={bert_vectors.dim} or less"
+    with pytest.raises(UserError, match=want):
+        export(bert_vectors, "model2vec", tmp_path / "m", score=False, dims=1024)
+    assert not (tmp_path / "m").exists()
 
 
 def test_api_export_takes_the_options_as_keywords(tmp_path, bert_vectors):
