@@ -47,3 +47,20 @@ def test_product_help_and_docstrings_cite_the_results_page_not_bench_files():
     product = [p for p, t in top.items() if t not in skip and not t.startswith(".")]
     citing = {p.relative_to(ROOT).as_posix() for p in product if "bench/results/" in p.read_text("utf-8")}
     assert not citing, citing
+
+
+def test_the_docs_install_the_teacher_stage_with_the_cpu_torch_as_the_readme_does():
+    """pip's default torch on Linux is the CUDA build (several GB): a teacher install names the CPU index.
+
+    ``scale`` (Ray) is left out: it is for machines with GPUs, where the CUDA build is the one wanted.
+    """
+    cpu = "pip install torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu -e"
+    assert f"{cpu} " in (ROOT / "README.md").read_text("utf-8")
+    lines = [
+        (page.relative_to(ROOT).as_posix(), line)
+        for page in sorted((ROOT / "docs").rglob("*.md"))
+        for line in page.read_text("utf-8").splitlines()
+        if "[teacher" in line and "pip install" in line
+    ]
+    assert len(lines) >= 3, lines  # getting-started, the extract guide, the architecture page
+    assert [(page, line) for page, line in lines if cpu not in line] == []

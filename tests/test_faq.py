@@ -64,3 +64,22 @@ def test_the_faq_quotes_the_refused_replacement(cli_main, tiny_caches, tmp_path,
     code, _, err = cli_main("fit-student", "-s", "x2static", "--cache", tiny_caches["bert"], "-o", "v/")
     line = err.strip().splitlines()[-1]
     assert code == 2 and f"**`{line}`**" in FAQ.read_text(), f"docs/faq.md lacks the line now printed: {line}"
+
+
+def test_a_folder_given_to_gensim_is_in_the_faq_with_a_fix_that_loads(cli_main, tmp_path, monkeypatch):
+    gensim = pytest.importorskip("gensim.models")
+    import numpy as np
+
+    from ctx2static.vectors import Vectors
+
+    monkeypatch.chdir(tmp_path)
+    rows = np.array([[1.0, 0.0, 0.2], [0.9, 0.1, 0.3], [0.0, 1.0, 0.0]], np.float32)
+    Vectors(["king", "queen", "road"], rows).save("ase")
+    with pytest.raises(IsADirectoryError) as raised:
+        gensim.KeyedVectors.load_word2vec_format("ase")
+    shown = f"IsADirectoryError: {raised.value}".replace("'ase'", "'ase-m2v'")
+    assert f"`{shown}`" in FAQ.read_text(), f"docs/faq.md lacks gensim's line: {shown}"
+    code, _, err = cli_main("export", "ase/", "--format", "word2vec", "--no-eval", "--out", "ase.txt")
+    assert code == 0, err
+    assert "`ctx2static export ase/ --format word2vec --out ase.txt`" in FAQ.read_text()
+    assert gensim.KeyedVectors.load_word2vec_format("ase.txt").most_similar("king")[0][0] == "queen"
