@@ -11,7 +11,8 @@ vocabulary (``min_count``...), teacher (``device``, ``threads``...), extract (``
 own options (``epochs``, ``dim``...), typed for editors and type checkers (the stages' in
 :mod:`~ctx2static.api_options`, each student's below, with ``fit``'s and ``distill``'s signature
 per student). ``threads`` sets the teacher's and the student's. An unknown
-option is a one-line ``UserError``.
+option or name (a student, a family), or a value of the wrong type (``max_sentences="10"``: text
+is parsed only on the command line and in study files), is a one-line ``OptionError`` naming it.
 """
 
 from __future__ import annotations
@@ -101,6 +102,21 @@ def _check(param: str, value: Any, kinds: tuple[type, ...], want: str) -> None:
     """A parameter of the wrong type is a one-line error naming it, never a value read as something else."""
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         raise _wrong(param, value, want)
+
+
+def _choice(param: str, name: str, choices: Iterable[str], noun: str, value: object = None) -> None:
+    """A name that is none of ``choices`` (a student, a family, a task): one line naming ``param``.
+
+    ``value``: the whole argument, where ``name`` is one of its items (``families=[...]``).
+    """
+    names = list(choices)
+    if name not in names:
+        named = "" if value is None else f" '{name}'"
+        shown = reprlib.repr(name if value is None else value)
+        hint = did_you_mean(name, names)
+        raise OptionError(
+            f"{param}={shown}: unknown {noun}{named}{hint}; choose one of: {', '.join(names)}", param
+        )
 
 
 def _is_path(name: str) -> bool:
@@ -683,9 +699,17 @@ def fit(
     :param student: the student's name (``x2static``, ``ase``, ``sgns``...: the Students guide)
     :param compose: give the vectors a composer for words outside the table (cache students)
     """
-    from ctx2static.students.registry import Source, fit_cache_student, fit_text_student, load_student, spec
+    from ctx2static.students.registry import (
+        STUDENTS,
+        Source,
+        fit_cache_student,
+        fit_text_student,
+        load_student,
+        spec,
+    )
 
     _check("student", student, (str,), "a student's name")
+    _choice("student", student, STUDENTS, "student")
     _check("compose", compose, (bool,), "True or False")
     if spec(student).source is Source.CACHE:
         _check("source", source, (str, os.PathLike), "a cache folder")
@@ -908,9 +932,12 @@ def distill(
 
     teacher, out = _teacher(teacher), _folder("out", out)
     _check("student", student, (str,), "a student's name")
+    _choice("student", student, reg.STUDENTS, "student")
     _check_corpus(corpus)
     if reg.spec(student).source is not reg.Source.CACHE:
-        raise UserError(f"student '{student}' trains from text, not a teacher: call fit(corpus, '{student}')")
+        raise OptionError(
+            f"student={student!r} trains from text, not a teacher: call fit(corpus, '{student}')", "student"
+        )
     student_fields = field_names(reg.load_student(student).config)
     _check_keywords(options, {n for c in _EXTRACT_CONFIGS for n in field_names(c)} | set(student_fields))
     *extract_parts, student_options = _split(options, _EXTRACT_CONFIGS, True)
@@ -1002,7 +1029,7 @@ def evaluate(
 
     _check("compose", compose, (bool,), "True or False")
     _check("bundled", bundled, (bool,), "True or False")
-    picked, tasks, extra = asked_for([families] if isinstance(families, str) else families, benchmarks or {})
+    picked, tasks, extra = asked_for(_families(families), _benchmarks(benchmarks))
     return run(_vectors(vectors), load_asked(picked, tasks, extra, bundled), compose=compose)
 
 
@@ -1073,6 +1100,43 @@ def export(
         log.info("evaluated for the model card in %.1f s", time.perf_counter() - start)
     vectors = vectors.with_composed(added)
     return export_vectors(vectors, kind, path, Card.of(vectors, evaluation), config)
+
+
+def _families(families: str | Sequence[str]) -> list[str]:
+    """The families asked for: one family's name, or a list of them."""
+    from ctx2static.eval.families import FAMILIES
+
+    names = [families] if isinstance(families, str) else families
+    if not isinstance(names, Sequence):
+        raise _wrong("families", families, "a family's name or a list of them")
+    for i, name in enumerate(names):
+        _check(f"families[{i}]", name, (str,), "a family's name")
+        _choice("families", name, FAMILIES, "benchmark family", families)
+    return list(names)
+
+
+def _benchmarks(
+    benchmarks: Mapping[str, Sequence[str | os.PathLike]] | None,
+) -> dict[str, Sequence[str | os.PathLike]]:
+    """Per family the user's files or the tasks named, each checked: a string is never read as a list."""
+    from ctx2static.eval.families import FAMILIES
+
+    if benchmarks is None:
+        return {}
+    if not isinstance(benchmarks, Mapping):
+        raise _wrong("benchmarks", benchmarks, "a dict of lists, such as {'similarity': ['pairs.tsv']}")
+    for key, given in benchmarks.items():
+        if not isinstance(key, str):
+            raise _wrong("benchmarks", benchmarks, "family names as keys, such as {'similarity': [...]}")
+        _choice("benchmarks", key, FAMILIES, "benchmark family", benchmarks)
+        where = f"benchmarks[{key!r}]"
+        if isinstance(given, (str, bytes, os.PathLike)) or not isinstance(given, Sequence):
+            raise _wrong(where, given, "a list of files or task names")
+        for i, item in enumerate(given):
+            _check(f"{where}[{i}]", item, (str, os.PathLike), "a file or a task's name")
+            if FAMILIES[key].read is None:  # a family of tasks alone: each value names one of them
+                _choice(where, os.fspath(item), FAMILIES[key].tasks, "task", given)
+    return dict(benchmarks)
 
 
 def _vectors(vectors: Vectors | str | os.PathLike) -> Vectors:

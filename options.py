@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ctx2static.errors import OptionError, did_you_mean
+from ctx2static.errors import OptionError, Style, current_style, did_you_mean
 
 C = TypeVar("C", bound="Options")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -178,8 +178,15 @@ def configure(cls: type[C], values: Mapping[str, Any], what: str | None = None) 
 
 
 def parse_value(key: str, value: Any, hint: Any) -> Any:
-    """``value`` as the field type ``hint``: strings are parsed, anything else must already fit."""
+    """``value`` as the field type ``hint``: strings are parsed, anything else must already fit.
+
+    Text is parsed only where options are written as text (the command line, ``--set``, a study
+    file): a Python caller passes values, so ``max_sentences="10"`` from one is a mistake parsing
+    would hide, refused as ``max_sentences=[10]`` is. Choices (enums) are names in every spelling.
+    """
     target, optional = _target(hint)
+    if isinstance(value, str) and current_style() is Style.KEYWORD and _not_text(target):
+        raise OptionError(f"option {key}={_shown(value)} must be {_kind(target)}, not text", key)
     if value is None or (isinstance(value, str) and value.lower() == "none" and optional):
         if optional:
             return None
@@ -201,6 +208,16 @@ def parse_value(key: str, value: Any, hint: Any) -> Any:
     return _checked(key, value, target)
 
 
+def _not_text(target: Any) -> bool:
+    """Whether a field of type ``target`` holds numbers, a switch or a list (no name, no path)."""
+    return target in (int, float, bool) or typing.get_origin(target) is tuple
+
+
+def _kind(target: Any) -> str:
+    """``target`` as a message names it: ``int``, ``a list``."""
+    return "a list" if typing.get_origin(target) is tuple else getattr(target, "__name__", str(target))
+
+
 def _checked(key: str, value: Any, target: Any) -> Any:
     """A value given as itself (not text), refused unless it is a ``target``; numbers as Python's own.
 
@@ -212,8 +229,7 @@ def _checked(key: str, value: Any, target: Any) -> Any:
     if kinds is not None and (
         not isinstance(value, kinds) or (target is not bool and isinstance(value, bool))
     ):
-        name = getattr(target, "__name__", str(target))
-        raise OptionError(f"option {key}={value!r} must be {name}", key)
+        raise OptionError(f"option {key}={value!r} must be {_kind(target)}", key)
     return float(value) if target is float else int(value) if target is int else value
 
 

@@ -11,7 +11,7 @@ import pytest
 import ctx2static
 from ctx2static import api
 from ctx2static.cache import Cache
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, UserError
 from ctx2static.vectors import Vectors
 
 from . import tiny_models as tm
@@ -114,9 +114,13 @@ def test_evaluate_runs_the_families_and_files_asked_for(tmp_path):
     assert [(s.benchmark, round(s.score, 9), s.covered) for s in only_mine] == [("mine", 100.0, 3)]
     families = {s.family for s in api.evaluate(v, families=["similarity"])}
     assert families == {"similarity", "summary"}  # avg5; analogy and categorization not run
-    with pytest.raises(UserError, match=r"^unknown benchmark family 'simlarity' \(did you mean 'similarity'"):
+    with pytest.raises(
+        OptionError, match=r"^families=\['simlarity'\]: unknown benchmark family 'simlarity' \(did"
+    ):
         api.evaluate(v, families=["simlarity"])
-    with pytest.raises(UserError, match=r"^unknown benchmark family 'analogies'"):
+    with pytest.raises(
+        OptionError, match=r"^benchmarks=\{'analogies': .*unknown benchmark family 'analogies'"
+    ):
         api.evaluate(v, benchmarks={"analogies": [tmp_path / "mine.tsv"]})
     with pytest.raises(UserError, match=r"^no benchmarks to run: give benchmarks= files with bundled=False$"):
         api.evaluate(v, bundled=False)
@@ -240,7 +244,10 @@ def test_sentences_must_be_str_and_the_first_other_item_is_named(tmp_path, tiny_
             "student=['x2static']: pass a student's name",
         ),
         (lambda m: api.extract(["a b"], m, out=7), "out=7: pass a path, not int"),
-        (lambda m: api.extract(["a b"], m, min_count="many"), "option min_count='many' is not a valid int"),
+        (
+            lambda m: api.extract(["a b"], m, min_count="many"),
+            "option min_count='many' must be int, not text",
+        ),
         (lambda m: api.fit(5, "x2static"), "source=5: pass a cache folder, not int"),
         (lambda m: api.fit(["a b"], "sgns", compose="no"), "compose='no': pass True or False"),
         (lambda m: api.retrofit(TINY, [5]), "lexicons[0]=5: pass a lexicon name or file"),
@@ -253,3 +260,71 @@ def test_sentences_must_be_str_and_the_first_other_item_is_named(tmp_path, tiny_
 def test_every_api_function_names_a_parameter_of_the_wrong_type(tiny_models, call, message):
     with pytest.raises(UserError, match="^" + re.escape(message)):
         call(str(tiny_models["bert"]))
+
+
+@pytest.mark.parametrize(
+    "call,param,message",
+    [
+        (
+            lambda m: api.distill(["a b"], m, max_sentences="10"),
+            "max_sentences",
+            "option max_sentences='10' must be int",
+        ),
+        (
+            lambda m: api.extract(["a b"], m, lowercase="yes"),
+            "lowercase",
+            "option lowercase='yes' must be bool",
+        ),
+        (lambda m: api.fit(["a b"], "sgns", epochs="3"), "epochs", "option epochs='3' must be int, not text"),
+        (
+            lambda m: api.evaluate(TINY, benchmarks="similarity"),
+            "benchmarks",
+            "benchmarks='similarity': pass a dict of lists",
+        ),
+        (
+            lambda m: api.evaluate(TINY, benchmarks={"similarity": "pairs.tsv"}),
+            "benchmarks['similarity']",
+            "benchmarks['similarity']='pairs.tsv': pass a list of files or task names, not str",
+        ),
+        (
+            lambda m: api.evaluate(TINY, benchmarks={"similarity": [123]}),
+            "benchmarks['similarity'][0]",
+            "benchmarks['similarity'][0]=123: pass a file or a task's name, not int",
+        ),
+        (
+            lambda m: api.distill(["a b"], m, student="nope"),
+            "student",
+            "student='nope': unknown student; choose",
+        ),
+        (
+            lambda m: api.distill(["a b"], m, student="x2statc"),
+            "student",
+            "student='x2statc': unknown student (did you mean 'x2static'?); choose one of: sgns",
+        ),
+        (
+            lambda m: api.fit(["a b"], "nope"),
+            "student",
+            "student='nope': unknown student; choose one of: sgns",
+        ),
+        (
+            lambda m: api.evaluate(TINY, families=["similarity", "analogi"]),
+            "families",
+            "families=['similarity', 'analogi']: unknown benchmark family 'analogi' (did you mean 'analogy'",
+        ),
+        (
+            lambda m: api.evaluate(TINY, benchmarks={"nofamily": ["x.tsv"]}),
+            "benchmarks",
+            "benchmarks={'nofamily': ['x.tsv']}: unknown benchmark family 'nofamily'; choose one of",
+        ),
+        (
+            lambda m: api.evaluate(TINY, benchmarks={"downstream": ["po"]}),
+            "benchmarks['downstream']",
+            "benchmarks['downstream']=['po']: unknown task 'po' (did you mean 'pos'?)",
+        ),
+    ],
+)
+def test_the_api_checks_types_and_names_as_the_command_line_does(tiny_models, call, param, message):
+    """The old code read "10" as 10, a string as a list of its letters, and named no argument for a name."""
+    with pytest.raises(OptionError, match="^" + re.escape(message)) as err:
+        call(str(tiny_models["bert"]))
+    assert err.value.options == (param,)
