@@ -72,6 +72,7 @@ class ExtractOptions(CorpusOptions, VocabOptions, total=False):
     max_sentences: int
     word_template: str
     embed_template: str
+    sentence_embedding: bool
     word_layer: str | int
     engine: Engine | str
     address: str

@@ -178,6 +178,12 @@ class ExtractConfig(Options):
         'its folder names one (EmbeddingGemma), else "meaning: {w}", for encoders whose head pools by '
         "the mean (chosen on dev halves: Results page, embed_table); off = no embed table.",
     )
+    sentence_embedding: bool = opt(
+        False,
+        "Each sentence's embedding as the teacher's own head makes it (the last layer's mean over all "
+        "tokens, its dense layers and normalisation, as sentence-transformers encodes): the target of "
+        "the sentence-kd student; encoders whose head pools by the mean.",
+    )
     word_layer: str = opt(
         AUTO_LAYER,
         "Hidden layers read and averaged for the word table, a spec as for --layer: auto = the default "

@@ -164,6 +164,7 @@ def sentence_request(cfg: ExtractConfig) -> Request:
     on = {option: r for option, r in REDUCTIONS.items() if getattr(cfg, option)}
     return Request(
         vectors=True,
+        embedding=cfg.sentence_embedding,
         attentions=any(r.attentions for r in on.values()),
         decoder_input=any(r.decoder_input for r in on.values()),
         reductions=tuple((r.reduce, int(getattr(cfg, option))) for option, r in on.items()),
@@ -175,6 +176,7 @@ class TeacherPass:
     """One shard's sentences after the teacher's pass over them: what every signal's array is made of.
 
     ``means`` [sentences, d] are each sentence's means over all its tokens (X2Static Eq. 3);
+    ``embedding`` [sentences, d] the last layer's (the sentence head's input; no row unless asked);
     ``occ_vec`` [occurrences, d] (float32) the occurrence vectors and ``reduced`` each reduction's
     arrays at the occurrences, all in corpus order: each batch's rows are put in place as it
     finishes (:meth:`~ctx2static.pipeline.teacher.Teacher.forward_wanted`), so the shard's are the
@@ -188,6 +190,7 @@ class TeacherPass:
     paras: np.ndarray
     prepared: Prepared
     means: np.ndarray
+    embedding: np.ndarray
     occ_vec: np.ndarray
     reduced: dict[str, np.ndarray]
     sums: WordSums
@@ -216,6 +219,7 @@ def teacher_pass(
         ids, slots, counts = np.unique(occ_words, return_inverse=True, return_counts=True)
         device_sums = DeviceSums(len(ids), teacher.device)
     means = np.zeros((0, 0), np.float32)  # [sentences, d], the width known from the first batch
+    embedding = np.zeros((0, 0), np.float32)
     occ_vec = np.zeros((0, 0), np.float32)
     reduced: dict[str, np.ndarray] = {}
     trim = HeapTrim()
@@ -225,6 +229,11 @@ def teacher_pass(
             means = np.empty((len(prepared.n_words), mean.shape[1]), np.float32)
             occ_vec = np.empty((0 if on_device else n_occ, mean.shape[1]), np.float32)
         means[batch.rows] = mean
+        pooled = picked.pop("embedding", None)
+        if pooled is not None:
+            if not embedding.shape[1]:
+                embedding = np.empty((len(prepared.n_words), pooled.shape[1]), np.float32)
+            embedding[batch.rows] = pooled
         if not on_device:
             occ_vec[dest] = picked.pop("vectors")
         for key, rows in picked.items():
@@ -240,7 +249,7 @@ def teacher_pass(
     else:
         sums = WordSums.of(occ_words, occ_vec)
     return TeacherPass(
-        teacher, cfg, [toks for _, toks in sents], paras, prepared, means, occ_vec, reduced, sums
+        teacher, cfg, [toks for _, toks in sents], paras, prepared, means, embedding, occ_vec, reduced, sums
     )
 
 
@@ -308,6 +317,7 @@ SHARD_ARRAYS: dict[str, Callable[[TeacherPass], np.ndarray]] = {
     "word_aligned": lambda p: p.prepared.complete,
     "sent_ctx": lambda p: p.means.astype(p.means_dtype),
     "para_ctx": _para_ctx,
+    "sent_emb": lambda p: p.teacher.head(p.embedding).astype(p.means_dtype),
     "occ_vec": lambda p: p.occ_vec,  # float32, before any PCA (the shard maker reduces and stores it)
     "topk_ids": lambda p: per_occurrence(p, "topk_ids"),
     "topk_scores": lambda p: per_occurrence(p, "topk_scores"),
@@ -581,6 +591,13 @@ class ShardMaker:
             raise UserError(
                 f"{spell(needy[0])} needs the LM head or attention weights, which "
                 f"{spell('backend', 'onnx')} does not compute; use {spell('backend', 'torch')}"
+            )
+        if cfg.sentence_embedding and (teacher.kind is not TeacherKind.ENCODER or teacher.head.refused):
+            why = teacher.head.refused or "it is not an encoder with a sentence embedding of its own"
+            raise OptionError(
+                f"{spell('sentence_embedding')}: the teacher's sentence head cannot be read ({why}); "
+                f"leave {spell('sentence_embedding')} off for this teacher",
+                "sentence_embedding",
             )
         self.words = token_words(teacher, vocab, lowercase)
         if cfg.topk:

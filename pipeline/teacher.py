@@ -62,6 +62,7 @@ class Request:
     layers: tuple[int, ...] = ()  # hidden states averaged in place of the teacher's (the word table's)
     attentions: bool = False  # the attention weights (eager attention: the only one that returns them)
     decoder_input: bool = False  # the decoder's input at each wanted group's target position
+    embedding: bool = False  # the last layer's all-token mean too: the sentence head's input
     reductions: tuple[tuple[Reduce, int], ...] = ()
 
 
@@ -112,6 +113,10 @@ class Padded:
     wanted_at: torch.Tensor  # [k] their places in the [n * G] groups, row-major (from the host: no sync)
     has_target: torch.Tensor  # [n, G] wanted groups with a position to predict them from
     gather: torch.Tensor  # [n, G] that position (causal: the token before the group), clamped to 0
+
+
+PER_INPUT = ("mean", "embedding")
+"""The forward's outputs with a row per input, not per group: ``picked`` carries all but the mean whole."""
 
 
 @dataclass
@@ -347,8 +352,9 @@ class Teacher:
             picked = {
                 k: v.flatten(0, 1).index_select(0, padded.wanted_at)
                 for k, v in {**res, **reduced}.items()
-                if k != "mean"
+                if k not in PER_INPUT
             }
+            picked.update((k, res[k]) for k in PER_INPUT[1:] if k in res)
             if add_vectors is not None:
                 add_vectors(picked.pop("vectors"))
             return Landing.of(res["mean"], picked)
@@ -374,7 +380,10 @@ class Teacher:
     def _run(self, p: Padded, request: Request) -> tuple[Any, list[torch.Tensor]]:
         """The model's outputs, and the LM head's inputs at the target positions (an LM's decoder input)."""
         if self.onnx is not None:  # hidden states only: ShardMaker refuses the signals that need more
-            return self.onnx.run(p.ids, p.mask, None if request.hidden_states else self._picked(request)), []
+            layers = None if request.hidden_states else self._picked(request)
+            if layers and request.embedding:
+                layers = (*layers, len(self.onnx.names) - 1)
+            return self.onnx.run(p.ids, p.mask, layers), []
         head_in: list[torch.Tensor] = []
         head_hook = None
         # without a reduction that decodes, the model runs without its LM head (an MLM head's
@@ -422,6 +431,8 @@ class Teacher:
             hid = hid / len(picked)
         m = p.mask.unsqueeze(-1).float()
         res: dict[str, torch.Tensor] = {"mean": (hid * m).sum(1) / m.sum(1)}
+        if request.embedding:  # sentence-transformers' mean pooling: every token the mask keeps
+            res["embedding"] = (out.hidden_states[-1].float() * m).sum(1) / m.sum(1)
         if request.vectors:
             res["vectors"] = torch.bmm(p.pool, hid)
         if request.hidden_states:  # pooling is linear: a layer average's vectors average these
