@@ -7,13 +7,14 @@ lose it, writing through it would change a file the user did not name). :func:`c
 asks, with a probe that bears the longest temporary name the write will make, whether the write can
 happen; it also refuses an output that is, or holds, one of the command's inputs;
 :func:`refuse_same_outputs` refuses two outputs of one command that are one file, and
-:func:`refuse_package` an output among the package's own files.
+:func:`refuse_package` an output among the package's own files (in a clone: anywhere but ``runs/``).
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -28,7 +29,7 @@ from ctx2static.fileio.temps import (
     remove_stale,
     temp_prefix,
 )
-from ctx2static.resources import DATA_DIR, PACKAGE_DIR
+from ctx2static.resources import PACKAGE_DIR
 
 _KINDS = {
     stat.S_IFLNK: "a symbolic link",
@@ -217,25 +218,42 @@ def refuse_inputs(path: str | os.PathLike, inputs: Iterable[str | os.PathLike | 
             )
 
 
-def refuse_package(path: str | os.PathLike) -> None:
-    """A one-line error when output ``path`` would land among the package's own files.
+OUTPUTS_DIR = "runs"
+"""The one folder inside the package (a clone) that outputs may go under: the project's studies and yours."""
 
-    That is the installed package folder itself (in a clone, the clone), an entry directly in it,
-    or anything in a folder it ships (a subpackage, ``data/``): ``--out cache`` run in a clone
-    would otherwise fill the ``ctx2static.cache`` package with shards. A folder of one's own
-    inside a clone (``runs/``, where the project's own studies go) is not the package's.
+REPORTS_DIR = ("bench", "results")
+"""Where the project's own bench scripts (``python bench/...``) write their reports in a clone."""
+
+
+def refuse_package(path: str | os.PathLike) -> None:
+    """A one-line error when output ``path`` would land inside the package folder but under ``runs/``.
+
+    In a clone the package folder is the clone: ``--out cache`` would fill the ``ctx2static.cache``
+    package with shards, ``-o docs/x.txt`` or ``-o .git/x`` would change the repository's own
+    files. Under ``runs/`` (where the project's studies go) anything may be written; under
+    ``bench/results/`` only by a bench script of the clone, whose reports live there.
     """
     real = Path(os.path.realpath(path))
     try:
         parts = real.relative_to(PACKAGE_DIR).parts
     except ValueError:
         return
-    if len(parts) <= 1 or parts[0] == DATA_DIR.name or (PACKAGE_DIR / parts[0] / "__init__.py").is_file():
-        raise OutputError(
-            path,
-            f"{path}: is inside the ctx2static package ({PACKAGE_DIR}), among its own files; write "
-            "outputs in a folder of yours: run the command from there, or give an output path outside it",
-        )
+    if len(parts) > 1 and parts[0] == OUTPUTS_DIR:
+        return
+    if len(parts) > len(REPORTS_DIR) and parts[: len(REPORTS_DIR)] == REPORTS_DIR and _bench_script():
+        return
+    raise OutputError(
+        path,
+        f"{path}: is inside the ctx2static package ({PACKAGE_DIR}), among its own files; write "
+        f"outputs in a folder of yours (or under its {OUTPUTS_DIR}/): run the command from there, or give "
+        "an output path outside it",
+    )
+
+
+def _bench_script() -> bool:
+    """Whether this process runs a script of the package's ``bench/`` (a maintainer's report writer)."""
+    script = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    return bool(script) and Path(os.path.realpath(script)).is_relative_to(PACKAGE_DIR / REPORTS_DIR[0])
 
 
 def refuse_same_outputs(outputs: Iterable[tuple[str, str | os.PathLike | None]]) -> None:
