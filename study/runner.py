@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import InputError, Style, UserError, speaking_to
+from ctx2static.errors import InputError, Style, TeacherUnavailableError, UserError, speaking_to, spell
 from ctx2static.eval.benchmarks import Benchmark
 from ctx2static.eval.comparison import Comparison, compare
 from ctx2static.eval.results import Score
@@ -367,6 +367,7 @@ def run_study(study: Study, out: str | Path) -> Comparison:
     """
     check_engines(study)
     layout = StudyLayout(Path(out))
+    check_teachers(study, layout)
     with sigterm_as_interrupt(), folder_lock(layout.root, "study"):
         return _run(study, layout)
 
@@ -386,6 +387,31 @@ def check_engines(study: Study) -> None:
                 f"{study.path}: teacher {name} runs on engine ray, and Ray is not installed: "
                 "pip install 'ctx2static[scale]', or drop engine = \"ray\" to run it here",
             ) from None
+
+
+def check_teachers(study: Study, layout: StudyLayout) -> None:
+    """Read the config of each teacher whose cache is to be made, before any corpus is read.
+
+    The text students train first, so a misspelt model would otherwise fail minutes into the run,
+    after the corpus was read; its config is enough to refuse it (no weights load). A complete cache
+    needs no teacher, nor does a core install that only runs students (its missing caches fail in
+    :meth:`StudyRunner.ensure_cache`, naming the extra).
+    """
+    from ctx2static.cache.reader import read_manifest
+    from ctx2static.pipeline.models import read_config, resolve
+
+    if teacher_stage_missing():
+        return
+    for name, t in study.teachers.items():
+        folder = layout.cache(name)
+        manifest = read_manifest(folder) if folder.is_dir() else None
+        if manifest and manifest.get("complete"):
+            continue
+        try:
+            read_config(t.model, resolve(t.model))
+        except TeacherUnavailableError as exc:  # said as the study file writes it: model = "..."
+            said = str(exc).replace(spell("teacher", t.model), spell("model", t.model), 1)
+            raise TeacherUnavailableError(t.model, f"{study.path}: teachers.{name}: {said}") from None
 
 
 def run_study_file(study: str | os.PathLike | None = None, out: str | os.PathLike | None = None) -> str:

@@ -230,3 +230,40 @@ def test_a_run_leaves_no_colour_reset_on_the_terminal():
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"}
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "NOPColorScheme"
+
+
+@pytest.mark.parametrize(
+    "args,line",
+    [
+        (["--teacher", "minlm"], "error: --teacher minlm: not a short name (did you mean 'minilm'?)"),
+        (["--teacher", "{teacher}", "--min-count", "0"], "error: option min_count=0 must be at least 1"),
+        (["--teacher", "{teacher}", "--fp16"], "Error: No such option '--fp16'."),
+    ],
+)
+def test_extract_checks_names_and_options_before_the_corpus_is_read(
+    tmp_path, monkeypatch, cli_main, tiny_models, args, line
+):
+    """A corpus that fails once opened: had it been read first, its error would come, minutes later."""
+    (tmp_path / "big.txt.gz").write_bytes(b"not gzip: reading this fails")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    args = [str(tiny_models["bert"]) if a == "{teacher}" else a for a in args]
+    code, _, err = cli_main("extract", "--corpus", "big.txt.gz", *args, "--out", "c")
+    assert code == 2 and "big.txt.gz" not in err, err
+    assert err.strip().splitlines()[-1].startswith(line), err
+    assert not (tmp_path / "c").exists()
+
+
+def test_distill_checks_names_before_the_corpus_is_read(tmp_path, monkeypatch):
+    from ctx2static import distill
+    from ctx2static.errors import UserError
+
+    (tmp_path / "big.txt.gz").write_bytes(b"not gzip: reading this fails")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError, match=r"^teacher='minlm': not a short name \(did you mean 'minilm'\?\)"):
+        distill("big.txt.gz", teacher="minlm", student="ase")
+    with pytest.raises(UserError, match=r"^student='asee': unknown student \(did you mean 'ase'\?\)"):
+        distill("big.txt.gz", teacher="minilm", student="asee")
+    with pytest.raises(UserError, match=r"unknown option 'epochz' \(did you mean 'epochs'\?\)"):
+        distill("big.txt.gz", teacher="minilm", student="x2static", epochz=3)

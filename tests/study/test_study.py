@@ -533,3 +533,15 @@ def test_run_prints_the_verdict_and_the_report_and_the_tables_with_verbose(tmp_p
     assert "benchmark" not in out and "**" not in out and "`" not in out
     code, out, err = cli_main("-v", "run", study, "--out", tmp_path / "run")  # a rerun: every step kept
     assert code == 0 and "benchmark" in err and "spearman" in err, err
+
+
+def test_a_misspelt_teacher_is_refused_before_the_corpus_is_read(tmp_path, cli_main, monkeypatch):
+    """The text students run first: unchecked, sgns would read the corpus before the teacher failed."""
+    (tmp_path / "big.txt.gz").write_bytes(b"not gzip: reading this fails")
+    study = '[corpus]\nfiles = ["big.txt.gz"]\n[teachers.t]\nmodel = "minlm"\n[students.sgns]\n'
+    (tmp_path / "s.toml").write_text(study + '[students.ase]\nteacher = "t"\n')
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code, out, err = cli_main("run", tmp_path / "s.toml", "--out", tmp_path / "o")
+    assert code == 2 and err.count("\n") == 1 and "big.txt.gz" not in err, err
+    assert "s.toml: teachers.t: model = \"minlm\": not a short name (did you mean 'minilm'?)" in err
+    assert out == "" and not (tmp_path / "o").exists()
