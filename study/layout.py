@@ -10,6 +10,8 @@
     eval/<name>.json            the scores of one vectors folder (on the items it covers) and their hash
     eval/<name>.common.json     its scores on the items every output covers (the report's main table)
     results.md, report.md, pairs.png, curves.png
+    exports/<name>-m2v/         where the report's next command exports the output it recommends (the
+                                study does not write it; inside a clone only runs/ takes outputs)
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ class StudyLayout:
     def vectors(self, name: str) -> Path:
         """Output ``name`` (a student or a retrofit)."""
         return self.vectors_dir / name
+
+    def export(self, name: str) -> Path:
+        """Where the report's next command writes output ``name`` as a Model2Vec folder."""
+        return self.root / "exports" / f"{name}-m2v"
 
     @property
     def caches(self) -> Path:

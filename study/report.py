@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -87,12 +88,14 @@ def headline_lines(results: Comparison) -> list[str]:
     return [text, "", *_md_table(header, rows), "", note, ""]
 
 
-def summary_lines(results: Results, start: Sequence[str] = (), vectors: Path | None = None) -> list[str]:
+def summary_lines(
+    results: Results, start: Sequence[str] = (), layout: StudyLayout | None = None
+) -> list[str]:
     """The best output per family on the common items, the coverage caveat, and which output to use.
 
     ``start``: the study's ``ase`` outputs, the README's first try for word similarity and analogy
     ("Which vectors to use"), which the use line names where the study has one, so the report and
-    the README agree; ``vectors``: the folder of the outputs, for the next command.
+    the README agree; ``layout``: the study's folders, for the next command.
     """
     families = _family_scores(results)
     if not families:
@@ -114,7 +117,7 @@ def summary_lines(results: Results, start: Sequence[str] = (), vectors: Path | N
         "",
         *lines,
         "",
-        _use_line({f: scores for f, (_, scores) in families.items()}, start, vectors),
+        _use_line({f: scores for f, (_, scores) in families.items()}, start, layout),
         "",
     ]
 
@@ -135,11 +138,15 @@ def _family_scores(results: Results) -> dict[str, tuple[str, dict[str, float]]]:
     return out
 
 
-def _use_line(families: Mapping[str, Mapping[str, float]], start: Sequence[str], vectors: Path | None) -> str:
+def _use_line(
+    families: Mapping[str, Mapping[str, float]], start: Sequence[str], layout: StudyLayout | None
+) -> str:
     """**What to use**: the study's ``ase`` (the README's first try), else the output best on most families.
 
     Where another output scored higher on a family, the line says by how much, so a reader sees
-    what the README's advice gives up here; with ``vectors``, it ends on the folder and the next command.
+    what the README's advice gives up here; with ``layout``, it ends on the folder and the next
+    command, which works as printed from the folder the study ran in: its output goes inside the
+    study's folder, a place outputs may go (in a clone, outside ``runs/`` they are refused).
     """
     best = {f: max(scores, key=scores.__getitem__) for f, scores in families.items()}
     if start:
@@ -158,11 +165,9 @@ def _use_line(families: Mapping[str, Mapping[str, float]], start: Sequence[str],
         rest = "".join(f"; for {', '.join(fams)}: {n}" for n, fams in wins.items() if n != pick)
         text = f"**What to use**: {pick} (best on {len(wins[pick])} of {len(best)} families: "
         text += f"{', '.join(wins[pick])}){rest}"
-    if vectors is not None:
-        text += (
-            f". Its vectors: `{vectors / pick}`; next: "
-            f"`ctx2static export {vectors / pick} --format model2vec -o {pick}-m2v`"
-        )
+    if layout is not None:
+        source, out = (shlex.quote(str(p)) for p in (layout.vectors(pick), layout.export(pick)))
+        text += f". Its vectors: `{source}`; next: `ctx2static export {source} --format model2vec -o {out}`"
     return text + "."
 
 
@@ -343,7 +348,7 @@ def write_report(study: Study, layout: StudyLayout, results: Comparison) -> None
         "## Summary",
         "",
         *headline_lines(results),
-        *summary_lines(results.common, start_outputs(study), layout.vectors_dir),
+        *summary_lines(results.common, start_outputs(study), layout),
         *_result_lines(study, results),
         *_baseline_lines(study, results),
         "## Nearest neighbours",

@@ -151,10 +151,7 @@ class StudyRunner:
         if manifest is not None and manifest.get("complete") and _intact(folder):
             log.info("skip extract %s: %s is complete", name, folder)
             return folder
-        # before anything is removed: a cache that this install cannot make again is kept
-        need_teacher_stage(
-            f"teacher '{name}' (its cache {folder} is missing, unfinished or of other options)"
-        )
+        need_extract(name, folder)  # before anything is removed: a cache this install cannot make is kept
         if stale:
             _remove_cache(folder, name)
         t = self.study.teachers[name]
@@ -185,19 +182,47 @@ class StudyRunner:
 
         return extract_with(t.model, t.teacher, inputs, folder, t.extract, t.engine)
 
+    def check_extracts(self) -> None:
+        """Refuse now a study that must extract where this install has no teacher stage.
+
+        Asked before the study's folder is written (its lock, ``study.toml``): a cache student whose
+        vectors are not up to date needs its teacher's cache, and where no complete cache of the
+        study's configuration is there, :meth:`ensure_cache` would refuse it once earlier steps had
+        run. A complete cache's checksums are read there only (a damaged one is refused then).
+        """
+        from ctx2static.cache.reader import read_manifest
+
+        if not teacher_stage_missing():
+            return
+        for s in self.study.students:
+            if not s.teacher or self.recorded(s.name).get("hash") == self.student_hash(s):
+                continue
+            folder = self.layout.cache(s.teacher)
+            h = self.teacher_hash(s.teacher)
+            made = read_record(self.layout.cache_record(s.teacher)).get("hash") == h
+            manifest = read_manifest(folder) if made and folder.is_dir() else None
+            if not (manifest and manifest.get("complete")):
+                need_extract(s.teacher, folder)
+
+    def recorded(self, name: str) -> dict[str, Any]:
+        """The provenance output ``name`` records ({} where it is missing, damaged or not a study's)."""
+        path = self.layout.vectors(name)
+        try:
+            study = Vectors.load(path, mmap=True).meta.get("study") if path.exists() else None
+        except UserError:
+            return {}
+        return study if isinstance(study, dict) else {}
+
     def is_up_to_date(self, name: str, h: str, what: str) -> bool:
         """True (and says so) when output ``name`` loads and records hash ``h``; else the step must run."""
         path = self.layout.vectors(name)
         if not path.exists():
             log.info("run %s", what)
             return False
-        try:
-            meta = Vectors.load(path, mmap=True).meta
-        except UserError:
-            meta = {}
-        if meta.get("study", {}).get("hash") == h:
+        recorded = self.recorded(name)
+        if recorded.get("hash") == h:
             log.info("skip %s: %s is up to date", what, path)
-            self.provenance[name] = meta["study"]
+            self.provenance[name] = recorded
             return True
         log.info("redo %s: %s was made from another configuration (or is damaged)", what, path)
         return False
@@ -217,13 +242,17 @@ class StudyRunner:
             vectors = make()
         self.save(name, vectors, h, step)
 
+    def student_hash(self, s: StudentRun) -> str:
+        """Hash of everything that determines student ``s``'s vectors: its config and its input's hash."""
+        upstream = self.teacher_hash(s.teacher) if s.teacher else self.corpus_key
+        return digest({"student": s.student, "config": s.config.to_dict(), "input": upstream})
+
     def fit(self, s: StudentRun) -> None:
         """Train student ``s`` unless its vectors are up to date."""
         from ctx2static.students.registry import fit_cache_student, fit_text_student
         from ctx2static.text.corpus import Corpus
 
-        upstream = self.teacher_hash(s.teacher) if s.teacher else self.corpus_key
-        h = digest({"student": s.student, "config": s.config.to_dict(), "input": upstream})
+        h = self.student_hash(s)
 
         def train() -> Vectors:
             if s.teacher:
@@ -344,6 +373,11 @@ def _remove_cache(folder: Path, name: str) -> None:
         )
 
 
+def need_extract(teacher: str, folder: Path) -> None:
+    """Refuse, where this install has no teacher stage, to make teacher ``teacher``'s cache ``folder``."""
+    need_teacher_stage(f"teacher '{teacher}' (its cache {folder} is missing, unfinished or of other options)")
+
+
 def _intact(folder: Path) -> bool:
     """Whether every file of the cache in ``folder`` matches its checksum (else extract repairs it)."""
     from ctx2static.cache import Cache
@@ -368,8 +402,10 @@ def run_study(study: Study, out: str | Path) -> Comparison:
     check_engines(study)
     layout = StudyLayout(Path(out))
     check_teachers(study, layout)
+    runner = StudyRunner(study, layout)
+    runner.check_extracts()
     with sigterm_as_interrupt(), folder_lock(layout.root, "study"):
-        return _run(study, layout)
+        return _run(study, runner)
 
 
 def check_engines(study: Study) -> None:
@@ -436,19 +472,19 @@ def run_study_file(study: str | os.PathLike | None = None, out: str | os.PathLik
     table = notes(spec.eval.analogy_config, common=True, families=spec.eval.families)
     log.debug("%s", format_text(results.common, table, results.own).rstrip())
     layout = StudyLayout(folder)
-    lines = [*summary_lines(results.common, start_outputs(spec), layout.vectors_dir), *where_lines(layout)]
+    lines = [*summary_lines(results.common, start_outputs(spec), layout), *where_lines(layout)]
     verdict = [line.replace("**", "").replace("`", "") for line in lines if line]
     return "\n".join([*verdict, f"- report, tables and figures: {layout.report}"])
 
 
-def _run(study: Study, layout: StudyLayout) -> Comparison:
+def _run(study: Study, runner: StudyRunner) -> Comparison:
     from ctx2static.eval.results import write_markdown
     from ctx2static.eval.suite import notes
     from ctx2static.study.report import write_report  # matplotlib loads only here
 
+    layout = runner.layout
     with atomic_write(layout.study_toml, "w", encoding="utf-8") as fh:
         fh.write(study.path.read_text(encoding="utf-8"))
-    runner = StudyRunner(study, layout)
     for s in study.students:
         runner.fit(s)
     for ref in study.references:

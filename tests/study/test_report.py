@@ -206,14 +206,20 @@ def test_the_report_opens_on_each_outputs_similarity_named_for_what_it_is():
 
 
 def test_what_to_use_is_the_readmes_first_try_with_its_folder_and_the_next_command():
+    from ctx2static.study.layout import StudyLayout
     from ctx2static.study.report import summary_lines
 
     results = {"ase": _thin_rg65(0.0), "x2": _thin_rg65(2.5)}
-    lines = summary_lines(results, ["ase"], Path("runs/default/vectors"))
+    lines = summary_lines(results, ["ase"], StudyLayout(Path("runs/default")))
     assert lines[-2] == (
         "**What to use**: ase, the README's first try for word similarity and analogy; here x2 is 2.5 "
         "higher on similarity. Its vectors: `runs/default/vectors/ase`; next: "
-        "`ctx2static export runs/default/vectors/ase --format model2vec -o ase-m2v`."
+        "`ctx2static export runs/default/vectors/ase --format model2vec -o runs/default/exports/ase-m2v`."
+    )
+    spaced = summary_lines(results, ["ase"], StudyLayout(Path("my runs/a")))[-2]
+    assert (
+        "`ctx2static export 'my runs/a/vectors/ase' --format model2vec -o 'my runs/a/exports/ase-m2v'`"
+        in spaced
     )
     assert summary_lines(results)[-2] == "**What to use**: x2 (best on 1 of 1 families: similarity)."
 

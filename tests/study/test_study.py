@@ -545,3 +545,33 @@ def test_a_misspelt_teacher_is_refused_before_the_corpus_is_read(tmp_path, cli_m
     assert code == 2 and err.count("\n") == 1 and "big.txt.gz" not in err, err
     assert "s.toml: teachers.t: model = \"minlm\": not a short name (did you mean 'minilm'?)" in err
     assert out == "" and not (tmp_path / "o").exists()
+
+
+def test_the_reports_next_command_works_as_printed_in_a_clone(tmp_path, teacher, cli_main, monkeypatch):
+    """Run where a newcomer runs it, the clone (here tmp_path stands for it): outputs go under runs/ only."""
+    import re
+    import shlex
+
+    from ctx2static.export.reader import TokenBag
+    from ctx2static.fileio import outputs
+
+    study = _write(tmp_path, teacher)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(outputs, "PACKAGE_DIR", tmp_path)
+    # the tiny corpus covers too few pairs for a score: the report is given one, to name its pick
+    monkeypatch.setattr(
+        report, "_family_scores", lambda _: {"similarity": ("avg5", {"sgns": 5.0, "ase": 6.0})}
+    )
+    code, out, err = cli_main("-q", "run", study.name, "--out", "runs/t")
+    assert code == 0, err
+    printed = re.search(r"next: `(ctx2static [^`]+)`", Path("runs/t/report.md").read_text())
+    assert printed, "the report names no next command"
+    command = printed.group(1)
+    assert f"next: {command}." in out  # the console prints the same one
+    program, *args = shlex.split(command)
+    code, _, err = cli_main(*args)
+    assert program == "ctx2static" and code == 0, f"{command}: {err}"
+    written = Path(args[args.index("-o") + 1])
+    assert written.is_relative_to("runs/t") and TokenBag.load(written).encode(["the king"]).shape[0] == 1
+    code, _, err = cli_main("export", args[0], "--format", "model2vec", "-o", "ase-m2v")
+    assert code == 2 and "inside the ctx2static package" in err  # where the old next command wrote
