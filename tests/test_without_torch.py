@@ -261,3 +261,19 @@ def test_a_study_whose_caches_exist_runs_without_the_teacher_stage_and_one_that_
     assert (
         cache.stat().st_mtime_ns == made and Cache.open(cache).complete
     )  # kept: this install cannot make it again
+
+
+def test_a_study_that_must_extract_is_refused_before_its_folder_is_written(tmp_path, tiny_models):
+    """The old code wrote OUT/study.toml and OUT/.lock, then refused at the extract step."""
+    (tmp_path / "corpus.txt").write_text("\n".join(SENTENCES) + "\n")
+    (tmp_path / "study.toml").write_text(STUDY.format(teacher=tiny_models["bert"], max_sentences=0, more=""))
+    (tmp_path / "kept").mkdir()  # an existing folder keeps only what was there
+    (tmp_path / "kept" / "notes.txt").write_text("mine")
+    fresh, kept = run_blocked(
+        tmp_path, [["run", "study.toml", "--out", "fresh"], ["run", "study.toml", "--out", "kept"]]
+    )
+    for result in (fresh, kept):
+        assert refused_for_the_teacher_stage(result), result["err"]
+        assert "teacher 'tiny'" in result["err"]
+    assert not (tmp_path / "fresh").exists()
+    assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == ["notes.txt"]
