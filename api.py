@@ -220,6 +220,7 @@ def extract(
 if TYPE_CHECKING:
     from ctx2static.students.cache_input import Init
     from ctx2static.students.semglove import Cooc, PairWeighting
+    from ctx2static.students.sentence_kd import Loss
     from ctx2static.students.teacher_tables import Table
     from ctx2static.students.x2static import Context
     from ctx2static.transforms.postprocess import Standardize
@@ -448,6 +449,38 @@ class SentenceDistillOptions(api_options.ExtractOptions, total=False):
     tolerance: float
 
 
+class SentenceKdOptions(TypedDict, total=False):
+    """:func:`fit`'s for student ``sentence-kd``.
+
+    Fields of ``sentence_kd.Config``.
+    """
+
+    loss: Loss | str
+    temperature: float
+    epochs: int
+    batch_sentences: int
+    lr: float
+    ridge: float
+    seed: int
+    checkpoint: str | os.PathLike | None
+
+
+class SentenceKdDistillOptions(api_options.ExtractOptions, total=False):
+    """:func:`distill`'s for student ``sentence-kd``: :func:`extract`'s and its own.
+
+    Fields of ``sentence_kd.Config``.
+    """
+
+    loss: Loss | str
+    temperature: float
+    epochs: int
+    batch_sentences: int
+    lr: float
+    ridge: float
+    seed: int
+    checkpoint: str | os.PathLike | None
+
+
 class SemgloveOptions(TypedDict, total=False):
     """:func:`fit`'s for student ``semglove``.
 
@@ -637,6 +670,15 @@ def fit(
 @overload
 def fit(
     source: str | os.PathLike | CorpusLike,
+    student: Literal["sentence-kd"],
+    compose: bool = ...,
+    **options: Unpack[SentenceKdOptions],
+) -> Vectors: ...
+
+
+@overload
+def fit(
+    source: str | os.PathLike | CorpusLike,
     student: Literal["semglove"],
     compose: bool = ...,
     **options: Unpack[SemgloveOptions],
@@ -793,6 +835,27 @@ def distill(
     student: Literal["sentence"],
     out: str | os.PathLike | None = ...,
     **options: Unpack[SentenceDistillOptions],
+) -> Vectors: ...
+
+
+@overload
+def distill(
+    corpus: CorpusLike,
+    teacher: str = ...,
+    *,
+    student: Literal["sentence-kd"],
+    out: str | os.PathLike | None = ...,
+    **options: Unpack[SentenceKdDistillOptions],
+) -> Vectors: ...
+
+
+@overload
+def distill(
+    corpus: CorpusLike,
+    teacher: str,
+    student: Literal["sentence-kd"],
+    out: str | os.PathLike | None = ...,
+    **options: Unpack[SentenceKdDistillOptions],
 ) -> Vectors: ...
 
 

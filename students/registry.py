@@ -82,6 +82,9 @@ STUDENTS: dict[str, StudentSpec] = {
                     "loss per target"),
         StudentSpec("sentence", _MODULE + "sentence", Source.CACHE,
                     "rows whose sentence mean fits the teacher's (tokenlearn's target)", "cbow"),
+        StudentSpec("sentence-kd", _MODULE + "sentence_kd", Source.CACHE,
+                    "rows whose sentence means keep the teacher's in-batch sentence geometry", "cbow",
+                    "in-batch loss per batch"),
         StudentSpec("semglove", _MODULE + "semglove", Source.CACHE, "SemGloVe (window/attention/lm)",
                     "glove", "cost J per nonzero"),
         StudentSpec("ase", _MODULE + "ase", Source.CACHE, "average contextual vectors", "sgns",
@@ -272,6 +275,9 @@ def fit_cache_student(
     check_signals(name, config, cache.signals, str(cache_dir))
     if cache.n_shards == 0:
         raise InputError(cache_dir, f"{cache_dir}: the cache has no complete shard; run extract (it resumes)")
+    checkpoint = getattr(config, "checkpoint", None)  # sentence-kd's resumable state, written every epoch
+    if checkpoint:
+        check_writable(checkpoint, inputs=[cache_dir], folder=False)
     if not cache.complete:
         log.warning("%s is incomplete (%d shards); training on what is there", cache_dir, cache.n_shards)
     largest = max(int(s.get("n_occurrences", 0)) for s in cache.manifest["shards"])
@@ -363,7 +369,7 @@ def fit_student(
     checkpoint = getattr(config, "checkpoint", None)  # the corpus is checked by fit_text_student
     if checkpoint and Path(checkpoint).resolve() == Path(out).resolve():
         raise UserError(
-            f"{checkpoint}: is both the GloVe checkpoint and the output (-o); give each its own path"
+            f"{checkpoint}: is both the checkpoint and the output (-o); give each its own path"
         )
     if cache_dir and corpus:
         raise UserError(

@@ -22,6 +22,7 @@ def write_cache(
     topk: tuple[np.ndarray, np.ndarray] | None = None,
     token_words: np.ndarray | None = None,
     attention: dict[str, np.ndarray] | None = None,
+    sent_emb: np.ndarray | None = None,
     finish: bool = True,
 ) -> Path:
     """A cache of ``sentences`` (word ids, -1 = OOV) with the given per-sentence/occurrence arrays.
@@ -38,6 +39,7 @@ def write_cache(
         "vectors": occ_vec is not None,
         "topk": 0 if topk is None else topk[0].shape[1],
         "attention": 0 if attention is None else 1,
+        "sentence_embedding": sent_emb is not None,
     }
     identity = {"teacher": {"name": "synthetic"}, "options": options}
     writer = CacheWriter.open(folder, identity, Vocab(words, counts))
@@ -52,6 +54,8 @@ def write_cache(
             "word_aligned": np.ones(len(ids), dtype=bool),
             "sent_ctx": sent_ctx[s0 : s0 + len(sents)].astype(np.float16),
         }
+        if sent_emb is not None:
+            arrays["sent_emb"] = sent_emb[s0 : s0 + len(sents)].astype(np.float16)
         if para_ctx is not None:
             arrays["para_ctx"] = para_ctx[s0 : s0 + len(sents)].astype(np.float16)
         n_occ = int((ids >= 0).sum())

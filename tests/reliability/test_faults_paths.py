@@ -368,7 +368,7 @@ def test_a_glove_checkpoint_never_names_the_corpus_or_the_output(inputs, cli_mai
     )  # fmt: skip
     expected = {
         "corpus": f"{corpus}: is the input {corpus}",
-        "output": "is both the GloVe checkpoint and the output",
+        "output": "is both the checkpoint and the output",
     }
     _one_line(code, err, expected[where])
     assert _snapshot(inputs) == before
