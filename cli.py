@@ -550,8 +550,8 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point: user errors print one line and exit 2, never a traceback.
 
     So do the environment's refusals (no permission, read-only filesystem, disk full: the path and
-    what to do); Ctrl-C says what was kept and exits 130, SIGTERM the same and exits 143 (its
-    temporaries are removed as Ctrl-C's are).
+    what to do); Ctrl-C says what was kept and exits 130, SIGTERM, SIGHUP and SIGQUIT the same and
+    exit 128 + their number, 143 for SIGTERM (their temporaries are removed as Ctrl-C's are).
     """
     try:
         with sigterm_as_interrupt(), speaking_to(Style.FLAG):
@@ -566,10 +566,10 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"error: {mapped}", err=True)
         sys.exit(2)
     except (click.exceptions.Abort, KeyboardInterrupt) as exc:
-        terminated = isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated)
+        term = next((e for e in (exc, exc.__cause__) if isinstance(e, Terminated)), None)
         argv = sys.argv[1:] if argv is None else argv
-        click.echo(_interrupted(argv, "SIGTERM" * terminated, put_in_place(exc)), err=True)
-        sys.exit(143 if terminated else 130)
+        click.echo(_interrupted(argv, term.name if term else "", put_in_place(exc)), err=True)
+        sys.exit(128 + term.signum if term else 130)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

@@ -1,14 +1,16 @@
-"""SIGTERM handled as Ctrl-C: one way out of a run, whichever of the two stopped it.
+"""SIGTERM, SIGHUP and SIGQUIT handled as Ctrl-C: one way out of a run, whichever of them stopped it.
 
-Schedulers, ``timeout`` and ``kill`` send SIGTERM, whose default action ends the process at once:
-no ``finally`` runs, so temporary folders (an encoded corpus, 4 bytes a token; ``distill``'s
-cache) stay behind and nothing says what was kept. Inside :func:`sigterm_as_interrupt` SIGTERM
-raises :class:`Terminated`, a ``KeyboardInterrupt``, so every cleanup written for Ctrl-C runs
-for it too, and the command line says what was kept (exit 143, as a process killed by SIGTERM).
+Schedulers, ``timeout`` and ``kill`` send SIGTERM, a closed terminal or a dropped ssh session
+SIGHUP, Ctrl+backslash SIGQUIT; the default action of each ends the process at once: no ``finally``
+runs, so temporary folders (an encoded corpus, 4 bytes a token; ``distill``'s cache) stay behind,
+an output's renames stop halfway and nothing says what was kept. Inside
+:func:`sigterm_as_interrupt` each raises :class:`Terminated`, a ``KeyboardInterrupt``, so every
+cleanup written for Ctrl-C runs for it too, and the command line says what was kept (exit 128 +
+the signal's number, as a process killed by it: 143 for SIGTERM).
 
-Inside :func:`held` (the renames that put an output in place) both signals wait for the block's
-end, so an output is never caught between its old and its new self; the interrupt then raised
-carries what was put in place (:func:`put_in_place`), for the line that says what was kept.
+Inside :func:`held` (the renames that put an output in place) these signals and SIGINT wait for the
+block's end, so an output is never caught between its old and its new self; the interrupt then
+raised carries what was put in place (:func:`put_in_place`), for the line that says what was kept.
 """
 
 from __future__ import annotations
@@ -19,42 +21,62 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
-HELD = (signal.SIGINT, signal.SIGTERM)
+TERMINATING = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP", "SIGQUIT") if hasattr(signal, name)
+)  # Windows has SIGTERM alone
+"""The signals that stop a run as Ctrl-C does (their default action would end it without cleanup)."""
+
+HELD = (signal.SIGINT, *TERMINATING)
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived; raised where Ctrl-C's ``KeyboardInterrupt`` would be."""
+    """SIGTERM, SIGHUP or SIGQUIT (``signum``) arrived; raised where Ctrl-C's interrupt would be."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
+
+    @property
+    def name(self) -> str:
+        """The signal's name: ``SIGTERM``, ``SIGHUP``, ``SIGQUIT``."""
+        return signal.Signals(self.signum).name
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process (a stuck cleanup)
-    raise Terminated
+    for s in TERMINATING:  # a second signal ends the process (a stuck cleanup)
+        if signal.getsignal(s) is _raise:
+            signal.signal(s, signal.SIG_DFL)
+    raise Terminated(signum)
 
 
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """Within the block, SIGTERM raises :class:`Terminated`; the previous handling comes back after.
+    """Within the block, SIGTERM, SIGHUP and SIGQUIT raise :class:`Terminated`; their handling is back after.
 
-    Only in the main thread (where Python runs signal handlers) and only while SIGTERM has its
-    default action: a program's own handler is kept, and nested blocks are the outer one's.
+    Only in the main thread (where Python runs signal handlers) and only for a signal that has its
+    default action: a program's own handler is kept, one ignored stays ignored (``nohup`` ignores
+    SIGHUP), and nested blocks are the outer one's.
     """
-    mine = threading.current_thread() is threading.main_thread()
-    if not mine or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signal.signal(signal.SIGTERM, _raise)
+    mine = [s for s in TERMINATING if signal.getsignal(s) is signal.SIG_DFL]
+    for s in mine:
+        signal.signal(s, _raise)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for s in mine:
+            signal.signal(s, signal.SIG_DFL)
 
 
 @contextlib.contextmanager
 def held(done: str) -> Iterator[None]:
-    """SIGINT and SIGTERM wait until the block ends, then act as they would have; ``done`` says what it did.
+    """SIGINT and the :data:`TERMINATING` signals wait until the block ends, then act as they would have.
 
-    For a sequence of renames that replaces an output (old aside, new in, sidecars): a signal between
-    two of them would leave the output's path empty or its files mixed. The first signal that
+    ``done`` says what the block did. For a sequence of renames that replaces an output (old aside,
+    new in, sidecars): a signal between two of them would leave the output's path empty or its
+    files mixed. The first signal that
     arrived is raised again once the block is over; when the block ended well, the interrupt it
     raises carries ``done`` (:func:`put_in_place`). Only in the main thread, where Python runs
     signal handlers; a handler set outside Python (``getsignal`` None) is left alone.

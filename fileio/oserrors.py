@@ -1,7 +1,7 @@
 """An operation the environment refuses, as one line naming the path and what to do.
 
-No permission, a read-only filesystem, a full disk or quota, a name too long: a :class:`UserError`,
-never a traceback.
+No permission, a read-only filesystem, a full disk or quota, a name too long, a mount point or busy
+path where an output is renamed into place: a :class:`UserError`, never a traceback.
 """
 
 from __future__ import annotations
@@ -13,6 +13,12 @@ from collections.abc import Iterator
 
 from ctx2static.errors import OutputError, UserError
 
+MOUNT_POINT = (
+    "it is a mount point or in use, and an output is put in place by a rename, which the system "
+    "refuses there; write to a path inside it, or elsewhere"
+)
+"""Why an output cannot replace a mount point or a busy path (EBUSY, EXDEV at its rename)."""
+
 ENVIRONMENT_ERRORS = {
     errno.EACCES: "permission denied; write somewhere you may or fix the folder's permissions",
     errno.EPERM: "not permitted (an immutable or protected path); write somewhere else or fix the path",
@@ -21,6 +27,8 @@ ENVIRONMENT_ERRORS = {
     errno.EDQUOT: "the disk quota is exhausted; free some space or write elsewhere, then re-run",
     errno.ENAMETOOLONG: "a name in the path is longer than the filesystem allows (255 bytes, temporary "
     "names included); choose a shorter name",
+    errno.EBUSY: MOUNT_POINT,
+    errno.EXDEV: MOUNT_POINT,
 }
 
 

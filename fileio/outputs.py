@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ctx2static.errors import OutputError
-from ctx2static.fileio.oserrors import user_errors_for
+from ctx2static.fileio.oserrors import MOUNT_POINT, user_errors_for
 from ctx2static.fileio.temps import (
     OLD_SUFFIX,
     PID_DIGITS,
@@ -122,6 +122,8 @@ def check_writable(
         longest = _check_names(path, written, where, temp=not inside)
         if not inside or (path.is_symlink() and not path.is_dir()):
             check_target(path, folder=True if inside else folder)
+        if not inside and os.path.ismount(path):
+            raise OutputError(path, f"{path}: cannot write: {MOUNT_POINT}")
         for output in (path, *written):
             refuse_package(output)
             refuse_inputs(output, inputs)

@@ -496,3 +496,61 @@ def test_a_write_probe_left_by_a_killed_run_is_removed_by_the_next_check(tmp_pat
     live.write_bytes(b"\0")
     outputs.check_writable(tmp_path / "out.txt")
     assert not left.exists() and live.exists()
+
+
+@pytest.fixture(params=["tmpfs", "simulated"])
+def mount_point(request, tmp_path, monkeypatch):
+    """A mount point (a tmpfs where the test may mount one), or a folder the system calls one."""
+    if request.param == "simulated":
+        folder = tmp_path / "mnt"
+        folder.mkdir()
+        monkeypatch.setattr(outputs.os.path, "ismount", lambda p: Path(p) == folder)
+        yield folder
+        return
+    with tmpfs(tmp_path / "mnt", "size=1m") as mounted:
+        if mounted is None:
+            pytest.skip("mounting is not allowed here")
+        yield mounted
+
+
+def test_a_mount_point_as_an_output_is_one_line_before_the_work(mount_point, inputs, cli_main):
+    """The old code wrote the whole folder beside it, then failed at the rename with a traceback."""
+    Vectors(["king", "queen"], np.eye(2, dtype=np.float32)).save(mount_point.parent / "w.txt")
+    code, _, err = cli_main("combine", inputs / "v.txt", mount_point.parent / "w.txt", "-o", mount_point)
+    assert code == 2 and "Traceback" not in err
+    assert err.strip() == f"error: {mount_point}: cannot write: {outputs.MOUNT_POINT}"
+    assert not [p for p in mount_point.parent.iterdir() if p.name.startswith(".")]  # no temp beside it
+
+
+@pytest.mark.parametrize("code", [errno.EBUSY, errno.EXDEV])
+def test_a_busy_target_at_the_rename_is_one_line_naming_it(tmp_path, inputs, cli_main, monkeypatch, code):
+    """A target the checks could not foresee (busy, or on another device) when the rename comes."""
+    real = os.replace
+
+    def refuse(src, dst):
+        if str(dst).endswith("r.txt"):
+            raise OSError(code, os.strerror(code), str(src), None, str(dst))
+        return real(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", refuse)
+    rc, _, err = cli_main("retrofit", inputs / "v.txt", "-l", inputs / "lex.txt", "-o", tmp_path / "r.txt")
+    assert rc == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == f"error: {tmp_path / 'r.txt'}: cannot write: {outputs.MOUNT_POINT}"
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_a_folder_replaced_over_a_mount_point_is_one_line(mount_point, monkeypatch):
+    """Past the checks (the mount made meanwhile), the exchange or rename is refused: one line."""
+    if mount_point.stat().st_dev == mount_point.parent.stat().st_dev:  # simulated: refused as a real one is
+        monkeypatch.setattr(atomic, "_exchange", _refuses(errno.EBUSY))
+    with pytest.raises(UserError, match=f"^{mount_point}: cannot write: it is a mount point or in use"):
+        with atomic_dir(mount_point) as tmp:
+            (tmp / "a.txt").write_text("a")
+    assert [p.name for p in mount_point.parent.iterdir()] == ["mnt"]
+
+
+def _refuses(code: int):
+    def exchange(a, b):
+        raise OSError(code, os.strerror(code), str(b))
+
+    return exchange
