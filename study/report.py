@@ -110,10 +110,13 @@ def summary_lines(
         lines.append(
             f"- **{family}**: **{best}** {scores[best]:.1f} ({words}; next: {second} {scores[second]:.1f})"
         )
+    every_token = [f for f in families if FAMILIES[f].coverage is None]  # no common items: each its own
+    verb = "score" if len(every_token) > 1 else "scores"
+    tokens = f", and {' and '.join(every_token)} {verb} each output on every token" if every_token else ""
     return [
         "Best output per family, on the items every output covers (scores x100). Those common items "
         "can be a small share of a set (the 'common' column below): a vocabulary that covers more "
-        "words is scored on fewer of its own, and downstream tasks score every token of each output.",
+        f"words is scored on fewer of its own{tokens}.",
         "",
         *lines,
         "",
@@ -302,20 +305,36 @@ def cache_lines(study: Study, layout: StudyLayout) -> list[str]:
         n_words = int(cache.manifest.get("totals", {}).get("n_words", 0))
         n_sent = int(cache.manifest.get("totals", {}).get("n_sentences", 0))
         rows = [
-            [key, part, f"{size:,}", f"{size / max(n_words, 1):,.1f}"]
+            [key, _what_is(key), part, f"{size:,}", f"{size / max(n_words, 1):,.1f}"]
             for part, sizes in [("shards", signal_bytes(cache)), ("once per cache", once_bytes(cache))]
             for key, size in sizes.items()
         ]
         disk = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
-        rows.append(["**all files**", "", f"**{disk:,}**", f"**{disk / max(n_words, 1):,.1f}**"])
+        rows.append(["**all files**", "", "", f"**{disk:,}**", f"**{disk / max(n_words, 1):,.1f}**"])
         lines += [
             f"**{name}** ({study.teachers[name].model}): {n_sent:,} sentences, {n_words:,} corpus tokens, "
             f"{cache.n_shards} shards",
             "",
-            *_md_table(["signal", "stored", "bytes", "bytes/token"], rows),
+            *_md_table(["signal", "what it is", "stored", "bytes", "bytes/token"], rows, 3),
             "",
         ]
     return lines or ["No teacher cache in this study."]
+
+
+CACHE_FILES = {
+    "manifest.json": "the cache's contents, options, shards and their checksums",
+    "vocab.tsv": "the static vocabulary: word and corpus count",
+    "teacher_tokenizer.json": "the teacher's tokenizer, for the composer",
+    "teacher_tokens.parquet": "the teacher's subword pieces of each word",
+}
+"""What a cache's files that are not signals hold (``docs/design/cache-format.md``)."""
+
+
+def _what_is(key: str) -> str:
+    """A cache signal's or file's description, as ``cache info`` and the cache format page give it."""
+    from ctx2static.cache.layout import SIGNALS
+
+    return SIGNALS[key].description if key in SIGNALS else CACHE_FILES.get(key, "")
 
 
 def start_outputs(study: Study) -> list[str]:
@@ -366,9 +385,45 @@ def write_report(study: Study, layout: StudyLayout, results: Comparison) -> None
         "## Where the outputs are",
         "",
         *where_lines(layout),
+        "",
     ]
+    lines += term_lines(study, lines)
     with atomic_write(layout.report, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines).rstrip() + "\n")
+
+
+def term_lines(study: Study, report: Sequence[str]) -> list[str]:
+    """The report's words defined: its outputs, and each set and term its tables and curves show."""
+    from ctx2static.eval.terms import GLOSSARY, defined
+    from ctx2static.students.registry import spec
+
+    outputs = [
+        f"- **{s.name}**: {'' if s.name == s.student else s.student + ', '}{spec(s.student).summary}"
+        + (f", from teacher {s.teacher}'s cache" if s.teacher else ", from the corpus text")
+        for s in study.students
+    ]
+    outputs += [
+        f"- **{r.name}**: vectors made elsewhere ({r.vectors}), evaluated here, not trained"
+        for r in study.references
+    ]
+    outputs += [
+        f"- **{r.name}**: {r.vectors} retrofitted ({r.config.method.value}) to {', '.join(r.lexicons)}"
+        + (f", antonyms {', '.join(r.antonyms)}" if r.antonyms else "")
+        for r in study.retrofits
+    ]
+    outputs += [
+        f"- **{c.name}**: {' and '.join(c.inputs)} joined ({c.config.method.value})" for c in study.combines
+    ]
+    curves = [label for s in study.students if (label := spec(s.student).loss_label)]  # curves.png's axes
+    terms = [f"- **{name}**: {line}" for name, line in defined([*report, *curves])]
+    return [
+        "## Terms",
+        "",
+        f"The outputs, and the sets and terms the tables and figures above show; the rest are in {GLOSSARY}.",
+        "",
+        *outputs,
+        *terms,
+    ]
 
 
 def _header_lines(study: Study) -> list[str]:
@@ -402,8 +457,8 @@ def _result_lines(study: Study, results: Comparison) -> list[str]:
         best_markdown(results.common, notes(analogy, common=True, families=families), results.own),
         "### Each output on the items it covers",
         "",
-        "The same outputs, each on every item its vocabulary covers (as `cli.py eval` scores one file "
-        "alone); scores on different items do not compare across columns.",
+        "The same outputs, each on every item its vocabulary covers (as `ctx2static eval` scores one "
+        "file alone); scores on different items do not compare across columns.",
         "",
         format_markdown(results.own, notes(analogy, families=families)),
     ]
@@ -417,12 +472,48 @@ def _baseline_lines(study: Study, results: Comparison) -> list[str]:
         return [*lines, "No output has a plain baseline in this study.", ""]
     return [
         *lines,
-        "Score of each output minus its baseline (a retrofit against its input, a combination against "
-        "its first input), in points x100, on the items all outputs cover.",
+        "Score of each output minus its baseline, in points x100, on the items all outputs cover. "
+        "Each output is set against what it changes or what it would replace:",
+        "",
+        *_baseline_reasons(study),
         "",
         *_md_table(header, rows, 2),
         "",
     ]
+
+
+BASELINE_WHY = {
+    "sgns": "skip-gram, word2vec's default: the plain table a distilled one would replace, and the "
+    "plain form of a student that predicts a word's context words (bert-sg, ctx2vec)",
+    "cbow": "CBOW, the plain recipe that fits a word to the mean of its context, as x2static fits it "
+    "to the teacher's sentence mean and the sentence students fit rows whose mean is the teacher's",
+    "glove": "GloVe, whose co-occurrence cost SemGloVe keeps, with the teacher's counts for the window's",
+}
+"""Why a distilled student is set against its plain baseline (``StudentSpec.baseline``)."""
+
+
+def _baseline_reasons(study: Study) -> list[str]:
+    """One line per baseline of the deltas: the outputs set against it and why."""
+    against: dict[str, list[str]] = {}
+    for name in study.outputs:
+        if (b := study.baseline(name)) is not None:
+            against.setdefault(b, []).append(name)
+    kinds = {s.name: s.student for s in study.students}
+    retrofits = {r.name for r in study.retrofits}
+    combines = {c.name for c in study.combines}
+    lines = []
+    for base, names in against.items():
+        made = [n for n in names if n not in retrofits | combines]
+        if made:
+            why = BASELINE_WHY.get(kinds.get(base, ""), "the baseline the study names")
+            lines.append(f"- {', '.join(made)} against {base}: {why}")
+        if changed := [n for n in names if n in retrofits]:
+            lines.append(f"- {', '.join(changed)} against {base}: its input, so the delta is the retrofit's")
+        if joined := [n for n in names if n in combines]:
+            lines.append(
+                f"- {', '.join(joined)} against {base}: its first input, the delta the combination's"
+            )
+    return lines
 
 
 def _figure_lines(study: Study, layout: StudyLayout, vectors: Mapping[str, Vectors]) -> list[str]:

@@ -236,3 +236,41 @@ def test_where_the_outputs_are_names_the_vectors_and_the_disk(tmp_path):
     vectors, disk = where_lines(layout)
     assert f"`{layout.vectors_dir}/`" in vectors
     assert disk.startswith(f"- disk: 4 MB in `{layout.root}/`, 3 MB of it the teacher caches")
+
+
+def test_the_summary_says_downstream_scores_every_token_only_where_it_ran():
+    from ctx2static.study.report import summary_lines
+
+    results = {
+        "sgns": _family_scores(40.0, (30.0, 31.0), 70.0, 90.0),
+        "x2": _family_scores(55.0, (35.0, 33.0), 72.0, 89.0),
+    }
+    assert "downstream and sentences score each output on every token." in summary_lines(results)[0]
+    plain = {
+        n: [s for s in found if s.benchmark not in ("pos", "sentences-mean")] for n, found in results.items()
+    }
+    assert "token" not in summary_lines(plain)[0]
+
+
+def test_the_report_says_what_each_output_is_compared_with_and_why():
+    from ctx2static.study.report import _baseline_reasons
+
+    reasons = _baseline_reasons(_study())
+    assert reasons[0].startswith("- ctx against sgns: skip-gram, word2vec's default")
+    assert reasons[1] == "- sgns+wn against sgns: its input, so the delta is the retrofit's"
+    assert reasons[2].startswith("- x2 against cbow: CBOW, the plain recipe that fits a word to the mean")
+
+
+def test_the_report_defines_its_outputs_and_every_set_and_term_it_shows():
+    from ctx2static.study.report import term_lines
+
+    shown = ["| ws353 | spearman | 50.0 |", "| essli2008 | purity (Ward) | 40.0 |", "| google/semantic | x |"]
+    lines = term_lines(_study(), shown)
+    assert lines[0] == "## Terms" and "Glossary" in lines[2]
+    assert "- **x2**: x2static, X2Static (sent/para), from teacher t's cache" in lines
+    assert "- **sgns**: skip-gram, negative sampling, from the corpus text" in lines
+    assert any(line.startswith("- **sgns+wn**: sgns retrofitted (faruqui) to wordnet") for line in lines)
+    named = [line.split("**")[1] for line in lines[4:]]
+    assert {"ws353", "essli2008", "google", "spearman", "purity"} <= set(named)
+    assert "online NS loss" in named  # sgns's curve in curves.png
+    assert "rw" not in named and "msr" not in named  # not shown: not defined
