@@ -2,10 +2,20 @@
 
 Each results file carries the command that made it (bench/README.md): a ``Command:`` line with the
 command in backticks, or a ``Command(s)...:`` line followed by a code block (fenced or indented).
-This script reads it, so whoever holds the repository reruns a file without reading it first:
+This script reads it, so whoever holds the repository finds the command without reading the file:
 
     python bench/regen.py bench/results/verify.md          # prints the command
-    python bench/regen.py bench/results/verify.md --run    # runs it from the repository root
+    python bench/regen.py bench/results/verify.md --run    # prints it, runs it after you type yes
+
+``--run`` hands the command to ``bash`` from the repository root only once the user, shown it
+exactly, types ``yes``: a results file is text anyone could have edited (``python -c 1; touch X``
+would run as written). Why ask rather than run only what parses as this project's own
+``python cli.py ...`` or ``python bench/....py``: the recorded commands are shell scripts
+(variables, ``$(...)``, a peers' virtual environment, ``pip install``), which such a parser would
+refuse, and even those two forms run whatever their arguments say (``--out`` anywhere, ``$(...)``
+inside a quoted argument); what bash will run is shown instead, for a person to judge. A command
+holding a control or invisible character is refused, shown or not: a carriage return, a terminal
+escape or a right-to-left override can make the text on the screen differ from what runs.
 
 It refuses, saying why, where the command cannot be rerun as it is: the script it names is deleted
 (its file or bench/README.md names the commit that holds it), it needs hardware this machine lacks
@@ -21,6 +31,7 @@ import os
 import re
 import subprocess
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -130,10 +141,37 @@ def regen(path: Path) -> Regen:
             out.why_not.append(f"the command holds a placeholder to fill in: {hole} (bench/README.md: {how})")
         if "--device cuda" in command or "gpu" in path.parent.parts:
             out.why_not.append("needs a CUDA GPU (bench/gpu/README.md: one device call)")
+        hidden = next((i for i, ch in enumerate(command) if _hidden(ch)), None)
+        if hidden is not None:
+            out.why_not.append(
+                f"the command holds U+{ord(command[hidden]):04X} at character {hidden}, a control or "
+                "invisible character: what the screen shows may not be what runs"
+            )
     if "AMX" in made_by and not has_amx():
         out.why_not.append(f"needs a CPU with AMX, which this one lacks ({made_by})")
     out.why_not = list(dict.fromkeys(out.why_not))
     return out
+
+
+def _hidden(ch: str) -> bool:
+    """Whether ``ch`` is a control or format character (escape, carriage return, U+202E) but \\n or \\t."""
+    return ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cf")
+
+
+def shown(command: str) -> str:
+    """``command`` as printed: a hidden character as its code (``\\x1b``), which no terminal acts on."""
+    return "".join(ch.encode("unicode_escape").decode() if _hidden(ch) else ch for ch in command)
+
+
+def confirmed() -> bool:
+    """Whether the user, shown the command(s) above, types yes (anything else, or no input: no)."""
+    print(
+        "run the command(s) above with bash from the repository root? type yes to run: ",
+        end="",
+        file=sys.stderr,
+    )
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() == "yes"  # "" at the end of the input
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,20 +179,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("file", type=Path, help="a results file (bench/results/NAME.md)")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--dry", action="store_true", help="print the command (the default)")
-    mode.add_argument("--run", action="store_true", help="run it from the repository root")
+    mode.add_argument(
+        "--run", action="store_true", help="print it, then run it from the repository root once you type yes"
+    )
     args = ap.parse_args(argv)
     if not args.file.is_file():
         print(f"{args.file}: no such results file", file=sys.stderr)
         return 2
     found = regen(args.file)
     for command in found.commands:
-        print(command)
+        print(shown(command))
     for why in found.why_not:
         print(f"cannot rerun as it is: {why}", file=sys.stderr)
     if found.why_not:
         return 1
     if not args.run:
         return 0
+    if not confirmed():
+        print("not run (only yes runs it)", file=sys.stderr)
+        return 1
     env = {**os.environ, "CTX2STATIC_SHARED": os.environ.get("CTX2STATIC_SHARED") or str(SHARED)}
     for command in found.commands:
         done = subprocess.run(["bash", "-e", "-c", command], cwd=ROOT, env=env)

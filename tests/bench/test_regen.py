@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -56,11 +57,42 @@ def test_says_why_a_file_cannot_be_rerun_and_runs_nothing(regen, capsys, name, w
     assert why in capsys.readouterr().err
 
 
-def test_run_runs_the_command_from_the_repository_root(regen, tmp_path, capfd):
+def test_run_runs_the_command_from_the_repository_root_once_the_user_types_yes(
+    regen, tmp_path, capfd, monkeypatch
+):
     made = tmp_path / "x.md"
     made.write_text('Command: `python -c "import os; print(os.getcwd())"`\n')
+    monkeypatch.setattr("sys.stdin", io.StringIO("yes\n"))
     assert regen.main([str(made), "--run"]) == 0
-    assert capfd.readouterr().out.splitlines()[-1] == str(ROOT)
+    out = capfd.readouterr().out
+    assert out.startswith('python -c "import os; print(os.getcwd())"\n') and out.splitlines()[-1] == str(ROOT)
+
+
+@pytest.mark.parametrize("answer", ["", "y\n", "no\n", "yes please\n"])
+def test_run_shows_the_command_and_runs_nothing_without_a_yes(regen, tmp_path, capfd, monkeypatch, answer):
+    """The old code ran a file's command through bash unseen: an edited file ran what it said."""
+    made = tmp_path / "x.md"
+    marker = tmp_path / "ran"
+    made.write_text(f"Command: `python -c 1; touch {marker}`\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO(answer))  # "": no input at all (end of file)
+    assert regen.main([str(made), "--run"]) == 1
+    out, err = capfd.readouterr()
+    assert out.startswith(f"python -c 1; touch {marker}\n") and "not run (only yes runs it)" in err
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("hidden", ["\x1b[8m", "\u202e", "\x08"])
+def test_a_command_with_a_hidden_character_is_shown_escaped_and_never_run(
+    regen, tmp_path, capfd, monkeypatch, hidden
+):
+    made = tmp_path / "x.md"
+    marker = tmp_path / "ran"
+    made.write_text(f"Command: `python -c 1{hidden}; touch {marker}`\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO("yes\n"))
+    assert regen.main([str(made), "--run"]) == 1
+    out, err = capfd.readouterr()
+    assert hidden not in out and hidden.encode("unicode_escape").decode() in out
+    assert "a control or invisible character" in err and not marker.exists()
 
 
 def test_every_results_file_gives_its_command_or_why_not(regen):
