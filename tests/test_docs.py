@@ -34,6 +34,16 @@ def test_results_names_become_links_outside_code_blocks():
     assert hooks._link_results(linked, "guides/students.md") == linked  # a link's text is not linked again
 
 
+def test_bench_readme_is_a_page_and_its_name_a_link_to_it():
+    hooks = _load("hooks")
+    page = "How the benches run: `bench/README.md`.\n```\n`bench/README.md`\n```\n"
+    assert hooks._link_results(page, "results.md").startswith(
+        "How the benches run: [`bench/README.md`](bench.md)."
+    )
+    assert "[`bench/README.md`](../bench.md)" in hooks._link_results(page, "results/race_brown.md")
+    assert hooks._link_results(page, "results.md").endswith("```\n`bench/README.md`\n```\n")
+
+
 def test_sphinx_roles_render_as_code():
     hooks = _load("hooks")
     html = "so :meth:<code>Vectors.query</code> and :class:<code>~ctx2static.export.ExportConfig</code>'s"
