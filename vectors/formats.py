@@ -91,8 +91,17 @@ def json_dict(path: Path) -> dict[str, Any]:
 
 
 def sidecar_data(path: Path, n: int) -> dict[str, Any]:
-    """The sidecar's ``meta`` (a dict) and ``counts`` (n integers, else None)."""
+    """The sidecar's ``meta`` (a dict), ``counts`` (n integers, else None) and ``files`` (None: not named).
+
+    ``files``: the sha256 of each file of the set it was saved with, by role (``table``,
+    ``subwords.npy``, ``tokenizer.json``); a sidecar written before they were named has none.
+    """
     data = json_dict(path)
+    files = data.get("files")
+    if files is not None and not (
+        isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+    ):
+        raise InputError(path, f"{path}: 'files' is not a map of names to digests; re-save the vectors")
     counts = data.get("counts")
     ok = (
         isinstance(counts, list)
@@ -101,7 +110,7 @@ def sidecar_data(path: Path, n: int) -> dict[str, Any]:
     )
     meta = data.get("meta")
     meta = checked_meta(meta, path) if isinstance(meta, dict) else {}
-    return {"meta": meta, "counts": counts if ok else None}
+    return {"meta": meta, "counts": counts if ok else None, "files": files}
 
 
 def _empty_matrix(fh: Any, path: Path, n: int, d: int, min_bytes: int) -> np.ndarray:

@@ -14,6 +14,13 @@ malformed value: ``meta.json`` (or the sidecar's ``meta``) against
 per duplicate), so a table reads the same in both tools; one warning names the file, the count and
 the first duplicate. Keeping both rows would make the word its own nearest neighbour and carry the
 copy into every retrofit and export.
+
+A word2vec file and the files beside it are one set: the sidecar names the sha256 of the table and
+of each composer file it was saved with (``files``). It is renamed into place first and the table
+last, so a save stopped between its renames, even by SIGKILL, leaves the old set, the new set, or
+the new sidecar beside a table it does not name, which loading refuses in one line
+(:func:`_check_set`); a composer file present must be the one named too. The table's own header
+cannot carry such a mark: gensim reads it as exactly two numbers.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import numpy as np
 from ctx2static.composer import ROWS, TOKENIZER, Composer, map_rows
 from ctx2static.errors import InputError, OptionError, UserError, spell
 from ctx2static.fileio.atomic import Renames, atomic_dir, atomic_files, atomic_write, write_npy
+from ctx2static.fileio.digests import sha256_file
 from ctx2static.fileio.reading import read_lines
 from ctx2static.options import configure
 from ctx2static.vectors.encoding import EncodeConfig, Weighting
@@ -400,9 +408,12 @@ class Vectors:
                     else:
                         fh.write((w + " " + " ".join(f"{x:.6g}" for x in row) + "\n").encode())
             meta = self._meta_with_composer(path.parent, path.name + ".", group)
+            files = {_role(target, path): sha256_file(tmp) for tmp, target in group if tmp is not None}
             with atomic_write(sidecar(path), "w", encoding="utf-8", group=group) as fh:
                 counts = None if self.counts is None else self.counts.tolist()
-                json.dump({"meta": meta, "counts": counts}, fh)
+                json.dump({"meta": meta, "counts": counts, "files": files}, fh)
+            table, *composer, side = group
+            group[:] = [side, *composer, table]  # until the table's rename, the sidecar names another table
         return path
 
     def _meta_with_composer(self, folder: Path, prefix: str, group: Renames | None = None) -> dict[str, Any]:
@@ -475,9 +486,13 @@ class Vectors:
                 words, matrix = read_text(fh, path, n, d)
         meta: VectorsMeta = {}
         counts = None
+        files: dict[str, str] | None = None
         side = sidecar(path)
         if side.is_file():
             data = sidecar_data(side, n)
+            files = data["files"]
+            if files is not None:
+                _check_set(path, side, files, [path])
             meta = data["meta"]
             if data["counts"] is not None:
                 counts = np.array(data["counts"], dtype=np.int64)
@@ -486,6 +501,8 @@ class Vectors:
             words, matrix = [words[i] for i in keep], matrix[keep]
             counts = None if counts is None else counts[keep]
         composer = Composer.load(path.parent, path.name + ".", meta.get("composer"), d)
+        if files is not None:  # after the composer's own checks, whose lines say what is damaged
+            _check_set(path, side, files, [p for p in _composer_files(path) if p.is_file()])
         return cls(words, matrix, counts, meta, composer)
 
     @classmethod
@@ -589,6 +606,43 @@ def _unique_rows(words: list[str], path: Path) -> tuple[np.ndarray | None, dict[
 def _is_float32(matrix: Any) -> bool:
     """Whether ``matrix`` is a float32 array in native byte order: kept as it is (a memory map too)."""
     return isinstance(matrix, np.ndarray) and matrix.dtype == np.dtype(np.float32)
+
+
+TABLE = "table"
+"""The word2vec file's role in a sidecar's ``files`` (the composer's files go by their suffix)."""
+
+
+def _role(file: Path, table: Path) -> str:
+    """What ``file`` is to the word2vec file ``table``: ``table``, or the composer file's suffix."""
+    return TABLE if file == table else file.name.removeprefix(table.name + ".")
+
+
+def _composer_files(table: Path) -> list[Path]:
+    """Where the composer of the word2vec file ``table`` is kept, beside it."""
+    return [table.with_name(f"{table.name}.{name}") for name in (ROWS, TOKENIZER)]
+
+
+def _check_set(path: Path, side: Path, files: dict[str, str], present: list[Path]) -> None:
+    """A one-line error unless each of ``present`` (the table, composer files) is what ``side`` names.
+
+    A sidecar beside files it was not saved with (a save stopped between its renames, a file
+    replaced alone) would give a table another save's metadata, counts or composer, silently.
+    Composer files deleted both are the fix a damaged composer's line gives: the table then loads
+    without one.
+    """
+    for file in present:
+        want = files.get(_role(file, path))
+        if sha256_file(file) == want:
+            continue
+        what = f"is not the file {side.name} was saved with" if want else f"was not saved with {side.name}"
+        also = (
+            " and the composer's files beside it" if any(f.is_file() for f in _composer_files(path)) else ""
+        )
+        raise InputError(
+            file,
+            f"{file}: {what}: the set is mixed (a save stopped between its renames, or a file replaced "
+            f"alone); restore it, or delete {side.name}{also} to load the table alone",
+        )
 
 
 def _load_npy(path: Path, mmap: bool) -> np.ndarray:
