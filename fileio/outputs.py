@@ -233,7 +233,7 @@ def refuse_package(path: str | os.PathLike) -> None:
     In a clone the package folder is the clone: ``--out cache`` would fill the ``ctx2static.cache``
     package with shards, ``-o docs/x.txt`` or ``-o .git/x`` would change the repository's own
     files. Under ``runs/`` (where the project's studies go) anything may be written; under
-    ``bench/results/`` only by a bench script of the clone, whose reports live there.
+    :data:`REPORTS_DIR` only by a bench script of the clone, whose reports live there.
     """
     real = Path(os.path.realpath(path))
     try:

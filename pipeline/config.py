@@ -182,7 +182,7 @@ class ExtractConfig(Options):
         False,
         "Each sentence's embedding as the teacher's own head makes it (the last layer's mean over all "
         "tokens, its dense layers and normalisation, as sentence-transformers encodes): the target of "
-        "the sentence-kd student; encoders whose head pools by the mean.",
+        "the sentence-kd student; a folder without a head: the mean, as sentence-transformers reads it.",
     )
     word_layer: str = opt(
         AUTO_LAYER,

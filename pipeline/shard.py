@@ -592,11 +592,10 @@ class ShardMaker:
                 f"{spell(needy[0])} needs the LM head or attention weights, which "
                 f"{spell('backend', 'onnx')} does not compute; use {spell('backend', 'torch')}"
             )
-        if cfg.sentence_embedding and (teacher.kind is not TeacherKind.ENCODER or teacher.head.refused):
-            why = teacher.head.refused or "it is not an encoder with a sentence embedding of its own"
+        if cfg.sentence_embedding and teacher.head.refused:
             raise OptionError(
-                f"{spell('sentence_embedding')}: the teacher's sentence head cannot be read ({why}); "
-                f"leave {spell('sentence_embedding')} off for this teacher",
+                f"{spell('sentence_embedding')}: the teacher's sentence head cannot be read "
+                f"({teacher.head.refused}); leave {spell('sentence_embedding')} off for this teacher",
                 "sentence_embedding",
             )
         self.words = token_words(teacher, vocab, lowercase)

@@ -128,7 +128,7 @@ def moved_cache(tmp_path_factory, tiny_models) -> Path:
     corpus.write_text("\n".join(SENTENCES * 4) + "\n")
     made = ctx2static.extract(
         [corpus], str(tiny_models["bert"]), root / "made", device="cpu", min_count=1,
-        vectors=True, paragraph=True, topk=3, attention=2, embed_template="{w}",
+        vectors=True, paragraph=True, topk=3, attention=2, embed_template="{w}", sentence_embedding=True,
     )  # fmt: skip
     moved = root / "elsewhere" / "cache"
     moved.parent.mkdir()
@@ -141,6 +141,7 @@ CACHE_STUDENTS = {
     "ctx2vec": ["--set", "dim=8"],
     "x2static": ["--set", "context=para"],
     "sentence": [],
+    "sentence-kd": ["--set", "epochs=1", "--set", "batch_sentences=4"],
     "semglove": ["--set", "cooc=lm", "--set", "dim=8", "--set", "epochs=2"],
     "ase": [],
     "token": [],
