@@ -243,10 +243,19 @@ def build_composer(
     lowercase: bool,
     ridge: float | None = None,
 ) -> Composer:
-    """Fit the map from words' subword-mean input embeddings to their vectors; map every teacher token."""
+    """Fit the map from words' subword-mean input embeddings to their vectors; map every teacher token.
+
+    A token the tokenizer adds past the end of the embedding matrix (Gemma's tokenizer holds one more
+    than its 262,144 rows) maps as a zero input: the composer has a row for every id it can emit.
+    """
+    # a broken tokenizer fails here, not at the first unknown word
+    tokenizer = parse_tokenizer(tokenizer_json, "the cache's teacher tokenizer", "extract again")
+    missing = tokenizer.get_vocab_size(with_added_tokens=True) - len(teacher_token_emb)
+    if missing > 0:
+        pad = np.zeros((missing, teacher_token_emb.shape[1]), teacher_token_emb.dtype)
+        teacher_token_emb = np.concatenate([teacher_token_emb, pad])
     w, b, info = fit_ridge(token_emb, targets, ridge)
     rows = map_rows(teacher_token_emb, w, b)  # fp16, as saved
     composer = Composer(rows, tokenizer_json, lowercase, {"words": len(token_emb), **info})
-    # a broken tokenizer fails here, not at the first unknown word
-    composer._tokenizer = parse_tokenizer(tokenizer_json, "the cache's teacher tokenizer", "extract again")
+    composer._tokenizer = tokenizer
     return composer

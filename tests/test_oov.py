@@ -65,6 +65,22 @@ def test_a_large_teacher_vocabulary_is_mapped_in_blocks_without_a_float64_copy()
     np.testing.assert_allclose(map_rows(emb, w, block=7), (emb.astype(np.float64) @ w), rtol=2e-3, atol=2e-3)
 
 
+def test_a_token_added_past_the_embedding_matrix_gets_the_row_of_a_zero_input(tmp_path):
+    """Gemma's tokenizer holds 262,145 tokens for 262,144 embedding rows: the saved set must load."""
+    from tokenizers import AddedToken, Tokenizer
+    from tokenizers.models import WordLevel
+
+    tok = Tokenizer(WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]"))
+    tok.add_special_tokens([AddedToken("<extra>", special=True)])
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(20, 4))
+    composer = build_composer(x, x + 1, rng.normal(size=(2, 4)).astype(np.float16), tok.to_str(), True, 1e-6)
+    assert len(composer.rows) == 3
+    np.testing.assert_allclose(composer.rows[2], np.ones(4), atol=1e-2)  # the map of 0: its bias, 1 here
+    settings = composer.save(tmp_path)
+    assert len(Composer.load(tmp_path, "", settings, 4).rows) == 3
+
+
 @pytest.mark.parametrize("teacher", ["bert", "gpt2"])
 def test_composition_splits_words_as_the_cache_pooled_them(tiny_caches, teacher):
     """With the identity as the map, composing a vocabulary word gives back its cached subword mean."""
