@@ -368,9 +368,7 @@ def fit_student(
     check_replace(out, made_by({"student": name}), overwrite)
     checkpoint = getattr(config, "checkpoint", None)  # the corpus is checked by fit_text_student
     if checkpoint and Path(checkpoint).resolve() == Path(out).resolve():
-        raise UserError(
-            f"{checkpoint}: is both the checkpoint and the output (-o); give each its own path"
-        )
+        raise UserError(f"{checkpoint}: is both the checkpoint and the output (-o); give each its own path")
     if cache_dir and corpus:
         raise UserError(
             f"pass either {spell('corpus')} (text students) or {spell('cache')} (cache students), not both"
