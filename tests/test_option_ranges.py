@@ -24,7 +24,7 @@ from ctx2static.export import ExportConfig
 from ctx2static.options import SEED_LIMIT, Options
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
-from ctx2static.students import ase, contextual, ctx2vec, glove, sentence, word2vec, x2static
+from ctx2static.students import ase, contextual, ctx2vec, glove, sentence, sentence_kd, word2vec, x2static
 from ctx2static.study.schema import ReportSpec
 from ctx2static.text.corpus import CorpusConfig
 from ctx2static.text.vocab import VocabConfig
@@ -57,6 +57,10 @@ BAD: dict[type, dict[str, list]] = {
     },
     ase.Config: {"min_occurrences": [0]},
     sentence.Config: {"ridge": [0.0, -1.0], "iterations": [0], "tolerance": [0.0]},
+    sentence_kd.Config: {
+        "temperature": [0.0], "epochs": [0], "batch_sentences": [1], "lr": [0.0, 1.0], "ridge": [-1.0],
+        **SEEDS,
+    },
     RetrofitConfig: {
         "iterations": [-1], "alpha": [0.0], "a": [0.0], "b": [0.0], "nu": [0.0], "sigma": [0.0],
         "epochs": [-1], "batch_size": [1], "l2_reg": [-1.0], "lr": [0.0, 1.0],

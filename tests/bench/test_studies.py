@@ -60,8 +60,11 @@ def tiny_variant(study: Path, tmp: Path, teacher: Path, corpus: Path, bundled: b
     """
     data = tomllib.loads(study.read_text(encoding="utf-8"))
     data["corpus"]["files"] = [str(corpus)]
-    for t in data.get("teachers", {}).values():
+    embedded = {s["teacher"] for s in data.get("students", {}).values() if s["student"] == "embed"}
+    for name, t in data.get("teachers", {}).items():
         t.update(model=str(teacher), max_sentences=40)
+        if name in embedded:  # the tiny BERT names no prompt: auto writes no embed table for it
+            t["embed_template"] = "{w}"
     rng = np.random.default_rng(0)
     for name, ref in data.get("references", {}).items():
         path = tmp / f"{name}.bin"
