@@ -60,7 +60,8 @@ def tiny_variant(study: Path, tmp: Path, teacher: Path, corpus: Path, bundled: b
     """
     data = tomllib.loads(study.read_text(encoding="utf-8"))
     data["corpus"]["files"] = [str(corpus)]
-    embedded = {s["teacher"] for s in data.get("students", {}).values() if s["student"] == "embed"}
+    students = data.get("students", {}).items()
+    embedded = {s.get("teacher") for name, s in students if s.get("student", name) == "embed"}
     for name, t in data.get("teachers", {}).items():
         t.update(model=str(teacher), max_sentences=40)
         if name in embedded:  # the tiny BERT names no prompt: auto writes no embed table for it
