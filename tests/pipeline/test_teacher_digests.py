@@ -94,7 +94,7 @@ def _install(monkeypatch, pieces: dict[str, Path]) -> None:
 
 def _pinned(teacher: str, pieces: dict[str, Path]):
     digests = tuple(hashlib.sha256(p.read_bytes()).hexdigest() for p in pieces.values())
-    return replace(BY_NAME[teacher], packages=tuple(pieces), sha256=digests)
+    return replace(BY_NAME[teacher], packages=tuple(pieces), sha256=digests, sealed="")
 
 
 def test_split_zip_pieces_are_checked_before_assembly_and_the_folder_at_every_load(
@@ -132,6 +132,22 @@ def test_split_zip_pieces_are_checked_before_assembly_and_the_folder_at_every_lo
         models.ASSEMBLERS["split-zip"](t)
     shutil.rmtree(folder)  # what the line says to do
     assert models.ASSEMBLERS["split-zip"](t) == folder
+
+    # unpacking only: the seal is the same bytes on every machine, so the row pins it, and a
+    # changed file whose line in SHA256SUMS is rewritten to match is refused
+    sums = folder / digests.SEAL
+    t = replace(t, sealed=hashlib.sha256(sums.read_bytes()).hexdigest())
+    assert models.ASSEMBLERS["split-zip"](t) == folder
+    _flip(weights)
+    forged = hashlib.sha256(weights.read_bytes()).hexdigest()
+    sums.write_text(
+        "".join(
+            f"{forged}  {weights.name}\n" if line.endswith(f"  {weights.name}") else line + "\n"
+            for line in sums.read_text().splitlines()
+        )
+    )
+    with pytest.raises(UserError, match=r"SHA256SUMS: not the one pinned for this folder.*rm -r"):
+        models.ASSEMBLERS["split-zip"](t)
 
 
 def test_the_nomic_slices_are_checked_against_their_pins(tmp_path, monkeypatch):
