@@ -31,8 +31,10 @@ in worker processes while this one runs the forward, pools and writes:
   the corpus;
 - **the same bytes**: a worker runs exactly what this process would (:meth:`Prepared.of`), and the
   shards come back in corpus order, so the cache is the one a single process writes;
-- **Ctrl-C and kill**: workers ignore SIGINT (this process stops them and keeps its finished
-  shards) and end when their pipe from this process closes, also when it is killed (kill -9
+- **Ctrl-C, a closed terminal and kill**: workers ignore the signals a terminal sends to the
+  whole foreground process group (:data:`FROM_TERMINAL`: Ctrl-C, Ctrl+backslash, a hangup), which
+  this process handles (:mod:`ctx2static.interrupts`: it stops them and keeps its finished
+  shards), and end when their pipe from this process closes, also when it is killed (kill -9
   leaves no orphan holding memory). A worker killed is one line saying to resume; one stopped or
   hung is noticed after :data:`PATIENCE` seconds without its shard, one line too.
 """
@@ -64,6 +66,14 @@ forward leaves; when they fall behind, the forward waits and they get the cores.
 
 MAX_FEEDERS = 8
 """Feeding processes at most, whatever the cores (see the module docstring)."""
+
+FROM_TERMINAL = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGHUP", "SIGQUIT") if hasattr(signal, name)
+)
+"""The signals a terminal sends to its whole foreground process group (Ctrl-C, Ctrl+backslash, the
+terminal closed): the feeding processes ignore them and leave them to this process, which stops
+them and ends the run in one line that says what was kept. Killed by one instead, a worker's end
+races this process's handler for which line is printed, and SIGQUIT's default action dumps core."""
 
 PATIENCE = 120.0
 """Seconds this process waits on a worker's shard before it calls the worker stopped or hung: a shard
@@ -282,11 +292,11 @@ def serve() -> None:
     """A feeding process's loop: its :class:`Setup`, then each job's function and input in, its result out.
 
     Started by :class:`Feed` as ``python -c`` with the file descriptors of its two pipes and then
-    the parent's ``sys.path`` as arguments (the code sets the path before it imports). Ctrl-C is
-    the parent's to handle (it stops the workers); the jobs' pipe closing (the parent done, or
-    killed) ends it.
+    the parent's ``sys.path`` as arguments (the code sets the path before it imports). The
+    :data:`FROM_TERMINAL` signals are the parent's to handle (it stops the workers): they come
+    blocked and the code ignores them before it imports this module, so one sent while a worker starts
+    does not end it either. The jobs' pipe closing (the parent done, or killed) ends it.
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(NICE)
     jobs, results = Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False)
     try:
@@ -308,11 +318,24 @@ class _Worker:
     def __init__(self, setup: Setup) -> None:
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
-        code = "import sys; sys.path[:] = sys.argv[3:]; from ctx2static.pipeline.feed import serve; serve()"
-        self.proc = subprocess.Popen(
-            [sys.executable, *interpreter_flags(), "-c", code, str(job_r), str(res_w), *worker_path()],
-            pass_fds=(job_r, res_w),
+        ours = tuple(map(int, FROM_TERMINAL))
+        code = (
+            "import sys; sys.path[:] = sys.argv[3:]; import signal; "
+            f"[signal.signal(s, signal.SIG_IGN) for s in {ours}]; "
+            f"signal.pthread_sigmask(signal.SIG_UNBLOCK, {ours}); "
+            "from ctx2static.pipeline.feed import serve; serve()"
         )
+        # Blocked from the fork until the code ignores them (a blocked signal then ignored is dropped),
+        # so one that comes while the interpreter starts cannot end the worker; here it waits for
+        # the Popen to return, then this process handles it.
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, FROM_TERMINAL)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, *interpreter_flags(), "-c", code, str(job_r), str(res_w), *worker_path()],
+                pass_fds=(job_r, res_w),
+            )
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
         os.close(job_r)
         os.close(res_w)
         self.jobs, self.results = Connection(job_w, readable=False), Connection(res_r, writable=False)

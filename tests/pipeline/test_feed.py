@@ -1,5 +1,6 @@
 """The shards prepared in worker processes: the same cache, bounded read-ahead, Ctrl-C and kill -9."""
 
+import json
 import os
 import signal
 import subprocess
@@ -19,7 +20,7 @@ from ctx2static.pipeline.teacher import Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 
-from ..faults import cli_env
+from ..faults import cli_command, cli_env
 
 
 def _feeders_alive() -> list[int]:
@@ -184,7 +185,7 @@ def test_a_feeder_runs_no_file_of_the_working_folder(tiny_models, tmp_path, monk
     here = tmp_path / "downloads"
     here.mkdir()
     marker = tmp_path / "ran"
-    for planted in ("numpy.py", "tokenizers.py", "sitecustomize.py"):
+    for planted in ("numpy.py", "tokenizers.py", "sitecustomize.py", "signal.py"):
         (here / planted).write_text(_PLANT.format(marker=str(marker)))
     monkeypatch.chdir(here)
     monkeypatch.syspath_prepend("")  # as `python -c` and an interactive session have it
@@ -268,3 +269,68 @@ def test_a_stopped_feeder_is_one_line_after_the_patience(tiny_models, monkeypatc
             next(f.shards([(0, [(0, ["a", "b"])])]))
     assert time.monotonic() - start < 30
     assert not _feeders_alive()
+
+
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGQUIT", "SIGINT"])
+def test_a_feeder_leaves_the_terminals_signals_to_its_parent(tiny_models, name):
+    """A closed terminal or Ctrl+backslash reaches every process of the group: the feeder keeps serving."""
+    teacher = Teacher.load(str(tiny_models["bert"]))
+    with Feed(Setup(teacher.encoder, {"a": 0}, 64, 4096, 0), 1) as f:
+        f.workers[0].proc.send_signal(signal.Signals[name])
+        (_, _, prepared), *_ = list(f.shards([(0, [(0, ["a", "b"])])]))
+        assert prepared.wids.tolist() == [0, -1]
+        assert f.workers[0].proc.poll() is None
+    assert not _feeders_alive()
+
+
+_HANGUP = """
+import json, os, signal, sys
+from ctx2static import cli
+from ctx2static.pipeline import feed
+from ctx2static.pipeline.shard import ShardMaker
+
+real_make, real_close, ends = ShardMaker.make, feed._Worker.close, []
+
+def make(self, folder, index, sents, pca, prepared=None):
+    if index == 2:  # the terminal closes: its foreground process group gets the signal
+        os.killpg(os.getpgid(0), signal.Signals[sys.argv[2]])
+    return real_make(self, folder, index, sents, pca, prepared)
+
+def close(self):
+    real_close(self)
+    ends.append(self.proc.returncode)
+    open(sys.argv[1], "w").write(json.dumps(ends))
+
+ShardMaker.make, feed._Worker.close = make, close
+cli.main(sys.argv[3:])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "code"), [("SIGHUP", 129), ("SIGQUIT", 131)])
+def test_a_hangup_to_the_process_group_is_one_line_and_the_run_resumes(
+    tiny_models, corpus_file, tmp_path, name, code
+):
+    """The parent says what was kept; its feeders end as it closes them, not killed by the signal."""
+    ends = tmp_path / "ends.json"
+    args = ["extract", "--corpus", corpus_file, "--teacher", tiny_models["bert"], "--out", tmp_path / "c",
+            "--shard-size", 1, "--feeders", 2, "--min-count", 1]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _HANGUP, str(ends), name, *map(str, args)],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's job is: the signal spares pytest
+        timeout=300,
+    )
+    assert done.returncode == code, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(f"interrupted ({name}):"), done.stderr
+    assert "Traceback" not in done.stderr
+    assert json.loads(ends.read_text()) == [0, 0]  # each ended at its pipe's end, not of the signal
+    assert Cache.open(tmp_path / "c").n_shards == 2
+    again = subprocess.run(cli_command(*args), env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    whole = [tmp_path / "whole" if a == tmp_path / "c" else a for a in args]
+    made = subprocess.run(cli_command(*whole), env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    assert Cache.open(tmp_path / "c").files() == Cache.open(tmp_path / "whole").files()
