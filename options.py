@@ -17,14 +17,17 @@ import enum
 import math
 import numbers
 import os
+import shlex
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import click
 
-from ctx2static.errors import OptionError, Style, current_style, did_you_mean
+from ctx2static.errors import OptionError, Style, current_style, did_you_mean, spell
 
 C = TypeVar("C", bound="Options")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -104,7 +107,7 @@ class Options:
             value = parse_value(f.name, getattr(self, f.name), hints[f.name])
             object.__setattr__(self, f.name, value)
             if isinstance(value, float) and not math.isfinite(value):
-                raise OptionError(f"option {f.name}={value!r} must be a finite number", f.name)
+                raise OptionError(f"{said(f.name, value)} must be a finite number", f.name)
             if kind is not None and value is not None and not isinstance(value, kind):
                 try:
                     object.__setattr__(self, f.name, kind(value))
@@ -113,11 +116,11 @@ class Options:
                     hint = did_you_mean(str(value), names)
                     choices = ", ".join(names)
                     raise OptionError(
-                        f"option {f.name}={value!r}{hint}: choose one of {choices}", f.name
+                        f"{said(f.name, value)}{hint}: choose one of {choices}", f.name
                     ) from None
         for name, ok, want in self.rules():
             if not ok:
-                raise OptionError(f"option {name}={_shown(getattr(self, name))} must be {want}", name)
+                raise OptionError(f"{said(name, getattr(self, name))} must be {want}", name)
 
     def rules(self) -> Iterable[Rule]:
         """Constraints on the values (none by default)."""
@@ -133,10 +136,43 @@ class Options:
         return {k: v for k, v in self.to_dict().items() if v != default.to_dict()[k]}
 
 
-def _shown(value: Any) -> str:
-    """``repr(value)`` (an enum's value's), its middle left out when long: one line for a 100 kB template."""
-    text = repr(value.value if isinstance(value, enum.Enum) else value)
-    return text if len(text) <= 80 else f"{text[:40]}...{text[-20:]} ({len(text):,} characters)"
+_VIA_SET: ContextVar[bool] = ContextVar("ctx2static_via_set", default=False)
+
+
+@contextmanager
+def _set_as_text() -> Iterator[None]:
+    """Options built in the block are those the command line takes as ``--set KEY=VALUE`` (a student's)."""
+    token = _VIA_SET.set(True)
+    try:
+        yield
+    finally:
+        _VIA_SET.reset(token)
+
+
+_UNSET = object()
+
+
+def said(name: str, value: Any = _UNSET) -> str:
+    """Option ``name`` with ``value`` as written: ``--min-count 0``, ``min_count = 0``, ``min_count=0``.
+
+    A student's option on the command line is ``--set lr=1.0`` (:func:`configure` builds those); a
+    list is comma-separated text there, a TOML list in a study file; text longer than a line keeps
+    its ends (one line for a 100 kB template).
+    """
+    if value is _UNSET:
+        return spell(name, via_set=_VIA_SET.get())
+    style = current_style()
+    value = value.value if isinstance(value, enum.Enum) else value
+    if isinstance(value, tuple):
+        if style is not Style.KEYWORD:  # comma-separated text on the command line, a list in TOML
+            value = ",".join(map(str, value)) if style is Style.FLAG else list(value)
+    note = ""
+    if isinstance(value, str):
+        if len(value) > 80:
+            value, note = f"{value[:40]}...{value[-20:]}", f" ({len(value):,} characters)"
+        if style is Style.FLAG and not _VIA_SET.get():
+            value = shlex.quote(value)
+    return spell(name, value, via_set=_VIA_SET.get()) + note
 
 
 def _target(hint: Any) -> tuple[Any, bool]:
@@ -173,8 +209,10 @@ def configure(cls: type[C], values: Mapping[str, Any], what: str | None = None) 
         if key not in names:
             hint = did_you_mean(key, names)
             raise OptionError(f"{what} has no option '{key}'{hint}; its options are: {', '.join(names)}", key)
-        kwargs[key] = parse_value(key, value, hints[key])
-    return cls(**kwargs)
+        with _set_as_text():
+            kwargs[key] = parse_value(key, value, hints[key])
+    with _set_as_text():
+        return cls(**kwargs)
 
 
 def parse_value(key: str, value: Any, hint: Any) -> Any:
@@ -186,15 +224,15 @@ def parse_value(key: str, value: Any, hint: Any) -> Any:
     """
     target, optional = _target(hint)
     if isinstance(value, str) and current_style() is Style.KEYWORD and _not_text(target):
-        raise OptionError(f"option {key}={_shown(value)} must be {_kind(target)}, not text", key)
+        raise OptionError(f"{said(key, value)} must be {_kind(target)}, not text", key)
     if value is None or (isinstance(value, str) and value.lower() == "none" and optional):
         if optional:
             return None
-        raise OptionError(f"option {key} cannot be none", key)
+        raise OptionError(f"{said(key)} cannot be none", key)
     if typing.get_origin(target) is tuple:  # tuple[X, ...]: a list, or comma-separated text
         items = (value.split(",") if value.strip() else []) if isinstance(value, str) else value
         if not isinstance(items, (list, tuple)):
-            raise OptionError(f"option {key}={value!r} must be a list", key)
+            raise OptionError(f"{said(key, value)} must be a list", key)
         element = typing.get_args(target)[0]
         return tuple(parse_value(f"{key}[{i}]", v, element) for i, v in enumerate(items))
     if isinstance(value, str) and target is not str:
@@ -229,7 +267,7 @@ def _checked(key: str, value: Any, target: Any) -> Any:
     if kinds is not None and (
         not isinstance(value, kinds) or (target is not bool and isinstance(value, bool))
     ):
-        raise OptionError(f"option {key}={value!r} must be {_kind(target)}", key)
+        raise OptionError(f"{said(key, value)} must be {_kind(target)}", key)
     return float(value) if target is float else int(value) if target is int else value
 
 
@@ -240,9 +278,7 @@ def _parse(key: str, value: str, target: Any) -> Any:
         except ValueError:
             names = [m.value for m in target]
             hint = did_you_mean(value, names)
-            raise OptionError(
-                f"option {key}={value!r}{hint}: choose one of {', '.join(names)}", key
-            ) from None
+            raise OptionError(f"{said(key, value)}{hint}: choose one of {', '.join(names)}", key) from None
     try:
         if target is bool:
             low = value.lower()
@@ -254,7 +290,7 @@ def _parse(key: str, value: str, target: Any) -> Any:
         return target(value)
     except (TypeError, ValueError):
         name = getattr(target, "__name__", str(target))
-        raise OptionError(f"option {key}={value!r} is not a valid {name}", key) from None
+        raise OptionError(f"{said(key, value)} is not a valid {name}", key) from None
 
 
 class Choice(click.Choice):

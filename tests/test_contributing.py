@@ -102,7 +102,7 @@ def test_a_registered_toy_student_is_fitted_by_the_cli_and_the_api(toy, cache, t
     np.testing.assert_allclose(by_api.matrix, 2 * plain.matrix, rtol=1e-6)
     code, _, err = cli_main("fit-student", "--student", toy, "--cache", cache, "--set", "scale=x",
                             "--out", tmp_path / "w.txt")  # fmt: skip
-    assert code == 2 and err.strip().splitlines()[-1] == "error: option scale='x' is not a valid float"
+    assert code == 2 and err.strip().splitlines()[-1] == "error: --set scale=x is not a valid float"
     code, out, _ = cli_main("fit-student", "--help")  # the help's student list is the registry's
     assert code == 0 and "semglove, ase, token, word, embed, toy (from --cache" in " ".join(out.split())
 

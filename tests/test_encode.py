@@ -77,8 +77,8 @@ def test_a_text_without_a_known_word_is_a_zero_row_and_batches_do_not_change_row
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"weighting": "tfidf"}, "option weighting='tfidf': choose one of none, sif, zipf"),
-        ({"sif_a": 0.0}, "option sif_a=0.0 must be between 0 and 1"),
+        ({"weighting": "tfidf"}, "weighting='tfidf': choose one of none, sif, zipf"),
+        ({"sif_a": 0.0}, "sif_a=0.0 must be between 0 and 1"),
         ({"batch": 0}, "batch=0 must be at least 1"),
     ],
 )

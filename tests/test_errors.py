@@ -199,9 +199,9 @@ def test_a_bad_value_or_an_unknown_option_is_an_option_error_naming_it():
     from ctx2static.students import x2static
 
     cases = [
-        (lambda: configure(x2static.Config, {"epochs": "x"}), "epochs", "option epochs='x' is not"),
+        (lambda: configure(x2static.Config, {"epochs": "x"}), "epochs", "--set epochs=x is not"),
         (lambda: configure(x2static.Config, {"epoch": 2}), "epoch", "x2static has no option 'epoch'"),
-        (lambda: x2static.Config(epochs=0), "epochs", "option epochs=0 must be"),
+        (lambda: x2static.Config(epochs=0), "epochs", "--epochs 0 must be"),
         (lambda: parse_layers("9", 5, "word_layer"), "word_layer", "--word-layer 9: names no hidden state"),
     ]
     for make, option, start in cases:

@@ -10,18 +10,19 @@ import importlib
 import inspect
 import math
 import pkgutil
+import re
 import typing
 
 import numpy as np
 import pytest
 
 import ctx2static
-from ctx2static.errors import UserError
+from ctx2static.errors import Style, UserError, speaking_to
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.downstream.probes import ProbeConfig
 from ctx2static.eval.sentences import SentenceConfig
 from ctx2static.export import ExportConfig
-from ctx2static.options import SEED_LIMIT, Options
+from ctx2static.options import SEED_LIMIT, Options, configure
 from ctx2static.pipeline.config import EngineConfig, ExtractConfig, TeacherConfig
 from ctx2static.retrofit.config import RetrofitConfig
 from ctx2static.students import ase, contextual, ctx2vec, glove, sentence, sentence_kd, word2vec, x2static
@@ -150,9 +151,18 @@ def test_every_numeric_option_has_a_bad_value_here(cls):
 
 
 @pytest.mark.parametrize("cls,name,value", CASES)
-def test_a_value_out_of_range_is_one_line_naming_the_option(cls, name, value):
-    with pytest.raises(UserError, match=f"^option {name}="):
-        cls(**{name: value})
+def test_a_value_out_of_range_is_one_line_naming_the_option_as_its_caller_writes_it(cls, name, value):
+    """``--min-count 0`` on the command line, ``min_count = 0`` in a study file, ``min_count=0`` in Python."""
+    spellings = {
+        Style.FLAG: f"--{name.replace('_', '-')} ",
+        Style.KEY: f"{name} = ",
+        Style.KEYWORD: f"{name}=",
+    }
+    for style, start in spellings.items():
+        with speaking_to(style), pytest.raises(UserError, match="^" + re.escape(start)):
+            cls(**{name: value})
+    with pytest.raises(UserError, match="^" + re.escape(f"--set {name}=")):
+        configure(cls, {name: value})  # the command line sets a student's options as --set KEY=VALUE
 
 
 @pytest.mark.parametrize("cls", CONFIGS, ids=_name)
@@ -162,7 +172,7 @@ def test_defaults_pass_and_numbers_must_be_finite(cls):
     floats = [f.name for f in dataclasses.fields(cls) if hints[f.name] in (float, float | None)]
     for name in floats:
         for value in (math.nan, math.inf, "nan", "-inf"):
-            with pytest.raises(UserError, match=f"option {name}=.* must be a finite number"):
+            with pytest.raises(UserError, match=f"--{name.replace('_', '-')} .* must be a finite number"):
                 cls(**{name: value})
 
 
@@ -171,9 +181,9 @@ def test_values_are_typed_whatever_the_way_in():
     assert VocabConfig(min_count="3").min_count == 3
     assert CorpusConfig(lowercase="no").lowercase is False
     assert word2vec.Word2VecConfig(dim=np.int64(8), lr=np.float32(0.5)).dim == 8
-    with pytest.raises(UserError, match=r"option min_count=\[3\] must be int"):
+    with pytest.raises(UserError, match=r"--min-count \[3\] must be int"):
         VocabConfig(min_count=[3])
-    with pytest.raises(UserError, match="option lowercase=1 must be bool"):
+    with pytest.raises(UserError, match="--lowercase 1 must be bool"):
         CorpusConfig(lowercase=1)
 
 
@@ -196,5 +206,5 @@ def test_a_thread_count_past_this_machine_is_one_line_before_any_work(cli_main, 
         "fit-student", "-s", "sgns", "--corpus", mini_corpus, "--threads", many, "--out", out
     )
     [line] = [ln for ln in err.splitlines() if ln.startswith("error:")]
-    assert code == 2 and line.startswith(f"error: option threads={many} must be 0 (all cores numba may use)")
+    assert code == 2 and line.startswith(f"error: --set threads={many} must be 0 (all cores numba may use)")
     assert not out.exists()

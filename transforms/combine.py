@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ctx2static.errors import InputError, OptionError, UserError, spell
-from ctx2static.options import Options, Rule, opt
+from ctx2static.options import Options, Rule, opt, said
 from ctx2static.vectors import Vectors, VectorsMeta
 from ctx2static.vectors.outputs import made_by
 from ctx2static.vectors.table import NonFinite
@@ -92,7 +92,7 @@ def check_count(names: Sequence[str], config: CombineConfig) -> None:
     if config.weights and len(config.weights) != len(names):
         n = len(config.weights)
         raise OptionError(
-            f"option weights={','.join(f'{w:g}' for w in config.weights)} gives {n} weight{'s' * (n > 1)} "
+            f"{said('weights', tuple(f'{w:g}' for w in config.weights))} gives {n} weight{'s' * (n > 1)} "
             f"for {len(names)} inputs; give one per input, in their order",
             "weights",
         )
@@ -145,7 +145,9 @@ def combine_vectors(inputs: Sequence[tuple[str, Vectors]], config: CombineConfig
     width = sum(dims) if config.method is CombineMethod.CONCAT else dims[0]
     if config.dim > width:
         raise OptionError(
-            f"option dim={config.dim} must be at most the combined table's {width} dimensions", "dim"
+            f"{spell('dim', config.dim)}: the combined table has {width} dimensions; use "
+            f"{spell('dim', width)} or less",
+            "dim",
         )
     lower = [v.lowercase for v in tables]
     fold = any(lower) and not all(lower)  # matched on lower-cased words

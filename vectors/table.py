@@ -37,7 +37,7 @@ from typing import Any, cast
 import numpy as np
 
 from ctx2static.composer import ROWS, TOKENIZER, Composer, map_rows
-from ctx2static.errors import InputError, OptionError, UserError, spell
+from ctx2static.errors import InputError, OptionError, Style, UserError, speaking_to, spell
 from ctx2static.fileio.atomic import Renames, atomic_dir, atomic_files, atomic_write, write_npy
 from ctx2static.fileio.digests import sha256_file
 from ctx2static.fileio.reading import read_lines
@@ -268,7 +268,8 @@ class Vectors:
         scaled to unit L2 norm. Texts are pooled ``batch`` at a time (one sparse [batch, words]
         matrix times the table), so memory does not grow with their number.
         """
-        config = configure(EncodeConfig, {"weighting": weighting, "sif_a": sif_a, "normalize": normalize})
+        with speaking_to(Style.KEYWORD, unless_said=True):  # a Python caller's keywords
+            config = configure(EncodeConfig, {"weighting": weighting, "sif_a": sif_a, "normalize": normalize})
         if isinstance(texts, str) or not isinstance(texts, Sequence):
             raise OptionError(f"texts={type(texts).__name__}: pass a list of texts (one str each)", "texts")
         if batch < 1:

@@ -138,7 +138,7 @@ def test_export_command_quantizes_reduces_and_weighs(tmp_path, cli_main, bert_ve
     assert cosines(TokenBag.load(tmp_path / "m").encode(texts), want).min() > 0.98
     assert json.loads((tmp_path / "m" / "config.json").read_text())["apply_pca"] == 8
     code, _, err = cli_main(*args[:-1], tmp_path / "n", "--dims", "-1")
-    assert code == 2 and err.count("\n") == 1 and "option dims=-1 must be 0 (keep all) or more" in err
+    assert code == 2 and err.count("\n") == 1 and "--dims -1 must be 0 (keep all) or more" in err
     code, _, err = cli_main(*args[:-1], tmp_path / "n", "--dims", "1024")
     want = f"--dims 1024: the table has {bert_vectors.dim} dimensions; use --dims {bert_vectors.dim} or less"
     assert code == 2 and err.count("\n") == 1 and want in err

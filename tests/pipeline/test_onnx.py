@@ -135,9 +135,7 @@ def test_signals_the_graph_does_not_compute_are_refused_in_one_line(tiny_models,
 
 
 def test_precisions_onnx_does_not_run_and_a_missing_onnxruntime_are_one_line(tiny_models, monkeypatch):
-    with pytest.raises(
-        UserError, match=r"^option precision='bfloat16' must be auto, float32 or int8 with backend"
-    ):
+    with pytest.raises(UserError, match=r"^--precision bfloat16 must be auto, float32 or int8 with backend"):
         TeacherConfig(backend="onnx", precision="bfloat16")
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails as when not installed
     with pytest.raises(UserError, match=r"pip install 'ctx2static\[onnx\]'"):

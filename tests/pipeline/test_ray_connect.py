@@ -90,5 +90,5 @@ def test_a_port_that_never_answers_ends_at_the_connect_timeout(tmp_path, tiny_mo
 
 
 def test_the_connect_timeout_must_be_positive():
-    with pytest.raises(UserError, match="option connect_timeout=0.0 must be positive"):
+    with pytest.raises(UserError, match="--connect-timeout 0.0 must be positive"):
         EngineConfig(engine=Engine.RAY, connect_timeout=0)

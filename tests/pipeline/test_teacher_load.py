@@ -79,7 +79,7 @@ def test_a_layer_spec_out_of_range_is_one_line(spec):
 
 
 def test_a_malformed_layer_spec_is_refused_with_the_config():
-    with pytest.raises(UserError, match="layer='two' must be auto, an index, a list or a slice"):
+    with pytest.raises(UserError, match="--layer two must be auto, an index, a list or a slice"):
         TeacherConfig(layer="two")
 
 
@@ -132,12 +132,12 @@ def test_the_cache_records_the_layers_auto_resolves_to(tiny_models, corpus_file,
     "options,message",
     [
         (["--precision", "int8", "--device", "cuda"],
-         "option precision='int8' must be auto, float32, bfloat16 or float16 on device cuda: int8 runs on"),
+         "--precision int8 must be auto, float32, bfloat16 or float16 on device cuda: int8 runs on"),
         (["--backend", "onnx", "--precision", "bfloat16"],
-         "option precision='bfloat16' must be auto, float32 or int8 with backend onnx"),
+         "--precision bfloat16 must be auto, float32 or int8 with backend onnx"),
         (["--backend", "onnx", "--device", "cuda:1"],
-         "option backend='onnx' must be torch on device cuda:1: onnx runs on a CPU"),
-        (["--threads", "100000"], "option threads=100000 must be 0 (torch's default) or at most"),
+         "--backend onnx must be torch on device cuda:1: onnx runs on a CPU"),
+        (["--threads", "100000"], "--threads 100000 must be 0 (torch's default) or at most"),
         (["--layer", "3"], "--layer 3: names no hidden state of 3 (-3..2)"),
         (["--word-layer", "5"], "--word-layer 5: names no hidden state of 3 (-3..2)"),
         (["--device", "gpu"], "--device gpu: not a torch device"),

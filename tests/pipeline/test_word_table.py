@@ -4,6 +4,7 @@ The expectations come from a plain forward pass of the teacher over the template
 word's tokens found from the tokenizer's offsets (not from the product's alignment).
 """
 
+import shlex
 from dataclasses import replace
 
 import numpy as np
@@ -115,7 +116,8 @@ def test_a_word_template_without_the_word_once_as_a_word_is_one_line(template):
     with pytest.raises(UserError) as exc:
         ExtractConfig(word_template=template)
     assert str(exc.value) == (
-        f"option word_template={template!r} must be auto or text holding {{w}} once, as a word of its own, "
+        f"--word-template {shlex.quote(template)} must be auto or text holding {{w}} once, "
+        "as a word of its own, "
         "e.g. 'meaning: {w}'"
     )
 
@@ -127,7 +129,7 @@ def test_the_command_line_refuses_a_bad_template_before_anything_runs(cli_main, 
     )  # fmt: skip
     assert code == 2 and not out
     assert err.strip().splitlines()[-1] == (
-        "error: option word_template='meaning' must be auto or text holding {w} once, as a word of its own, "
+        "error: --word-template meaning must be auto or text holding {w} once, as a word of its own, "
         "e.g. 'meaning: {w}'"
     )
     assert not (tmp_path / "c").exists()
@@ -161,7 +163,7 @@ def test_a_template_that_leaves_the_word_no_room_is_refused_before_the_teacher_l
         ExtractConfig(word_template=template)
     line = str(err.value)
     assert "\n" not in line and len(line) < 300, line
-    assert "(100,005 characters) must be text of at most 510 words ({w} included) under --max-length" in line
+    assert "(100,003 characters) must be text of at most 510 words ({w} included) under --max-length" in line
     ExtractConfig(word_template="x " * 200 + WORD_SLOT, max_length=512)  # room left: accepted
 
 

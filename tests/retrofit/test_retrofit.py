@@ -160,9 +160,9 @@ def test_meta_records_each_retrofit(tmp_path):
 
 
 def test_config_rejects_bad_values():
-    with pytest.raises(UserError, match="nu=0.0 must be > 0"):
+    with pytest.raises(UserError, match="--nu 0.0 must be > 0"):
         RetrofitConfig(nu=0)
-    with pytest.raises(UserError, match="method='nope': choose one of faruqui, graph"):
+    with pytest.raises(UserError, match="--method nope: choose one of faruqui, graph"):
         RetrofitConfig(method="nope")
 
 
@@ -197,7 +197,7 @@ def test_cli_end_to_end(tmp_path, cli_main):
 )  # fmt: skip
 def test_an_option_of_another_method_is_refused_not_ignored(method, option, value, reader):
     with pytest.raises(
-        UserError, match=rf"^option {option}={value} must be left at its default: only {reader}"
+        UserError, match=rf"^--{option} {value} must be left at its default: only {reader}"
     ):
         RetrofitConfig(method=method, **{option: value})
     RetrofitConfig(method=method, propagate=True, ridge=0.5, normalize=False)  # every method reads these

@@ -28,7 +28,7 @@ def test_configure_casts_and_keeps_defaults():
 def test_configure_rejects_unknown_and_bad_values():
     with pytest.raises(UserError, match="no option 'dims'.*dim, lr"):
         configure(Cfg, {"dims": "5"})
-    with pytest.raises(UserError, match="dim='x' is not a valid int"):
+    with pytest.raises(UserError, match="--set dim=x is not a valid int"):
         configure(Cfg, {"dim": "x"})
 
 

@@ -135,8 +135,8 @@ def test_the_result_records_its_inputs_and_survives_a_save(tmp_path):
     [
         ({"method": "mean"}, "--method mean averages aligned rows, so it needs inputs of one dimension, not "
          "2 (t0), 3 (t1): use --method concat (and --dim D to bring the result down to D dimensions)"),
-        ({"dim": 6}, "option dim=6 must be at most the combined table's 5 dimensions"),
-        ({"weights": (1, 2, 3)}, "option weights=1,2,3 gives 3 weights for 2 inputs; give one per input"),
+        ({"dim": 6}, "--dim 6: the combined table has 5 dimensions; use --dim 5 or less"),
+        ({"weights": (1, 2, 3)}, "--weights 1,2,3 gives 3 weights for 2 inputs; give one per input"),
     ],
 )  # fmt: skip
 def test_impossible_combinations_are_one_line(options, message):
@@ -189,11 +189,11 @@ def test_the_command_writes_the_combination_and_says_so(tmp_path, cli_main):
         (["A", "--out", "c.txt"], "combine needs at least two vectors inputs, got 1 (A); give two or more"),
         (["A", "missing.txt", "--out", "c.txt"], "missing.txt: no such vectors file or folder"),
         (["A", "A", "--out", "c.txt"], "A: given twice; combine different tables"),
-        (["A", "B", "--out", "c.txt", "--weights", "1"], "option weights=1 gives 1 weight for 2 inputs"),
+        (["A", "B", "--out", "c.txt", "--weights", "1"], "--weights 1 gives 1 weight for 2 inputs"),
         (["A", "B", "--out", "c.txt", "--method", "mean"], "--method mean averages aligned rows"),
-        (["A", "B", "--out", "c.txt", "--weights", "1,0"], "option weights=(1.0, 0.0) must be positive"),
-        (["A", "B", "-o", "c", "--weights", "inf,1"], "option weights=(inf, 1.0) must be positive finite"),
-        (["A", "B", "-o", "c", "--weights", "nan,1"], "option weights=(nan, 1.0) must be positive finite"),
+        (["A", "B", "--out", "c.txt", "--weights", "1,0"], "--weights 1.0,0.0 must be positive"),
+        (["A", "B", "-o", "c", "--weights", "inf,1"], "--weights inf,1.0 must be positive finite"),
+        (["A", "B", "-o", "c", "--weights", "nan,1"], "--weights nan,1.0 must be positive finite"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path, monkeypatch, cli_main, args, message):
