@@ -18,6 +18,7 @@ is parsed only on the command line and in study files), is a one-line ``OptionEr
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import itertools
 import logging
 import os
@@ -92,6 +93,30 @@ def _check_keywords(options: Iterable[str], known: Iterable[str]) -> None:
             raise OptionError(
                 f"unknown option '{key}'{did_you_mean(key, names)}; the options are: {', '.join(names)}", key
             )
+
+
+def _check_stage_keywords(options: Iterable[str], stages: Mapping[str, Iterable[str]]) -> None:
+    """An unknown keyword to a call of several stages is answered with the options of its stage.
+
+    Its stage is the one holding the closest name (``epochz``: the student's, ``max_sentence``:
+    extract's), so the line lists a dozen options, not every stage's; a name close to none lists
+    each stage's options under its name.
+    """
+    listed = {stage: sorted(set(names)) for stage, names in stages.items()}
+    known = {name for names in listed.values() for name in names}
+    for key in options:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+        if close:
+            stage = next(stage for stage, names in listed.items() if close[0] in names)
+            raise OptionError(
+                f"unknown option '{key}' (did you mean '{close[0]}'?); {stage}'s options are: "
+                f"{', '.join(listed[stage])}",
+                key,
+            )
+        each = "; ".join(f"{stage}'s: {', '.join(names)}" for stage, names in listed.items())
+        raise OptionError(f"unknown option '{key}'; the options are {each}", key)
 
 
 def _wrong(param: str, value: Any, want: str) -> UserError:
@@ -196,7 +221,7 @@ def extract(
     :param out: the cache folder (a new temporary one when None)
     """
     need_teacher_stage("extract")
-    from ctx2static.pipeline.extract import extract_with
+    from ctx2static.pipeline.extract import check_teacher_options, extract_with
     from ctx2static.text.vocab import Vocab
 
     teacher, out = _teacher(teacher), _folder("out", out)
@@ -204,6 +229,7 @@ def extract(
     parts = _split(options, _EXTRACT_CONFIGS, False)
     text, vocab_cfg = CorpusConfig(**parts[0]), VocabConfig(**parts[1])
     teacher_cfg, cfg, engine = TeacherConfig(**parts[2]), ExtractConfig(**parts[3]), EngineConfig(**parts[4])
+    check_teacher_options(teacher, teacher_cfg, cfg)  # before a folder is made or the corpus opened
     folder = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="ctx2static-cache-"))
     check_writable(folder, inside=True, inputs=_given_files(corpus))  # before the folder and its lock
     folder.mkdir(parents=True, exist_ok=True)
@@ -757,7 +783,8 @@ def fit(
         _check("source", source, (str, os.PathLike), "a cache folder")
         return fit_cache_student(student, source, options, compose)  # type: ignore[arg-type]
     student_fields = field_names(load_student(student).config)
-    _check_keywords(options, {*field_names(CorpusConfig), *field_names(VocabConfig), *student_fields})
+    reading = [*field_names(CorpusConfig), *field_names(VocabConfig)]
+    _check_stage_keywords(options, {"the corpus and vocabulary": reading, student: student_fields})
     text, vocab_cfg, student_options = _split(options, (CorpusConfig, VocabConfig), True)
     with temp_folder("ctx2static-corpus-") as tmp:
         corpus = _corpus(source, tmp, CorpusConfig(**text))
@@ -1002,7 +1029,8 @@ def distill(
             f"student={student!r} trains from text, not a teacher: call fit(corpus, '{student}')", "student"
         )
     student_fields = field_names(reg.load_student(student).config)
-    _check_keywords(options, {n for c in _EXTRACT_CONFIGS for n in field_names(c)} | set(student_fields))
+    extract_fields = [n for c in _EXTRACT_CONFIGS for n in field_names(c)]
+    _check_stage_keywords(options, {"extract": extract_fields, student: student_fields})
     *extract_parts, student_options = _split(options, _EXTRACT_CONFIGS, True)
     extract_options = {k: v for part in extract_parts for k, v in part.items()}
     if "threads" in options and "threads" in field_names(reg.load_student(student).config):

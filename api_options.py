@@ -70,6 +70,7 @@ class ExtractOptions(CorpusOptions, VocabOptions, total=False):
     max_length: int
     token_budget: int
     max_sentences: int
+    max_words: int
     word_template: str
     embed_template: str
     sentence_embedding: bool

@@ -141,13 +141,7 @@ def extract(
     """Run a teacher once over a corpus and write the sharded cache (here, or on Ray workers)."""
     need_teacher_stage("extract")
     from ctx2static.pipeline.extract import extract_files
-    from ctx2static.pipeline.models import read_config, resolve
 
-    # the options' values and the teacher's name before the corpus: reading a large one takes minutes
-    unread = dict(options)
-    for config in (CorpusConfig, VocabConfig, TeacherConfig, ExtractConfig, EngineConfig):
-        pop_options(config, unread)
-    read_config(teacher, resolve(teacher))  # its config only: a misspelt name fails here, no weights load
     click.echo(extract_files(corpus_paths, teacher, out, vocab_path, options))
 
 

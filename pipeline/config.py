@@ -162,6 +162,11 @@ class ExtractConfig(Options):
     max_length: int = opt(512, "Teacher tokens per sentence (capped at the model's maximum).")
     token_budget: int = opt(4096, "Padded teacher tokens per batch.")
     max_sentences: int = opt(0, "Stop after this many sentences (0 = the whole corpus).")
+    max_words: int = opt(
+        0,
+        "Stop after this many words of the corpus, the last sentence cut there (0 = no bound): a budget "
+        "that holds whatever the sentences' lengths, as --max-sentences does not.",
+    )
     word_template: str = opt(
         AUTO_TEMPLATE,
         "The text each vocabulary word is encoded in for the word table, {w} standing for the word "
@@ -202,6 +207,7 @@ class ExtractConfig(Options):
             ("topk", self.topk >= 0, "0 (off) or more"),
             ("attention", self.attention >= 0, "0 (off) or more"),
             ("max_sentences", self.max_sentences >= 0, "0 (all) or more"),
+            ("max_words", self.max_words >= 0, "0 (all) or more"),
             (
                 "word_template",
                 self.word_template == AUTO_TEMPLATE or holds_word_once(self.word_template),

@@ -10,9 +10,10 @@ import contextlib
 import itertools
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -58,9 +59,21 @@ def _identity(teacher: dict, watch: CorpusWatch, vocab: Vocab, cfg: ExtractConfi
         "corpus": watch.identity,
         "corpus_config": watch.corpus.config_identity(),
         "vocab": {"sha256_16": vocab.digest(), "size": len(vocab)},
-        "options": asdict(cfg),
+        "options": options_identity(cfg),
         "code_version": version("ctx2static"),
     }
+
+
+def options_identity(cfg: ExtractConfig) -> dict[str, Any]:
+    """The extract options as a cache's identity records them; no word budget is no key.
+
+    A cache made without ``max_words`` keeps the identity it had before the option existed, so it
+    still resumes and a study keeps its key.
+    """
+    options = asdict(cfg)
+    if not cfg.max_words:
+        del options["max_words"]
+    return options
 
 
 def _shards(sentences: Iterable[tuple[int, list[str]]], size: int, words: int) -> Iterator[list]:
@@ -165,7 +178,7 @@ class Bar:
     Updated after every teacher batch by an engine that can report them, else per recorded shard.
     """
 
-    def __init__(self, total: int | None, initial: int, engine: ShardEngine) -> None:
+    def __init__(self, total: int, initial: int, engine: ShardEngine) -> None:
         self.tqdm = tqdm(
             unit="word", unit_scale=True, desc="extract", total=total, initial=initial, mininterval=1.0
         )
@@ -185,11 +198,64 @@ class Bar:
             self.batch(stats["n_occurrences"], stats["n_teacher_tokens"])
 
 
-def shard_jobs(corpus: Corpus, cfg: ExtractConfig, start: int) -> Iterator[tuple[int, list]]:
-    """``(index, sentences)`` of every shard from ``start`` on, streamed from the corpus."""
-    sentences = corpus.sentences()
+def budgeted(corpus: Corpus, cfg: ExtractConfig) -> Iterator[tuple[int, list[str]]]:
+    """The corpus's ``(paragraph, words)`` sentences the teacher reads, nothing past them.
+
+    The first ``max_sentences``, and no more than ``max_words`` words, the last sentence cut there.
+    """
+    sentences: Iterable[tuple[int, list[str]]] = corpus.sentences()
     if cfg.max_sentences:
         sentences = itertools.islice(sentences, cfg.max_sentences)
+    if not cfg.max_words:
+        yield from sentences
+        return
+    left = cfg.max_words
+    for pid, words in sentences:
+        yield pid, words[:left]
+        left -= min(len(words), left)
+        if not left:
+            return
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the teacher pass reads: sentences, corpus words, and the vocabulary's occurrences in them."""
+
+    sentences: int
+    words: int
+    occurrences: int
+    whole: bool  # the whole corpus (no budget stopped it)
+
+    @classmethod
+    def plan(cls, corpus: Corpus, vocab: Vocab, cfg: ExtractConfig) -> Reading:
+        """Count what :func:`budgeted` yields (a budget: its part of the corpus only, no teacher)."""
+        if not (cfg.max_sentences or cfg.max_words):
+            return cls(0, 0, vocab.total, True)
+        index = vocab.index
+        sentences = words = occurrences = 0
+        for _, toks in budgeted(corpus, cfg):
+            sentences += 1
+            words += len(toks)
+            occurrences += sum(1 for w in toks if w in index)
+        stopped = (cfg.max_sentences and sentences == cfg.max_sentences) or (
+            cfg.max_words and words == cfg.max_words
+        )
+        return cls(sentences, words, occurrences, not stopped)
+
+    def line(self, corpus: Corpus, cfg: ExtractConfig) -> str:
+        """One line saying what the teacher pass reads, and which budget stops it."""
+        names = ", ".join(map(str, corpus.paths))
+        if not self.sentences:
+            return f"extract: reading all of {names} ({self.occurrences:,} occurrences of vocabulary words)"
+        given = (("max_sentences", cfg.max_sentences), ("max_words", cfg.max_words))
+        budgets = [spell(name, value) for name, value in given if value]
+        why = "all of it" if self.whole else f"stopped by {' and '.join(budgets)}"
+        return f"extract: reading {self.sentences:,} sentences, {self.words:,} words of {names} ({why})"
+
+
+def shard_jobs(corpus: Corpus, cfg: ExtractConfig, start: int) -> Iterator[tuple[int, list]]:
+    """``(index, sentences)`` of every shard from ``start`` on, streamed from the corpus."""
+    sentences = budgeted(corpus, cfg)
     for i, sents in enumerate(_shards(sentences, cfg.shard_size, cfg.shard_words)):
         if i >= start:
             yield i, sents
@@ -241,8 +307,9 @@ def _write(
         return writer.manifest
     pca = writer.aux(PCA_H5) if cfg.vectors and cfg.pca else None
     kept = sum(r["n_occurrences"] for r in writer.manifest["shards"] if r["index"] not in writer.damaged)
-    total = None if cfg.max_sentences else vocab.total  # words the teacher cuts off make it an upper bound
-    bar = Bar(total, kept, engine)
+    reading = Reading.plan(corpus, vocab, cfg)
+    tqdm.write(reading.line(corpus, cfg), file=sys.stderr)  # shown to the API's callers too, as the bar is
+    bar = Bar(reading.occurrences, kept, engine)  # words the teacher cuts off make the total an upper bound
     with bar.tqdm:
         if writer.damaged:
             damaged, last = set(writer.damaged), max(writer.damaged)
@@ -295,7 +362,7 @@ def start_engine(
     ahead of it (:mod:`~ctx2static.pipeline.feed`). Ray: the vocabulary comes first (every
     worker receives it), then each worker loads its teacher.
     """
-    check_word_layer(teacher, cfg)
+    check_teacher_options(teacher, teacher_config, cfg)
     if engine.engine is Engine.RAY:
         from ctx2static.pipeline.ray_engine import RayEngine
 
@@ -326,18 +393,27 @@ def torch_cpu_threads(config: TeacherConfig) -> int:
     return 1
 
 
-def check_word_layer(teacher: str, cfg: ExtractConfig) -> None:
-    """Refuse a ``--word-layer`` out of the teacher's range from its config, before any weights load.
+def check_teacher_options(teacher: str, teacher_config: TeacherConfig, cfg: ExtractConfig) -> None:
+    """Refuse what the teacher's config alone shows cannot work, before any corpus is read or weights load.
 
-    ``auto`` is the teacher's own ``--layer``, which loading checks the same way.
+    A misspelt name, a ``--layer`` or ``--word-layer`` past its hidden states, ``--pca`` past its
+    width: each would otherwise be answered only after the corpus was analysed (minutes on a large
+    one). ``auto`` layers are the family's default, in range by construction.
     """
-    if cfg.word_layer == AUTO_LAYER:
-        return
-    from ctx2static.pipeline.models import n_hidden_states, read_config, resolve
+    from ctx2static.pipeline.models import hidden_width, n_hidden_states, read_config, resolve
 
-    n_hidden = n_hidden_states(read_config(teacher, resolve(teacher)))
-    if n_hidden:
-        parse_layers(cfg.word_layer, n_hidden, "word_layer")
+    config = read_config(teacher, resolve(teacher))
+    n_hidden = n_hidden_states(config)
+    for option, spec in (("layer", teacher_config.layer), ("word_layer", cfg.word_layer)):
+        if n_hidden and spec != AUTO_LAYER:
+            parse_layers(spec, n_hidden, option)
+    width = hidden_width(config)
+    if cfg.vectors and width and cfg.pca > width:
+        raise OptionError(
+            f"{spell('pca', cfg.pca)}: the teacher's vectors have {width} dimensions; use "
+            f"{spell('pca', width)} or fewer",
+            "pca",
+        )
 
 
 VOCAB_BYTES_PER_DIM = 8 + 4 + 4 + 4
@@ -438,21 +514,23 @@ def extract_files(
     """Extract (or resume) the cache ``out`` from corpus files, as ``ctx2static extract``; its summary line.
 
     ``options`` are the corpus, vocabulary, teacher, extract and engine fields, each config built
-    in the order its mistakes are reported; the output is checked first, a ``vocab_path`` list is
-    read before the teacher loads.
+    in the order its mistakes are reported. The output is checked first, then every option and
+    what the teacher's config decides (:func:`check_teacher_options`), then the corpus is opened
+    (which analyses it); a ``vocab_path`` list is read before the teacher loads.
     """
     check_writable(out, inside=True, inputs=[*corpus, vocab_path])
     options = dict(options)
-    source = Corpus(list(corpus), pop_options(CorpusConfig, options))
-    vocab_config = pop_options(VocabConfig, options)
-    teacher_config = pop_options(TeacherConfig, options)
-    cfg = pop_options(ExtractConfig, options)
+    corpus_config, vocab_config = pop_options(CorpusConfig, options), pop_options(VocabConfig, options)
+    teacher_config, cfg = pop_options(TeacherConfig, options), pop_options(ExtractConfig, options)
+    engine = pop_options(EngineConfig, options)
+    check_teacher_options(teacher, teacher_config, cfg)  # the corpus is analysed as it is opened
+    source = Corpus(list(corpus), corpus_config)
     given = Vocab.load(vocab_path) if vocab_path else None
 
     def inputs() -> tuple[Corpus, Vocab]:
         return source, given if given is not None else Vocab.build(source, vocab_config)
 
-    m = extract_with(teacher, teacher_config, inputs, Path(out), cfg, pop_options(EngineConfig, options))
+    m = extract_with(teacher, teacher_config, inputs, Path(out), cfg, engine)
     tot = m["totals"]
     rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
     # a finished cache run again does no teacher work: no rate to speak of

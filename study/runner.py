@@ -27,7 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import InputError, Style, TeacherUnavailableError, UserError, speaking_to, spell
+from ctx2static.errors import (
+    InputError,
+    OptionError,
+    Style,
+    TeacherUnavailableError,
+    UserError,
+    speaking_to,
+    spell,
+)
 from ctx2static.eval.benchmarks import Benchmark
 from ctx2static.eval.comparison import Comparison, compare
 from ctx2static.eval.results import Score
@@ -106,6 +114,8 @@ class StudyRunner:
             if t.teacher.backend is not Backend.TORCH:  # keyed only when not torch: older studies' keys stand
                 teacher["backend"] = t.teacher.backend.value
             extract = t.extract.to_dict()
+            if not t.extract.max_words:  # no word budget is no key, as in the cache's identity: keys stand
+                del extract["max_words"]
             if t.extract.word_template == AUTO_TEMPLATE or t.extract.word_layer == AUTO_LAYER:
                 # auto's word settings follow the loaded teacher's family, which its config alone does not
                 # tell (MPNet's weights lack the MLM head its config names): every family's defaults key it
@@ -428,13 +438,15 @@ def check_engines(study: Study) -> None:
 def check_teachers(study: Study, layout: StudyLayout) -> None:
     """Read the config of each teacher whose cache is to be made, before any corpus is read.
 
+    Its name, and the options its config decides (its layers, ``pca``), are refused here.
+
     The text students train first, so a misspelt model would otherwise fail minutes into the run,
     after the corpus was read; its config is enough to refuse it (no weights load). A complete cache
     needs no teacher, nor does a core install that only runs students (its missing caches fail in
     :meth:`StudyRunner.ensure_cache`, naming the extra).
     """
     from ctx2static.cache.reader import read_manifest
-    from ctx2static.pipeline.models import read_config, resolve
+    from ctx2static.pipeline.extract import check_teacher_options
 
     if teacher_stage_missing():
         return
@@ -444,10 +456,12 @@ def check_teachers(study: Study, layout: StudyLayout) -> None:
         if manifest and manifest.get("complete"):
             continue
         try:
-            read_config(t.model, resolve(t.model))
+            check_teacher_options(t.model, t.teacher, t.extract)
         except TeacherUnavailableError as exc:  # said as the study file writes it: model = "..."
             said = str(exc).replace(spell("teacher", t.model), spell("model", t.model), 1)
             raise TeacherUnavailableError(t.model, f"{study.path}: teachers.{name}: {said}") from None
+        except OptionError as exc:  # a layer or pca its config rules out, named where the file sets it
+            raise OptionError(f"{study.path}: teachers.{name}: {exc}", *exc.options) from None
 
 
 def run_study_file(study: str | os.PathLike | None = None, out: str | os.PathLike | None = None) -> str:

@@ -19,7 +19,7 @@ from . import tiny_models as tm
 EXAMPLE = """\
 from ctx2static import distill
 
-vectors = distill("my_text.txt", teacher="minilm", student="x2static", max_sentences=20000)
+vectors = distill("my_text.txt", teacher="minilm", student="x2static", max_words=100_000)
 vectors.most_similar("king", topn=5)  # the nearest words: [(word, cosine), ...]
 vectors.query(["cat", "unbelievableness"])  # a vector for any word, one outside the table too
 vectors.save("x2static/")  # then `ctx2static export` writes it for gensim or Model2Vec
@@ -29,9 +29,9 @@ README = ROOT / "README.md"
 API_PAGE = ROOT / "docs" / "reference" / "api.md"
 
 
-def run_example(corpus, teacher, max_sentences):
+def run_example(corpus, teacher, max_words):
     code = EXAMPLE.replace('"my_text.txt"', repr(str(corpus))).replace('"minilm"', repr(str(teacher)))
-    code = code.replace("max_sentences=20000", f"max_sentences={max_sentences}")
+    code = code.replace("max_words=100_000", f"max_words={max_words}")
     scope: dict = {}
     exec(compile(code, "README example", "exec"), scope)
     return scope["vectors"]
@@ -46,13 +46,13 @@ def check_example_output(vectors):
 
 def test_readme_example_with_a_tiny_teacher(tmp_path, monkeypatch, mini_corpus, tiny_models):
     monkeypatch.chdir(tmp_path)
-    check_example_output(run_example(mini_corpus, tiny_models["bert"], 300))
+    check_example_output(run_example(mini_corpus, tiny_models["bert"], 6000))
 
 
 @pytest.mark.slow
 def test_readme_example_with_minilm(tmp_path, monkeypatch, mini_corpus):
     monkeypatch.chdir(tmp_path)
-    vectors = run_example(mini_corpus, "minilm", 200)
+    vectors = run_example(mini_corpus, "minilm", 4000)
     check_example_output(vectors)
     assert vectors.meta["teacher"] == "minilm" and "cache" not in vectors.meta  # the temporary cache is gone
 
@@ -73,7 +73,7 @@ def page_block(first_line):
 def test_api_page_stage_and_vectors_blocks_run(tmp_path, monkeypatch, mini_corpus, tiny_models):
     """The API page's stage-by-stage and `Vectors` blocks, as written (corpus, teacher and size made tiny)."""
     monkeypatch.chdir(tmp_path)
-    run_example(mini_corpus, tiny_models["bert"], 300)  # writes x2static/, which the Vectors block loads
+    run_example(mini_corpus, tiny_models["bert"], 6000)  # writes x2static/, which the Vectors block loads
     stages = page_block("from ctx2static.api import").replace('"corpus.txt.xz"', repr(str(mini_corpus)))
     stages = stages.replace('"minilm"', repr(str(tiny_models["bert"]))).replace("=20000", "=300")
     stages = stages.replace('"bert-sg", epochs=1', '"bert-sg", epochs=1, dim=8')  # the tiny teacher is 16-d
@@ -144,7 +144,7 @@ def test_text_students_fit_and_retrofit(tmp_path, mini_corpus):
 
 def test_extract_takes_the_engine_options_of_the_command_line(tiny_models, mini_corpus, tmp_path):
     """The engine is chosen below the command line: the API checks its options as ``extract`` does."""
-    with pytest.raises(UserError, match="option workers=2 must be 0 unless --engine ray"):
+    with pytest.raises(UserError, match="workers=2 must be 0 unless --engine ray"):
         api.extract(mini_corpus, str(tiny_models["bert"]), tmp_path / "c", workers=2)
     folder = api.extract(
         mini_corpus, str(tiny_models["bert"]), tmp_path / "c", engine="local", max_sentences=20
@@ -152,24 +152,27 @@ def test_extract_takes_the_engine_options_of_the_command_line(tiny_models, mini_
     assert Cache.open(folder).complete
 
 
-def test_a_mistyped_keyword_is_answered_from_every_keyword_of_the_call(tiny_models, mini_corpus, tmp_path):
-    """distill's keywords are the extract's and the student's: a typo of either is suggested."""
+def test_a_mistyped_keyword_is_answered_with_the_options_of_its_stage(tiny_models, mini_corpus, tmp_path):
+    """distill's keywords are extract's and the student's: a typo lists the stage of its closest name."""
     with pytest.raises(
-        UserError, match=r"unknown option 'max_sentence' \(did you mean 'max_sentences'\?\)"
+        UserError, match=r"option 'max_sentence' \(did you mean 'max_sentences'\?\); extract's options"
     ) as err:
         api.distill(mini_corpus, str(tiny_models["bert"]), max_sentence=10)
-    assert {"lr", "layer", "max_sentences", "max_vocab", "min_count"} <= set(
-        str(err.value).split(": ")[-1].split(", ")
-    )
-    with pytest.raises(UserError, match=r"'epoch' \(did you mean 'epochs'\?\)"):
+    listed = set(str(err.value).split(": ")[-1].split(", "))
+    assert {"layer", "max_sentences", "max_words", "max_vocab", "min_count"} <= listed and "lr" not in listed
+    with pytest.raises(UserError, match=r"'epoch' \(did you mean 'epochs'\?\); x2static's options") as err:
         api.distill(mini_corpus, str(tiny_models["bert"]), epoch=3)
-    with pytest.raises(UserError, match=r"'max_vocb' \(did you mean 'max_vocab'\?\).*dim, epochs"):
+    listed = set(str(err.value).split(": ")[-1].split(", "))
+    assert {"epochs", "lr", "negative"} <= listed and "max_sentences" not in listed
+    with pytest.raises(UserError, match=r"'max_vocb' \(did you mean 'max_vocab'\?\); the corpus and vocab"):
         api.fit(mini_corpus, "sgns", max_vocb=10)
+    with pytest.raises(UserError, match=r"'dimm' \(did you mean 'dim'\?\); sgns's options are: .*epochs"):
+        api.fit(mini_corpus, "sgns", dimm=10)
     with pytest.raises(UserError, match=r"'iteration' \(did you mean 'iterations'\?\)"):
         api.retrofit(api.Vectors(["a"], np.ones((1, 2), np.float32)), "wordnet", iteration=3)
     with pytest.raises(UserError, match=r"fmt='word2vc' \(did you mean 'word2vec'\?\): choose one of"):
         api.export(api.Vectors(["a"], np.ones((1, 2), np.float32)), "word2vc", tmp_path / "e.txt")
-    with pytest.raises(UserError, match=r"option method='farqui' \(did you mean 'faruqui'\?\): choose one"):
+    with pytest.raises(UserError, match=r"method='farqui' \(did you mean 'faruqui'\?\): choose one"):
         api.retrofit(api.Vectors(["a"], np.ones((1, 2), np.float32)), "wordnet", method="farqui")
 
 
@@ -179,7 +182,7 @@ def test_unknown_options_and_text_students_are_one_line_errors(tiny_models, mini
     with pytest.raises(UserError, match=r"trains from text, not a teacher: call fit\(corpus, 'sgns'\)"):
         api.distill(mini_corpus, str(tiny_models["bert"]), "sgns")
     with pytest.raises(
-        UserError, match="unknown option 'colour'; the options are: .*batch_sentences.*max_sentences"
+        UserError, match="option 'colour'; the options are extract's: .*max_sentences.*; x2static's: .*batch"
     ):
         api.distill(mini_corpus, str(tiny_models["bert"]), colour=1)
     with pytest.raises(UserError, match="needs the cache signal 'topk_ids'.*; pass topk=K$"):
@@ -246,12 +249,12 @@ def test_sentences_must_be_str_and_the_first_other_item_is_named(tmp_path, tiny_
         (lambda m: api.extract(["a b"], m, out=7), "out=7: pass a path, not int"),
         (
             lambda m: api.extract(["a b"], m, min_count="many"),
-            "option min_count='many' must be int, not text",
+            "min_count='many' must be int, not text",
         ),
         (lambda m: api.fit(5, "x2static"), "source=5: pass a cache folder, not int"),
         (lambda m: api.fit(["a b"], "sgns", compose="no"), "compose='no': pass True or False"),
         (lambda m: api.retrofit(TINY, [5]), "lexicons[0]=5: pass a lexicon name or file"),
-        (lambda m: api.retrofit(TINY, iterations=[2]), "option iterations=[2] must be int"),
+        (lambda m: api.retrofit(TINY, iterations=[2]), "iterations=[2] must be int"),
         (lambda m: api.evaluate(5), "vectors=5: pass Vectors, or a vectors file or folder"),
         (lambda m: api.export(TINY, "nope", "o.txt"), "fmt='nope': choose one of word2vec"),
         (lambda m: api.export(TINY, "word2vec", None), "out=None: pass a path"),
@@ -268,14 +271,14 @@ def test_every_api_function_names_a_parameter_of_the_wrong_type(tiny_models, cal
         (
             lambda m: api.distill(["a b"], m, max_sentences="10"),
             "max_sentences",
-            "option max_sentences='10' must be int",
+            "max_sentences='10' must be int",
         ),
         (
             lambda m: api.extract(["a b"], m, lowercase="yes"),
             "lowercase",
-            "option lowercase='yes' must be bool",
+            "lowercase='yes' must be bool",
         ),
-        (lambda m: api.fit(["a b"], "sgns", epochs="3"), "epochs", "option epochs='3' must be int, not text"),
+        (lambda m: api.fit(["a b"], "sgns", epochs="3"), "epochs", "epochs='3' must be int, not text"),
         (
             lambda m: api.evaluate(TINY, benchmarks="similarity"),
             "benchmarks",

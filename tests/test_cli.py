@@ -80,7 +80,7 @@ def test_bad_input_is_one_line_without_traceback(tmp_path, monkeypatch, cli_main
         ),
         (
             ["fit-student", "-s", "sgns", "--corpus", "v.txt", "--set", "abtt=tru", "-o", "b.txt"],
-            "error: option abtt='tru'",
+            "error: --set abtt=tru",
         ),
         (
             ["retrofit", "v.txt", "-l", "wordnt", "-o", "r.txt"],
@@ -128,10 +128,10 @@ def test_a_mistyped_name_is_answered_with_the_closest_one(tmp_path, monkeypatch,
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["-s", "sgns", "--set", "lr=1"], "option lr=1.0 must be between 0 and 1, both excluded"),
-        (["-s", "cbow", "--seed", "-1"], "option seed=-1 must be between 0 and 4294967295"),
-        (["-s", "glove", "--set", "seed=4294967296"], "option seed=4294967296 must be between 0 and"),
-        (["-s", "sgns", "--set", "lr=nan"], "option lr=nan must be a finite number"),
+        (["-s", "sgns", "--set", "lr=1"], "--set lr=1.0 must be between 0 and 1, both excluded"),
+        (["-s", "cbow", "--seed", "-1"], "--set seed=-1 must be between 0 and 4294967295"),
+        (["-s", "glove", "--set", "seed=4294967296"], "--set seed=4294967296 must be between 0 and"),
+        (["-s", "sgns", "--set", "lr=nan"], "--set lr=nan must be a finite number"),
     ],
 )
 def test_options_out_of_range_stop_before_any_training(tmp_path, cli_main, mini_corpus, args, message):
@@ -236,8 +236,14 @@ def test_a_run_leaves_no_colour_reset_on_the_terminal():
     "args,line",
     [
         (["--teacher", "minlm"], "error: --teacher minlm: not a short name (did you mean 'minilm'?)"),
-        (["--teacher", "{teacher}", "--min-count", "0"], "error: option min_count=0 must be at least 1"),
+        (["--teacher", "{teacher}", "--min-count", "0"], "error: --min-count 0 must be at least 1"),
         (["--teacher", "{teacher}", "--fp16"], "Error: No such option '--fp16'."),
+        (["--teacher", "{teacher}", "--layer", "99"], "error: --layer 99: names no hidden state of 3 (-3..2"),
+        (["--teacher", "{teacher}", "--word-layer", "5:"], "error: --word-layer 5:: names no hidden state"),
+        (
+            ["--teacher", "{teacher}", "--vectors", "--pca", "64"],
+            "error: --pca 64: the teacher's vectors have 16 dimensions; use --pca 16 or fewer",
+        ),
     ],
 )
 def test_extract_checks_names_and_options_before_the_corpus_is_read(
@@ -267,3 +273,19 @@ def test_distill_checks_names_before_the_corpus_is_read(tmp_path, monkeypatch):
         distill("big.txt.gz", teacher="minilm", student="asee")
     with pytest.raises(UserError, match=r"unknown option 'epochz' \(did you mean 'epochs'\?\)"):
         distill("big.txt.gz", teacher="minilm", student="x2static", epochz=3)
+
+
+def test_the_api_checks_what_the_teachers_config_decides_before_the_corpus_is_read(
+    tmp_path, monkeypatch, tiny_models
+):
+    from ctx2static import distill, extract
+    from ctx2static.errors import UserError
+
+    (tmp_path / "big.txt.gz").write_bytes(b"not gzip: reading this fails")
+    monkeypatch.chdir(tmp_path)
+    teacher = str(tiny_models["bert"])
+    with pytest.raises(UserError, match=r"^layer='99': names no hidden state of 3 \(-3\.\.2\)$"):
+        extract("big.txt.gz", teacher, tmp_path / "c", layer="99")
+    with pytest.raises(UserError, match=r"^pca=64: the teacher's vectors have 16 dimensions; use pca=16 or"):
+        distill("big.txt.gz", teacher, student="ase", vectors=True, pca=64)
+    assert not (tmp_path / "c").exists()

@@ -254,7 +254,7 @@ def test_a_combination_is_made_after_the_students_and_evaluated_like_one(tmp_pat
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[students.cbow]\n[combine.both]\n'
             'inputs = ["sgns", "cbow"]\nmethod = "max"\n',
-            "combine.both: option method='max': choose one of concat, mean",
+            'combine.both: method = "max": choose one of concat, mean',
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\nmin_cout = 3\n[students.sgns]\n',
@@ -279,7 +279,7 @@ def test_a_combination_is_made_after_the_students_and_evaluated_like_one(tmp_pat
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[teachers.t]\nprecision = "half"\n[students.ase]\nteacher = "t"\n',
-            "teachers.t: option precision='half': choose one of auto, float32, bfloat16, float16",
+            'teachers.t: precision = "half": choose one of auto, float32, bfloat16, float16',
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[[retrofit]]\nvectors = "cbow"\n',
@@ -299,7 +299,7 @@ def test_a_combination_is_made_after_the_students_and_evaluated_like_one(tmp_pat
         ),
         (
             '[corpus]\nfiles = ["c.txt"]\n[students.sgns]\n[eval]\ntop_n = "many"\n',
-            "eval: option top_n='many' is not a valid int",
+            'eval: top_n = "many" is not a valid int',
         ),
         pytest.param(  # its folder's name would fit, not its scores' temporary file names
             f'[corpus]\nfiles = ["c.txt"]\n[students.{"s" * 220}]\nstudent = "sgns"\n',
@@ -575,3 +575,13 @@ def test_the_reports_next_command_works_as_printed_in_a_clone(tmp_path, teacher,
     assert written.is_relative_to("runs/t") and TokenBag.load(written).encode(["the king"]).shape[0] == 1
     code, _, err = cli_main("export", args[0], "--format", "model2vec", "-o", "ase-m2v")
     assert code == 2 and "inside the ctx2static package" in err  # where the old next command wrote
+
+
+def test_a_layer_the_teacher_lacks_is_refused_before_the_corpus_is_read(tmp_path, cli_main, tiny_models):
+    (tmp_path / "big.txt.gz").write_bytes(b"not gzip: reading this fails")
+    study = f'[corpus]\nfiles = ["big.txt.gz"]\n[teachers.t]\nmodel = "{tiny_models["bert"]}"\nlayer = "99"\n'
+    (tmp_path / "s.toml").write_text(study + '[students.sgns]\n[students.ase]\nteacher = "t"\n')
+    code, out, err = cli_main("run", tmp_path / "s.toml", "--out", tmp_path / "o")
+    assert code == 2 and err.count("\n") == 1 and "big.txt.gz" not in err, err
+    assert 's.toml: teachers.t: layer = "99": names no hidden state of 3 (-3..2)' in err
+    assert out == "" and not (tmp_path / "o").exists()
