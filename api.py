@@ -1156,6 +1156,7 @@ def export(
         export_vectors,
         format_hint,
         missing_words,
+        reduced,
     )
 
     try:
@@ -1175,9 +1176,7 @@ def export(
     source = os.fspath(vectors) if isinstance(vectors, (str, os.PathLike)) else "VECTORS"
     vectors = _vectors(vectors)
     added = missing_words(vectors, add_words, source, config.dims)
-    if config.dims:
-        vectors = vectors.reduced(config.dims)
-        config = dataclasses.replace(config, dims=0)
+    vectors, config = reduced(vectors, config)
     evaluation = None
     if score and kind.folder:
         # the one slow step of an export: said before it starts

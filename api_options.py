@@ -121,6 +121,8 @@ class ExportOptions(TypedDict, total=False):
     normalize: bool
     quantize: Quantize | str
     dims: int
+    pca_text: str | None
+    pca_drop: int
 
 
 class CombineOptions(TypedDict, total=False):

@@ -16,7 +16,9 @@ allow it); each folder carries a model card (:mod:`ctx2static.export.card`). Wha
   (weights, int8, float16) do not.
 
 ``--dims D`` projects the table (and the composer's rows) on its D principal axes first
-(:meth:`Vectors.reduced`), and the weights are applied after, as Model2Vec's ``distill`` does.
+(:meth:`Vectors.reduced`), and the weights are applied after, as Model2Vec's ``distill`` does; the
+axes are the rows' own, or with ``--pca-text`` those of a text's sentence means (``--pca-drop``
+leaves out the first few).
 ``--add-words FILE`` gives the table a composed row for each listed word it lacks
 (:meth:`Vectors.with_composed`), so gensim and Model2Vec, which never compose, know those words.
 """
@@ -24,8 +26,9 @@ allow it); each folder carries a model card (:mod:`ctx2static.export.card`). Wha
 from __future__ import annotations
 
 import enum
+import itertools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,7 +37,7 @@ from ctx2static.export.card import Card
 from ctx2static.export.config import ExportConfig
 from ctx2static.export.quantize import Quantize
 from ctx2static.fileio.outputs import check_writable
-from ctx2static.fileio.reading import read_lines
+from ctx2static.fileio.reading import read_lines, require_file
 from ctx2static.memory import check_fits
 from ctx2static.vectors import Vectors
 from ctx2static.vectors.encoding import Weighting
@@ -112,9 +115,8 @@ def export_vectors(
     ``config`` (default :class:`ExportConfig`'s defaults): the table is reduced to ``dims`` first,
     then a folder gets the word weights folded into its rows and its rows stored as ``quantize``.
     """
-    out, fmt, config = Path(out), Format(fmt), config or ExportConfig()
-    if config.dims:
-        vectors = vectors.reduced(config.dims)
+    out, fmt = Path(out), Format(fmt)
+    vectors, config = reduced(vectors, config or ExportConfig())
     card = card or Card.of(vectors)
     if not fmt.folder:
         binary = fmt is Format.WORD2VEC_BIN
@@ -144,6 +146,32 @@ def export_vectors(
     from ctx2static.export.sentence_transformers import save_sentence_transformers
 
     return save_sentence_transformers(weighted, out, card, config)
+
+
+def reduced(vectors: Vectors, config: ExportConfig) -> tuple[Vectors, ExportConfig]:
+    """``vectors`` on the axes ``config`` asks for, and ``config`` with them done (applied once).
+
+    ``dims`` axes of the rows, or of ``pca_text``'s sentence means, the first ``pca_drop`` left out.
+    """
+    if not config.dims:
+        return vectors, config
+    texts = pca_texts(config.pca_text) if config.pca_text else None
+    done = replace(config, dims=0, pca_text=None, pca_drop=0)
+    kw = {"texts": texts, "drop": config.pca_drop, "weighting": config.weighting, "sif_a": config.sif_a}
+    return vectors.reduced(config.dims, **kw), done
+
+
+PCA_TEXTS = 100_000
+"""Lines of ``--pca-text`` the axes are fitted on: 100,000 sentence means of 768 floats pass through
+float64 blocks, never all at once; beyond a few ten thousands the axes hardly move."""
+
+
+def pca_texts(path: str | os.PathLike) -> Iterator[str]:
+    """The first :data:`PCA_TEXTS` non-blank lines of ``path`` (read in 1 MiB pieces at most)."""
+    expect = "a text file, one sentence a line"
+    require_file(path, expect)  # refused now, not once the table is being reduced
+    lines = (line for _, line in read_lines(path, expect, limit=1 << 20))
+    return itertools.islice((line for line in lines if line.strip()), PCA_TEXTS)
 
 
 def read_words(path: str | os.PathLike) -> list[str]:

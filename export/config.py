@@ -18,7 +18,24 @@ class ExportConfig(EncodeConfig):
         Quantize.FLOAT32, "Folders: the rows' type; int8 keeps a float32 scale per row (model2vec only)."
     )
     dims: int = opt(0, "Project the table on its first D principal axes (PCA fitted on it); 0 keeps all.")
+    pca_text: str | None = opt(
+        None,
+        "Fit the --dims axes on the mean vectors of this text's lines (its first 100,000; plain, .gz, "
+        ".xz or .bz2), not on the table's rows: sentence-level PCA (Wada et al. 2025), which keeps the "
+        "directions along which sentences differ (measured: Results page, sentences_potion).",
+    )
+    pca_drop: int = opt(
+        0,
+        "Leave out the first N principal axes before the --dims kept (all-but-the-top on the axes the "
+        "PCA is fitted on); 0 kept the most on held-out classification (Results page, sentences_potion).",
+    )
 
     def rules(self) -> Iterable[Rule]:
         """Pooling as :class:`EncodeConfig`; dims 0 (keep) or more (at most the table's: on export)."""
-        return [*super().rules(), ("dims", self.dims >= 0, "0 (keep all) or more")]
+        return [
+            *super().rules(),
+            ("dims", self.dims >= 0, "0 (keep all) or more"),
+            ("pca_drop", self.pca_drop >= 0, "0 or more"),
+            ("pca_text", self.pca_text is None or self.dims > 0, "given with --dims (the axes it fits)"),
+            ("pca_drop", self.pca_drop == 0 or self.dims > 0, "0 unless --dims is given"),
+        ]

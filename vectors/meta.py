@@ -41,7 +41,9 @@ class VectorsMeta(TypedDict, total=False):
     # transforms/combine.py: method, weights, words, lower_cased and per input its path, student, teacher,
     # words, dim (and retrofit methods, fit_cosine); made_by and the model card read it
     combine: dict[str, Any]
-    pca: dict[str, int]  # Vectors.reduced: {"dims": kept, "of": before}; the Model2Vec export reads it
+    # Vectors.reduced: {"dims": kept, "of": before, "drop": axes left out, "texts": fitted on (0: rows)};
+    # the Model2Vec export reads dims
+    pca: dict[str, int]
     composer: dict[str, Any]  # Composer.save's settings (lowercase, teacher, words, ridge...)
 
 

@@ -26,10 +26,11 @@ cannot carry such a mark: gensim reads it as exactly two numbers.
 from __future__ import annotations
 
 import enum
+import itertools
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -64,6 +65,8 @@ COMPOSE_CHUNK = 1 << 12
 and float32 (150 MB for 4,096 words of 8 tokens at 768 dims; 65,536 words held 2.4 GB)."""
 COMPOSED_WORD_BYTES = 256
 """What a composed word costs beyond its row: its string and its entries in the word list and index."""
+_BLOCK = 1 << 14
+"""Rows (or texts) :meth:`Vectors.reduced` holds as float64 at a time: a block, never the table."""
 
 
 class NonFinite(str, enum.Enum):
@@ -316,46 +319,80 @@ class Vectors:
             out += mix[:, n:] @ self.composer.rows[list(piece_col)].astype(np.float32)
         return out
 
-    def reduced(self, dims: int) -> Vectors:
-        """These vectors on the ``dims`` principal axes of the table (PCA, as Model2Vec's ``pca_dims``).
+    def reduced(
+        self,
+        dims: int,
+        *,
+        texts: Iterable[str] | None = None,
+        drop: int = 0,
+        weighting: Weighting | str = Weighting.NONE,
+        sif_a: float = 1e-3,
+    ) -> Vectors:
+        """These vectors on ``dims`` principal axes: of the table's rows, or of ``texts``' mean vectors.
 
-        Each row becomes ``(v - m) P``, ``m`` the rows' mean and ``P`` the eigenvectors of their
-        covariance with the ``dims`` largest eigenvalues (each signed so that its largest entry is
-        positive, so a refit gives the same table). The composer's rows go through the same map;
-        it is affine, so a composed word stays the map of its pieces' mean. Centring, as Model2Vec
-        does, also drops the direction every word shares, which a mean of words would carry. The
-        metadata's ``pca`` records the dims kept and those of the table.
+        Each row becomes ``(v - m) P``, ``P`` the eigenvectors of a covariance taken in order of
+        their eigenvalues, from the ``drop + 1``-th on (each signed so that its largest entry is
+        positive, so a refit gives the same table). Of the rows (``texts`` None: PCA as Model2Vec's
+        ``pca_dims``), ``m`` is the rows' mean. Of ``texts`` (sentence-level PCA, Wada et al. 2025),
+        the covariance and ``m`` are those of the texts' :meth:`encode` means at ``weighting``
+        before normalising (a text with no known word left out): a sentence's mean is then its old
+        mean less ``m``, mapped by ``P``, so the axes kept are those along which sentences differ,
+        not words, and ``drop`` removes the directions every sentence shares most (their ABTT).
+        The composer's rows go through the same map; it is affine, so a composed word stays the map
+        of its pieces' mean. The metadata's ``pca`` records the dims kept, those of the table, the
+        axes dropped and the texts fitted on (0: the rows).
         """
-        if not 1 <= dims <= self.dim:
-            bound, side = (self.dim, "or less") if dims > self.dim else (1, "or more")
+        if not 1 <= dims <= self.dim - drop:
+            bound, side = (self.dim - drop, "or less") if dims > self.dim - drop else (1, "or more")
+            less = f" less {spell('pca_drop', drop)}" if drop else ""
             raise OptionError(
-                f"{spell('dims', dims)}: the table has {self.dim} dimensions; "
+                f"{spell('dims', dims)}: the table has {self.dim} dimensions{less}; "
                 f"use {spell('dims', bound)} {side}",
                 "dims",
             )
-        block = 1 << 14  # float64 copies of a block, not of the table
-        mean = np.zeros(self.dim)
-        scatter = np.zeros((self.dim, self.dim))
-        for start in range(0, len(self), block):
-            x = np.asarray(self.matrix[start : start + block], dtype=np.float64)
+        mean, scatter, n = np.zeros(self.dim), np.zeros((self.dim, self.dim)), 0
+        for x in self._blocks(texts, weighting, sif_a):
             mean += x.sum(0)
             scatter += x.T @ x
-        mean /= max(len(self), 1)
-        values, vecs = np.linalg.eigh(scatter / max(len(self), 1) - np.outer(mean, mean))
-        axes = vecs[:, np.argsort(-values, kind="stable")[:dims]]
+            n += len(x)
+        if texts is not None and n < 2:
+            raise OptionError(
+                f"{spell('pca_text')}: {n} text(s) hold a word of the table; PCA needs at least 2", "pca_text"
+            )
+        mean /= max(n, 1)
+        values, vecs = np.linalg.eigh(scatter / max(n, 1) - np.outer(mean, mean))
+        axes = vecs[:, np.argsort(-values, kind="stable")[drop : drop + dims]]
         axes *= np.sign(axes[np.abs(axes).argmax(0), np.arange(dims)])
         shift = -mean @ axes
         matrix = np.empty((len(self), dims), dtype=np.float32)
-        for start in range(0, len(self), block):
-            matrix[start : start + block] = (
-                np.asarray(self.matrix[start : start + block], np.float64) @ axes + shift
+        for start in range(0, len(self), _BLOCK):
+            matrix[start : start + _BLOCK] = (
+                np.asarray(self.matrix[start : start + _BLOCK], np.float64) @ axes + shift
             )
         composer = None
         if self.composer is not None:
             composer = replace(self.composer, rows=map_rows(self.composer.rows, axes, shift))
             composer._tokenizer = self.composer._tokenizer
-        meta: VectorsMeta = {**self.meta, "pca": {"dims": dims, "of": self.dim}}
+        pca = {"dims": dims, "of": self.dim, "drop": drop, "texts": n if texts is not None else 0}
+        meta: VectorsMeta = {**self.meta, "pca": pca}
         return Vectors(list(self.words), matrix, self.counts, meta, composer)
+
+    def _blocks(
+        self, texts: Iterable[str] | None, weighting: Weighting | str, sif_a: float
+    ) -> Iterator[np.ndarray]:
+        """float64 blocks of the table's rows, or of ``texts``' unnormalised means (none all-zero)."""
+        if texts is None:
+            for start in range(0, len(self), _BLOCK):
+                yield np.asarray(self.matrix[start : start + _BLOCK], dtype=np.float64)
+            return
+        batch: list[str] = []
+        for text in itertools.chain(texts, [None]):
+            if text is not None:
+                batch.append(text)
+            if batch and (text is None or len(batch) == _BLOCK):
+                x = self.encode(batch, weighting=weighting, sif_a=sif_a, normalize=False).astype(np.float64)
+                yield x[np.any(x != 0, axis=1)]
+                batch = []
 
     def with_composed(self, words: Sequence[str]) -> Vectors:
         """These vectors plus, after the last row, a composed row for each of ``words`` the table lacks.

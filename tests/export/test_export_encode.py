@@ -105,11 +105,51 @@ def test_reduced_is_pca_and_maps_the_composer_alike(bert_vectors):
     cov = np.cov(small.matrix.T)
     np.testing.assert_allclose(cov, np.diag(np.diag(cov)), atol=1e-4 * cov.max())  # uncorrelated
     assert (np.diff(np.diag(cov)) <= 1e-6).all()  # by decreasing variance
-    assert small.meta["pca"] == {"dims": 4, "of": v.dim}
+    assert small.meta["pca"] == {"dims": 4, "of": v.dim, "drop": 0, "texts": 0}
     unknown = ["unbelievably", "zzyzx"]
     axes = np.linalg.lstsq(centred, small.matrix, rcond=None)[0]  # the map the table went through
     want = (v.query(unknown) - v.matrix.mean(0)) @ axes
     np.testing.assert_allclose(small.query(unknown), want, rtol=1e-2, atol=1e-2)
+
+
+def test_sentence_level_pca_keeps_the_axes_along_which_the_texts_means_differ(bert_vectors):
+    v, texts = bert_vectors, texts_of(bert_vectors, 300)
+    small = v.reduced(4, texts=texts)
+    means = small.encode(texts, normalize=False)  # every word known: (mean - m) P exactly
+    assert np.abs(means.mean(0)).max() < 1e-4 * np.abs(means).max()  # centred on the texts' mean
+    cov = np.cov(means.T)
+    np.testing.assert_allclose(cov, np.diag(np.diag(cov)), atol=1e-4 * cov.max())
+    assert (np.diff(np.diag(cov)) <= 1e-6).all()
+    # the rows' axes are other axes: the texts' means are correlated along them, and vary less
+    on_rows = np.cov(v.reduced(4).encode(texts, normalize=False).T)
+    assert np.abs(on_rows - np.diag(np.diag(on_rows))).max() > 1e-2 * on_rows.max()
+    assert np.trace(on_rows) <= np.trace(cov) * (1 + 1e-6)
+    dropped = v.reduced(3, texts=texts, drop=1)  # the same axes, the first left out
+    np.testing.assert_allclose(dropped.matrix, small.matrix[:, 1:], rtol=1e-4, atol=1e-5)
+    assert dropped.meta["pca"] == {"dims": 3, "of": v.dim, "drop": 1, "texts": 300}
+    with pytest.raises(
+        UserError,
+        match=f"--dims {v.dim}: the table has {v.dim} dimensions less --pca-drop 1; use --dims {v.dim - 1}",
+    ):
+        v.reduced(v.dim, texts=texts, drop=1)
+    with pytest.raises(UserError, match="--pca-text: 1 text\\(s\\) hold a word of the table"):
+        v.reduced(4, texts=["", "garden"])
+
+
+def test_export_fits_the_axes_on_a_text_with_pca_text(tmp_path, cli_main, bert_vectors):
+    src = bert_vectors.save(tmp_path / "v")
+    texts = texts_of(bert_vectors, 200)
+    (tmp_path / "s.txt").write_text("\n\n".join(texts) + "\n")  # blank lines are not texts
+    args = ["export", src, "--format", "model2vec", "--no-eval", "--out", tmp_path / "m", "--dims", "6"]
+    code, _, err = cli_main(*args, "--pca-text", tmp_path / "s.txt", "--pca-drop", "1")
+    assert code == 0, err
+    want = bert_vectors.reduced(6, texts=texts, drop=1).encode(texts)
+    assert cosines(TokenBag.load(tmp_path / "m").encode(texts), want).min() > 0.9999
+    code, _, err = cli_main(*args[:-2], "--pca-text", tmp_path / "s.txt", "--out", tmp_path / "n")
+    assert code == 2 and "s.txt must be given with --dims" in err
+    code, _, err = cli_main(*args[:-3], tmp_path / "o", "--dims", "6", "--pca-text", tmp_path / "no.txt")
+    assert code != 0 and "no.txt" in err and "Traceback" not in err
+    assert not (tmp_path / "n").exists() and not (tmp_path / "o").exists()
 
 
 def test_what_a_format_cannot_hold_is_one_line(tmp_path, bert_vectors):
