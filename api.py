@@ -1175,7 +1175,7 @@ def export(
     check_output(path, kind, named)
     source = os.fspath(vectors) if isinstance(vectors, (str, os.PathLike)) else "VECTORS"
     vectors = _vectors(vectors)
-    added = missing_words(vectors, add_words, source, config.dims)
+    added = missing_words(vectors, add_words, source, config.dims, kind)
     vectors, config = reduced(vectors, config)
     evaluation = None
     if score and kind.folder:

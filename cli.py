@@ -440,7 +440,7 @@ def export(
     words = read_words(add_words) if add_words else []
     check_output(out, Format(fmt), vector_files(vectors))
     v = Vectors.load(vectors, nonfinite=nonfinite)
-    added = len(missing_words(v, words, vectors, config.dims))
+    added = len(missing_words(v, words, vectors, config.dims, Format(fmt)))
     path = run_export(v, fmt, out, score=not no_eval, add_words=words, **config.to_dict())
     log.info(
         "%s: %s words%s x %d -> %s (%s, %s)",

@@ -26,6 +26,7 @@ leaves out the first few).
 from __future__ import annotations
 
 import enum
+import heapq
 import itertools
 import os
 from collections.abc import Iterable, Iterator
@@ -42,13 +43,14 @@ from ctx2static.memory import check_fits
 from ctx2static.vectors import Vectors
 from ctx2static.vectors.encoding import Weighting
 from ctx2static.vectors.outputs import check_vectors_output
-from ctx2static.vectors.table import COMPOSED_WORD_BYTES
+from ctx2static.vectors.table import COMPOSE_CHUNK, COMPOSED_WORD_BYTES
 
 __all__ = [
     "Card",
     "ExportConfig",
     "Format",
     "Quantize",
+    "add_words_bytes",
     "check_output",
     "export_vectors",
     "format_hint",
@@ -186,12 +188,71 @@ def read_words(path: str | os.PathLike) -> list[str]:
     return words
 
 
-def missing_words(vectors: Vectors, words: Iterable[str], source: str, dims: int = 0) -> list[str]:
+THREAD_RESERVE = 66 << 20
+"""Address space each thread of the tokenizer's pool reserves once it composes: glibc's 64 MiB heap
+arena and a 2 MiB stack (measured: 66 MiB a thread, with 1, 2 and 8 threads). It is hardly
+resident, but ``ulimit -v`` counts it."""
+
+TOKEN_BYTES = 160
+"""What a token of a word being composed costs beside its row's copies: the tokenizer's encoding of it
+(id, offsets, string, masks), its id in a Python list and in the flat index array."""
+
+FOLDER_COLUMN_BYTES, FOLDER_WORD_BYTES = 22, 512
+"""What a row of a Model2Vec or sentence-transformers folder costs while it is made, a column and a
+word: measured 20 bytes a column (the table, its weighted, stored and serialized copies) and 413
+bytes a word (its token in the tokenizer, its JSON) with 300,000 words added at 64 and 384 dims."""
+
+EXPORT_BASE = 64 << 20
+"""What composing and writing cost whatever the words: the interpreter's and numpy's temporaries."""
+
+
+def tokenizer_threads() -> int:
+    """The threads the ``tokenizers`` library composes with, at most.
+
+    None with ``TOKENIZERS_PARALLELISM`` off, else ``RAYON_NUM_THREADS`` or one per CPU (its pool's
+    default, which a CPU affinity or quota only lowers).
+    """
+    parallel = os.environ.get("TOKENIZERS_PARALLELISM")
+    if parallel is not None and parallel.lower() in ("", "off", "false", "f", "no", "n", "0"):
+        return 0
+    given = os.environ.get("RAYON_NUM_THREADS", "")
+    return int(given) if given.isdigit() and int(given) > 0 else os.cpu_count() or 1
+
+
+def add_words_bytes(
+    vectors: Vectors, missing: list[str], dims: int = 0, fmt: Format = Format.WORD2VEC
+) -> int:
+    """What adding ``missing`` to ``vectors`` and exporting them as ``fmt`` costs at its peak, at most.
+
+    An upper bound of what the process grows by (its address space, which bounds what becomes
+    resident), as measured with ``/usr/bin/time -v`` and ``/proc/self/status`` (VmPeak, VmHWM) for
+    10,000 to 1,000,000 words at 64 and 384 dims (docs/design/reliability.md, round 6): the new
+    table (float32 rows of ``dims`` columns, 0: the vectors'; a folder's copies,
+    :data:`FOLDER_COLUMN_BYTES`), a chunk of words being composed (its tokens, at most one a UTF-8
+    byte of the longest :data:`~ctx2static.vectors.table.COMPOSE_CHUNK` words, each gathered as a
+    float16 and a float32 row) and the tokenizer's threads (:data:`THREAD_RESERVE`). 1,000,000
+    words at 384 dims grew the address space by 1.66 GiB written as word2vec; estimated 2.04 GiB.
+    """
+    dim = dims or vectors.dim
+    rows = len(vectors) + len(missing)
+    if fmt.folder:
+        table = rows * (FOLDER_COLUMN_BYTES * dim + FOLDER_WORD_BYTES)
+    else:
+        table = rows * 4 * dim + len(missing) * COMPOSED_WORD_BYTES
+    longest = heapq.nlargest(COMPOSE_CHUNK, (len(w.encode()) for w in missing))
+    chunk = sum(longest) * (6 * dim + TOKEN_BYTES)
+    return table + chunk + tokenizer_threads() * THREAD_RESERVE + EXPORT_BASE
+
+
+def missing_words(
+    vectors: Vectors, words: Iterable[str], source: str, dims: int = 0, fmt: Format = Format.WORD2VEC
+) -> list[str]:
     """The ``words`` that ``vectors`` lack, checked to be composable before any slow step.
 
     Vectors without a composer cannot make rows for them: one line naming ``source`` (the vectors)
-    and ``compose``, which gives them one. The table they make (the rows and the composed ones, of
-    ``dims`` columns, 0: the vectors') must fit in memory, estimated before anything is composed.
+    and ``compose``, which gives them one. Adding them and exporting as ``fmt`` (the rows and the
+    composed ones, of ``dims`` columns, 0: the vectors') must fit in memory, under a ``ulimit -v``
+    too: :func:`add_words_bytes`, checked before anything is composed.
     """
     missing = list(dict.fromkeys(w for w in words if vectors.row_of(w) is None))
     if missing and vectors.composer is None:
@@ -200,10 +261,12 @@ def missing_words(vectors: Vectors, words: Iterable[str], source: str, dims: int
             f"has no composer to make them; give it one: ctx2static compose {source} --cache DIR --out NEW",
             "add_words",
         )
-    rows = (len(vectors) + len(missing)) * (dims or vectors.dim) * 4
+    if not missing:
+        return missing
     check_fits(
-        rows + len(missing) * COMPOSED_WORD_BYTES,
+        add_words_bytes(vectors, missing, dims, fmt),
         f"--add-words ({len(missing):,} words to compose into {source}'s table)",
-        "add fewer words, or export fewer columns (--dims)",
+        "add fewer words, or export fewer columns (--dims)"
+        + ", or as word2vec-bin (about a fifth of a folder's memory)" * fmt.folder,
     )
     return missing
