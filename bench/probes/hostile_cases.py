@@ -4,6 +4,7 @@ anything the user had changed (a sha256 of every file the case did not name as a
     python bench/probes/hostile_cases.py --out bench/results/hostile_cases.md
     python bench/probes/hostile_cases.py --round 4 --out bench/results/hostile_cases_4.md
     python bench/probes/hostile_cases.py --round 5 --out bench/results/hostile_cases_5.md
+    python bench/probes/hostile_cases.py --round 6 --out bench/results/hostile_cases_6.md  # as root: mounts
 
 Small data only (the bundled test corpus, the packaged MiniLM for the extract cases); a few minutes.
 Each case is also a test in tests/ (named in the table); this script is the table of the closing note.
@@ -534,10 +535,212 @@ def _tokens_declared(w: Path) -> None:
     (w / "c" / "manifest.json").write_text(json.dumps(manifest))
 
 
+ROUND_6_ELSEWHERE = """\
+Round 6's cases that are not one command on small data, each a test instead: a feeder killed while
+it writes its shard, and one stopped (SIGSTOP) or hung, are one line (`tests/pipeline/test_feed.py`,
+the patience shortened); SIGHUP and SIGQUIT to the whole process group mid-extract are one line and
+the feeders end at their pipe's end (`tests/pipeline/test_feed.py`); SIGKILL before each rename and
+removal of a word2vec save, with and without a composer on either side
+(`tests/reliability/test_replacement_kill.py`); a typed API (`tests/test_api.py`); --add-words under a
+real `ulimit -v` below and above its estimate (`tests/export/test_add_words_memory.py`).
+
+Cases `r5 ...` are round 5's, run again. A SIGKILL case kills `export -o o.txt` (a table, its
+sidecar and two composer files) before its Nth rename (the old set: the same vectors at other
+dims), then the line is what the next load prints. Mount points are tmpfs mounts made by the probe
+(it runs as root)."""
+
+API = "from ctx2static import distill, evaluate, fit, Vectors; import numpy as np; "
+V2 = "V = Vectors(['king', 'queen'], np.eye(2, dtype=np.float32)); "
+CORE = """
+import sys
+
+class Blocker:  # a Python without the teacher stage's packages, as the core install is
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "transformers", "sentence_transformers", "onnxruntime"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, Blocker())
+from ctx2static.cli import main
+main(sys.argv[1:])
+"""
+KILL_AT = """
+import os, signal, sys
+from ctx2static import cli
+real, n = os.replace, [0]
+
+def replace(a, b):
+    n[0] += 1
+    if n[0] == int(sys.argv[1]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(a, b)
+
+os.replace = replace
+cli.main(sys.argv[2:])
+"""
+
+
+def cases_6() -> list[tuple[str, list[str], dict]]:
+    """Round 6 (issue 67): feeding processes, seals, replacements, typed API, the clone, regen --run."""
+    ext = [*CLI, "extract", "--corpus", "s.txt", "--max-sentences", "20", "--out", "c", "--teacher", "minilm"]
+    api = [sys.executable, "-c"]
+    regen = [sys.executable, str(ROOT / "bench" / "regen.py"), "x.md", "--run"]
+    exp = [*CLI, "export", "W", "--no-eval", "--format"]
+    new = [
+        (
+            "1 numpy.py, signal.py in the working folder, --feeders 2",
+            [*ext, "--feeders", "2"],
+            {"setup": "plant", "outputs": ["c"]},
+        ),
+        (
+            "1 python -E, sitecustomize.py on PYTHONPATH, --feeders 2",
+            [sys.executable, "-E", *CLI[1:], *ext[2:], "--feeders", "2"],
+            {"setup": "sitecustomize", "outputs": ["c"]},
+        ),
+        ("2 mpnet: weights changed and SHA256SUMS forged", [*ext[:-1], "mpnet"], {"setup": "forged"}),
+        *[
+            (
+                f"3 SIGKILL before rename {k} of export -o o.txt, then a load",
+                [*CLI, "neighbours", "o.txt", "king"],
+                {"setup": f"kill{k}"},
+            )
+            for k in (1, 2, 3, 4)
+        ],
+        ("3 export -o a mount point (word2vec)", [*exp, "word2vec", "-o", "mnt"], {"setup": "mount"}),
+        ("3 export -o a mount point (model2vec)", [*exp, "model2vec", "-o", "mnt"], {"setup": "mount"}),
+        (
+            "5 distill(max_sentences='10')",
+            [*api, API + "distill('s.txt', max_sentences='10')"],
+            {"setup": "s"},
+        ),
+        (
+            "5 evaluate(benchmarks='similarity')",
+            [*api, API + V2 + "evaluate(V, benchmarks='similarity')"],
+            {},
+        ),
+        (
+            "5 evaluate(benchmarks={'similarity': 'pairs.tsv'})",
+            [*api, API + V2 + "evaluate(V, benchmarks={'similarity': 'pairs.tsv'})"],
+            {},
+        ),
+        (
+            "5 evaluate(benchmarks={'similarity': [123]})",
+            [*api, API + V2 + "evaluate(V, benchmarks={'similarity': [123]})"],
+            {},
+        ),
+        ("5 distill(student='nope')", [*api, API + "distill('s.txt', student='nope')"], {"setup": "s"}),
+        ("5 evaluate(families=['nope'])", [*api, API + V2 + "evaluate(V, families=['nope'])"], {}),
+        (
+            "5 evaluate(benchmarks={'nofamily': []})",
+            [*api, API + V2 + "evaluate(V, benchmarks={'nofamily': []})"],
+            {},
+        ),
+        *[
+            (
+                f"6 export -o {where}x.txt inside the clone",
+                [*exp, "word2vec", "-o", str(ROOT / where / PROBE_OUT)],
+                {"setup": "w", "clone": where},
+            )
+            for where in ("docs/", ".git/", "bench/results/", "")
+        ],
+        (
+            "7 core install: a study that must extract",
+            [*api, CORE, "run", "study.toml", "--out", "r"],
+            {"setup": "core"},
+        ),
+        ("8 regen.py --run, the user types no", regen, {"setup": "regen", "stdin": "no\n"}),
+        ("8 regen.py --run, no input", regen, {"setup": "regen", "stdin": ""}),
+    ]
+    old = [
+        (f"r5 {name}", cmd, {**opts, "setup": "r5:" + opts.get("setup", "")}) for name, cmd, opts in cases_5()
+    ]
+    return new + old
+
+
+PROBE_OUT = "hostile-probe-x.txt"
+"""The name a clone case asks for: removed after the case, should the clone ever let it be written."""
+
+
+def _composed(w: Path, env: dict[str, str]) -> None:
+    """``W``: MiniLM ``ase`` vectors with their composer (made once per run), copied into ``w``."""
+    shared = _shared("composer")
+    if not (shared / "W").exists():
+        steps = [
+            "extract --corpus s.txt --teacher minilm --out c --max-sentences 50 --min-count 1",
+            "fit-student -s ase --cache c --out V.txt",
+            "compose V.txt --cache c --out W",
+        ]
+        shutil.copy(w / "s.txt", shared / "s.txt")
+        for step in steps:
+            subprocess.run([*CLI, *step.split()], cwd=shared, env=env, check=True, capture_output=True)
+    shutil.copytree(shared / "W", w / "W")
+
+
+def setup_6(kind: str, w: Path) -> dict[str, str]:
+    """What a round-6 case needs in its folder; returns the environment it runs in."""
+    if kind.startswith("r5:"):
+        return setup_5(kind[3:], w)
+    env = setup_5("", w)
+    if kind == "plant":
+        for name in ("numpy.py", "signal.py", "tokenizers.py"):
+            (w / name).write_text(PWN)
+    if kind == "sitecustomize":
+        (w / "site").mkdir()
+        (w / "site" / "sitecustomize.py").write_text(
+            PWN.replace("__file__", "'" + str(w / "site" / "x") + "'")
+        )
+        env["PYTHONPATH"] = str(w / "site")
+    if kind == "forged":
+        _damaged_user_cache("mpnet", w, env)
+        folder = w / "xdg" / "ctx2static" / "mpnet"
+        sums = (folder / "SHA256SUMS").read_text().splitlines()
+        digest_now = hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+        forged = [
+            f"{digest_now}  {ln.split(maxsplit=1)[1]}" if ln.endswith("model.safetensors") else ln
+            for ln in sums
+        ]
+        (folder / "SHA256SUMS").write_text("\n".join(forged) + "\n")
+        for stamp in folder.glob(".SHA256SUMS*"):
+            stamp.unlink()
+    if kind.startswith("kill"):
+        _composed(w, env)
+        run([*CLI, *"export W --format word2vec -o o.txt --no-eval --dims 8".split()], w, env=env)
+        cmd = [
+            sys.executable,
+            "-c",
+            KILL_AT,
+            kind[4:],
+            *"export W --format word2vec -o o.txt --no-eval".split(),
+        ]
+        subprocess.run(cmd, cwd=w, env=env, capture_output=True)
+    if kind in ("mount", "w"):
+        _composed(w, env)
+    if kind == "mount":
+        (w / "mnt").mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "none", str(w / "mnt")], check=True)
+    if kind == "core":
+        (w / "study.toml").write_text(
+            '[corpus]\nfiles = ["s.txt"]\n[teachers.t]\nmodel = "minilm"\n[students.ase]\nteacher = "t"\n'
+        )
+    if kind == "regen":
+        (w / "x.md").write_text(f"# a results file\n\nCommand: `python -c 1; touch {w / 'RAN'}`\n")
+    return env
+
+
+def teardown_6(w: Path) -> str:
+    """Unmount what a case mounted; remove an output a clone case was let write, and say so."""
+    if (w / "mnt").is_mount():
+        subprocess.run(["umount", str(w / "mnt")], check=False)
+    wrote = [where for where in ("docs", ".git", "bench/results", ".") if (ROOT / where / PROBE_OUT).exists()]
+    for where in wrote:
+        (ROOT / where / PROBE_OUT).unlink()
+    return "; WROTE IN THE CLONE: " + ", ".join(wrote) if wrote else ""
+
+
 ROUNDS = {
     3: (cases, setup, ""),
     4: (cases_4, setup_4, ROUND_4_ELSEWHERE),
     5: (cases_5, setup_5, ROUND_5_ELSEWHERE),
+    6: (cases_6, setup_6, ROUND_6_ELSEWHERE),
 }
 
 
@@ -550,7 +753,7 @@ def main() -> None:
         type=int,
         default=3,
         choices=sorted(ROUNDS),
-        help="3: the earlier cases; 4: issue 38's; 5: 56's",
+        help="3: the earlier cases; 4: issue 38's; 5: 56's; 6: 67's (and 5's again)",
     )
     args = ap.parse_args()
     make_cases, make_setup, elsewhere = ROUNDS[args.round]
@@ -581,12 +784,14 @@ def main() -> None:
             if leftovers:
                 print("  left in TMPDIR:", [p.name for p in leftovers])
             kept = "yes" if not lost else "CHANGED: " + ", ".join(Path(k).name for k in lost[:3])
-            if args.round == 5 and new:
+            if args.round >= 5 and new:
                 kept += "; WROTE: " + ", ".join(str(Path(k).relative_to(w)) for k in new[:3])
             if any(p.name == "PWNED" for p in w.rglob("PWNED")):
                 kept += "; FOREIGN CODE RAN"
             if leftovers:
                 kept += f"; {len(leftovers)} temporaries left"
+            if args.round == 6:
+                kept += teardown_6(w)
             rows.append((name, rc, line.replace(str(w), "W"), kept))
             print(f"{name}: rc {rc}: {line} [{kept}]", flush=True)
     for shared in _SHARED.values():
