@@ -14,10 +14,19 @@ its token ids. Two tables:
   :meth:`Vectors.query` composes it, exactly when its pieces are the teacher's and none is a word
   of the table; otherwise a close variant (e.g. ``thermos`` as ``therm + ##os`` when ``therm`` is a
   word of the table).
-- **word** (all other vectors, including a composer from a byte-level BPE or SentencePiece teacher,
-  whose pieces carry no continuation mark a word-level vocabulary could share): a WordLevel model
-  over the table, ``[PAD]`` (id 0) and ``[UNK]`` (id 1) zero rows. A word outside the table is
-  ``[UNK]``: Model2Vec drops it, sentence-transformers averages its zero row in.
+- **pieces** (a composer from a BPE or Unigram teacher: byte-level BPE as GPT-2's, SentencePiece as
+  Gemma's, whose pieces carry no continuation mark a word-level vocabulary could share): the
+  teacher's own model, and each word of the table an added token matched whole (between
+  non-word characters), whose row is the word's. The text is cut into words as the corpus reader
+  does (through the teacher's normalizer, spaces and its ``▁`` both separating), so any other
+  word reaches the teacher's model alone, as :meth:`Composer.token_ids` encodes it, and gets the
+  mean of its pieces' composer rows: :meth:`Vectors.query`'s vector. A Metaspace pre-tokenizer
+  marks every word as a word's start (``prepend_scheme="always"``), as a word encoded alone is.
+  The table then holds every teacher piece (262,144 rows for Gemma's vocabulary: ``--dims`` and
+  ``--quantize`` make them small).
+- **word** (vectors without a composer): a WordLevel model over the table, ``[PAD]`` (id 0) and
+  ``[UNK]`` (id 1) zero rows. A word outside the table is ``[UNK]``: Model2Vec drops it,
+  sentence-transformers averages its zero row in.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import numpy as np
 from ctx2static.errors import UserError
 from ctx2static.fileio.atomic import atomic_dir
 from ctx2static.vectors import Vectors
+from ctx2static.words import TOKEN
 
 PAD, UNK = "[PAD]", "[UNK]"
 
@@ -67,21 +77,20 @@ def write_token_bag(
 
 
 def token_table(vectors: Vectors) -> TokenTable:
-    """The subword table when the vectors' composer comes from a WordPiece teacher, else the word table."""
+    """The subword table for a WordPiece teacher's composer, the pieces table for any other, else words."""
     composer = vectors.composer
-    if composer is not None and json.loads(composer.tokenizer_json)["model"]["type"] == "WordPiece":
+    if composer is None:
+        matrix = np.zeros((len(vectors) + 2, vectors.dim), dtype=np.float32)
+        matrix[2:] = vectors.matrix
+        return TokenTable(
+            word_tokenizer(list(vectors.words), vectors.lowercase),
+            matrix,
+            "word",
+            "A word outside the table is `[UNK]`, a zero row (these vectors have no composer).",
+        )
+    if json.loads(composer.tokenizer_json)["model"]["type"] == "WordPiece":
         return _subword_table(vectors)
-    matrix = np.zeros((len(vectors) + 2, vectors.dim), dtype=np.float32)
-    matrix[2:] = vectors.matrix
-    why = (
-        "" if composer is None else " (the teacher's byte-level pieces cannot share a word-level vocabulary)"
-    )
-    return TokenTable(
-        word_tokenizer(list(vectors.words), vectors.lowercase),
-        matrix,
-        "word",
-        f"A word outside the table is `[UNK]`, a zero row{why}; `Vectors.query` in ctx2static composes it.",
-    )
+    return _pieces_table(vectors)
 
 
 def _corpus_split() -> Any:
@@ -138,4 +147,43 @@ def _subword_table(vectors: Vectors) -> TokenTable:
         "subword",
         "A word outside the table is split into the teacher's WordPiece pieces (or words of the table) "
         "and gets the mean of their rows: the teacher's input embeddings mapped into this space.",
+    )
+
+
+def _pieces_table(vectors: Vectors) -> TokenTable:
+    from tokenizers import AddedToken, Regex, Tokenizer, normalizers, pre_tokenizers
+
+    composer = vectors.composer
+    assert composer is not None
+    spec = json.loads(composer.tokenizer_json)
+    spec.update(truncation=None, padding=None, post_processor=None)
+    inner = spec.get("pre_tokenizer")
+    for step in [inner, *(inner or {}).get("pretokenizers", [])]:
+        if step and step.get("type") == "Metaspace":
+            step["prepend_scheme"] = "always"
+    tok = Tokenizer.from_str(json.dumps(spec))
+    if composer.lowercase:
+        own = [tok.normalizer] if tok.normalizer is not None else []
+        tok.normalizer = normalizers.Sequence([normalizers.Lowercase(), *own])
+    # spaces and the ▁ a SentencePiece normalizer puts for them both end a word, then the corpus
+    # reader's words, then the teacher's own step (a byte-level map, a Metaspace mark)
+    steps = [
+        pre_tokenizers.Split(Regex("[\\s\u2581]+"), behavior="removed"),
+        pre_tokenizers.Split(Regex(TOKEN.pattern), behavior="isolated"),
+    ]
+    if tok.pre_tokenizer is not None:
+        steps.append(tok.pre_tokenizer)
+    tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
+    tok.add_tokens([AddedToken(w, single_word=True, normalized=True) for w in vectors.words])
+    ids = [tok.token_to_id(w) for w in vectors.words]
+    matrix = np.zeros((tok.get_vocab_size(), vectors.dim), dtype=np.float32)
+    n = min(len(composer.rows), len(matrix))
+    matrix[:n] = composer.rows[:n]
+    matrix[ids] = vectors.matrix
+    return TokenTable(
+        tok,
+        matrix,
+        "pieces",
+        "A word outside the table is encoded alone by the teacher's tokenizer and gets the mean of its "
+        "pieces' rows: the teacher's input embeddings mapped into this space.",
     )

@@ -58,13 +58,58 @@ def test_subword_table_gives_table_rows_and_composes_unknown_words(tmp_path, fmt
     assert "subword tokens" in card and "teacher's WordPiece pieces" in card
 
 
-def test_a_byte_level_bpe_composer_exports_the_word_table(tmp_path, tiny_caches):
-    v = fit_cache_student("ase", tiny_caches["gpt2"])
+def _pieces_vectors(tokenizer) -> Vectors:
+    """Random table rows for a few words and random composer rows for every piece of ``tokenizer``."""
+    from ctx2static.composer import Composer
+
+    rng = np.random.default_rng(0)
+    words = ["the", "cat", "sat", "on", "mat", "dog"]
+    spec = tokenizer.backend_tokenizer.to_str()
+    rows = rng.normal(size=(len(tokenizer), 8)).astype(np.float16)
+    return Vectors(words, rng.normal(size=(len(words), 8)), composer=Composer(rows, spec, lowercase=True))
+
+
+PIECES_TEXTS = ["the cat", "The Cat sat.", "bread", "the breads sat on a doormat", "dogs cats."]
+
+
+def _bag_mean(v: Vectors, text: str) -> np.ndarray:
+    """The documented encoding: a table word its row; any other word its teacher pieces (encoded
+    alone), a piece whose text is a word of the table taking that word's row, as in the table."""
+    from ctx2static.words import tokenize
+
     assert v.composer is not None
-    out = export_vectors(v, Format.MODEL2VEC, tmp_path / "m", config=RAW)
-    assert json.loads((out / "tokenizer.json").read_text())["model"]["type"] == "WordLevel"
-    assert "byte-level pieces cannot share a word-level vocabulary" in (out / "README.md").read_text()
-    np.testing.assert_allclose(load_and_encode(Format.MODEL2VEC, out, ["cat"])[0], v["cat"], rtol=1e-6)
+    vocab = {i: t for t, i in v.composer._tokenizer.get_vocab().items()} if v.composer._tokenizer else {}
+    terms = []
+    for word in tokenize(text, True):
+        if word in v:
+            terms.append(v[word])
+            continue
+        for piece in v.composer.token_ids([word])[0]:
+            name = vocab.get(piece) or v.composer._tokenizer.id_to_token(piece)
+            terms.append(v[name] if name in v else v.composer.rows[piece].astype(np.float32))
+    return np.mean(terms, axis=0)
+
+
+@pytest.mark.parametrize("fmt", FOLDERS)
+@pytest.mark.parametrize("teacher", ["gpt2", "gemma", "unigram"])
+def test_a_bpe_or_unigram_composer_exports_the_teachers_pieces(tmp_path, tiny_caches, teacher, fmt):
+    """A word of the table is its row; any other word is encoded alone by the teacher's tokenizer,
+    its pieces' composer rows averaged in, as ``Vectors.encode`` composes it."""
+    from tests import tiny_models as tm
+
+    if teacher == "gpt2":  # byte-level BPE (Ġ), from a real cache
+        v = fit_cache_student("ase", tiny_caches["gpt2"])
+    else:  # SentencePiece BPE with ▁ for spaces (Gemma's own class), and a Metaspace unigram
+        v = _pieces_vectors(tm.gemma_tokenizer() if teacher == "gemma" else tm.unigram_tokenizer())
+    assert v.composer is not None
+    out = export_vectors(v, fmt, tmp_path / "m", config=RAW)
+    assert "teacher's tokenizer" in (out / "README.md").read_text()
+    got = load_and_encode(fmt, out, PIECES_TEXTS)
+    v.composer.token_ids(["x"])  # parses its tokenizer
+    want = np.stack([_bag_mean(v, text) for text in PIECES_TEXTS])
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(got[0], (v["the"] + v["cat"]) / 2, rtol=1e-5, atol=1e-6)
+    assert np.abs(got[2]).max() > 0  # a word outside the table: its pieces, not a zero row
 
 
 def test_card_header_provenance_and_evaluation():
