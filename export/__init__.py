@@ -159,8 +159,10 @@ def reduced(vectors: Vectors, config: ExportConfig) -> tuple[Vectors, ExportConf
         return vectors, config
     texts = pca_texts(config.pca_text) if config.pca_text else None
     done = replace(config, dims=0, pca_text=None, pca_drop=0)
-    kw = {"texts": texts, "drop": config.pca_drop, "weighting": config.weighting, "sif_a": config.sif_a}
-    return vectors.reduced(config.dims, **kw), done
+    axes = vectors.reduced(
+        config.dims, texts=texts, drop=config.pca_drop, weighting=config.weighting, sif_a=config.sif_a
+    )
+    return axes, done
 
 
 PCA_TEXTS = 100_000

@@ -175,7 +175,8 @@ def _pieces_table(vectors: Vectors) -> TokenTable:
         steps.append(tok.pre_tokenizer)
     tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
     tok.add_tokens([AddedToken(w, single_word=True, normalized=True) for w in vectors.words])
-    ids = [tok.token_to_id(w) for w in vectors.words]
+    vocab: dict[str, int] = tok.get_vocab(with_added_tokens=True)
+    ids = [vocab[w] for w in vectors.words]
     matrix = np.zeros((tok.get_vocab_size(), vectors.dim), dtype=np.float32)
     n = min(len(composer.rows), len(matrix))
     matrix[:n] = composer.rows[:n]

@@ -196,9 +196,7 @@ def test_cli_end_to_end(tmp_path, cli_main):
      (Method.ATTRACT_REPEL, "iterations", 3, "faruqui/graph")],
 )  # fmt: skip
 def test_an_option_of_another_method_is_refused_not_ignored(method, option, value, reader):
-    with pytest.raises(
-        UserError, match=rf"^--{option} {value} must be left at its default: only {reader}"
-    ):
+    with pytest.raises(UserError, match=rf"^--{option} {value} must be left at its default: only {reader}"):
         RetrofitConfig(method=method, **{option: value})
     RetrofitConfig(method=method, propagate=True, ridge=0.5, normalize=False)  # every method reads these
 
