@@ -792,7 +792,8 @@ def main() -> None:
                 kept += f"; {len(leftovers)} temporaries left"
             if args.round == 6:
                 kept += teardown_6(w)
-            rows.append((name, rc, line.replace(str(w), "W"), kept))
+            # the clone's own folder is this machine's: the table names it CLONE
+            rows.append((name, rc, line.replace(str(w), "W").replace(str(ROOT), "CLONE"), kept))
             print(f"{name}: rc {rc}: {line} [{kept}]", flush=True)
     for shared in _SHARED.values():
         shutil.rmtree(shared, ignore_errors=True)
