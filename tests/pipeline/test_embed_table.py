@@ -82,7 +82,7 @@ def test_no_embed_table_for_teachers_without_a_sentence_head_and_the_student_say
         MissingSignalError, match=r"student 'embed' needs the cache signal 'embed_emb'.*--embed-template"
     ):
         fit_cache_student("embed", tmp_path / "c")
-    with pytest.raises(OptionError, match="embed_template"):
+    with pytest.raises(OptionError, match="--embed-template 'no slot' must be auto, off or text holding"):
         ExtractConfig(embed_template="no slot")
 
 
