@@ -180,7 +180,7 @@ def test_ns_update_is_a_gradient_step_on_the_sgns_loss():
 
 
 def test_config_rejects_bad_values():
-    with pytest.raises(UserError, match="window=0"):
+    with pytest.raises(UserError, match="--window 0 must be at least 1"):
         Word2VecConfig(window=0)
-    with pytest.raises(UserError, match="min_lr"):
+    with pytest.raises(UserError, match="--min-lr 1.0 must be between 0 and lr"):
         Word2VecConfig(min_lr=1.0)
