@@ -123,7 +123,11 @@ def test_the_result_records_its_inputs_and_survives_a_save(tmp_path):
     inputs = out.meta["combine"]["inputs"]
     assert [(i["path"], i["teacher"], i["dim"]) for i in inputs] == [("t0", "nomic", 3), ("t1", "mpnet", 3)]
     assert inputs[1]["retrofit"] == ["faruqui"] and "retrofit" not in out.meta  # the input's alone
-    assert out.dim == 2 and out.meta["pca"] == {"dims": 2, "of": 6, "drop": 0, "texts": 0} and out.meta["corpus"] == ["c.txt"]
+    assert (
+        out.dim == 2
+        and out.meta["pca"] == {"dims": 2, "of": 6, "drop": 0, "texts": 0}
+        and out.meta["corpus"] == ["c.txt"]
+    )
     loaded = Vectors.load(out.save(tmp_path / "c"))
     assert loaded.meta["combine"] == out.meta["combine"]
     assert made_by(loaded.meta) == "combine (concat)"
