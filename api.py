@@ -1172,7 +1172,7 @@ def export(
     config = ExportConfig(**_split(options, (ExportConfig,), False)[0])
     path = _path("out", out)
     named = vector_files(vectors) if isinstance(vectors, (str, os.PathLike)) else []
-    check_output(path, kind, named)
+    check_output(path, kind, [*named, *([config.pca_text] if config.pca_text else [])])
     source = os.fspath(vectors) if isinstance(vectors, (str, os.PathLike)) else "VECTORS"
     vectors = _vectors(vectors)
     added = missing_words(vectors, add_words, source, config.dims, kind)

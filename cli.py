@@ -438,7 +438,7 @@ def export(
 
     config = pop_options(ExportConfig, options)
     words = read_words(add_words) if add_words else []
-    check_output(out, Format(fmt), vector_files(vectors))
+    check_output(out, Format(fmt), [*vector_files(vectors), *([config.pca_text] if config.pca_text else [])])
     v = Vectors.load(vectors, nonfinite=nonfinite)
     added = len(missing_words(v, words, vectors, config.dims, Format(fmt)))
     path = run_export(v, fmt, out, score=not no_eval, add_words=words, **config.to_dict())

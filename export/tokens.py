@@ -120,7 +120,7 @@ def word_tokenizer(words: list[str], lowercase: bool) -> Any:
 
 
 def _subword_table(vectors: Vectors) -> TokenTable:
-    from tokenizers import Tokenizer, normalizers
+    from tokenizers import Tokenizer
 
     composer = vectors.composer
     assert composer is not None
@@ -132,18 +132,11 @@ def _subword_table(vectors: Vectors) -> TokenTable:
     spec["model"]["vocab"] = vocab
     spec.update(truncation=None, padding=None, post_processor=None)
     tok = Tokenizer.from_str(json.dumps(spec))
-    if composer.lowercase and tok.normalizer is not None:
-        tok.normalizer = normalizers.Sequence([normalizers.Lowercase(), tok.normalizer])
-    elif composer.lowercase:
-        tok.normalizer = normalizers.Lowercase()
+    _lowercase_first(tok, composer.lowercase)
     tok.pre_tokenizer = _corpus_split()
-    matrix = np.zeros((tok.get_vocab_size(), vectors.dim), dtype=np.float32)
-    n = min(n_teacher, len(composer.rows))
-    matrix[:n] = composer.rows[:n]
-    matrix[[vocab[w] for w in vectors.words]] = vectors.matrix
     return TokenTable(
         tok,
-        matrix,
+        _rows(tok.get_vocab_size(), n_teacher, vectors, [vocab[w] for w in vectors.words]),
         "subword",
         "A word outside the table is split into the teacher's WordPiece pieces (or words of the table) "
         "and gets the mean of their rows: the teacher's input embeddings mapped into this space.",
@@ -151,7 +144,7 @@ def _subword_table(vectors: Vectors) -> TokenTable:
 
 
 def _pieces_table(vectors: Vectors) -> TokenTable:
-    from tokenizers import AddedToken, Regex, Tokenizer, normalizers, pre_tokenizers
+    from tokenizers import AddedToken, Regex, Tokenizer, pre_tokenizers
 
     composer = vectors.composer
     assert composer is not None
@@ -162,9 +155,7 @@ def _pieces_table(vectors: Vectors) -> TokenTable:
         if step and step.get("type") == "Metaspace":
             step["prepend_scheme"] = "always"
     tok = Tokenizer.from_str(json.dumps(spec))
-    if composer.lowercase:
-        own = [tok.normalizer] if tok.normalizer is not None else []
-        tok.normalizer = normalizers.Sequence([normalizers.Lowercase(), *own])
+    _lowercase_first(tok, composer.lowercase)
     # spaces and the ▁ a SentencePiece normalizer puts for them both end a word, then the corpus
     # reader's words, then the teacher's own step (a byte-level map, a Metaspace mark)
     steps = [
@@ -176,15 +167,30 @@ def _pieces_table(vectors: Vectors) -> TokenTable:
     tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
     tok.add_tokens([AddedToken(w, single_word=True, normalized=True) for w in vectors.words])
     vocab: dict[str, int] = tok.get_vocab(with_added_tokens=True)
-    ids = [vocab[w] for w in vectors.words]
-    matrix = np.zeros((tok.get_vocab_size(), vectors.dim), dtype=np.float32)
-    n = min(len(composer.rows), len(matrix))
-    matrix[:n] = composer.rows[:n]
-    matrix[ids] = vectors.matrix
+    size = tok.get_vocab_size()
     return TokenTable(
         tok,
-        matrix,
+        _rows(size, size, vectors, [vocab[w] for w in vectors.words]),
         "pieces",
         "A word outside the table is encoded alone by the teacher's tokenizer and gets the mean of its "
         "pieces' rows: the teacher's input embeddings mapped into this space.",
     )
+
+
+def _lowercase_first(tok: Any, lowercase: bool) -> None:
+    """Lower-case a text before the teacher's own normalizer, as the vectors' words were read."""
+    from tokenizers import normalizers
+
+    if lowercase:
+        own = [tok.normalizer] if tok.normalizer is not None else []
+        tok.normalizer = normalizers.Sequence([normalizers.Lowercase(), *own])
+
+
+def _rows(size: int, n_teacher: int, vectors: Vectors, ids: list[int]) -> np.ndarray:
+    """A row per token id: the composer's for the first ``n_teacher`` ids, the table's at ``ids``."""
+    assert vectors.composer is not None
+    matrix = np.zeros((size, vectors.dim), dtype=np.float32)
+    n = min(n_teacher, len(vectors.composer.rows), size)
+    matrix[:n] = vectors.composer.rows[:n]
+    matrix[ids] = vectors.matrix
+    return matrix

@@ -150,6 +150,11 @@ def test_export_fits_the_axes_on_a_text_with_pca_text(tmp_path, cli_main, bert_v
     code, _, err = cli_main(*args[:-3], tmp_path / "o", "--dims", "6", "--pca-text", tmp_path / "no.txt")
     assert code != 0 and "no.txt" in err and "Traceback" not in err
     assert not (tmp_path / "n").exists() and not (tmp_path / "o").exists()
+    before = (tmp_path / "s.txt").read_bytes()  # the text the axes come from is an input
+    code, _, err = cli_main(
+        *args[:3], "word2vec", "--out", tmp_path / "s.txt", "--dims", "6", "--pca-text", tmp_path / "s.txt"
+    )
+    assert code != 0 and "Traceback" not in err and (tmp_path / "s.txt").read_bytes() == before
 
 
 def test_what_a_format_cannot_hold_is_one_line(tmp_path, bert_vectors):
