@@ -74,6 +74,7 @@ class ExtractOptions(CorpusOptions, VocabOptions, total=False):
     word_template: str
     embed_template: str
     sentence_embedding: bool
+    prompt: str
     word_layer: str | int
     engine: Engine | str
     address: str

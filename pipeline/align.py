@@ -42,6 +42,11 @@ class Encoding:
         first[grp[::-1]] = pos[::-1]
         return first
 
+    def after(self, n: int) -> Encoding:
+        """The encoding with its first ``n`` groups (a prompt's words) in no group, the rest renumbered."""
+        groups = np.where(self.tok_group >= n, self.tok_group - n, -1).astype(np.int32)
+        return Encoding(self.ids, groups, self.complete[n:])
+
     def regroup(self, group_of: np.ndarray) -> Encoding:
         """Map groups through ``group_of`` (e.g. word -> sentence); a new group is complete iff all are."""
         n_new = int(group_of.max()) + 1 if len(group_of) else 0
@@ -95,22 +100,29 @@ class Encoder:
         plain.no_truncation()
         return plain.to_str()
 
-    def encode(self, sentences: Sequence[Sequence[str]], max_length: int) -> list[Encoding]:
+    def encode(
+        self, sentences: Sequence[Sequence[str]], max_length: int, prompt: Sequence[str] = ()
+    ) -> list[Encoding]:
         """Tokenise word lists to at most ``max_length`` tokens and align each subword token to its word.
 
         The BOS token is prepended when the teacher needs it (causal teachers whose tokenizer adds
-        none itself), so the first word also has a preceding position to be predicted from.
+        none itself), so the first word also has a preceding position to be predicted from. The
+        ``prompt``'s words are read before each sentence (after the special tokens that open it, as
+        sentence-transformers puts a prompt before the text) and belong to no group.
         """
         limit = max_length - (self.bos_id is not None)
         if limit != self.limit:
             self.rust.enable_truncation(limit, stride=0, strategy="longest_first", direction=self.side)
             self.limit = limit
+        if prompt:
+            sentences = [[*prompt, *words] for words in sentences]
         texts = [" ".join(words) for words in sentences]
         encs = self.rust.encode_batch(texts, add_special_tokens=True)
         ids_l = [e.ids for e in encs]
         offsets_l = [e.offsets for e in encs]
         special_l = [e.special_tokens_mask for e in encs]
-        return _aligned(sentences, texts, ids_l, offsets_l, special_l, self.bos_id)
+        aligned = _aligned(sentences, texts, ids_l, offsets_l, special_l, self.bos_id)
+        return [e.after(len(prompt)) for e in aligned] if prompt else aligned
 
 
 def _aligned(

@@ -189,6 +189,13 @@ class ExtractConfig(Options):
         "tokens, its dense layers and normalisation, as sentence-transformers encodes): the target of "
         "the sentence-kd student; a folder without a head: the mean, as sentence-transformers reads it.",
     )
+    prompt: str = opt(
+        "",
+        "Text the teacher reads before every corpus sentence and paragraph, as sentence-transformers "
+        "puts a prompt before a text; it belongs to no word, and the sentence embedding's mean includes "
+        "it: the name of one of the teacher's prompts (EmbeddingGemma's document = 'title: none | text:') "
+        "or the text itself; empty = none.",
+    )
     word_layer: str = opt(
         AUTO_LAYER,
         "Hidden layers read and averaged for the word table, a spec as for --layer: auto = the default "

@@ -65,14 +65,15 @@ def _identity(teacher: dict, watch: CorpusWatch, vocab: Vocab, cfg: ExtractConfi
 
 
 def options_identity(cfg: ExtractConfig) -> dict[str, Any]:
-    """The extract options as a cache's identity records them; no word budget is no key.
+    """The extract options as a cache's identity records them; no word budget and no prompt are no key.
 
-    A cache made without ``max_words`` keeps the identity it had before the option existed, so it
-    still resumes and a study keeps its key.
+    A cache made without ``max_words`` or ``prompt`` keeps the identity it had before the options
+    existed, so it still resumes and a study keeps its key.
     """
     options = asdict(cfg)
-    if not cfg.max_words:
-        del options["max_words"]
+    for key in ("max_words", "prompt"):
+        if not options[key]:
+            del options[key]
     return options
 
 

@@ -155,6 +155,7 @@ class Setup:
     max_length: int  # teacher tokens per sentence
     token_budget: int  # padded teacher tokens per batch
     pad_id: int
+    prompt: tuple[str, ...] = ()  # words read before every sentence, in no group (``--prompt``)
 
 
 def _flat(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
@@ -186,7 +187,7 @@ class Prepared:
     def of(cls, setup: Setup, sents: Sentences) -> Prepared:
         """Look up, tokenize, align and batch a shard's sentences (in a worker, or here on one core)."""
         words = [toks for _, toks in sents]
-        encs = setup.encoder.encode(words, setup.max_length)
+        encs = setup.encoder.encode(words, setup.max_length, setup.prompt)
         wids = word_ids(setup.index, words)
         occ = mark_occurrences(encs, wids)
         n_occ = np.fromiter((int(m.sum()) for m in occ), np.int64, len(occ))

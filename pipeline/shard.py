@@ -18,7 +18,7 @@ import numpy as np
 
 from ctx2static.cache.layout import SIGNALS, shard_signals
 from ctx2static.cache.writer import WordSums, write_shard_files
-from ctx2static.errors import OptionError, UserError, spell
+from ctx2static.errors import OptionError, Style, UserError, current_style, did_you_mean, spell
 from ctx2static.memory import HeapTrim
 from ctx2static.pipeline.align import Encoding
 from ctx2static.pipeline.config import AUTO_TEMPLATE, EMBED_OFF, WORD_SLOT, ExtractConfig, parse_layers
@@ -55,13 +55,21 @@ def teacher_identity(teacher: Teacher) -> dict:
 
 
 def paragraph_inputs(
-    teacher: Teacher, paras: np.ndarray, encs: list[Encoding], words: list[list[str]], max_length: int
+    teacher: Teacher,
+    paras: np.ndarray,
+    encs: list[Encoding],
+    words: list[list[str]],
+    max_length: int,
+    prompt: tuple[str, ...] = (),
 ) -> tuple[list[Encoding], list[np.ndarray]]:
     """X2Static Eq. 4 inputs: a paragraph's consecutive sentences packed into inputs, grouped by sentence.
 
-    Each input holds at most ``max_length`` teacher tokens; also returns each input's sentence indices.
+    Each input holds at most ``max_length`` teacher tokens, ``prompt`` first; also returns each
+    input's sentence indices.
     """
     limit = max_length - 3  # room for the special tokens
+    if prompt:
+        limit -= int((teacher.encode([prompt], max_length)[0].tok_group >= 0).sum())
     texts, word_sent, members = [], [], []
     i = 0
     while i < len(encs):
@@ -76,7 +84,7 @@ def paragraph_inputs(
         word_sent.append(np.repeat(np.arange(j - i), [len(words[s]) for s in range(i, j)]))
         members.append(np.arange(i, j))
         i = j
-    p_encs = [e.regroup(g) for e, g in zip(teacher.encode(texts, max_length), word_sent, strict=True)]
+    p_encs = [e.regroup(g) for e, g in zip(teacher.encode(texts, max_length, prompt), word_sent, strict=True)]
     return p_encs, members
 
 
@@ -301,7 +309,9 @@ def _para_ctx(p: TeacherPass) -> np.ndarray:
 
     teacher, cfg = p.teacher, p.cfg
     limit = min(cfg.paragraph_max_length, teacher.max_length)
-    p_encs, members = paragraph_inputs(teacher, p.paras, p.prepared.encodings(), p.words, limit)
+    p_encs, members = paragraph_inputs(
+        teacher, p.paras, p.prepared.encodings(), p.words, limit, prompt_words(cfg)
+    )
     p_outs = run_sorted(p_encs, cfg.token_budget, lambda b: teacher.forward(b, Request(vectors=True)))
     # a sentence cut by the paragraph limit keeps its own sentence context instead
     para_ctx = p.means.copy()
@@ -453,7 +463,39 @@ def word_options(cfg: ExtractConfig, teacher: Teacher) -> ExtractConfig:
             "word_template",
             "max_length",
         )
-    return replace(cfg, word_template=template, word_layer=layer, embed_template=embed_template(cfg, teacher))
+    return replace(
+        cfg,
+        word_template=template,
+        word_layer=layer,
+        embed_template=embed_template(cfg, teacher),
+        prompt=corpus_prompt(cfg, teacher),
+    )
+
+
+def corpus_prompt(cfg: ExtractConfig, teacher: Teacher) -> str:
+    """``--prompt`` as the teacher reads it: one of its folder's prompts by name, or the text given.
+
+    A value with neither a space nor a colon is a name; one the folder lacks is refused with the
+    names it has, so a misspelt ``document`` is not read as a one-word prompt.
+    """
+    asked, prompts = cfg.prompt.strip(), teacher.head.prompts
+    if asked in prompts:
+        return prompts[asked].strip()
+    if not asked or any(c.isspace() or c == ":" for c in asked):
+        return asked
+    names = ", ".join(sorted(prompts, key=str.lower)) or "none"
+    text = "title: none | text:"
+    example = spell("prompt", f"'{text}'") if current_style() is Style.FLAG else spell("prompt", text)
+    raise OptionError(
+        f"{spell('prompt', cfg.prompt)}: not one of the teacher's prompts ({names})"
+        f"{did_you_mean(asked, prompts)}; name one, or give the text itself, e.g. {example}",
+        "prompt",
+    )
+
+
+def prompt_words(cfg: ExtractConfig) -> tuple[str, ...]:
+    """The resolved ``--prompt`` as the words every corpus input starts with."""
+    return tuple(cfg.prompt.split())
 
 
 def embed_template(cfg: ExtractConfig, teacher: Teacher) -> str:
@@ -485,7 +527,9 @@ def feed_for(teacher: Teacher, vocab: Vocab, cfg: ExtractConfig, workers: int = 
     """What prepares ``teacher``'s inputs for ``cfg``: ``workers`` feeding processes, none: this one."""
     max_length = min(cfg.max_length, teacher.max_length)
     pad_id = int(teacher.tokenizer.pad_token_id)
-    return Feed(Setup(teacher.encoder, vocab.index, max_length, cfg.token_budget, pad_id), workers)
+    return Feed(
+        Setup(teacher.encoder, vocab.index, max_length, cfg.token_budget, pad_id, prompt_words(cfg)), workers
+    )
 
 
 def vocab_tables(

@@ -304,9 +304,11 @@ class Teacher:
         """The tokenizer as extract runs it; the processes that feed the forward hold copies of it."""
         return Encoder(self.tokenizer, self.bos_id)
 
-    def encode(self, sentences: Sequence[Sequence[str]], max_length: int | None = None) -> list[Encoding]:
+    def encode(
+        self, sentences: Sequence[Sequence[str]], max_length: int | None = None, prompt: Sequence[str] = ()
+    ) -> list[Encoding]:
         """Tokenise and align word lists for this teacher (see :meth:`Encoder.encode`)."""
-        return self.encoder.encode(sentences, min(max_length or self.max_length, self.max_length))
+        return self.encoder.encode(sentences, min(max_length or self.max_length, self.max_length), prompt)
 
     def autocast(self) -> contextlib.AbstractContextManager:
         """The context the forward runs in: autocast to ``precision`` unless that is float32."""
