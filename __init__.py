@@ -9,7 +9,7 @@ the subpackages ``ctx2static.retrofit`` and ``ctx2static.export``.
 """
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # numba colours its compiler messages through colorama, whose exit handler then writes ESC[0m to the
 # terminal after every run that compiled a kernel; the tool's own messages are plain text.
@@ -17,6 +17,9 @@ os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
 
 __version__ = "0.1.0"
 __all__ = ["Vectors", "combine", "distill", "evaluate", "extract", "fit"]
+
+if TYPE_CHECKING:  # what a type checker reads; at run time __getattr__ loads the API on first use
+    from ctx2static.api import Vectors, combine, distill, evaluate, extract, fit
 
 
 def __getattr__(name: str) -> Any:

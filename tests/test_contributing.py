@@ -125,7 +125,7 @@ options = {{ scale = 3.0 }}
     study = load_study(tmp_path / "study.toml")
     run = next(s for s in study.students if s.student == toy)
     assert run.config.scale == 3.0 and registry.spec(toy).baseline == "sgns"
-    assert "    scale: float\n" in api_options_gen.api_blocks()["fit"]  # step 3: api.py gains it
+    assert "    scale: float\n" in api_options_gen.render()  # step 3: api_options.py gains it
 
 
 @dataclass(frozen=True)

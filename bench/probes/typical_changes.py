@@ -27,8 +27,8 @@ from ctx2static.tests.test_contributing import TOY  # the toy student the contri
 
 ROOT = Path(__file__).resolve().parents[2]
 
-GENERATED = {"api_options.py", "api.py"}
-"""What ``python -m ctx2static.api_options_gen`` rewrites (api.py: only its marked blocks)."""
+GENERATED = {"api_options.py", "api.pyi"}
+"""What ``python -m ctx2static.api_options_gen`` rewrites."""
 
 
 @dataclass(frozen=True)
