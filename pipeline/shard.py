@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from tqdm import tqdm
 
 from ctx2static.cache.layout import SIGNALS, shard_signals
 from ctx2static.cache.writer import WordSums, write_shard_files
@@ -565,17 +566,21 @@ def vocab_tables(
         (start, (vocab.words[start : start + TABLE_CHUNK], cfg.word_template, cfg.embed_template))
         for start in range(0, n, TABLE_CHUNK)
     )
+    passes = 1 + (cfg.embed_template != EMBED_OFF)  # a forward a word for each table, after extract's bar
+    bar = tqdm(total=n * passes, unit="word", unit_scale=True, desc="word tables", mininterval=1.0)
     for start, _, chunk in feed.map(TableChunk.of, chunks):
         for batch in chunk.batches:  # one group an input, all wanted: a row a word, in batch order
             vectors = teacher.forward_wanted(batch, request)[1]["vectors"]
             if word_emb is None:
                 word_emb = np.zeros((n, vectors.shape[1]), np.float32)
             word_emb[start + batch.rows] = vectors
+            bar.update(len(batch.rows))
         for batch in chunk.embed_batches:
             pooled = teacher.head(teacher.forward_wanted(batch, last)[0])
             if embed is None:
                 embed = np.zeros((n, pooled.shape[1]), np.float32)
             embed[start + batch.rows] = pooled
+            bar.update(len(batch.rows))
         firsts = np.cumsum(chunk.n_pieces) - chunk.n_pieces
         for k in np.unique(chunk.n_pieces):  # words of k pieces at once: the bits of each one's mean
             rows = np.flatnonzero(chunk.n_pieces == k)
@@ -586,6 +591,7 @@ def vocab_tables(
             else:
                 token_emb[start + rows] = emb[0] * 0
         complete[start : start + len(chunk.complete)] = chunk.complete
+    bar.close()
     arrays = {
         "token_emb": token_emb,
         "word_emb": word_emb if word_emb is not None else np.zeros((0, emb.shape[1]), np.float32),

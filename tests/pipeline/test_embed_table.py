@@ -110,3 +110,11 @@ def test_a_module_folder_outside_the_model_folder_is_refused(tiny_models, tmp_pa
     (folder / "modules.json").write_text(json.dumps(modules))
     with pytest.raises(InputError, match=r"modules.json: names a module folder outside the model folder"):
         SentenceHead.read(folder)
+
+
+def test_the_tables_after_extracts_bar_show_their_own_progress(tiny_models, corpus_file, tmp_path, capsys):
+    """A forward a word for the word table and one for the embed table: a bar with that total."""
+    cache, _, _ = _extract(tiny_models["embeddinggemma"], corpus_file, tmp_path / "c")
+    total = 2 * len(cache.vocab.words)
+    err = capsys.readouterr().err
+    assert f"word tables: 100%|██████████| {total:.1f}/{total:.1f} " in err  # unit_scale writes 78.0
