@@ -221,7 +221,7 @@ def extract(
     :param out: the cache folder (a new temporary one when None)
     """
     need_teacher_stage("extract")
-    from ctx2static.pipeline.extract import check_teacher_options, extract_with
+    from ctx2static.pipeline.extract import check_teacher_options, extract_with, read_vocab
     from ctx2static.text.vocab import Vocab
 
     teacher, out = _teacher(teacher), _folder("out", out)
@@ -236,7 +236,7 @@ def extract(
 
     def inputs() -> tuple[Corpus, Vocab]:
         source = _corpus(corpus, folder, text)
-        return source, Vocab.build(source, vocab_cfg)
+        return source, read_vocab(source, vocab_cfg, cfg)
 
     extract_with(teacher, teacher_cfg, inputs, folder, cfg, engine)
     return folder

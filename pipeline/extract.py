@@ -218,6 +218,17 @@ def budgeted(corpus: Corpus, cfg: ExtractConfig) -> Iterator[tuple[int, list[str
             return
 
 
+def read_vocab(corpus: Corpus, config: VocabConfig, cfg: ExtractConfig) -> Vocab:
+    """The vocabulary of what the teacher pass reads: with a budget, of :func:`budgeted`'s part only.
+
+    Words past the budget would get no vectors from the teacher, and counting them would read
+    the whole file, which a first try with ``max_words`` must not.
+    """
+    if not (cfg.max_sentences or cfg.max_words):
+        return Vocab.build(corpus, config)
+    return Vocab.build(corpus, config, (words for _, words in budgeted(corpus, cfg)))
+
+
 @dataclass(frozen=True)
 class Reading:
     """What the teacher pass reads: sentences, corpus words, and the vocabulary's occurrences in them."""
@@ -529,7 +540,7 @@ def extract_files(
     given = Vocab.load(vocab_path) if vocab_path else None
 
     def inputs() -> tuple[Corpus, Vocab]:
-        return source, given if given is not None else Vocab.build(source, vocab_config)
+        return source, given if given is not None else read_vocab(source, vocab_config, cfg)
 
     m = extract_with(teacher, teacher_config, inputs, Path(out), cfg, engine)
     tot = m["totals"]

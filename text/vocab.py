@@ -66,12 +66,17 @@ class Vocab:
         return h.hexdigest()[:16]
 
     @classmethod
-    def build(cls, corpus: Corpus, config: VocabConfig | None = None) -> Vocab:
-        """Count the corpus once and keep words with ``count >= min_count`` (at most ``max_vocab``)."""
+    def build(
+        cls, corpus: Corpus, config: VocabConfig | None = None, sentences: Iterable[list[str]] | None = None
+    ) -> Vocab:
+        """Count the corpus once and keep words with ``count >= min_count`` (at most ``max_vocab``).
+
+        ``sentences``: the part of ``corpus`` to count (what a budgeted teacher pass reads), else all.
+        """
         config = config or VocabConfig()
         min_count, max_vocab = config.min_count, config.max_vocab
         counter: Counter[str] = Counter()
-        for toks in corpus:
+        for toks in corpus if sentences is None else sentences:
             counter.update(toks)
         if not counter:
             names = ", ".join(str(p) for p in corpus.paths)

@@ -89,3 +89,23 @@ def test_extract_says_what_it_reads_and_its_bar_has_a_total(
     assert m["complete"]
     if cfg.max_words:
         assert "stopped by --max-words 130" in err
+
+
+def test_a_budget_counts_the_vocabulary_of_the_text_it_reads_only(tmp_path):
+    """A first try on a long file must not read all of it: words past the budget are not counted."""
+    from ctx2static.pipeline.extract import read_vocab
+
+    path = tmp_path / "c.txt"
+    path.write_text("\n".join(["early words here"] * 5 + ["late words only"] * 5) + "\n")
+    corpus, config = Corpus([path]), VocabConfig(min_count=1)
+    budgeted_vocab = read_vocab(corpus, config, ExtractConfig(max_words=15))
+    assert sorted(budgeted_vocab.words) == ["early", "here", "words"]
+    assert budgeted_vocab.counts.sum() == 15
+    assert sorted(read_vocab(corpus, config, ExtractConfig(max_sentences=6)).words) == [
+        "early",
+        "here",
+        "late",
+        "only",
+        "words",
+    ]
+    assert len(read_vocab(corpus, config, ExtractConfig())) == 5  # no budget: the whole corpus
