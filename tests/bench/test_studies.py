@@ -66,6 +66,8 @@ def tiny_variant(study: Path, tmp: Path, teacher: Path, corpus: Path, bundled: b
         t.update(model=str(teacher), max_sentences=40)
         if name in embedded:  # the tiny BERT names no prompt: auto writes no embed table for it
             t["embed_template"] = "{w}"
+        if t.get("prompt"):  # nor a corpus prompt to name: a text of the same words stands in
+            t["prompt"] = "title: none | text:"
     rng = np.random.default_rng(0)
     for name, ref in data.get("references", {}).items():
         path = tmp / f"{name}.bin"
