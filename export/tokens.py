@@ -3,27 +3,17 @@
 Both libraries split a text with ``tokenizer.json`` (no special tokens) and average the rows of
 its token ids. Two tables:
 
-- **subword** (vectors with a composer from a WordPiece teacher, e.g. BERT, MiniLM): the teacher's
-  WordPiece model whose vocabulary also holds every word of the table. Text is split into words as
-  the corpus reader does (punctuation apart, inner hyphens and apostrophes kept), through the
-  teacher's normalizer (lower-cased first when the vectors are). A word of the table is matched
-  whole (WordPiece takes the longest piece first) and gets its own row; any other word is split
-  greedily into the longest pieces of that vocabulary, a piece that is a word of the table taking
-  the word's row and a teacher piece its composer row (the teacher's input embedding mapped into
-  the vectors' space). So a word outside the table gets the mean of its pieces, as
-  :meth:`Vectors.query` composes it, exactly when its pieces are the teacher's and none is a word
-  of the table; otherwise a close variant (e.g. ``thermos`` as ``therm + ##os`` when ``therm`` is a
-  word of the table).
-- **pieces** (a composer from a BPE or Unigram teacher: byte-level BPE as GPT-2's, SentencePiece as
-  Gemma's, whose pieces carry no continuation mark a word-level vocabulary could share): the
-  teacher's own model, and each word of the table an added token matched whole (between
-  non-word characters), whose row is the word's. The text is cut into words as the corpus reader
-  does (through the teacher's normalizer, spaces and its ``▁`` both separating), so any other
-  word reaches the teacher's model alone, as :meth:`Composer.token_ids` encodes it, and gets the
-  mean of its pieces' composer rows: :meth:`Vectors.query`'s vector. A Metaspace pre-tokenizer
-  marks every word as a word's start (``prepend_scheme="always"``), as a word encoded alone is.
-  The table then holds every teacher piece (262,144 rows for Gemma's vocabulary: ``--dims`` and
-  ``--quantize`` make them small).
+- **pieces** (vectors with a composer, from any teacher: WordPiece as BERT's, byte-level BPE as
+  GPT-2's, SentencePiece as Gemma's): the teacher's own model, and each word of the table an added
+  token whose row is the word's. The normalizer (lower-casing first when the vectors are, then the
+  teacher's) marks where the corpus reader cuts words (punctuation apart, inner hyphens and
+  apostrophes kept), so a word of the table matches only a whole word, and any other word reaches
+  the teacher's pre-tokenizer and model alone, as :meth:`Composer.token_ids` encodes it, and gets
+  the mean of its pieces' composer rows (the teacher's input embeddings mapped into the vectors'
+  space): :meth:`Vectors.query`'s vector, so a folder encodes as :meth:`Vectors.encode` does. A
+  Metaspace pre-tokenizer marks every word as a word's start (``prepend_scheme="always"``), as a
+  word encoded alone is. The table holds every teacher piece (262,144 rows for Gemma's vocabulary:
+  ``--dims`` and ``--quantize`` make them small).
 - **word** (vectors without a composer): a WordLevel model over the table, ``[PAD]`` (id 0) and
   ``[UNK]`` (id 1) zero rows. A word outside the table is ``[UNK]``: Model2Vec drops it,
   sentence-transformers averages its zero row in.
@@ -45,6 +35,33 @@ from ctx2static.vectors import Vectors
 from ctx2static.words import TOKEN
 
 PAD, UNK = "[PAD]", "[UNK]"
+
+# A word of the table is the added token WORD_START + word + WORD_END (two private-use characters):
+# its own id, apart from any teacher piece spelt alike, which keeps its composer row inside a
+# composed word. The normalizer writes the marks around every word of a text, where
+# :data:`~ctx2static.words.TOKEN` cuts it, in Oniguruma's dialect (the tokenizers library's): a
+# word character is Python's \w (a letter, a digit or "_", where Oniguruma's own also takes
+# combining marks), a joiner inside a word is - ' or ’, and a run of any other character that is
+# no space (nor ▁, a SentencePiece normalizer's space, nor a mark) is a token. So an added token
+# matches a whole word only, never part of a longer one ("tfg" in "tfg's").
+WORD_START, WORD_END = "\ue000", "\ue001"
+_W, _J = r"[\p{L}\p{N}_]", "[-'’]"
+_P = rf"[^\p{{L}}\p{{N}}_\s\u2581{WORD_START}{WORD_END}]"
+WORD_ENDS = (
+    rf"(?:(?<={_W})(?!{_W})(?!{_J}{_W})"  # after a word's last character
+    rf"|(?<={_P})(?!{_P})(?!(?<={_W}{_J}){_W}))"  # after a run of other characters
+    rf"(?!{WORD_END})"
+)
+WORD_STARTS = (
+    rf"(?<!{WORD_START})"
+    rf"(?:(?<!{_W})(?<!{_W}{_J})(?={_W})"  # before a word's first character
+    rf"|(?<!{_P})(?:(?<!{_W})|(?!{_J}{_W}))(?={_P}))"  # before a run of other characters
+)
+
+
+def marked(word: str) -> str:
+    """A word of the table as the folder's tokenizer holds it."""
+    return f"{WORD_START}{word}{WORD_END}"
 
 
 @dataclass
@@ -77,7 +94,7 @@ def write_token_bag(
 
 
 def token_table(vectors: Vectors) -> TokenTable:
-    """The subword table for a WordPiece teacher's composer, the pieces table for any other, else words."""
+    """The pieces table for vectors with a composer, else the word table."""
     composer = vectors.composer
     if composer is None:
         matrix = np.zeros((len(vectors) + 2, vectors.dim), dtype=np.float32)
@@ -88,16 +105,12 @@ def token_table(vectors: Vectors) -> TokenTable:
             "word",
             "A word outside the table is `[UNK]`, a zero row (these vectors have no composer).",
         )
-    if json.loads(composer.tokenizer_json)["model"]["type"] == "WordPiece":
-        return _subword_table(vectors)
     return _pieces_table(vectors)
 
 
 def _corpus_split() -> Any:
     """Whitespace, then the corpus reader's word pattern (:data:`ctx2static.words.TOKEN`)."""
     from tokenizers import Regex, pre_tokenizers
-
-    from ctx2static.words import TOKEN
 
     words_and_punctuation = pre_tokenizers.Split(Regex(TOKEN.pattern), behavior="isolated")
     return pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), words_and_punctuation])
@@ -119,32 +132,8 @@ def word_tokenizer(words: list[str], lowercase: bool) -> Any:
     return tok
 
 
-def _subword_table(vectors: Vectors) -> TokenTable:
-    from tokenizers import Tokenizer
-
-    composer = vectors.composer
-    assert composer is not None
-    spec = json.loads(composer.tokenizer_json)
-    vocab: dict[str, int] = dict(spec["model"]["vocab"])
-    n_teacher, n_teacher_pieces = max(vocab.values()) + 1, len(vocab)
-    for w in vectors.words:  # a word that is also a teacher piece takes that piece's id
-        vocab.setdefault(w, n_teacher + len(vocab) - n_teacher_pieces)
-    spec["model"]["vocab"] = vocab
-    spec.update(truncation=None, padding=None, post_processor=None)
-    tok = Tokenizer.from_str(json.dumps(spec))
-    _lowercase_first(tok, composer.lowercase)
-    tok.pre_tokenizer = _corpus_split()
-    return TokenTable(
-        tok,
-        _rows(tok.get_vocab_size(), n_teacher, vectors, [vocab[w] for w in vectors.words]),
-        "subword",
-        "A word outside the table is split into the teacher's WordPiece pieces (or words of the table) "
-        "and gets the mean of their rows: the teacher's input embeddings mapped into this space.",
-    )
-
-
 def _pieces_table(vectors: Vectors) -> TokenTable:
-    from tokenizers import AddedToken, Regex, Tokenizer, pre_tokenizers
+    from tokenizers import AddedToken, Regex, Tokenizer, normalizers, pre_tokenizers
 
     composer = vectors.composer
     assert composer is not None
@@ -155,35 +144,27 @@ def _pieces_table(vectors: Vectors) -> TokenTable:
         if step and step.get("type") == "Metaspace":
             step["prepend_scheme"] = "always"
     tok = Tokenizer.from_str(json.dumps(spec))
-    _lowercase_first(tok, composer.lowercase)
-    # spaces and the ▁ a SentencePiece normalizer puts for them both end a word, then the corpus
-    # reader's words, then the teacher's own step (a byte-level map, a Metaspace mark)
-    steps = [
-        pre_tokenizers.Split(Regex("[\\s\u2581]+"), behavior="removed"),
-        pre_tokenizers.Split(Regex(TOKEN.pattern), behavior="isolated"),
-    ]
-    if tok.pre_tokenizer is not None:
-        steps.append(tok.pre_tokenizer)
-    tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
-    tok.add_tokens([AddedToken(w, single_word=True, normalized=True) for w in vectors.words])
+    n_teacher = tok.get_vocab_size()
+    own = [tok.normalizer] if tok.normalizer is not None else []
+    lower = [normalizers.Lowercase()] if composer.lowercase else []
+    ends, starts = (
+        normalizers.Replace(Regex(WORD_ENDS), WORD_END),
+        normalizers.Replace(Regex(WORD_STARTS), WORD_START),
+    )
+    tok.normalizer = normalizers.Sequence([*lower, *own, ends, starts])
+    # the marks and spaces (and the ▁ a SentencePiece normalizer puts for them) end a word; what is
+    # left of a word reaches the teacher's own step (a byte-level map, a Metaspace mark) alone
+    cut = pre_tokenizers.Split(Regex(f"[\\s\u2581{WORD_START}{WORD_END}]+"), behavior="removed")
+    tok.pre_tokenizer = pre_tokenizers.Sequence([cut, *([tok.pre_tokenizer] if tok.pre_tokenizer else [])])
+    tok.add_tokens([AddedToken(marked(w), normalized=True) for w in vectors.words])
     vocab: dict[str, int] = tok.get_vocab(with_added_tokens=True)
-    size = tok.get_vocab_size()
     return TokenTable(
         tok,
-        _rows(size, size, vectors, [vocab[w] for w in vectors.words]),
+        _rows(tok.get_vocab_size(), n_teacher, vectors, [vocab[marked(w)] for w in vectors.words]),
         "pieces",
         "A word outside the table is encoded alone by the teacher's tokenizer and gets the mean of its "
         "pieces' rows: the teacher's input embeddings mapped into this space.",
     )
-
-
-def _lowercase_first(tok: Any, lowercase: bool) -> None:
-    """Lower-case a text before the teacher's own normalizer, as the vectors' words were read."""
-    from tokenizers import normalizers
-
-    if lowercase:
-        own = [tok.normalizer] if tok.normalizer is not None else []
-        tok.normalizer = normalizers.Sequence([normalizers.Lowercase(), *own])
 
 
 def _rows(size: int, n_teacher: int, vectors: Vectors, ids: list[int]) -> np.ndarray:

@@ -13,6 +13,7 @@ from safetensors.numpy import load_file
 from ctx2static.errors import UserError
 from ctx2static.export import ExportConfig, Format, export_vectors
 from ctx2static.export.reader import TokenBag
+from ctx2static.export.tokens import marked
 from ctx2static.students.registry import fit_cache_student
 from ctx2static.vectors import Vectors
 
@@ -231,7 +232,7 @@ def test_add_words_are_whole_tokens_of_the_folders(bert_vectors, tmp_path, fmt):
 
     out = export(bert_vectors, fmt, tmp_path / "m", score=False, add_words=[NEW_WORD], normalize=False)
     bag = TokenBag.load(out)
-    assert bag.tokenizer.token_to_id(NEW_WORD) is not None
+    assert bag.tokenizer.token_to_id(marked(NEW_WORD)) is not None
     np.testing.assert_allclose(bag.encode([NEW_WORD])[0], bert_vectors.query([NEW_WORD])[0], rtol=1e-5)
 
 

@@ -39,23 +39,26 @@ def test_word_table_encodes_words_and_sentences(tmp_path, fmt):
 
 
 @pytest.mark.parametrize("fmt", FOLDERS)
-def test_subword_table_gives_table_rows_and_composes_unknown_words(tmp_path, fmt, bert_vectors):
+def test_a_wordpiece_composer_exports_table_words_whole_and_composes_the_rest(tmp_path, fmt, bert_vectors):
+    from ctx2static.export.tokens import marked
+
     v = bert_vectors
     out = export_vectors(v, fmt, tmp_path / "m", config=RAW)
     tok = json.loads((out / "tokenizer.json").read_text())
     assert tok["model"]["type"] == "WordPiece" and "cat" in tok["model"]["vocab"]
-    words = ["cat", "unbelievably", "river", "mat"]  # "cat" is also a teacher piece: the table's row wins
+    assert marked("cat") in {t["content"] for t in tok["added_tokens"]}  # the word apart from the piece
+    words = ["cat", "unbelievably", "river", "mat"]
+    # "catsed" is no table word: its pieces (cat ##s ##ed) take their composer rows, though "cat" is
+    # also a word of the table, as Vectors.query composes it
     got = load_and_encode(fmt, out, [*words, "unsed", "catsed", "The Cat"])
-    np.testing.assert_allclose(got[:4], v.query(words), rtol=1e-5, atol=1e-6)
-    # unknown, its pieces (un ##s ##ed) are not table words: exactly the composed vector
-    np.testing.assert_allclose(got[4], v.query(["unsed"])[0], rtol=1e-5, atol=1e-6)
-    # unknown, its first piece is a table word: that piece takes the word's row
+    np.testing.assert_allclose(got[:6], v.query([*words, "unsed", "catsed"]), rtol=1e-5, atol=1e-6)
     rows = v.composer.rows.astype(np.float32)
-    ids = [tok["model"]["vocab"][p] for p in ("##s", "##ed")]
-    np.testing.assert_allclose(got[5], (v["cat"] + rows[ids].sum(0)) / 3, rtol=1e-5, atol=1e-6)
+    ids = [tok["model"]["vocab"][p] for p in ("cat", "##s", "##ed")]
+    np.testing.assert_allclose(got[5], rows[ids].mean(0), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(got[5], (v["cat"] + rows[ids[1:]].sum(0)) / 3, atol=1e-3)
     np.testing.assert_allclose(got[6], (v["the"] + v["cat"]) / 2, rtol=1e-5, atol=1e-6)
     card = (out / "README.md").read_text()
-    assert "subword tokens" in card and "teacher's WordPiece pieces" in card
+    assert "pieces tokens" in card and "teacher's tokenizer" in card
 
 
 def _pieces_vectors(tokenizer) -> Vectors:
@@ -63,30 +66,27 @@ def _pieces_vectors(tokenizer) -> Vectors:
     from ctx2static.composer import Composer
 
     rng = np.random.default_rng(0)
-    words = ["the", "cat", "sat", "on", "mat", "dog"]
+    words = ["the", "cat", "sat", "on", "mat", "dog", "at", "a"]  # "at", "a": pieces of "cats" too
     spec = tokenizer.backend_tokenizer.to_str()
     rows = rng.normal(size=(len(tokenizer), 8)).astype(np.float16)
     return Vectors(words, rng.normal(size=(len(words), 8)), composer=Composer(rows, spec, lowercase=True))
 
 
-PIECES_TEXTS = ["the cat", "The Cat sat.", "bread", "the breads sat on a doormat", "dogs cats."]
+PIECES_TEXTS = ["the cat", "The Cat sat.", "bread", "the breads sat on a doormat", "dogs cats.", "cats at a"]
 
 
 def _bag_mean(v: Vectors, text: str) -> np.ndarray:
     """The documented encoding: a table word its row; any other word its teacher pieces (encoded
-    alone), a piece whose text is a word of the table taking that word's row, as in the table."""
+    alone), each its composer row, a piece spelt as a word of the table too."""
     from ctx2static.words import tokenize
 
     assert v.composer is not None
-    vocab = {i: t for t, i in v.composer._tokenizer.get_vocab().items()} if v.composer._tokenizer else {}
     terms = []
     for word in tokenize(text, True):
         if word in v:
             terms.append(v[word])
             continue
-        for piece in v.composer.token_ids([word])[0]:
-            name = vocab.get(piece) or v.composer._tokenizer.id_to_token(piece)
-            terms.append(v[name] if name in v else v.composer.rows[piece].astype(np.float32))
+        terms += [v.composer.rows[piece].astype(np.float32) for piece in v.composer.token_ids([word])[0]]
     return np.mean(terms, axis=0)
 
 
