@@ -151,3 +151,31 @@ def test_export_command_writes_the_card_with_the_evaluation_table(tmp_path, cli_
     code, _, err = cli_main("export", src, "--format", fmt, "--out", tmp_path / "n", "--no-eval")
     assert code == 0, err
     assert "Not evaluated at export" in (tmp_path / "n" / "README.md").read_text()
+
+
+def test_the_folders_word_marks_cut_text_where_the_corpus_reader_does():
+    """The normalizer's marks (Oniguruma) fall where :data:`TOKEN` (Python's re) cuts, on text of
+    joiners, punctuation runs, digits, combining marks and scripts where the two dialects' \\w differ."""
+    import random
+    import unicodedata
+
+    from tokenizers import Regex, normalizers
+
+    from ctx2static.export.tokens import WORD_END, WORD_ENDS, WORD_START, WORD_STARTS
+    from ctx2static.words import TOKEN
+
+    marks = normalizers.Sequence(
+        [normalizers.Replace(Regex(WORD_ENDS), WORD_END), normalizers.Replace(Regex(WORD_STARTS), WORD_START)]
+    )
+    # all but ▁, which the folder reads as a SentencePiece normalizer's space
+    pool = [
+        chr(c) for c in range(0x20, 0x3000) if unicodedata.category(chr(c))[0] in "LMNPSZ" and c != 0x2581
+    ]
+    common = list("ab9 -'’.,!_é\t") * 20
+    rng = random.Random(0)
+    texts = ["In 2009, the TFG's half-brothers -- don't ...!? (1981-1987) a-'b x- -y"]
+    texts += ["".join(rng.choice(pool + common) for _ in range(rng.randint(1, 12))) for _ in range(20000)]
+    for text in texts:
+        want = "".join(f"{WORD_START}{w}{WORD_END}" for w in TOKEN.findall(text))
+        got = "".join(marks.normalize_str(text).split())
+        assert got == want, text
