@@ -70,8 +70,8 @@ class TokenTable:
 
     tokenizer: Any
     matrix: np.ndarray
-    kind: str  # "subword" or "word"
-    unknown_words: str  # one sentence for the model card
+    kind: str  # "pieces" or "word"
+    unknown_words: str  # for the model card
 
 
 def write_token_bag(
@@ -162,8 +162,9 @@ def _pieces_table(vectors: Vectors) -> TokenTable:
         tok,
         _rows(tok.get_vocab_size(), n_teacher, vectors, [vocab[marked(w)] for w in vectors.words]),
         "pieces",
-        "A word outside the table is encoded alone by the teacher's tokenizer and gets the mean of its "
-        "pieces' rows: the teacher's input embeddings mapped into this space.",
+        "A word of the table is a token of its own (in the tokenizer's vocabulary between the characters "
+        "U+E000 and U+E001); a word outside the table is encoded alone by the teacher's tokenizer and gets "
+        "the mean of its pieces' rows: the teacher's input embeddings mapped into this space.",
     )
 
 
