@@ -39,24 +39,34 @@ PAD, UNK = "[PAD]", "[UNK]"
 # A word of the table is the added token WORD_START + word + WORD_END (two private-use characters):
 # its own id, apart from any teacher piece spelt alike, which keeps its composer row inside a
 # composed word. The normalizer writes the marks around every word of a text, where
-# :data:`~ctx2static.words.TOKEN` cuts it, in Oniguruma's dialect (the tokenizers library's): a
-# word character is Python's \w (a letter, a digit or "_", where Oniguruma's own also takes
-# combining marks), a joiner inside a word is - ' or ’, and a run of any other character that is
-# no space (nor ▁, a SentencePiece normalizer's space, nor a mark) is a token. So an added token
-# matches a whole word only, never part of a longer one ("tfg" in "tfg's").
+# :data:`~ctx2static.words.TOKEN` cuts it: at every run of spaces (and ▁, a SentencePiece
+# normalizer's space), at the text's two ends, and where a word character meets any other
+# character that is no space, but for a joiner inside a word (- ' or ’ between word characters).
+# The last is a regex in Oniguruma's dialect (the tokenizers library's), where a word character is
+# Python's \w (a letter, a digit or "_"; Oniguruma's own \w also takes combining marks). So an
+# added token matches a whole word only, never part of a longer one ("tfg" in "tfg's"). A run of
+# spaces at either end leaves an empty pair of marks, which no token matches.
 WORD_START, WORD_END = "\ue000", "\ue001"
 _W, _J = r"[\p{L}\p{N}_]", "[-'’]"
 _P = rf"[^\p{{L}}\p{{N}}_\s\u2581{WORD_START}{WORD_END}]"
-WORD_ENDS = (
-    rf"(?:(?<={_W})(?!{_W})(?!{_J}{_W})"  # after a word's last character
-    rf"|(?<={_P})(?!{_P})(?!(?<={_W}{_J}){_W}))"  # after a run of other characters
-    rf"(?!{WORD_END})"
+_SPACES = r"[\s\u2581]+"
+_FIRST, _LAST = rf"\A(?!{WORD_START})", rf"(?<!{WORD_END})\z"  # a marked word is left as it is
+_BETWEEN = (
+    rf"(?={_P})(?<={_W})(?!{_J}{_W})"  # a word's end, other characters next
+    rf"|(?={_W})(?<={_P})(?<!{_W}{_J})"  # other characters' end, a word next
 )
-WORD_STARTS = (
-    rf"(?<!{WORD_START})"
-    rf"(?:(?<!{_W})(?<!{_W}{_J})(?={_W})"  # before a word's first character
-    rf"|(?<!{_P})(?:(?<!{_W})|(?!{_J}{_W}))(?={_P}))"  # before a run of other characters
-)
+
+
+def word_marks() -> Any:
+    """The normalizer steps that write the marks around every word of a text."""
+    from tokenizers import Regex, normalizers
+
+    return [
+        normalizers.Replace(Regex(_SPACES), f"{WORD_END} {WORD_START}"),
+        normalizers.Replace(Regex(_FIRST), WORD_START),
+        normalizers.Replace(Regex(_LAST), WORD_END),
+        normalizers.Replace(Regex(_BETWEEN), WORD_END + WORD_START),
+    ]
 
 
 def marked(word: str) -> str:
@@ -147,11 +157,7 @@ def _pieces_table(vectors: Vectors) -> TokenTable:
     n_teacher = tok.get_vocab_size()
     own = [tok.normalizer] if tok.normalizer is not None else []
     lower = [normalizers.Lowercase()] if composer.lowercase else []
-    ends, starts = (
-        normalizers.Replace(Regex(WORD_ENDS), WORD_END),
-        normalizers.Replace(Regex(WORD_STARTS), WORD_START),
-    )
-    tok.normalizer = normalizers.Sequence([*lower, *own, ends, starts])
+    tok.normalizer = normalizers.Sequence([*lower, *own, *word_marks()])
     # the marks and spaces (and the ▁ a SentencePiece normalizer puts for them) end a word; what is
     # left of a word reaches the teacher's own step (a byte-level map, a Metaspace mark) alone
     cut = pre_tokenizers.Split(Regex(f"[\\s\u2581{WORD_START}{WORD_END}]+"), behavior="removed")
