@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,13 @@ def cli_subprocess(*args: object, timeout: float = 300) -> subprocess.CompletedP
 def cli_command(*args: object) -> list[str]:
     """The command line of :func:`cli_subprocess`."""
     return [sys.executable, str(Path(ctx2static.__file__).parent / "cli.py"), *map(str, args)]
+
+
+def default_signals() -> None:
+    """A child's signals as a terminal's job has them: a launcher (``nohup``, a background job of a
+    script) may have left SIGHUP, SIGINT or SIGQUIT ignored, and an ignored signal stays ignored."""
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def cli_env() -> dict[str, str]:

@@ -12,7 +12,7 @@ import pytest
 
 from ctx2static.vectors import Vectors
 
-from .faults import cli_env
+from .faults import cli_env, default_signals
 
 CAUGHT = """
 import os, signal, sys
@@ -72,7 +72,11 @@ def test_the_command_line_says_which_signal_stopped_it_and_exits_as_killed_by_it
     (tmp_path / "lex.txt").write_text("king queen\n")
     args = ["retrofit", tmp_path / "v.txt", "-l", tmp_path / "lex.txt", "-o", tmp_path / "r.txt"]
     done = subprocess.run(
-        [sys.executable, "-c", CLI, name, *map(str, args)], env=cli_env(), capture_output=True, text=True
+        [sys.executable, "-c", CLI, name, *map(str, args)],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        preexec_fn=default_signals,
     )
     assert done.returncode == code, done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith(f"interrupted ({name}): nothing half-written")

@@ -20,7 +20,7 @@ from ctx2static.pipeline.teacher import Teacher
 from ctx2static.text.corpus import Corpus
 from ctx2static.text.vocab import Vocab, VocabConfig
 
-from ..faults import cli_command, cli_env
+from ..faults import cli_command, cli_env, default_signals
 
 
 def _feeders_alive() -> list[int]:
@@ -321,6 +321,7 @@ def test_a_hangup_to_the_process_group_is_one_line_and_the_run_resumes(
         capture_output=True,
         text=True,
         start_new_session=True,  # its own process group, as a terminal's job is: the signal spares pytest
+        preexec_fn=default_signals,
         timeout=300,
     )
     assert done.returncode == code, done.stderr
