@@ -1,7 +1,10 @@
 """export --add-words says what it needs before it composes, and what it says bounds what it takes.
 
-Measured as ``ulimit -v`` counts it (the address space, which bounds what becomes resident): the
-process's growth from the check to its end, and a real limit below and above the estimate.
+Measured as ``ulimit -v`` counts it (the address space, which bounds what becomes resident): a real
+limit below the estimate is refused in one line, one just above it is enough. The peak without a limit
+is no measure: glibc maps twice a new thread arena's 64 MiB to align it and unmaps the excess at once,
+so ``VmPeak`` may count up to 64 MiB a tokenizer thread that no run under a limit needs (there glibc
+maps the arena exactly, or shares one).
 """
 
 import json
@@ -38,7 +41,7 @@ try:
     cli.main(sys.argv[3:])
 finally:
     with open(sys.argv[1], "w") as fh:
-        json.dump({**checks[-1], "peak": vm("VmPeak")} if checks else {}, fh)
+        json.dump(checks[-1] if checks else {}, fh)
 """
 
 
@@ -54,7 +57,7 @@ def _export(tmp_path, src, fmt, out, limit=0):
         text=True,
         timeout=300,
     )
-    return done, json.loads(report.read_text())
+    return done, json.loads(report.read_text()) if report.exists() else {}  # none: it died on the limit
 
 
 @pytest.mark.slow
@@ -69,7 +72,6 @@ def test_the_estimate_bounds_the_growth_and_a_limit_below_it_is_one_line(
     (tmp_path / "words.txt").write_text("".join(f"zq{i}x\n" for i in range(20_000)))
     done, got = _export(tmp_path, src, fmt, tmp_path / out)
     assert done.returncode == 0, done.stderr
-    assert got["peak"] - got["size"] <= got["estimate"], got
     below = got["size"] + got["estimate"] // 2
     done, _ = _export(tmp_path, src, fmt, tmp_path / f"below-{out}", below)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr

@@ -6,6 +6,7 @@ Each reader gets arbitrary bytes and near-valid text (the format's own character
 """
 
 import bz2
+import copy
 import gzip
 import json
 import lzma
@@ -306,7 +307,8 @@ def test_cache_manifest_mutations(valid_caches, tmp_path, monkeypatch, complete,
         own = [path[-1]] if path and path[-1] in files else []  # a file key keeps its name (and checksum)
         name = data.draw(st.sampled_from(NAMES)).format(f=data.draw(st.sampled_from(own or files)), o=outside)
         op = data.draw(st.sampled_from(["set", "delete", "rename"]))
-        m = _mutate(m, path, op, data.draw(st.sampled_from([name, *VALUES])))
+        value = copy.deepcopy(data.draw(st.sampled_from([name, *VALUES])))  # VALUES' lists stay as written
+        m = _mutate(m, path, op, value)
     (folder / "manifest.json").write_text(json.dumps(m))
     before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in outside.iterdir()}
     touched: list[str] = []
