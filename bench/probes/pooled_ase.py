@@ -1,8 +1,8 @@
 """The ``ase`` table of several corpora together, from one teacher pass over each (the data step of
-issue sentences-past-potion: how much more text adds, without a third pass over all of it).
+``sentences_mpnet_full_*.md``: how much more text adds, without a third pass over all of it).
 
-    python bench/probes/pooled_ase.py runs/words_full_eg/caches/embeddinggemma \\
-        runs/sentences_prose_eg/caches/embeddinggemma -o runs/v/eg_ase_pooled
+    python bench/probes/pooled_ase.py runs/sentences_mpnet_full/caches/mpnet \\
+        runs/sentences_prose/caches/mpnet -o runs/v/mpnet_pooled_ase
 
 ASE is a per-word mean, ``v_w = (1/|occ(w)|) sum o_i`` (students/ase.py), and every cache holds the
 per-word sums and counts of its own corpus, so the mean over all the corpora is their pooled sums
