@@ -11,6 +11,15 @@ that is below extract's ``min_count`` in each corpus and above it in their sum (
 caches must come from one teacher at one layer and precision (checked: their identities' teacher
 entries must agree). The composer for words outside the table is fitted from the first cache's
 token table (the teacher's input embeddings: the same in every cache of that teacher).
+
+With ``--sentence`` the table is then the ``sentence`` student's (students/sentence.py, (S1)-(S2))
+over every cache's sentences, from that pooled start at the student's defaults: the design matrix
+X of each shard is written over the pooled words, so (S2) sums over all the corpora's sentences, as
+one pass over their concatenation would. A teacher with a rogue dimension (the student's
+``standardize`` would z-score) is refused: the caches' statistics are not pooled here.
+
+    python bench/probes/pooled_ase.py --sentence runs/sentences_mpnet_full/caches/mpnet \\
+        runs/sentences_prose/caches/mpnet -o runs/v/mpnet_pooled_sentence
 """
 
 from __future__ import annotations
@@ -23,7 +32,8 @@ import numpy as np
 
 from ctx2static.cache import Cache
 from ctx2static.cache.compose import fit_composer
-from ctx2static.students.cache_input import occurrence_means
+from ctx2static.students import sentence
+from ctx2static.students.cache_input import context_stats, occurrence_means
 from ctx2static.vectors import Vectors
 
 
@@ -56,9 +66,45 @@ def pooled(caches: list[Cache]) -> Vectors:
     return Vectors([words[i] for i in order], table, counts[order], meta)
 
 
+def pooled_sentence(caches: list[Cache], start: Vectors) -> Vectors:
+    """The sentence student's (S2) over every cache's sentences, X's columns the rows of ``start``."""
+    config = sentence.Config()
+    row = {w: i for i, w in enumerate(start.words)}
+    n_words = len(start)
+    blocks, xt_t, energy, n_sent = [], np.zeros(start.matrix.shape), 0.0, 0
+    for cache in caches:
+        stats = context_stats(cache, "sent_ctx", config.standardize, "sentence")
+        if stats is not None and stats.wanted(config.standardize):
+            sys.exit(f"error: {cache.folder}: a rogue dimension; the student would z-score, not pooled here")
+        remap = np.array([row.get(w, -1) for w in cache.vocab.words], dtype=np.int64)
+        for i in range(cache.n_shards):
+            shard = cache.shard(i, ["sent_ctx"])
+            ids = np.asarray(shard["word_ids"], dtype=np.int64)
+            ids = np.where(ids >= 0, remap[np.maximum(ids, 0)], -1)
+            X = sentence.sentence_design(ids, shard["word_aligned"], shard["sent_offsets"], n_words)
+            T = np.asarray(shard["sent_ctx"], dtype=np.float64)
+            used = np.diff(X.indptr) > 0
+            energy += float(np.square(T[used]).sum())
+            n_sent += int(used.sum())
+            xt_t += X.T @ T
+            blocks.append(X)
+    R0 = start.matrix.astype(np.float64)
+    R, iterations, residual = sentence.solve(
+        blocks, xt_t + config.ridge * R0, R0, config.ridge, config.iterations, config.tolerance
+    )
+    before = sentence.objective(blocks, xt_t, energy, R0, R0, config.ridge) / max(n_sent, 1)
+    after = sentence.objective(blocks, xt_t, energy, R, R0, config.ridge) / max(n_sent, 1)
+    print(f"sentence: {n_sent:,} sentences, {iterations} CG iterations (residual {residual:.1e}), "
+          f"objective a sentence {before:.4f} at the pooled start, {after:.4f} fitted")  # fmt: skip
+    train = {**start.meta["train"], "sentences": n_sent, "cg_iterations": iterations, "objective": after}
+    meta = {**start.meta, "student": "sentence", "train": train}
+    return Vectors(list(start.words), R.astype(np.float32), start.counts.copy(), meta)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("caches", nargs="+", type=Path, help="teacher caches of one teacher (2 or more)")
+    ap.add_argument("--sentence", action="store_true", help="then the sentence student over all of them")
     ap.add_argument("-o", "--out", required=True, type=Path, help="the vectors folder to write")
     args = ap.parse_args()
     if len(args.caches) < 2:
@@ -72,6 +118,8 @@ def main() -> None:
             f"error: the caches come from different teachers, layers or precisions: {' / '.join(teachers)}"
         )
     vectors = pooled(caches)
+    if args.sentence:
+        vectors = pooled_sentence(caches, vectors)
     vectors.composer = fit_composer(caches[0], vectors)
     vectors.save(args.out)
     occurrences = vectors.meta["train"]["occurrences"]
