@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import importlib.util
 import itertools
 import logging
 import os
@@ -471,11 +472,16 @@ def export(
         # the one slow step of an export: said before it starts
         log.info("evaluating for the model card (--no-eval, or score=False, skips it)...")
         start = time.perf_counter()
-        results = {"words in the table": run(vectors)}
-        if vectors.composer is not None:
+        # the bundled sentence sets (where scikit-learn is installed) score texts, whose words
+        # outside the table a composer composes: they go in the composed column when there is one
+        probes = importlib.util.find_spec("sklearn") is not None
+        sentences = load_benchmarks((Family("sentences"),)) if probes else []
+        composing = vectors.composer is not None
+        results = {"words in the table": run(vectors, load_benchmarks() + ([] if composing else sentences))}
+        if composing:
             word_level = load_benchmarks((Family("similarity"), Family("categorization")))
-            results["every word (unknown: composed)"] = run(vectors, word_level, compose=True)
-        evaluation = format_markdown(results, notes(AnalogyConfig()))
+            results["every word (unknown: composed)"] = run(vectors, [*word_level, *sentences], compose=True)
+        evaluation = format_markdown(results, notes(AnalogyConfig(), families=["sentences"] * probes))
         log.info("evaluated for the model card in %.1f s", time.perf_counter() - start)
     vectors = vectors.with_composed(added)
     return export_vectors(vectors, kind, path, Card.of(vectors, evaluation), config)

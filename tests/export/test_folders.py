@@ -148,9 +148,30 @@ def test_export_command_writes_the_card_with_the_evaluation_table(tmp_path, cli_
     assert card.startswith(f"---\nlibrary_name: {fmt}\n")
     assert "| ws353 | spearman |" in card and "every word (unknown: composed)" in card
     assert "| student | `ase` |" in card and "| teacher | `" in card
+    # the sentence sets encode texts, unknown words composed: their rows fill the composed column only
+    mean = next(line for line in card.splitlines() if line.startswith("| sentences-mean |"))
+    assert mean.split(" | ")[-2] == "-" and float(mean.split(" | ")[-1].split()[0]) > 0, mean
+    assert "sentences, labelled sets: standardised vectors" in card
     code, _, err = cli_main("export", src, "--format", fmt, "--out", tmp_path / "n", "--no-eval")
     assert code == 0, err
     assert "Not evaluated at export" in (tmp_path / "n" / "README.md").read_text()
+
+
+def test_a_core_install_cards_without_the_sentence_sets(tmp_path, cli_main, monkeypatch):
+    """Without scikit-learn (extra ``downstream``) the card keeps its word sets, no sentence rows."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "sklearn" else real(name, *a)
+    )
+    rng = np.random.default_rng(0)
+    words = ["the", "cat", "dog", "car", "automobile", "tiger"]
+    src = Vectors(words, rng.normal(size=(len(words), 4)).astype(np.float32)).save(tmp_path / "v")
+    code, _, err = cli_main("export", src, "--format", "model2vec", "--out", tmp_path / "m")
+    assert code == 0, err
+    card = (tmp_path / "m" / "README.md").read_text()
+    assert "| simlex999 | spearman |" in card and "sentences" not in card
 
 
 def test_the_folders_word_marks_cut_text_where_the_corpus_reader_does():
