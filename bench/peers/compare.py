@@ -26,7 +26,8 @@ Sentence scores are kept in ``--scores`` (``<out>.scores.json``), so a rerun wit
 the new ones.
 
 A hand-written preface of ``--out`` (everything above its "## Sentence level" line: what the rows
-are, the commands that made them) is kept when the file is written again.
+are, the commands that made them) is kept when the file is written again; a file without that line
+yet is all preface (a header written before the first run).
 
 ``--sentence-set FILE`` (repeat) adds a labelled or pair file of one's own (``cli.py eval --sentences
 FILE``'s forms), scored under the same protocol and named after the file; ``--no-bundled-sentences``
@@ -263,8 +264,10 @@ SECTION = "## Sentence level"
 
 
 def preface(path: Path) -> str:
-    """The hand-written part of an earlier ``path``: the lines above its first section (or nothing)."""
-    return split_at(path, SECTION)[0]
+    """The hand-written part of an earlier ``path``: the lines above its first section, all of it
+    without one (a header written before the first run), nothing without the file."""
+    above, section = split_at(path, SECTION)
+    return above if section or not path.is_file() else path.read_text(encoding="utf-8").rstrip("\n") + "\n\n"
 
 
 def main() -> None:

@@ -66,3 +66,5 @@ def test_the_hand_written_preface_is_kept_and_a_file_without_one_gives_none(comp
     assert compare.preface(out) == "# Title\n\nWhat the rows are.\n\n"
     out.write_text("## Sentence level (2026-01-01)\n\n| old |\n")
     assert compare.preface(out) == ""
+    out.write_text("# Title\n\nThe commands.\n")  # written before the first run: all of it is kept
+    assert compare.preface(out) == "# Title\n\nThe commands.\n\n"
