@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import importlib.util
 import itertools
 import logging
 import os
@@ -436,6 +435,7 @@ def export(
     """
     from ctx2static.eval import evaluate as run
     from ctx2static.eval.benchmarks import Family
+    from ctx2static.eval.downstream.probes import has_sklearn
     from ctx2static.eval.results import format_markdown
     from ctx2static.eval.suite import notes
     from ctx2static.export import (
@@ -474,14 +474,15 @@ def export(
         start = time.perf_counter()
         # the bundled sentence sets (where scikit-learn is installed) score texts, whose words
         # outside the table a composer composes: they go in the composed column when there is one
-        probes = importlib.util.find_spec("sklearn") is not None
+        probes = has_sklearn()
         sentences = load_benchmarks((Family("sentences"),)) if probes else []
         composing = vectors.composer is not None
         results = {"words in the table": run(vectors, load_benchmarks() + ([] if composing else sentences))}
         if composing:
             word_level = load_benchmarks((Family("similarity"), Family("categorization")))
             results["every word (unknown: composed)"] = run(vectors, [*word_level, *sentences], compose=True)
-        evaluation = format_markdown(results, notes(AnalogyConfig(), families=["sentences"] * probes))
+        stated = ["sentences"] if probes else []
+        evaluation = format_markdown(results, notes(AnalogyConfig(), families=stated))
         log.info("evaluated for the model card in %.1f s", time.perf_counter() - start)
     vectors = vectors.with_composed(added)
     return export_vectors(vectors, kind, path, Card.of(vectors, evaluation), config)

@@ -104,12 +104,21 @@ def sentence_design(
     return sp.csr_matrix((data, (rows, cols)), shape=(n_sent, n_words))  # duplicates summed: the counts
 
 
-def _read_system(cache: Cache, n_words: int, scorer: DimensionStats | None) -> _System:
-    """Stream the shards once: stack X, accumulate X^T T and the targets' energy."""
+def read_system(
+    cache: Cache, n_words: int, scorer: DimensionStats | None, columns: np.ndarray | None = None
+) -> _System:
+    """Stream the shards once: stack X, accumulate X^T T and the targets' energy.
+
+    ``columns`` maps the cache's word ids to X's columns (-1: left out), so the systems of several
+    caches over one shared vocabulary can be summed; None keeps the cache's own ids.
+    """
     blocks, xt_t, energy, n = [], None, 0.0, 0
     for i in range(cache.n_shards):
         shard = cache.shard(i, [_KEY])
-        X = sentence_design(shard["word_ids"], shard["word_aligned"], shard["sent_offsets"], n_words)
+        ids = shard["word_ids"]
+        if columns is not None:
+            ids = np.where(ids >= 0, columns[np.maximum(ids, 0)], -1)
+        X = sentence_design(ids, shard["word_aligned"], shard["sent_offsets"], n_words)
         T = np.asarray(scorer.zscore(shard[_KEY]) if scorer is not None else shard[_KEY], dtype=np.float64)
         used = np.diff(X.indptr) > 0
         energy += float(np.square(T[used]).sum())
@@ -182,7 +191,7 @@ def fit(cache: Cache, config: Config) -> Vectors:
     scorer = stats if stats is not None and stats.wanted(config.standardize) else None
     R0 = teacher_table(cache, Init.ASE, scorer)
     start = time.perf_counter()
-    system = _read_system(cache, n_words, scorer)
+    system = read_system(cache, n_words, scorer)
     rhs = system.xt_t + config.ridge * R0
     before = objective(system.X, system.xt_t, system.t_energy, R0, R0, config.ridge)
     R, iterations, residual = solve(system.X, rhs, R0, config.ridge, config.iterations, config.tolerance)

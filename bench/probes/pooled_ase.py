@@ -70,24 +70,17 @@ def pooled_sentence(caches: list[Cache], start: Vectors) -> Vectors:
     """The sentence student's (S2) over every cache's sentences, X's columns the rows of ``start``."""
     config = sentence.Config()
     row = {w: i for i, w in enumerate(start.words)}
-    n_words = len(start)
-    blocks, xt_t, energy, n_sent = [], np.zeros(start.matrix.shape), 0.0, 0
+    systems = []
     for cache in caches:
         stats = context_stats(cache, "sent_ctx", config.standardize, "sentence")
         if stats is not None and stats.wanted(config.standardize):
             sys.exit(f"error: {cache.folder}: a rogue dimension; the student would z-score, not pooled here")
-        remap = np.array([row.get(w, -1) for w in cache.vocab.words], dtype=np.int64)
-        for i in range(cache.n_shards):
-            shard = cache.shard(i, ["sent_ctx"])
-            ids = np.asarray(shard["word_ids"], dtype=np.int64)
-            ids = np.where(ids >= 0, remap[np.maximum(ids, 0)], -1)
-            X = sentence.sentence_design(ids, shard["word_aligned"], shard["sent_offsets"], n_words)
-            T = np.asarray(shard["sent_ctx"], dtype=np.float64)
-            used = np.diff(X.indptr) > 0
-            energy += float(np.square(T[used]).sum())
-            n_sent += int(used.sum())
-            xt_t += X.T @ T
-            blocks.append(X)
+        columns = np.array([row.get(w, -1) for w in cache.vocab.words], dtype=np.int64)
+        systems.append(sentence.read_system(cache, len(start), None, columns))
+    blocks = [X for system in systems for X in system.X]
+    xt_t = sum(system.xt_t for system in systems)
+    energy = sum(system.t_energy for system in systems)
+    n_sent = sum(system.n_sentences for system in systems)
     R0 = start.matrix.astype(np.float64)
     R, iterations, residual = sentence.solve(
         blocks, xt_t + config.ridge * R0, R0, config.ridge, config.iterations, config.tolerance

@@ -18,6 +18,7 @@ vectors; see data/downstream/README.md.
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,11 @@ class ProbeConfig(Options):
 def folds(n: int, k: int) -> np.ndarray:
     """Fold of each of ``n`` items: item i is in fold ``i mod k`` (fixed, no random draw)."""
     return np.arange(n) % k
+
+
+def has_sklearn() -> bool:
+    """Whether scikit-learn (extra ``downstream``), which the probes fit with, is installed."""
+    return importlib.util.find_spec("sklearn") is not None
 
 
 def require_sklearn(family: str = "downstream") -> None:
