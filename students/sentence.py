@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,6 +104,14 @@ def sentence_design(
     return sp.csr_matrix((data, (rows, cols)), shape=(n_sent, n_words))  # duplicates summed: the counts
 
 
+def shard_design(shard: Mapping[str, np.ndarray], n_words: int, columns: np.ndarray | None) -> sp.csr_matrix:
+    """A cache shard's X, its word ids mapped through ``columns`` (-1: left out) when given."""
+    ids = shard["word_ids"]
+    if columns is not None:
+        ids = np.where(ids >= 0, columns[np.maximum(ids, 0)], -1)
+    return sentence_design(ids, shard["word_aligned"], shard["sent_offsets"], n_words)
+
+
 def read_system(
     cache: Cache, n_words: int, scorer: DimensionStats | None, columns: np.ndarray | None = None
 ) -> _System:
@@ -115,10 +123,7 @@ def read_system(
     blocks, xt_t, energy, n = [], None, 0.0, 0
     for i in range(cache.n_shards):
         shard = cache.shard(i, [_KEY])
-        ids = shard["word_ids"]
-        if columns is not None:
-            ids = np.where(ids >= 0, columns[np.maximum(ids, 0)], -1)
-        X = sentence_design(ids, shard["word_aligned"], shard["sent_offsets"], n_words)
+        X = shard_design(shard, n_words, columns)
         T = np.asarray(scorer.zscore(shard[_KEY]) if scorer is not None else shard[_KEY], dtype=np.float64)
         used = np.diff(X.indptr) > 0
         energy += float(np.square(T[used]).sum())

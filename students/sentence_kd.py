@@ -58,7 +58,7 @@ from ctx2static.errors import InputError
 from ctx2static.fileio.atomic import atomic_write
 from ctx2static.options import Rule, at_least, opt, positive, rate_rule, seed_rule
 from ctx2static.students.cache_input import CacheConfig, Init, teacher_table
-from ctx2static.students.sentence import sentence_design
+from ctx2static.students.sentence import shard_design
 from ctx2static.students.student import CacheStudent
 from ctx2static.vectors import Vectors
 
@@ -163,34 +163,54 @@ class _State:
     losses: list[float] = field(default_factory=list)
 
 
-def start_rows(cache: Cache) -> np.ndarray:
+@dataclass(frozen=True)
+class Source:
+    """A cache whose sentences the student reads, and the rows its word ids stand for.
+
+    ``columns`` maps the cache's word ids to rows (-1: left out), so one table can learn from the
+    sentences of several caches of one teacher; None keeps the cache's own ids.
+    """
+
+    cache: Cache
+    columns: np.ndarray | None = None
+
+    def shard(self, i: int, n_words: int) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Shard ``i``'s X over ``n_words`` rows and its sentence embeddings."""
+        shard = self.cache.shard(i, [_KEY])
+        return shard_design(shard, n_words, self.columns), shard[_KEY]
+
+
+def start_rows(sources: list[Source], ase: np.ndarray) -> np.ndarray:
     """The ``ase`` rows carried into the target's space by the affine map fitted on sentence means.
 
     Minimises sum_s ||m_s(ase) A + b - t_s||^2 + lambda ||A||^2 (lambda: 1e-3 of the mean diagonal
     of the normal matrix, so the solve stays defined when a direction is unused); since X's rows
     sum to 1, the mean of the rows ase A + b is the mapped mean.
     """
-    ase = teacher_table(cache, Init.ASE).astype(np.float64)
+    ase = ase.astype(np.float64)
     n, d = ase.shape
     gram, cross = np.zeros((d + 1, d + 1)), None
-    for i in range(cache.n_shards):
-        shard = cache.shard(i, [_KEY])
-        X = sentence_design(shard["word_ids"], shard["word_aligned"], shard["sent_offsets"], n)
-        used = np.diff(X.indptr) > 0
-        Z = np.hstack([X[used] @ ase, np.ones((int(used.sum()), 1))])
-        T = shard[_KEY][used].astype(np.float64)
-        gram += Z.T @ Z
-        cross = Z.T @ T if cross is None else cross + Z.T @ T
+    for source in sources:
+        for i in range(source.cache.n_shards):
+            X, T = source.shard(i, n)
+            used = np.diff(X.indptr) > 0
+            Z = np.hstack([X[used] @ ase, np.ones((int(used.sum()), 1))])
+            T = T[used].astype(np.float64)
+            gram += Z.T @ Z
+            cross = Z.T @ T if cross is None else cross + Z.T @ T
     if cross is None:
-        raise InputError(cache.folder, f"{cache.folder}: the cache has no sentence; run extract on a corpus")
+        folder = sources[0].cache.folder
+        raise InputError(folder, f"{folder}: the cache has no sentence; run extract on a corpus")
     lam = 1e-3 * float(np.trace(gram[:d, :d])) / d
     gram[:d, :d] += lam * np.eye(d)
     Ab = np.linalg.solve(gram, cross)
     return (ase @ Ab[:d] + Ab[d]).astype(np.float32)
 
 
-def _fingerprint(cache: Cache) -> str:
-    return hashlib.sha256(json.dumps(cache.manifest, sort_keys=True, default=str).encode()).hexdigest()[:16]
+def _fingerprint(sources: list[Source]) -> str:
+    manifests = [s.cache.manifest for s in sources]
+    text = json.dumps(manifests[0] if len(manifests) == 1 else manifests, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _settings(config: Config) -> dict[str, Any]:
@@ -244,18 +264,18 @@ def _adam(state: _State, rows: np.ndarray, grad: np.ndarray, lr: float) -> None:
     state.R[rows] -= (size * m / (np.sqrt(v) + _EPS)).astype(np.float32)
 
 
-def _epoch(cache: Cache, state: _State, config: Config) -> float:
+def _epoch(sources: list[Source], state: _State, config: Config) -> float:
     """One pass over every shard's sentences in batches; the mean batch loss."""
     n = len(state.R)
     total, batches = 0.0, 0
-    order = np.random.default_rng([config.seed, state.epoch]).permutation(cache.n_shards)
+    shards = [(source, i) for source in sources for i in range(source.cache.n_shards)]
+    order = np.random.default_rng([config.seed, state.epoch]).permutation(len(shards))
     bar = tqdm(order, desc=f"sentence-kd epoch {state.epoch + 1}", file=sys.stderr, leave=False)
-    for i in bar:
-        shard = cache.shard(int(i), [_KEY])
-        X = sentence_design(shard["word_ids"], shard["word_aligned"], shard["sent_offsets"], n)
+    for k in bar:
+        source, i = shards[int(k)]
+        X, T = source.shard(i, n)
         used = np.flatnonzero(np.diff(X.indptr) > 0)
-        sents = np.random.default_rng([config.seed, state.epoch, int(i)]).permutation(used)
-        T = shard[_KEY]
+        sents = np.random.default_rng([config.seed, state.epoch, int(k)]).permutation(used)
         for b in range(0, len(sents) - 1, config.batch_sentences):
             pick = sents[b : b + config.batch_sentences]
             if len(pick) < 2:
@@ -275,18 +295,24 @@ def _epoch(cache: Cache, state: _State, config: Config) -> float:
 
 def fit(cache: Cache, config: Config) -> Vectors:
     """Train the rows from the mapped ``ase`` start on (K1) or (K2) over the cached sentence embeddings."""
-    fingerprint = _fingerprint(cache)
+    R, train = train_rows([Source(cache)], teacher_table(cache, Init.ASE), config)
+    return Vectors(list(cache.vocab.words), R, cache.vocab.counts.copy(), {"train": train})
+
+
+def train_rows(sources: list[Source], ase: np.ndarray, config: Config) -> tuple[np.ndarray, dict[str, Any]]:
+    """Rows trained from ``ase`` (their start) over the sources' sentences, and what training did."""
+    fingerprint = _fingerprint(sources)
     path = Path(config.checkpoint) if config.checkpoint else None
     start = time.perf_counter()
     state = None
     if path is not None:
-        width = cache.shard(0, [_KEY])[_KEY].shape[1]
-        state = _resume(path, config, fingerprint, (len(cache.vocab.counts), width))
+        width = sources[0].cache.shard(0, [_KEY])[_KEY].shape[1]
+        state = _resume(path, config, fingerprint, (len(ase), width))
     if state is None:
-        R0 = start_rows(cache)
+        R0 = start_rows(sources, ase)
         state = _State(R0.copy(), R0, np.zeros_like(R0), np.zeros_like(R0))
     while state.epoch < config.epochs:
-        state.losses.append(_epoch(cache, state, config))
+        state.losses.append(_epoch(sources, state, config))
         state.epoch += 1
         log.info("sentence-kd: epoch %d, mean batch loss %.4f", state.epoch, state.losses[-1])
         if path is not None:
@@ -296,8 +322,7 @@ def fit(cache: Cache, config: Config) -> Vectors:
         Loss(config.loss).value, state.epoch, f"{state.step:,}", time.perf_counter() - start,
         " -> ".join(f"{x:.4f}" for x in state.losses),
     )  # fmt: skip
-    train: dict[str, Any] = {"adam_steps": state.step, "loss_per_epoch": state.losses}
-    return Vectors(list(cache.vocab.words), state.R, cache.vocab.counts.copy(), {"train": train})
+    return state.R, {"adam_steps": state.step, "loss_per_epoch": state.losses}
 
 
 STUDENT = CacheStudent(Config, fit)

@@ -20,6 +20,13 @@ one pass over their concatenation would. A teacher with a rogue dimension (the s
 
     python bench/probes/pooled_ase.py --sentence runs/sentences_mpnet_full/caches/mpnet \\
         runs/sentences_prose/caches/mpnet -o runs/v/mpnet_pooled_sentence
+
+With ``--kd`` it is the ``sentence-kd`` student's (students/sentence_kd.py, (K2)) at its defaults:
+the affine start map fitted over every cache's sentences, then each epoch visits the shards of all
+the caches in one drawn order, each cache's word ids mapped to the pooled rows (its ``Source``).
+
+    python bench/probes/pooled_ase.py --kd runs/sentences_mpnet_full/caches/mpnet \\
+        runs/sentences_prose/caches/mpnet -o runs/v/mpnet_pooled_kd
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import numpy as np
 
 from ctx2static.cache import Cache
 from ctx2static.cache.compose import fit_composer
-from ctx2static.students import sentence
+from ctx2static.students import sentence, sentence_kd
 from ctx2static.students.cache_input import context_stats, occurrence_means
 from ctx2static.vectors import Vectors
 
@@ -94,10 +101,25 @@ def pooled_sentence(caches: list[Cache], start: Vectors) -> Vectors:
     return Vectors(list(start.words), R.astype(np.float32), start.counts.copy(), meta)
 
 
+def pooled_kd(caches: list[Cache], start: Vectors) -> Vectors:
+    """The sentence-kd student over every cache's sentences, its rows those of ``start``."""
+    row = {w: i for i, w in enumerate(start.words)}
+    sources = [
+        sentence_kd.Source(cache, np.array([row.get(w, -1) for w in cache.vocab.words], dtype=np.int64))
+        for cache in caches
+    ]
+    R, train = sentence_kd.train_rows(sources, start.matrix, sentence_kd.Config())
+    print(f"sentence-kd: {train['adam_steps']:,} Adam steps, loss a batch {train['loss_per_epoch']}")
+    meta = {**start.meta, "student": "sentence-kd", "train": {**start.meta["train"], **train}}
+    return Vectors(list(start.words), R, start.counts.copy(), meta)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("caches", nargs="+", type=Path, help="teacher caches of one teacher (2 or more)")
-    ap.add_argument("--sentence", action="store_true", help="then the sentence student over all of them")
+    then = ap.add_mutually_exclusive_group()
+    then.add_argument("--sentence", action="store_true", help="then the sentence student over all of them")
+    then.add_argument("--kd", action="store_true", help="then the sentence-kd student over all of them")
     ap.add_argument("-o", "--out", required=True, type=Path, help="the vectors folder to write")
     args = ap.parse_args()
     if len(args.caches) < 2:
@@ -113,6 +135,8 @@ def main() -> None:
     vectors = pooled(caches)
     if args.sentence:
         vectors = pooled_sentence(caches, vectors)
+    elif args.kd:
+        vectors = pooled_kd(caches, vectors)
     vectors.composer = fit_composer(caches[0], vectors)
     vectors.save(args.out)
     occurrences = vectors.meta["train"]["occurrences"]

@@ -4,9 +4,12 @@ mapped start, training that learns a known geometry, determinism and resuming fr
 import numpy as np
 import pytest
 
+from ctx2static.cache import Cache
 from ctx2static.errors import UserError
+from ctx2static.students.cache_input import Init, teacher_table
 from ctx2static.students.registry import fit_cache_student, student_config
-from ctx2static.students.sentence_kd import Loss, batch_loss
+from ctx2static.students.sentence_kd import Config, Loss, Source, batch_loss, train_rows
+from ctx2static.vectors import Vectors
 
 from ..synthetic_cache import write_cache
 
@@ -115,6 +118,47 @@ def test_the_same_seed_gives_the_same_rows_and_a_checkpoint_resumes_exactly(tmp_
         fit_cache_student(
             "sentence-kd", folder, {**opts, "lr": 0.02, "epochs": 4, "checkpoint": ck}, compose=False
         )
+
+
+def test_a_column_map_moves_rows_and_nothing_else(tmp_path):
+    folder, *_ = _cache(tmp_path, n_sent=300)
+    cache = Cache.open(folder)
+    ase = teacher_table(cache, Init.ASE)
+    config = Config(epochs=2, lr=0.01, batch_sentences=32)
+    own, _ = train_rows([Source(cache)], ase, config)
+    perm = np.random.default_rng(3).permutation(len(ase))  # the cache's word i is row perm[i]
+    rows = np.empty_like(ase)
+    rows[perm] = ase
+    mapped, _ = train_rows([Source(cache, perm)], rows, config)
+    np.testing.assert_allclose(mapped[perm], own, rtol=1e-5, atol=1e-6)
+
+
+def test_two_caches_train_one_table_over_both_corpora(tmp_path):
+    """Halves of one corpus in two caches, the second with its vocabulary in reverse order: the
+    table learns the geometry of every sentence, as one cache of the whole corpus does."""
+    folder, sents, emb = _cache(tmp_path, n_sent=800)
+    whole = Cache.open(folder)
+    n = len(whole.vocab.words)
+    occ = np.concatenate([whole.shard(i, ["occ_vec"])["occ_vec"] for i in range(whole.n_shards)])
+    cut = sum(len(s) for s in sents[:400])
+    words = list(whole.vocab.words)
+    first = write_cache(
+        tmp_path / "a", words, sents[:400], 128, np.zeros((400, 6)), occ[:cut], sent_emb=emb[:400]
+    )
+    back = [[n - 1 - w for w in s] for s in sents[400:]]
+    second = write_cache(
+        tmp_path / "b", words[::-1], back, 128, np.zeros((400, 6)), occ[cut:], sent_emb=emb[400:]
+    )
+    sources = [Source(Cache.open(first)), Source(Cache.open(second), np.arange(n)[::-1].copy())]
+    config = Config(epochs=20, lr=0.01, batch_sentences=32)
+    R, train = train_rows(sources, teacher_table(whole, Init.ASE), config)
+    assert train["loss_per_epoch"][-1] < 0.3 * train["loss_per_epoch"][0]
+    corr, hit = _geometry(Vectors(words, R, whole.vocab.counts, {}), sents, emb)
+    assert corr > 0.95 and hit > 0.9
+    only_first, _ = train_rows(sources[:1], teacher_table(whole, Init.ASE), config)
+    _, hit_both = _geometry(Vectors(words, R, whole.vocab.counts, {}), sents[400:], emb[400:])
+    _, hit_one = _geometry(Vectors(words, only_first, whole.vocab.counts, {}), sents[400:], emb[400:])
+    assert hit_one < hit_both - 0.05  # the second half's sentences are what the second cache adds
 
 
 def test_a_cache_without_sentence_embeddings_names_the_extract_flag(tmp_path):
