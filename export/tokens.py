@@ -14,6 +14,13 @@ its token ids. Two tables:
   Metaspace pre-tokenizer marks every word as a word's start (``prepend_scheme="always"``), as a
   word encoded alone is. The table holds every teacher piece (262,144 rows for Gemma's vocabulary:
   ``--dims`` and ``--quantize`` make them small).
+
+  An added token is matched on normalized text, so words the teacher's normalizer makes alike
+  (BERT's strips accents: "a", "à", "ā") would be one token string for several ids, and which id
+  the library gives is not fixed from one load to the next. Only the most frequent of them becomes
+  a token. Where a folder and :meth:`Vectors.encode` differ: a text's "à" gets the row of "a"
+  where :meth:`Vectors.encode` gives its own, and a word outside the table spelt as a word of the
+  table without its accents ("ka" for "kā") gets that word's row where it would be composed.
 - **word** (vectors without a composer): a WordLevel model over the table, ``[PAD]`` (id 0) and
   ``[UNK]`` (id 1) zero rows. A word outside the table is ``[UNK]``: Model2Vec drops it,
   sentence-transformers averages its zero row in.
@@ -36,25 +43,26 @@ from ctx2static.words import TOKEN
 
 PAD, UNK = "[PAD]", "[UNK]"
 
-# A word of the table is the added token WORD_START + word + WORD_END (two private-use characters):
-# its own id, apart from any teacher piece spelt alike, which keeps its composer row inside a
-# composed word. The normalizer writes the marks around every word of a text, where
-# :data:`~ctx2static.words.TOKEN` cuts it: at every run of spaces (and ▁, a SentencePiece
-# normalizer's space), at the text's two ends, and where a word character meets any other
-# character that is no space, but for a joiner inside a word (- ' or ’ between word characters).
-# The last is a regex in Oniguruma's dialect (the tokenizers library's), where a word character is
-# Python's \w (a letter, a digit or "_"; Oniguruma's own \w also takes combining marks). So an
-# added token matches a whole word only, never part of a longer one ("tfg" in "tfg's"). A run of
-# spaces at either end leaves an empty pair of marks, which no token matches.
+# A word of the table is matched as WORD_START + word + WORD_END (two private-use characters): its
+# own id, apart from any teacher piece spelt alike, which keeps its composer row inside a composed
+# word. The normalizer writes the marks around every word of a text, where
+# :data:`~ctx2static.words.TOKEN` cuts it: at the text's start, at every run of spaces (and ▁, a
+# SentencePiece normalizer's space) and where a word character meets any other character that is no
+# space, but for a joiner inside a word (- ' or ’ between word characters), in one pass that writes
+# WORD_END, a space and WORD_START, and at the text's end. The boundary is a regex in Oniguruma's
+# dialect (the tokenizers library's), where a word character is Python's \w (a letter, a digit or
+# "_"; Oniguruma's own \w also takes combining marks). So an added token matches a whole word only,
+# never part of a longer one ("tfg" in "tfg's"). A run of spaces at either end leaves an empty pair
+# of marks, which no token matches. Three steps, not four: each step costs a pass over the text.
 WORD_START, WORD_END = "\ue000", "\ue001"
 _W, _J = r"[\p{L}\p{N}_]", "[-'’]"
 _P = rf"[^\p{{L}}\p{{N}}_\s\u2581{WORD_START}{WORD_END}]"
-_SPACES = r"[\s\u2581]+"
-_FIRST, _LAST = rf"\A(?!{WORD_START})", rf"(?<!{WORD_END})\z"  # a marked word is left as it is
-_BETWEEN = (
-    rf"(?={_P})(?<={_W})(?!{_J}{_W})"  # a word's end, other characters next
+_CUTS = (
+    r"[\s\u2581]+"  # spaces
+    rf"|(?={_P})(?<={_W})(?!{_J}{_W})"  # a word's end, other characters next
     rf"|(?={_W})(?<={_P})(?<!{_W}{_J})"  # other characters' end, a word next
 )
+_LAST = rf"(?<!{WORD_END})\z"  # a token's own text, ending in its mark, is left as it is
 
 
 def word_marks() -> Any:
@@ -62,16 +70,15 @@ def word_marks() -> Any:
     from tokenizers import Regex, normalizers
 
     return [
-        normalizers.Replace(Regex(_SPACES), f"{WORD_END} {WORD_START}"),
-        normalizers.Replace(Regex(_FIRST), WORD_START),
+        normalizers.Prepend(WORD_START),
+        normalizers.Replace(Regex(_CUTS), f"{WORD_END} {WORD_START}"),
         normalizers.Replace(Regex(_LAST), WORD_END),
-        normalizers.Replace(Regex(_BETWEEN), WORD_END + WORD_START),
     ]
 
 
 def marked(word: str) -> str:
-    """A word of the table as the folder's tokenizer holds it."""
-    return f"{WORD_START}{word}{WORD_END}"
+    """A word of the table as the folder's tokenizer holds it: normalizing writes its WORD_START."""
+    return f"{word}{WORD_END}"
 
 
 @dataclass
@@ -156,29 +163,62 @@ def _pieces_table(vectors: Vectors) -> TokenTable:
     tok = Tokenizer.from_str(json.dumps(spec))
     n_teacher = tok.get_vocab_size()
     own = [tok.normalizer] if tok.normalizer is not None else []
-    lower = [normalizers.Lowercase()] if composer.lowercase else []
+    lower_too = composer.lowercase and not _lowercases(spec.get("normalizer"))
+    lower = [normalizers.Lowercase()] if lower_too else []
     tok.normalizer = normalizers.Sequence([*lower, *own, *word_marks()])
     # the marks and spaces (and the ▁ a SentencePiece normalizer puts for them) end a word; what is
     # left of a word reaches the teacher's own step (a byte-level map, a Metaspace mark) alone
     cut = pre_tokenizers.Split(Regex(f"[\\s\u2581{WORD_START}{WORD_END}]+"), behavior="removed")
     tok.pre_tokenizer = pre_tokenizers.Sequence([cut, *([tok.pre_tokenizer] if tok.pre_tokenizer else [])])
-    tok.add_tokens([AddedToken(marked(w), normalized=True) for w in vectors.words])
+    kept = _one_per_form(tok.normalizer, vectors)
+    tok.add_tokens([AddedToken(marked(vectors.words[i]), normalized=True) for i in kept])
     vocab: dict[str, int] = tok.get_vocab(with_added_tokens=True)
+    ids = [vocab[marked(vectors.words[i])] for i in kept]
+    alike = len(vectors) - len(kept)
     return TokenTable(
         tok,
-        _rows(tok.get_vocab_size(), n_teacher, vectors, [vocab[marked(w)] for w in vectors.words]),
+        _rows(tok.get_vocab_size(), n_teacher, vectors, kept, ids),
         "pieces",
-        "A word of the table is a token of its own (in the tokenizer's vocabulary between the characters "
-        "U+E000 and U+E001); a word outside the table is encoded alone by the teacher's tokenizer and gets "
-        "the mean of its pieces' rows: the teacher's input embeddings mapped into this space.",
+        "A word of the table is a token of its own (in the tokenizer's vocabulary, ending in the character "
+        "U+E001); a word outside the table is encoded alone by the teacher's tokenizer and gets "
+        "the mean of its pieces' rows: the teacher's input embeddings mapped into this space."
+        + (
+            f" {alike:,} words that the teacher's normalizer makes alike (accents stripped) share the row of "
+            "the most frequent of them."
+            if alike
+            else ""
+        ),
     )
 
 
-def _rows(size: int, n_teacher: int, vectors: Vectors, ids: list[int]) -> np.ndarray:
-    """A row per token id: the composer's for the first ``n_teacher`` ids, the table's at ``ids``."""
+def _lowercases(spec: dict[str, Any] | None) -> bool:
+    """Whether a tokenizer.json normalizer lower-cases the text (BERT's does): no second pass then."""
+    if not spec:
+        return False
+    if spec.get("type") == "Sequence":
+        return any(_lowercases(step) for step in spec.get("normalizers", []))
+    kind = spec.get("type")
+    return kind == "Lowercase" or (kind == "BertNormalizer" and bool(spec.get("lowercase")))
+
+
+def _one_per_form(normalizer: Any, vectors: Vectors) -> list[int]:
+    """The rows to make tokens: of words whose tokens normalize alike, the most frequent (else the first)."""
+    order = range(len(vectors)) if vectors.counts is None else np.argsort(-vectors.counts, kind="stable")
+    seen: set[str] = set()
+    kept = []
+    for i in order:
+        form = normalizer.normalize_str(marked(vectors.words[i]))
+        if form not in seen:
+            seen.add(form)
+            kept.append(int(i))
+    return sorted(kept)
+
+
+def _rows(size: int, n_teacher: int, vectors: Vectors, kept: list[int], ids: list[int]) -> np.ndarray:
+    """A row per token id: the composer's for the first ``n_teacher`` ids, the table's ``kept`` at ``ids``."""
     assert vectors.composer is not None
     matrix = np.zeros((size, vectors.dim), dtype=np.float32)
     n = min(n_teacher, len(vectors.composer.rows), size)
     matrix[:n] = vectors.composer.rows[:n]
-    matrix[ids] = vectors.matrix
+    matrix[ids] = vectors.matrix[kept]
     return matrix

@@ -63,6 +63,33 @@ def test_a_folder_encodes_as_vectors_encode(tmp_path, bert_vectors, fmt, weighti
     np.testing.assert_allclose(library_encode(fmt, out, texts), want, atol=1e-5)
 
 
+@pytest.mark.parametrize("fmt", FOLDERS)
+def test_words_the_teachers_normalizer_makes_alike_share_the_most_frequent_ones_row(
+    tmp_path, bert_vectors, fmt
+):
+    """BERT's normalizer strips accents: "thé" and "the" are one token string. The folder keeps one
+    token for them, the frequent word's, so "the" in a text is always the row of "the"."""
+    v = bert_vectors
+    word = next(w for w in v.words if w.isalpha() and len(w) > 2 and "e" in w)
+    variants = [word.replace("e", accent, 1) for accent in "éèêë"]
+    rng = np.random.default_rng(1)
+    rows = rng.normal(size=(len(variants), v.dim)).astype(np.float32)
+    counts = np.concatenate([v.counts, np.ones(len(variants), np.int64)])
+    alike = Vectors([*v.words, *variants], np.vstack([v.matrix, rows]), counts, v.meta, v.composer)
+    out = export_vectors(alike, fmt, tmp_path / "m")
+    bag = TokenBag.load(out)
+    added = [t for t in bag.tokenizer.get_added_tokens_decoder().values() if t.normalized]
+    forms = [bag.tokenizer.normalizer.normalize_str(t.content) for t in added]
+    assert len(forms) == len(set(forms))  # one id a token string
+    texts = [word, f"{word} {variants[2]}", *texts_of(v)]
+    want = alike.encode(texts[:1] + texts[2:])
+    got = bag.encode(texts)
+    np.testing.assert_allclose(got[:1], want[:1], atol=1e-5)
+    np.testing.assert_allclose(got[1], want[0], atol=1e-5)  # the variant reads as the word
+    np.testing.assert_allclose(got[2:], want[1:], atol=1e-5)
+    assert "4 words that the teacher's normalizer makes alike" in (out / "README.md").read_text()
+
+
 def test_without_normalize_the_folder_keeps_the_mean(tmp_path, bert_vectors):
     v, texts = bert_vectors, texts_of(bert_vectors)
     config = ExportConfig(weighting="sif", normalize=False)
