@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from ctx2static.export.quantize import Quantize
+    from ctx2static.export.tokens import Tokens
     from ctx2static.pipeline.config import Backend, Engine, Precision
     from ctx2static.retrofit.config import Method
     from ctx2static.students.cache_input import Init
@@ -131,6 +132,7 @@ class ExportOptions(TypedDict, total=False):
     dims: int
     pca_text: str | None
     pca_drop: int
+    tokens: Tokens | str
 
 
 class CombineOptions(TypedDict, total=False):

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ctx2static.export.quantize import Quantize
+from ctx2static.export.tokens import Tokens
 from ctx2static.options import Rule, opt
 from ctx2static.vectors.encoding import EncodeConfig
 
@@ -30,6 +31,15 @@ class ExportConfig(EncodeConfig):
         "Leave out the first N principal axes before the --dims kept (all-but-the-top on the axes the "
         "PCA is fitted on). With --pca-text, 0 and 7 (Wada et al.'s) tied on dev classification and 7 "
         "lifted document similarity 42 -> 52 (Results page, sentence_pca).",
+    )
+
+    tokens: Tokens = opt(
+        Tokens.MARKED,
+        "Folders from vectors with a composer: marked (each table word a token between word marks: the "
+        "folder encodes as the vectors do, any teacher) or wordpiece (WordPiece teachers such as "
+        "MiniLM and MPNet: the table's words join the teacher's vocabulary, as Model2Vec's distill adds "
+        "words; encodes at potion-base-8M's speed, 1.28x marked's, 0.3 lower on the dev topic sets; "
+        "measured: Results page, encode_speed).",
     )
 
     def rules(self) -> Iterable[Rule]:

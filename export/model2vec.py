@@ -30,7 +30,7 @@ from ctx2static.vectors.encoding import Weighting
 
 def save_model2vec(vectors: Vectors, out: Path, card: Card, config: ExportConfig) -> Path:
     """Write the Model2Vec folder atomically (``vectors``: the rows with the word weights folded in)."""
-    table = token_table(vectors)
+    table = token_table(vectors, config.tokens)
     rows, scales = quantized(table.matrix, config.quantize)
     tensors = {"embeddings": rows} if scales is None else {"embeddings": rows, "weights": scales}
     weighted = config.weighting is not Weighting.NONE

@@ -42,7 +42,7 @@ def save_sentence_transformers(vectors: Vectors, out: Path, card: Card, config: 
             "format",
             "quantize",
         )
-    table = token_table(vectors)
+    table = token_table(vectors, config.tokens)
     rows, _ = quantized(table.matrix, config.quantize)
     modules = [*MODULES, NORMALIZE] if config.normalize else MODULES
     files = {

@@ -3,26 +3,17 @@
 Both libraries split a text with ``tokenizer.json`` (no special tokens) and average the rows of
 its token ids. Three tables:
 
-- **pieces, WordPiece** (vectors with a composer from a WordPiece teacher: BERT's, MiniLM's,
-  MPNet's): the teacher's tokenizer, the table's words added to its WordPiece vocabulary, as
-  Model2Vec's ``distill`` adds words; each a row of its own, a teacher piece spelt as a word taking
-  the word's row. A table word in a text is one lookup, any other word is split by longest match
-  over the teacher's pieces and the table's words, and a word the teacher's pre-tokenizer cuts (at
-  an inner apostrophe or hyphen) is read as its parts. So the folder reads a text nearly as
-  :meth:`Vectors.encode` does, not exactly: on the topic sets' development halves MPNet's
-  ``sentence-kd`` folder scored within 0.1 of the exact one below, and its tokenizer runs at the
-  speed of potion-base-8M's where the exact one's ran at 0.7 of it.
-- **pieces** (vectors with a composer from any other teacher: byte-level BPE as GPT-2's,
-  SentencePiece as Gemma's): the teacher's own model, and each word of the table an added
-  token whose row is the word's. The normalizer (lower-casing first when the vectors are, then the
-  teacher's) marks where the corpus reader cuts words (punctuation apart, inner hyphens and
-  apostrophes kept), so a word of the table matches only a whole word, and any other word reaches
-  the teacher's pre-tokenizer and model alone, as :meth:`Composer.token_ids` encodes it, and gets
-  the mean of its pieces' composer rows (the teacher's input embeddings mapped into the vectors'
-  space): :meth:`Vectors.query`'s vector, so a folder encodes as :meth:`Vectors.encode` does. A
-  Metaspace pre-tokenizer marks every word as a word's start (``prepend_scheme="always"``), as a
-  word encoded alone is. The table holds every teacher piece (262,144 rows for Gemma's vocabulary:
-  ``--dims`` and ``--quantize`` make them small).
+- **pieces** (vectors with a composer, from any teacher: WordPiece as BERT's, byte-level BPE as
+  GPT-2's, SentencePiece as Gemma's; ``tokens="marked"``, the default): the teacher's own model, and
+  each word of the table an added token whose row is the word's. The normalizer (lower-casing first
+  when the vectors are and the teacher's does not, then the teacher's) marks where the corpus
+  reader cuts words (punctuation apart, inner hyphens and apostrophes kept), so a word of the table
+  matches only a whole word, and any other word reaches the teacher's pre-tokenizer and model
+  alone, as :meth:`Composer.token_ids` encodes it, and gets the mean of its pieces' composer rows
+  (the teacher's input embeddings mapped into the vectors' space): :meth:`Vectors.query`'s vector,
+  so a folder encodes as :meth:`Vectors.encode` does. A Metaspace pre-tokenizer marks every word as
+  a word's start (``prepend_scheme="always"``), as a word encoded alone is. The table holds every
+  teacher piece (262,144 rows for Gemma's vocabulary: ``--dims`` and ``--quantize`` make them small).
 
   An added token is matched on normalized text, so words the teacher's normalizer makes alike
   (BERT's strips accents: "a", "à", "ā") would be one token string for several ids, and which id
@@ -30,6 +21,16 @@ its token ids. Three tables:
   a token. Where a folder and :meth:`Vectors.encode` differ: a text's "à" gets the row of "a"
   where :meth:`Vectors.encode` gives its own, and a word outside the table spelt as a word of the
   table without its accents ("ka" for "kā") gets that word's row where it would be composed.
+- **pieces in the WordPiece vocabulary** (``tokens="wordpiece"``, WordPiece teachers: BERT's,
+  MiniLM's, MPNet's): the teacher's tokenizer as it is, the table's words added to its WordPiece
+  vocabulary, as Model2Vec's ``distill`` adds words; a teacher piece spelt as a word takes the
+  word's row. A table word in a text is one lookup and no normalizer pass is added, so the folder
+  encodes at the speed of Model2Vec's own folders; but it reads a text only nearly as
+  :meth:`Vectors.encode` does: a word outside the table is split by longest match over the
+  teacher's pieces and the table's words, and a table word the teacher's pre-tokenizer cuts (at an
+  inner apostrophe or hyphen) is read as its parts. MPNet's ``sentence-kd`` folder: 1.01x
+  potion-base-8M's texts a second against 0.79x marked, and 0.3 lower on the topic sets'
+  development halves (+0.2 on the bundled sets, +0.8 lee-docsim).
 - **word** (vectors without a composer): a WordLevel model over the table, ``[PAD]`` (id 0) and
   ``[UNK]`` (id 1) zero rows. A word outside the table is ``[UNK]``: Model2Vec drops it,
   sentence-transformers averages its zero row in.
@@ -37,6 +38,7 @@ its token ids. Three tables:
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -45,12 +47,20 @@ from typing import Any
 
 import numpy as np
 
-from ctx2static.errors import UserError
+from ctx2static.errors import OptionError, UserError, spell
 from ctx2static.fileio.atomic import atomic_dir
 from ctx2static.vectors import Vectors
 from ctx2static.words import TOKEN
 
 PAD, UNK = "[PAD]", "[UNK]"
+
+
+class Tokens(str, enum.Enum):
+    """How a folder's tokenizer finds the table's words (vectors with a composer)."""
+
+    MARKED = "marked"
+    WORDPIECE = "wordpiece"
+
 
 # A word of the table is matched as WORD_START + word + WORD_END (two private-use characters): its
 # own id, apart from any teacher piece spelt alike, which keeps its composer row inside a composed
@@ -119,8 +129,8 @@ def write_token_bag(
     return out
 
 
-def token_table(vectors: Vectors) -> TokenTable:
-    """The pieces table for vectors with a composer, else the word table."""
+def token_table(vectors: Vectors, tokens: Tokens = Tokens.MARKED) -> TokenTable:
+    """The pieces table for vectors with a composer (``tokens``: which of the two), else the word table."""
     composer = vectors.composer
     if composer is None:
         matrix = np.zeros((len(vectors) + 2, vectors.dim), dtype=np.float32)
@@ -131,7 +141,7 @@ def token_table(vectors: Vectors) -> TokenTable:
             "word",
             "A word outside the table is `[UNK]`, a zero row (these vectors have no composer).",
         )
-    return _pieces_table(vectors)
+    return _pieces_table(vectors, Tokens(tokens))
 
 
 def _corpus_split() -> Any:
@@ -158,7 +168,7 @@ def word_tokenizer(words: list[str], lowercase: bool) -> Any:
     return tok
 
 
-def _pieces_table(vectors: Vectors) -> TokenTable:
+def _pieces_table(vectors: Vectors, tokens: Tokens) -> TokenTable:
     from tokenizers import Tokenizer, normalizers
 
     composer = vectors.composer
@@ -173,9 +183,15 @@ def _pieces_table(vectors: Vectors) -> TokenTable:
     if composer.lowercase and not _lowercases(spec.get("normalizer")):
         own = [tok.normalizer] if tok.normalizer is not None else []
         tok.normalizer = normalizers.Sequence([normalizers.Lowercase(), *own])
-    if spec["model"]["type"] == "WordPiece" and tok.pre_tokenizer is not None:
-        return _wordpiece_table(tok, spec["model"], vectors)
-    return _marked_table(tok, vectors)
+    if tokens is Tokens.MARKED:
+        return _marked_table(tok, vectors)
+    if spec["model"]["type"] != "WordPiece" or tok.pre_tokenizer is None:
+        raise OptionError(
+            f"{spell('tokens', 'wordpiece')}: the teacher's tokenizer is {spec['model']['type']}, not "
+            f"WordPiece; use {spell('tokens', 'marked')}",
+            "tokens",
+        )
+    return _wordpiece_table(tok, spec["model"], vectors)
 
 
 def _wordpiece_table(tok: Any, model: dict[str, Any], vectors: Vectors) -> TokenTable:

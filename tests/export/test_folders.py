@@ -11,6 +11,7 @@ from ctx2static.vectors import Vectors
 
 FOLDERS = [Format.MODEL2VEC, Format.SENTENCE_TRANSFORMERS]
 RAW = ExportConfig(normalize=False)  # the mean itself, comparable with the rows
+WORDPIECE = ExportConfig(normalize=False, tokens="wordpiece")
 
 
 def load_and_encode(fmt, path, texts):
@@ -39,12 +40,35 @@ def test_word_table_encodes_words_and_sentences(tmp_path, fmt):
 
 
 @pytest.mark.parametrize("fmt", FOLDERS)
+def test_a_wordpiece_composer_exports_table_words_whole_and_composes_the_rest(tmp_path, fmt, bert_vectors):
+    from ctx2static.export.tokens import marked
+
+    v = bert_vectors
+    out = export_vectors(v, fmt, tmp_path / "m", config=RAW)
+    tok = json.loads((out / "tokenizer.json").read_text())
+    assert tok["model"]["type"] == "WordPiece" and "cat" in tok["model"]["vocab"]
+    assert marked("cat") in {t["content"] for t in tok["added_tokens"]}  # the word apart from the piece
+    words = ["cat", "unbelievably", "river", "mat"]
+    # "catsed" is no table word: its pieces (cat ##s ##ed) take their composer rows, though "cat" is
+    # also a word of the table, as Vectors.query composes it
+    got = load_and_encode(fmt, out, [*words, "unsed", "catsed", "The Cat"])
+    np.testing.assert_allclose(got[:6], v.query([*words, "unsed", "catsed"]), rtol=1e-5, atol=1e-6)
+    rows = v.composer.rows.astype(np.float32)
+    ids = [tok["model"]["vocab"][p] for p in ("cat", "##s", "##ed")]
+    np.testing.assert_allclose(got[5], rows[ids].mean(0), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(got[5], (v["cat"] + rows[ids[1:]].sum(0)) / 3, atol=1e-3)
+    np.testing.assert_allclose(got[6], (v["the"] + v["cat"]) / 2, rtol=1e-5, atol=1e-6)
+    card = (out / "README.md").read_text()
+    assert "pieces tokens" in card and "teacher's tokenizer" in card
+
+
+@pytest.mark.parametrize("fmt", FOLDERS)
 def test_a_wordpiece_composer_puts_table_words_in_the_wordpiece_vocabulary(tmp_path, fmt, bert_vectors):
     """The table's words join the teacher's WordPiece vocabulary (as Model2Vec's distill adds words):
     a table word is its row; any other word is split by longest match over the teacher's pieces and
     the table's words, a piece spelt as a table word taking the word's row."""
     v = bert_vectors
-    out = export_vectors(v, fmt, tmp_path / "m", config=RAW)
+    out = export_vectors(v, fmt, tmp_path / "m", config=WORDPIECE)
     tok = json.loads((out / "tokenizer.json").read_text())
     vocab = tok["model"]["vocab"]
     assert tok["model"]["type"] == "WordPiece" and all(w in vocab for w in v.words if w.isalpha())
@@ -71,12 +95,21 @@ def test_a_wordpiece_folder_cuts_a_word_where_the_teachers_pre_tokenizer_does(tm
     rng = np.random.default_rng(2)
     rows = np.vstack([v.matrix, rng.normal(size=(1, v.dim))])
     joined = Vectors([*v.words, "cat-dog"], rows, None, v.meta, v.composer)
-    out = export_vectors(joined, fmt, tmp_path / "m", config=RAW)
+    out = export_vectors(joined, fmt, tmp_path / "m", config=WORDPIECE)
     unknown = v.composer.rows[v.composer.token_ids(["-"])[0][0]].astype(np.float32)
     parts = [v["cat"], v["dog"]] if fmt is Format.MODEL2VEC else [v["cat"], unknown, v["dog"]]
     got = load_and_encode(fmt, out, ["cat-dog"])
     np.testing.assert_allclose(got[0], np.mean(parts, axis=0), rtol=1e-5, atol=1e-6)
     assert "Not tokens (1 of the table's words)" in (out / "README.md").read_text()
+
+
+def test_wordpiece_tokens_need_a_wordpiece_teacher(tmp_path, tiny_caches):
+    from ctx2static.errors import UserError
+
+    v = fit_cache_student("ase", tiny_caches["gpt2"])
+    with pytest.raises(UserError, match="the teacher's tokenizer is BPE, not WordPiece; use --tokens marked"):
+        export_vectors(v, Format.MODEL2VEC, tmp_path / "m", config=WORDPIECE)
+    assert not (tmp_path / "m").exists()
 
 
 def _pieces_vectors(tokenizer) -> Vectors:
