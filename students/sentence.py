@@ -37,14 +37,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from ctx2static.cache import Cache
+from ctx2static.cache import Cache, Shard
 from ctx2static.options import Rule, at_least, opt, positive
 from ctx2static.students.cache_input import Init, TeacherSpaceConfig, context_stats, teacher_table
 from ctx2static.students.student import CacheStudent
@@ -104,7 +104,7 @@ def sentence_design(
     return sp.csr_matrix((data, (rows, cols)), shape=(n_sent, n_words))  # duplicates summed: the counts
 
 
-def shard_design(shard: Mapping[str, np.ndarray], n_words: int, columns: np.ndarray | None) -> sp.csr_matrix:
+def shard_design(shard: Shard, n_words: int, columns: np.ndarray | None) -> sp.csr_matrix:
     """A cache shard's X, its word ids mapped through ``columns`` (-1: left out) when given."""
     ids = shard["word_ids"]
     if columns is not None:
