@@ -72,7 +72,8 @@ class Tokens(str, enum.Enum):
 # dialect (the tokenizers library's), where a word character is Python's \w (a letter, a digit or
 # "_"; Oniguruma's own \w also takes combining marks). So an added token matches a whole word only,
 # never part of a longer one ("tfg" in "tfg's"). A run of spaces at either end leaves an empty pair
-# of marks, which no token matches. Three steps, not four: each step costs a pass over the text.
+# of marks, which no token matches. Each normalizer step is a pass over the text, so the spaces and
+# the boundaries share one.
 WORD_START, WORD_END = "\ue000", "\ue001"
 _W, _J = r"[\p{L}\p{N}_]", "[-'’]"
 _P = rf"[^\p{{L}}\p{{N}}_\s\u2581{WORD_START}{WORD_END}]"
