@@ -228,7 +228,9 @@ def _wordpiece_table(tok: Any, model: dict[str, Any], vectors: Vectors) -> Token
         "pieces",
         "The words of the table are words of the teacher's WordPiece vocabulary (a teacher piece spelt as "
         "a word of the table takes its row); a word outside the table is split by longest match over "
-        "them and the teacher's pieces, each piece the teacher's input embedding mapped into this space."
+        "them and the teacher's pieces, each piece the teacher's input embedding mapped into this space. "
+        "Any evaluation on this card reads texts as the vectors themselves do (`--tokens marked`), which "
+        "this tokenizer follows closely but not exactly."
         + (
             f" Not tokens ({left:,} of the table's words): accented words whose plain form is a more "
             "frequent word's, and words the teacher's pre-tokenizer cuts (at an inner apostrophe or hyphen)."
