@@ -29,8 +29,11 @@ pass), so the rows the student returns are the ones it trained and a row's norm 
 the mean. ``ridge`` pulls each touched row towards that start, as the ``sentence`` student's does.
 
 Deterministic for a seed: each epoch visits the shards and, within one, the sentences in an order
-drawn from (seed, epoch, shard). With ``checkpoint`` the rows, Adam's moments and the epoch are
-written after every epoch, and a run with the same options resumes from the last one written.
+drawn from (seed, epoch, shard). The student reads one cache; :func:`train_rows` reads several of
+one teacher (a :class:`Source` each, mapping its word ids to the rows), their shards one list,
+as one cache of all their text would be read. With ``checkpoint`` the rows, Adam's moments and the
+epoch are written after every epoch, and a run with the same options resumes from the last one
+written.
 Memory: the rows, their start and Adam's two moments (four vocabulary x width float32 blocks), one
 shard's targets and one batch.
 """
