@@ -1,9 +1,9 @@
 """Reading a teacher cache (numpy, h5py and pyarrow only: no torch, no teacher).
 
 Nothing read is trusted: every file is checked against the sha256 its manifest records the first
-time a process reads it (then remembered while its size and mtime stay), and every array against
-:mod:`ctx2static.cache.validate` before a student sees it. A damaged file is a one-line error
-naming it and the fix (the extract that made the cache rebuilds it).
+time a process reads it (then remembered, in memory only, while its size, times and inode stay),
+and every array against :mod:`ctx2static.cache.validate` before a student sees it. A damaged file
+is a one-line error naming it and the fix (the extract that made the cache rebuilds it).
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ REBUILD = "re-run the extract (or the study) that made this cache"
 
 TOKEN_ROW_BYTES = 64
 """A teacher token row read into numpy beyond its parquet bytes: its string as a Python object, ids."""
-_VERIFIED: set[tuple[str, str, int, int]] = set()  # (real path, sha256, size, mtime) checked by this process
+# (real path, sha256, size, mtime, ctime, inode, device) checked by this process: ctime cannot be set
+# back from user space, so a file rewritten with its size and mtime restored is hashed again
+_VERIFIED: set[tuple[str, str, int, int, int, int, int]] = set()
 
 
 def not_own_file(path: Path) -> str | None:
@@ -65,14 +67,14 @@ def not_own_file(path: Path) -> str | None:
 def verify_file(path: Path, digest: str, again: bool = False) -> str | None:
     """None when ``path`` holds bytes of sha256 ``digest``, else what is wrong ("missing", "damaged ...").
 
-    A file is hashed once per process while its size and mtime stay the same (``again``: hash it
+    A file is hashed once per process while its size, times and inode stay the same (``again``: hash it
     anyway); it must be one of the cache's own (:func:`not_own_file`).
     """
     problem = not_own_file(path)
     if problem:
         return problem
     st = path.stat()
-    key = (os.path.realpath(path), digest, st.st_size, st.st_mtime_ns)
+    key = (os.path.realpath(path), digest, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
     if key in _VERIFIED and not again:
         return None
     if sha256_file(path) != digest:

@@ -20,12 +20,10 @@ in worker processes while this one runs the forward, pools and writes:
   model: a worker starts in well under a second; nothing is forked from a process that runs CUDA
   or OpenMP threads, and unlike multiprocessing's spawn it does not run the caller's script again
   (a user's script that calls ``distill`` without a ``__main__`` guard);
-- **only this process's code**: a worker gets this process's interpreter options
-  (:func:`interpreter_flags`: ``-E``, ``-I``, ``-s`` and kin) and its ``sys.path``
-  (:func:`worker_path`) before it imports anything, so it imports the modules this process would.
-  ``python -c`` alone would put the working folder first on its path (a ``numpy.py`` downloaded
-  there would run in the worker) and read ``PYTHONPATH`` where this process was told with ``-E``
-  not to;
+- **only this process's code**: a worker is started as every child Python is
+  (:func:`ctx2static.pipeline.child.python_argv`: this process's interpreter options and
+  ``sys.path``), so it imports the modules this process would, never a ``numpy.py`` in the working
+  folder or a ``sitecustomize.py`` on a ``PYTHONPATH`` this process was told to ignore;
 - **bounded**: one shard per worker ahead of the forward (its padded batches and flat arrays,
   about 50 bytes a teacher token: 4 MB for a shard of 65,536 words), so memory does not grow with
   the corpus;
@@ -56,6 +54,7 @@ import numpy as np
 from ctx2static.errors import UserError, spell
 from ctx2static.pipeline.align import Encoder, Encoding
 from ctx2static.pipeline.batching import HostBatch, host_batch, sorted_batches
+from ctx2static.pipeline.child import python_argv
 from ctx2static.pipeline.config import EMBED_OFF, WORD_SLOT
 from ctx2static.threads import usable_cpus
 
@@ -95,39 +94,6 @@ def feeders(requested: int) -> int:
     """
     cores = usable_cpus()
     return requested or (min(cores, MAX_FEEDERS) if cores > 1 else 0)
-
-
-def interpreter_flags() -> list[str]:
-    """The interpreter options of this process that decide what a child Python reads and runs.
-
-    From ``sys.flags``, ``sys.warnoptions`` and ``sys._xoptions``: ``-I`` (isolated), ``-E`` (no
-    ``PYTHON*`` variables), ``-s`` (no user site), ``-S`` (no site), ``-P`` (no unsafe first path),
-    ``-B``, ``-O``, ``-W`` and ``-X``: what multiprocessing passes on to the processes it starts,
-    for the same reason.
-    """
-    f = sys.flags
-    named = {
-        "-I": f.isolated,
-        "-E": f.ignore_environment,
-        "-s": f.no_user_site,
-        "-S": f.no_site,
-        "-P": getattr(f, "safe_path", False),  # Python 3.11+
-        "-B": f.dont_write_bytecode,
-    }
-    flags = [flag for flag, on in named.items() if on]
-    flags += ["-O"] * f.optimize
-    flags += [f"-W{w}" for w in sys.warnoptions]
-    flags += [f"-X{k}" if v is True else f"-X{k}={v}" for k, v in sys._xoptions.items()]
-    return flags
-
-
-def worker_path() -> list[str]:
-    """The ``sys.path`` a worker gets: this process's, less ``""`` (the working folder at each import).
-
-    ``""`` (put there by ``python -c`` or an interactive session) found this process's modules in
-    the folder it started in; in a worker it would find whatever the folder holds at that moment.
-    """
-    return [p for p in sys.path if p]
 
 
 def word_ids(index: dict[str, int], words: list[list[str]]) -> list[np.ndarray]:
@@ -292,8 +258,8 @@ class TableChunk:
 def serve() -> None:
     """A feeding process's loop: its :class:`Setup`, then each job's function and input in, its result out.
 
-    Started by :class:`Feed` as ``python -c`` with the file descriptors of its two pipes and then
-    the parent's ``sys.path`` as arguments (the code sets the path before it imports). The
+    Started by :class:`Feed` through :func:`~ctx2static.pipeline.child.python_argv`, with the file
+    descriptors of its two pipes as arguments. The
     :data:`FROM_TERMINAL` signals are the parent's to handle (it stops the workers): they come
     blocked and the code ignores them before it imports this module, so one sent while a worker starts
     does not end it either. The jobs' pipe closing (the parent done, or killed) ends it.
@@ -321,7 +287,7 @@ class _Worker:
         res_r, res_w = os.pipe()
         ours = tuple(map(int, FROM_TERMINAL))
         code = (
-            "import sys; sys.path[:] = sys.argv[3:]; import signal; "
+            "import signal; "
             f"[signal.signal(s, signal.SIG_IGN) for s in {ours}]; "
             f"signal.pthread_sigmask(signal.SIG_UNBLOCK, {ours}); "
             "from ctx2static.pipeline.feed import serve; serve()"
@@ -332,7 +298,7 @@ class _Worker:
         before = signal.pthread_sigmask(signal.SIG_BLOCK, FROM_TERMINAL)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, *interpreter_flags(), "-c", code, str(job_r), str(res_w), *worker_path()],
+                python_argv(code, str(job_r), str(res_w)),
                 pass_fds=(job_r, res_w),
             )
         finally:

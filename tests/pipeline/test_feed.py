@@ -227,18 +227,6 @@ def test_a_feeder_keeps_the_parents_interpreter_flags(tiny_models, tmp_path):
     assert marker.exists()
 
 
-def test_interpreter_flags_are_passed_on(monkeypatch):
-    class Flags:
-        isolated = ignore_environment = no_user_site = True
-        no_site = safe_path = dont_write_bytecode = False
-        optimize = 2
-
-    monkeypatch.setattr(sys, "flags", Flags)
-    monkeypatch.setattr(sys, "warnoptions", ["error"])
-    monkeypatch.setattr(sys, "_xoptions", {"utf8": True, "importtime": "2"})
-    assert feed.interpreter_flags() == ["-I", "-E", "-s", "-O", "-O", "-Werror", "-Xutf8", "-Ximporttime=2"]
-
-
 def test_a_feeder_killed_while_it_writes_is_one_line(tiny_models):
     """A message cut short (the worker killed mid-write) is the same line as a worker gone."""
     teacher = Teacher.load(str(tiny_models["bert"]))

