@@ -20,6 +20,8 @@ import contextlib
 import logging
 import os
 import socket
+import sys
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -130,8 +132,13 @@ def _init(ray: ModuleType, engine: EngineConfig) -> None:
 
     def join() -> None:
         try:
-            with _off_main_thread_quiet():
-                ray.init(address=address or None, include_dashboard=False, logging_level=logging.WARNING)
+            with _off_main_thread_quiet(), _isolated(local=not address) as runtime_env:
+                ray.init(
+                    address=address or None,
+                    include_dashboard=False,
+                    logging_level=logging.WARNING,
+                    runtime_env=runtime_env,
+                )
             failed.append(None)
         except Exception as exc:  # any failure of the join is reported by the driver, in one line
             failed.append(exc)
@@ -152,6 +159,35 @@ def _init(ray: ModuleType, engine: EngineConfig) -> None:
     if failed[0] is not None:
         first = (str(failed[0]).strip() or type(failed[0]).__name__).splitlines()[0]
         raise OptionError(f"{spell('address', address or '(local)')}: Ray did not start ({first})", "address")
+
+
+@contextlib.contextmanager
+def _isolated(local: bool) -> Iterator[dict[str, Any]]:
+    """The runtime environment that keeps Ray's workers to the code this process runs, while Ray starts.
+
+    Ray puts the driver's working folder first on every worker's path (a ``tokenizers.py`` where
+    the user runs extract would run in each worker) unless the job has a ``working_dir``: an empty
+    folder of our own is that. A local Ray's processes, and so its workers, are started with this
+    process's environment but none of its interpreter options: where it was started with ``-E``
+    (or ``-I``) the ``PYTHON*`` variables it ignores are left out of theirs, and with ``-s`` they are
+    told ``PYTHONNOUSERSITE``. A cluster joined at ``--address`` keeps its own environment.
+    """
+    ignored = local and sys.flags.ignore_environment
+    hidden = [k for k in os.environ if k.startswith("PYTHON")] if ignored else []
+    told = {"PYTHONNOUSERSITE": "1"} if local and sys.flags.no_user_site else {}
+    before = {k: os.environ.get(k) for k in [*hidden, *told]}
+    with tempfile.TemporaryDirectory(prefix="ctx2static-ray-") as empty:
+        try:
+            for k in hidden:
+                del os.environ[k]
+            os.environ.update(told)
+            yield {"working_dir": empty}
+        finally:
+            for k, v in before.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
 
 def _probe(address: str, timeout: float) -> None:

@@ -179,3 +179,25 @@ def test_engine_options_are_checked_before_ray_starts(tiny_models, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if it were not installed
     with pytest.raises(UserError, match=r"pip install 'ctx2static\[scale\]'"):
         RayEngine.start(str(tiny_models["bert"]), ONE_THREAD, vocab, LONG, True, TWO_WORKERS)
+
+
+@pytest.mark.slow
+def test_a_local_rays_workers_run_only_the_drivers_code(tiny_models, small_corpus, tmp_path):
+    """Planted in the working folder (``tokenizers.py``...) and, under ``python -E``, on PYTHONPATH
+    (``sitecustomize.py``): Ray would put the first on every worker's path and its workers would read
+    the second; neither runs, and the cache is made."""
+    pytest.importorskip("ray")
+    here, planted, marker = tmp_path / "here", tmp_path / "planted", tmp_path / "ran"
+    for folder in (here, planted):
+        folder.mkdir()
+        for name in ("tokenizers.py", "transformers.py", "sitecustomize.py", "h5py.py"):
+            (folder / name).write_text(f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n")
+    env = {**cli_env(), "PYTHONPATH": os.pathsep.join([str(planted), cli_env()["PYTHONPATH"]])}
+    cmd = cli_command(
+        "extract", "--corpus", small_corpus, "--teacher", tiny_models["bert"], "--out", tmp_path / "out",
+        "--min-count", "1", "--vectors", "--threads", "1", "--engine", "ray", "--workers", "1",
+    )  # fmt: skip
+    done = subprocess.run([cmd[0], "-E", *cmd[1:]], env=env, cwd=here, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert Cache.open(tmp_path / "out").complete
+    assert not marker.exists()
