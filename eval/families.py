@@ -202,8 +202,8 @@ FAMILIES: dict[str, FamilySpec] = {
             note=lambda analogy: sentences_protocol(SentenceConfig()),
             protocol=lambda analogy: {"sentence_probes": SentenceConfig().to_dict()},
             help="Sentence sets to run: a bundled set's name, or a file of your own ('label<TAB>text' "
-            "lines, two labels at least, or 'score<TAB>text<TAB>text'); repeat; implies --family "
-            "sentences; default with it: all bundled sets.",
+            "lines, two labels at least; 'score<TAB>text<TAB>text'; or a 'query<TAB>document' header "
+            "then such lines); repeat; implies --family sentences; default with it: all bundled sets.",
             default=False,  # about half a minute per file; the default study's table stays as it was
             headline=Headline("mean accuracy of the labelled sentence sets", "sentences-mean"),
         ),

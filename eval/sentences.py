@@ -8,10 +8,13 @@ sets of data/downstream/) is a task of the ``sentences`` family:
   reviews; spam or not of e-mail subjects): standardised features -> logistic regression
   (scikit-learn), scored by accuracy over fixed stratified folds (one seeded shuffle), mean ±
   standard deviation over the folds, as SentEval and MTEB probe sentence embeddings;
-- a pair set (``score<TAB>text<TAB>text`` lines: Lee et al.'s document similarity): Spearman
-  correlation of the two texts' cosine with the gold score, no training.
+- a pair set (``score<TAB>text<TAB>text`` lines: Lee et al.'s document similarity, the STS
+  sets): Spearman correlation of the two texts' cosine with the gold score, no training;
+- a retrieval set (a ``query<TAB>document`` header, then one query and a document it should find
+  a line): every query ranks all the set's documents by cosine, scored by nDCG@10 and MRR (two
+  rows, the second named ``NAME-mrr``), as search over a static index is used; no training.
 
-A user's own file (``cli.py eval --sentences FILE``, :func:`read_sentence_file`) is either form,
+A user's own file (``cli.py eval --sentences FILE``, :func:`read_sentence_file`) is any form,
 labelled sets with any labels, two at least, named after the file and scored the same way; the
 headline ``sentences-mean`` stays the mean over the bundled labelled sets.
 
@@ -85,7 +88,21 @@ class PairSet:
     scores: list[float]
 
 
-SentenceSet = LabelledTexts | PairSet
+@dataclass(frozen=True)
+class RetrievalSet:
+    """Queries, the documents they search, and each query's relevant documents (indices into them)."""
+
+    name: str
+    queries: list[str]
+    documents: list[str]
+    relevant: list[tuple[int, ...]]
+
+
+SentenceSet = LabelledTexts | PairSet | RetrievalSet
+
+RETRIEVAL_HEADER = "query\tdocument"
+"""The first line of a retrieval file: what tells it from a labelled one (also two fields a line)."""
+NDCG_AT = 10
 
 SETS: dict[str, tuple[Path, tuple[str, ...] | None]] = {
     "rt-movies": (DOWNSTREAM_DIR / "sentiment-rt.tsv.xz", ("pos", "neg")),
@@ -142,14 +159,18 @@ def _stem(path: Path) -> str:
     return path.name.split(".")[0]
 
 
-FORMS = "label<TAB>text lines (two labels at least) or score<TAB>text<TAB>text lines"
+FORMS = (
+    "label<TAB>text lines (two labels at least), score<TAB>text<TAB>text lines, or a "
+    "'query<TAB>document' header then query<TAB>document lines"
+)
 
 
 def read_sentence_file(path: str | os.PathLike, folds: int = SentenceConfig.folds) -> SentenceSet:
     """A user's own sentence set, named after the file, scored as the bundled ones are.
 
-    The first line decides the form: three tab-separated fields, the first a number, make a pair
-    set (``score<TAB>text<TAB>text``); anything else a labelled set (``label<TAB>text``, any labels,
+    The first line decides the form: the header ``query<TAB>document`` makes a retrieval set (a
+    query and a document it should find a line); three tab-separated fields, the first a number, a
+    pair set (``score<TAB>text<TAB>text``); anything else a labelled set (``label<TAB>text``, any labels,
     two at least, each with ``folds`` texts so that every fold holds it). Blank lines are skipped;
     a line that fits neither form is a one-line error naming the file, the line and the fix.
     """
@@ -157,10 +178,31 @@ def read_sentence_file(path: str | os.PathLike, folds: int = SentenceConfig.fold
     lines = [(n, line) for n, line in read_lines(path, FORMS) if line.strip()]
     if not lines:
         raise InputError(path, f"{path}: no text in it; write {FORMS}")
+    if lines[0][1].rstrip("\r") == RETRIEVAL_HEADER:
+        return _retrieval(path, lines[1:])
     head = lines[0][1].split("\t")
     if len(head) == 3 and np.isfinite(_number(head[0])):
         return _pairs(path, lines)
     return _labelled(path, lines, folds)
+
+
+def _retrieval(path: Path, lines: Sequence[tuple[int, str]]) -> RetrievalSet:
+    """The retrieval set of ``(line number, line)`` items after the header.
+
+    A query on several lines finds each of their documents; a document on several lines is one.
+    """
+    queries: dict[str, list[int]] = {}
+    documents: dict[str, int] = {}
+    for n, line in lines:
+        parts = nfc(line).split("\t")
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            raise InputError(path, f"{path}: line {n} is not 'query<TAB>document'; fix or remove the line")
+        doc = documents.setdefault(parts[1], len(documents))
+        queries.setdefault(parts[0], []).append(doc)
+    if len(documents) < 2:
+        raise InputError(path, f"{path}: fewer than two documents to rank; write query<TAB>document lines")
+    relevant = [tuple(dict.fromkeys(docs)) for docs in queries.values()]
+    return RetrievalSet(_stem(path), list(queries), list(documents), relevant)
 
 
 def _labelled(path: Path, lines: Sequence[tuple[int, str]], folds: int) -> LabelledTexts:
@@ -261,21 +303,71 @@ def evaluate_pairs(encode: Encoder, data: PairSet) -> Score:
     return Score(data.name, FAMILY, "spearman (cosine)", 100.0 * float(rho), int(both.sum()), len(both))
 
 
+def ranks(sims: np.ndarray, relevant: Sequence[tuple[int, ...]]) -> list[np.ndarray]:
+    """Each query's relevant documents' 1-based ranks among all documents, ties counted against them.
+
+    ``sims``: queries x documents; a document without a vector holds -inf, below every other.
+    """
+    out = []
+    for row, rel in zip(sims, relevant, strict=True):
+        at = row[np.asarray(rel)][:, None]
+        out.append(np.sum(row[None, :] > at, axis=1) + np.sum(row[None, :] == at, axis=1))
+    return out
+
+
+def ndcg_mrr(found: np.ndarray, query_ranks: Sequence[np.ndarray]) -> tuple[float, float]:
+    """Mean nDCG@10 and mean reciprocal rank over the queries (0 for a query without a vector).
+
+    nDCG (Järvelin & Kekäläinen 2002) with binary relevance: the sum of 1/log2(rank + 1) over the
+    relevant documents in the first 10 places, over its best value (the relevant documents first,
+    at most 10 of them); the reciprocal rank is 1/rank of the first relevant document, at any rank.
+    """
+    ndcg, rr = [], []
+    for ok, r in zip(found, query_ranks, strict=True):
+        ideal = np.sum(1.0 / np.log2(np.arange(2, min(len(r), NDCG_AT) + 2)))
+        hits = r[r <= NDCG_AT]
+        ndcg.append(float(np.sum(1.0 / np.log2(hits + 1)) / ideal) if ok else 0.0)
+        rr.append(1.0 / float(r.min()) if ok else 0.0)
+    return float(np.mean(ndcg)), float(np.mean(rr))
+
+
+def evaluate_retrieval(encode: Encoder, data: RetrievalSet) -> list[Score]:
+    """nDCG@10 and MRR of ranking every document by its cosine with each query (module docstring)."""
+    q = np.asarray(encode(data.queries), dtype=np.float32)
+    d = np.asarray(encode(data.documents), dtype=np.float32)
+    found, missing = _found(q), ~_found(d)
+    q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+    d = d / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-12)
+    query_ranks: list[np.ndarray] = []
+    for start in range(0, len(q), 512):  # a block of queries at a time: memory bounded by the documents
+        sims = q[start : start + 512] @ d.T
+        sims[:, missing] = -np.inf
+        query_ranks += ranks(sims, data.relevant[start : start + 512])
+    ndcg, mrr = ndcg_mrr(found, query_ranks)
+    covered, total = int(found.sum()), len(found)
+    return [
+        Score(data.name, FAMILY, f"nDCG@{NDCG_AT} (cosine)", 100.0 * ndcg, covered, total),
+        Score(f"{data.name}-mrr", FAMILY, "MRR (cosine)", 100.0 * mrr, covered, total),
+    ]
+
+
 def evaluate_sentences(
     vectors: Vectors, data: SentenceSet, config: SentenceConfig | None = None
 ) -> list[Score]:
-    """The score of ``vectors`` on one sentence set."""
+    """The scores of ``vectors`` on one sentence set (two rows for a retrieval set, else one)."""
     config = config or SentenceConfig()
-    return [score_encoder(lambda texts: embed(vectors, texts, config), data, config)]
+    return score_encoder(lambda texts: embed(vectors, texts, config), data, config)
 
 
-def score_encoder(encode: Encoder, data: SentenceSet, config: SentenceConfig | None = None) -> Score:
-    """The score of any text encoder on one sentence set, under the family's probe and folds."""
+def score_encoder(encode: Encoder, data: SentenceSet, config: SentenceConfig | None = None) -> list[Score]:
+    """The scores of any text encoder on one sentence set, under the family's probe and folds."""
     config = config or SentenceConfig()
     with blas_threads(1):  # deterministic, and no busy-waiting BLAS threads on a shared machine
+        if isinstance(data, RetrievalSet):
+            return evaluate_retrieval(encode, data)
         if isinstance(data, PairSet):
-            return evaluate_pairs(encode, data)
-        return evaluate_labelled(encode, data, config)
+            return [evaluate_pairs(encode, data)]
+        return [evaluate_labelled(encode, data, config)]
 
 
 def mean_accuracy(scores: Sequence[Score]) -> Score | None:
@@ -286,6 +378,23 @@ def mean_accuracy(scores: Sequence[Score]) -> Score | None:
         return None
     metric = f"mean accuracy ({', '.join(labelled)})"
     return summary([by_name[name] for name in labelled], "sentences-mean", metric)
+
+
+PAIRS_MEAN = "pairs-mean"
+
+
+def mean_spearman(scores: Sequence[Score], names: Sequence[str] | None = None) -> Score | None:
+    """The mean Spearman over the pair sets scored (of ``names`` when given); None below two of them.
+
+    The STS sets are scored one file each; their mean is the number a cosine task is judged by.
+    """
+    picked = [
+        s for s in scores
+        if s.family == FAMILY and s.metric.startswith("spearman") and (names is None or s.benchmark in names)
+    ]  # fmt: skip
+    if len(picked) < 2:
+        return None
+    return summary(picked, PAIRS_MEAN, f"mean Spearman ({', '.join(s.benchmark for s in picked)})")
 
 
 def protocol(config: SentenceConfig) -> list[str]:
@@ -299,5 +408,7 @@ def protocol(config: SentenceConfig) -> list[str]:
         f"L-BFGS, at most {config.max_iter} iterations), accuracy mean ±std over {config.folds} stratified "
         f"folds (shuffle seed {config.seed}); sets over {config.max_texts} texts subsampled (same seed)",
         "sentences, lee-docsim: Spearman of the cosine of the two documents' vectors with the mean human "
-        "similarity (1,225 pairs of 50 news documents)",
+        "similarity (1,225 pairs of 50 news documents); a pair file (STS) the same, pairs-mean their mean",
+        f"sentences, retrieval files: each query ranks every document of its file by cosine; nDCG@{NDCG_AT} "
+        "(binary relevance) and MRR (NAME-mrr) over the queries, 0 for a query without a vector",
     ]

@@ -13,7 +13,7 @@ from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.benchmarks import Benchmark, load_benchmarks
 from ctx2static.eval.families import AVG5_WORDS, FAMILIES, FamilySpec, family, family_of
 from ctx2static.eval.results import MIN_ITEMS, Results, Score, summary, usable
-from ctx2static.eval.sentences import mean_accuracy
+from ctx2static.eval.sentences import mean_accuracy, mean_spearman
 from ctx2static.vectors import Vectors
 from ctx2static.vectors.table import require_finite
 
@@ -40,7 +40,9 @@ def evaluate(
     only: ItemMasks | None = None,
     compose: bool = False,
 ) -> list[Score]:
-    """Scores of ``vectors`` on ``benchmarks`` (default: all bundled ones), plus avg5 and sentences-mean.
+    """Scores of ``vectors`` on ``benchmarks`` (default: all bundled ones), plus the families' means.
+
+    The means: avg5, sentences-mean, and pairs-mean where two pair sets or more were scored.
 
     The protocol scores the items whose words the table holds. With ``only`` (e.g.
     :func:`common_items`), each benchmark is scored on the items of its mask that ``vectors``
@@ -61,7 +63,8 @@ def evaluate(
             continue
         mask = None if only is None else only[bench.name]
         scores += spec.evaluate(vectors if spec.words is None else covered, bench, analogy, mask)
-    return [*scores, *(s for s in (avg5(scores), mean_accuracy(scores)) if s is not None)]
+    means = (avg5(scores), mean_accuracy(scores), mean_spearman(scores))
+    return [*scores, *(s for s in means if s is not None)]
 
 
 def with_downstream(common: Sequence[Score], own: Sequence[Score]) -> list[Score]:

@@ -30,9 +30,10 @@ are, the commands that made them) is kept when the file is written again; a file
 yet is all preface (a header written before the first run).
 
 ``--sentence-set FILE`` (repeat) adds a labelled or pair file of one's own (``cli.py eval --sentences
-FILE``'s forms), scored under the same protocol and named after the file; ``--no-bundled-sentences``
-leaves the bundled sets out. The labelled files' mean accuracy is the column ``sets-mean`` (the
-bundled sets' is ``sentences-mean``).
+FILE``'s forms: labelled, pair or retrieval), scored under the same protocol and named after the
+file; ``--no-bundled-sentences`` leaves the bundled sets out. The labelled files' mean accuracy is
+the column ``sets-mean`` (the bundled sets' is ``sentences-mean``), the pair files' mean Spearman
+(the STS sets) ``pairs-mean``; a retrieval file gives nDCG@10 and MRR columns.
 """
 
 from __future__ import annotations
@@ -50,14 +51,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "speed"))
 from machine import split_at
 
 from ctx2static.errors import UserError
+from ctx2static.eval.downstream.data import LabelledTexts
 from ctx2static.eval.results import Score, summary
 from ctx2static.eval.sentences import (
+    PAIRS_MEAN,
     PairSet,
     SentenceConfig,
     SentenceSet,
     evaluate_sentences,
     load_sentences,
     mean_accuracy,
+    mean_spearman,
     protocol,
     read_sentence_file,
     score_encoder,
@@ -120,7 +124,7 @@ def sentence_sets(files: list[Path], bundled: bool) -> tuple[list[SentenceSet], 
 
 def sets_mean(scores: list[Score], files: list[SentenceSet]) -> Score | None:
     """The mean accuracy over the labelled ``files`` (None without any)."""
-    names = [s.name for s in files if not isinstance(s, PairSet)]
+    names = [s.name for s in files if isinstance(s, LabelledTexts)]
     picked = [s for s in scores if s.benchmark in names and s.metric == "accuracy"]
     return summary(picked, SETS_MEAN, f"mean accuracy ({', '.join(names)})") if picked else None
 
@@ -144,7 +148,7 @@ def sentence_rows(
                     loaded = _encoder_source(model)
                 start = time.perf_counter()
                 if weighting is None:
-                    scores = [score_encoder(loaded, data) for data in sets]
+                    scores = [s for data in sets for s in score_encoder(loaded, data)]
                 else:
                     config = SentenceConfig(weighting=weighting)
                     scores = [s for data in sets for s in evaluate_sentences(loaded, data, config)]
@@ -152,7 +156,8 @@ def sentence_rows(
                 write_json(store, cached)
                 print(f"{name}: sentences in {time.perf_counter() - start:.0f} s", flush=True)
             scores = [Score.from_json(d) for d in cached[key]]
-            means = [mean_accuracy(scores), sets_mean(scores, own)]
+            pair_files = [s.name for s in own if isinstance(s, PairSet)]
+            means = [mean_accuracy(scores), sets_mean(scores, own), mean_spearman(scores, pair_files)]
             rows[name] = {s.benchmark: s for s in [*scores, *means] if s is not None}
     return rows
 
@@ -163,11 +168,14 @@ def _encoder_source(model: Model):
 
 
 def sentence_table(rows: dict[str, dict[str, Score]]) -> list[str]:
-    """Markdown: one row per model, one column per set, the labelled sets' mean before the pair set."""
+    """Markdown: one row per model, one column per set: the labelled sets and their means, the pair
+    sets and the pair files' mean, then the retrieval sets."""
     first = next(iter(rows.values()))
     labelled = [b for b, s in first.items() if s.metric == "accuracy"]
     pairs = [b for b, s in first.items() if s.metric.startswith("spearman")]
-    columns = [*labelled, *(m for m in (MEAN, SETS_MEAN) if m in first), *pairs]
+    retrieval = [b for b, s in first.items() if s.metric.startswith(("nDCG", "MRR"))]
+    means = [m for m in (MEAN, SETS_MEAN) if m in first]
+    columns = [*labelled, *means, *pairs, *([PAIRS_MEAN] if PAIRS_MEAN in first else []), *retrieval]
     lines = ["| model | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
     for name, scores in rows.items():
         cells = []
@@ -175,7 +183,7 @@ def sentence_table(rows: dict[str, dict[str, Score]]) -> list[str]:
             s = scores.get(column)
             if s is None:
                 cells.append("")
-            elif column in (MEAN, SETS_MEAN):
+            elif column in (MEAN, SETS_MEAN, PAIRS_MEAN):
                 cells.append(f"**{s.score:.1f}**")
             else:
                 std = f" ±{s.std:.1f}" if s.std is not None else ""
@@ -288,7 +296,7 @@ def main() -> None:
         action="append",
         type=Path,
         default=[],
-        help="a labelled (label<TAB>text) or pair (score<TAB>text<TAB>text) file of one's own (repeat)",
+        help="a labelled, pair or retrieval file of one's own (cli.py eval --sentences FILE's forms; repeat)",
     )
     ap.add_argument("--no-bundled-sentences", action="store_true", help="score only the --sentence-set files")
     args = ap.parse_args()

@@ -68,3 +68,24 @@ def test_the_hand_written_preface_is_kept_and_a_file_without_one_gives_none(comp
     assert compare.preface(out) == ""
     out.write_text("# Title\n\nThe commands.\n")  # written before the first run: all of it is kept
     assert compare.preface(out) == "# Title\n\nThe commands.\n\n"
+
+
+def test_pair_files_get_their_mean_and_a_retrieval_file_its_two_columns(compare, tmp_path):
+    import numpy as np
+
+    from ctx2static.vectors import Vectors
+
+    words = ["cat", "dog", "car", "bus"]
+    vectors = Vectors(words, np.array([[1, 0.1], [0.9, 0.2], [0.1, 1], [0.2, 0.9]], dtype=np.float32))
+    vectors.save(tmp_path / "v.txt")
+    (tmp_path / "sts-a.tsv").write_text("5\tcat\tdog\n0\tcat\tcar\n4\tcar\tbus\n")
+    (tmp_path / "sts-b.tsv").write_text("0\tdog\tbus\n5\tbus\tcar\n")
+    (tmp_path / "search.tsv").write_text("query\tdocument\ncat\tdog\ncar\tbus\n")
+    files = [tmp_path / n for n in ("sts-a.tsv", "sts-b.tsv", "search.tsv")]
+    model = compare.Model("v", tmp_path / "v.txt", 0)
+    rows = compare.sentence_rows([model], [compare.Weighting.NONE], tmp_path / "s.json", files, bundled=False)
+    (scores,) = rows.values()
+    assert scores["pairs-mean"].score == pytest.approx((scores["sts-a"].score + scores["sts-b"].score) / 2)
+    assert scores["search"].metric == "nDCG@10 (cosine)" and scores["search-mrr"].score == 100.0
+    header = compare.sentence_table(rows)[0]
+    assert header == "| model | sts-a | sts-b | pairs-mean | search | search-mrr |"

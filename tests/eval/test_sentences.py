@@ -14,9 +14,11 @@ from ctx2static.eval.sentences import (
     SETS,
     TASKS,
     PairSet,
+    RetrievalSet,
     SentenceConfig,
     evaluate_sentences,
     load_sentences,
+    ndcg_mrr,
     read_pairs,
     read_sentence_file,
     score_encoder,
@@ -74,14 +76,54 @@ def test_any_encoder_is_scored_as_the_vectors_are_under_the_same_folds():
     config = SentenceConfig(max_texts=100)
     for subject in (data, shuffled):
         (expected,) = evaluate_sentences(vectors, subject, config)
-        assert score_encoder(vectors.encode, subject, config) == expected
+        assert score_encoder(vectors.encode, subject, config) == [expected]
     # an encoder that sees only the label words' first dimension, inverted, still separates the labels
-    flipped = score_encoder(lambda texts: -vectors.encode(texts)[:, :1], data, config)
+    (flipped,) = score_encoder(lambda texts: -vectors.encode(texts)[:, :1], data, config)
     assert flipped.score == 100.0
-    noise = score_encoder(lambda texts: np.random.default_rng(0).random((len(texts), 4)), data, config)
+    (noise,) = score_encoder(lambda texts: np.random.default_rng(0).random((len(texts), 4)), data, config)
     assert noise.score < 80.0 and noise.total == 100
     pairs = PairSet("toy", ["pos1", "pos1", "pos1"], ["pos2", "the", "neg1"], [3.0, 2.0, 1.0])
-    assert score_encoder(vectors.encode, pairs).score == evaluate_sentences(vectors, pairs)[0].score
+    assert score_encoder(vectors.encode, pairs) == evaluate_sentences(vectors, pairs)
+
+
+def test_retrieval_ranks_every_document_by_cosine_and_scores_ndcg_and_mrr():
+    vectors = Vectors(["a", "b", "c", "d"], np.array([[1, 0], [0.8, 0.6], [0, 1], [-1, 0]], dtype=np.float32))
+    docs = ["a", "b", "c", "d", "zz"]  # "zz" has no vector: below every document
+    # query "a": its document "b" ranks 2nd (a, b, c, d); query "c": "c" 1st; query "d": "a" 4th, "d" 1st
+    # query "zz" has no vector: 0 for both
+    data = RetrievalSet("toy", ["a", "c", "d", "zz"], docs, [(1,), (2,), (0, 3), (0,)])
+    ndcg, mrr = score_encoder(vectors.encode, data)
+    assert (ndcg.benchmark, ndcg.metric, ndcg.covered, ndcg.total) == ("toy", "nDCG@10 (cosine)", 3, 4)
+    assert (mrr.benchmark, mrr.metric) == ("toy-mrr", "MRR (cosine)")
+    ideal2 = 1 + 1 / np.log2(3)
+    expected_ndcg = (1 / np.log2(3) + 1 + (1 + 1 / np.log2(5)) / ideal2 + 0) / 4
+    assert ndcg.score == pytest.approx(100 * expected_ndcg)
+    assert mrr.score == pytest.approx(100 * (1 / 2 + 1 + 1 + 0) / 4)
+
+
+def test_a_relevant_document_past_the_tenth_place_adds_to_mrr_not_ndcg():
+    ndcg, mrr = ndcg_mrr(np.array([True, True]), [np.array([11]), np.array([1])])
+    assert ndcg == pytest.approx(0.5) and mrr == pytest.approx((1 / 11 + 1) / 2)
+
+
+def test_ties_count_against_the_relevant_document():
+    vectors = Vectors(["a", "b"], np.array([[1, 0], [1, 0]], dtype=np.float32))
+    (_, mrr) = score_encoder(vectors.encode, RetrievalSet("t", ["a"], ["a", "b"], [(0,)]))
+    assert mrr.score == 50.0  # "a" and "b" tie: the relevant one is counted second
+
+
+def test_a_retrieval_file_has_a_header_and_groups_queries_and_documents(tmp_path):
+    path = tmp_path / "news.tsv"
+    path.write_text("query\tdocument\nq1\tdoc one\nq2\tdoc two\nq1\tdoc two\n")
+    assert read_sentence_file(path) == RetrievalSet(
+        "news", ["q1", "q2"], ["doc one", "doc two"], [(0, 1), (1,)]
+    )
+    path.write_text("query\tdocument\nq1\tdoc one\nq2 doc two\n")
+    with pytest.raises(UserError, match=r"news.tsv: line 3 is not 'query<TAB>document'; fix or remove"):
+        read_sentence_file(path)
+    path.write_text("query\tdocument\nq1\tdoc one\nq2\tdoc one\n")
+    with pytest.raises(UserError, match="fewer than two documents to rank"):
+        read_sentence_file(path)
 
 
 def _write_xz(path, text):
@@ -133,7 +175,7 @@ def test_a_users_file_may_hold_more_labels_or_pairs_and_skips_blank_lines(tmp_pa
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("", "no text in it; write label<TAB>text lines (two labels at least) or score<TAB>text<TAB>text"),
+        ("", "no text in it; write label<TAB>text lines (two labels at least), score<TAB>text<TAB>text"),
         ("\n  \n", "no text in it; write label<TAB>text lines"),
         ("sport\tgoal\n" * 6, "every text has the label 'sport'; a labelled set needs two labels at least"),
         ("sport\tgoal\nmusic song\n", "line 2 has no tab; write label<TAB>text (or score<TAB>text<TAB>text)"),
@@ -279,3 +321,22 @@ def test_the_mean_accuracy_summary_needs_every_labelled_set_and_averages_them():
     assert summary is not None and summary.benchmark == "sentences-mean"
     assert summary.score == pytest.approx(60.0 + (len(labelled) - 1) / 2)  # the pair set is not averaged
     assert mean_accuracy([*scores[1:], pair]) is None
+
+
+def test_pairs_mean_averages_the_pair_sets_scored_when_two_or_more(toy, cli_main, tmp_path):
+    from ctx2static.eval.results import Score
+    from ctx2static.eval.sentences import mean_spearman
+
+    sts = [Score(n, "sentences", "spearman (cosine)", s, 5, 5) for n, s in (("a", 40.0), ("b", 60.0))]
+    accuracy = Score("c", "sentences", "accuracy", 90.0, 5, 5)
+    summary = mean_spearman([*sts, accuracy])
+    assert summary is not None and (summary.benchmark, summary.score) == ("pairs-mean", 50.0)
+    assert mean_spearman(sts[:1]) is None
+    assert mean_spearman([*sts, accuracy], names=["a"]) is None
+    # from the command line: two pair files give the row
+    second = toy / "p2.tsv"
+    second.write_text("1\tpos1\tneg1\n3\tpos1 pos2\tpos3\n2\tpos1\tthe\n")
+    cli_main("eval", str(toy / "v.txt"), "--sentences", str(toy / "p.tsv.xz"), "--sentences", str(second),
+             "--json", str(tmp_path / "out.json"))  # fmt: skip
+    (scores,) = json.loads((tmp_path / "out.json").read_text())["results"].values()
+    assert [s["benchmark"] for s in scores] == ["p", "p2", "pairs-mean"]
