@@ -66,6 +66,15 @@ def share_rule(name: str, value: float) -> Rule:
     return (name, 0 <= value <= 1, "between 0 and 1")
 
 
+def text_rule(name: str, value: str) -> Rule:
+    """Text a model reads is UTF-8: the command line hands undecodable bytes on as lone surrogates."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return (name, False, "UTF-8 text (it holds bytes that are not: write it in UTF-8)")
+    return (name, True, "")
+
+
 def at_least(options: Options, low: int, *names: str) -> list[Rule]:
     """Counts with a floor (sizes, epochs, budgets at 1; folds at 2): one rule per named field."""
     return [(name, getattr(options, name) >= low, f"at least {low}") for name in names]

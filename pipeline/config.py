@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ctx2static.errors import OptionError, spell
-from ctx2static.options import Options, Rule, at_least, opt, positive
+from ctx2static.options import Options, Rule, at_least, opt, positive, text_rule
 from ctx2static.threads import threads_rule
 
 
@@ -232,6 +232,13 @@ class ExtractConfig(Options):
                 f"auto, off or text holding {WORD_SLOT} once, as a word of its own",
             ),
             layer_rule("word_layer", self.word_layer),
+            *(text_rule(name, getattr(self, name)) for name in ("word_template", "embed_template", "prompt")),
+            (
+                "prompt",  # each word a token at least: a bound before the teacher loads (then its tokens)
+                len(self.prompt.split()) + 3 < self.max_length,
+                f"text of fewer than {self.max_length - 3} words under "
+                f"{spell('max_length', self.max_length)}, or no word of the corpus is read after it",
+            ),
         ]
 
 

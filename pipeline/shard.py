@@ -464,13 +464,36 @@ def word_options(cfg: ExtractConfig, teacher: Teacher) -> ExtractConfig:
             "word_template",
             "max_length",
         )
+    prompt = corpus_prompt(cfg, teacher)
+    check_prompt_room(prompt, cfg, teacher)
     return replace(
         cfg,
         word_template=template,
         word_layer=layer,
         embed_template=embed_template(cfg, teacher),
-        prompt=corpus_prompt(cfg, teacher),
+        prompt=prompt,
     )
+
+
+def check_prompt_room(prompt: str, cfg: ExtractConfig, teacher: Teacher) -> None:
+    """One line unless every input leaves a corpus word room after ``prompt`` (and the special tokens).
+
+    A prompt as long as an input would cut every sentence to nothing: a cache of no occurrence.
+    """
+    if not prompt:
+        return
+    n = len(teacher.tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    for name, length in (("max_length", cfg.max_length), ("paragraph_max_length", cfg.paragraph_max_length)):
+        if name == "paragraph_max_length" and not cfg.paragraph:
+            continue
+        room = min(length, teacher.max_length) - 3  # the special tokens, as paragraph_inputs counts them
+        if n >= room:
+            raise OptionError(
+                f"{spell('prompt')}: its text takes {n} teacher tokens, leaving no room for the corpus "
+                f"under {spell(name, length)}; shorten the prompt or raise {spell(name)}",
+                "prompt",
+                name,
+            )
 
 
 def corpus_prompt(cfg: ExtractConfig, teacher: Teacher) -> str:

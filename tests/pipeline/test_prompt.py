@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ctx2static.errors import OptionError
-from ctx2static.pipeline.shard import corpus_prompt
+from ctx2static.pipeline.shard import corpus_prompt, word_options
 from ctx2static.pipeline.teacher import Teacher
 
 from .test_word_table import CFG, _extract
@@ -66,3 +66,24 @@ def test_each_sentence_is_embedded_as_sentence_transformers_does_with_the_prompt
     assert not np.allclose(got, st.encode(texts), atol=1e-2)  # the prompt counts
     _, _, plain = _extract(tiny_models["embeddinggemma"], corpus_file, tmp_path / "p", CFG)
     assert "prompt" not in plain["identity"]["options"]  # no prompt, the identity caches had before
+
+
+def test_a_prompt_that_leaves_the_corpus_no_room_is_one_line(tiny_models):
+    """Before the teacher loads, a prompt of more words than an input holds; then its tokens."""
+    with pytest.raises(
+        OptionError, match=r"--prompt .* must be text of fewer than 61 words under --max-length 64"
+    ):
+        replace(CFG, max_length=64, prompt="word " * 100)
+    teacher = Teacher.load(str(tiny_models["bert"]))
+    cfg = replace(CFG, max_length=64, prompt="unbelievably " * 40)  # 40 words, more tokens each
+    with pytest.raises(OptionError, match=r"^--prompt: its text takes \d+ teacher tokens, leaving no room"):
+        word_options(cfg, teacher)
+    word_options(replace(cfg, prompt="passage:"), teacher)  # a short one passes
+
+
+@pytest.mark.parametrize("name", ["prompt", "word_template", "embed_template"])
+def test_text_a_model_reads_must_be_utf8(name):
+    """A command line hands undecodable bytes on as lone surrogates: one line, not a TypeError."""
+    value = "bad \udcff {w}"
+    with pytest.raises(OptionError, match=rf"--{name.replace('_', '-')} .* must be UTF-8 text"):
+        replace(CFG, **{name: value})
