@@ -131,8 +131,18 @@ def write_token_bag(
 
 
 def token_table(vectors: Vectors, tokens: Tokens = Tokens.MARKED) -> TokenTable:
-    """The pieces table for vectors with a composer (``tokens``: which of the two), else the word table."""
+    """The pieces table for vectors with a composer (``tokens``: which of the two), else the word table.
+
+    ``wordpiece`` asks for the teacher's WordPiece vocabulary, which only a composer carries: without
+    one it is refused, not ignored.
+    """
     composer = vectors.composer
+    if composer is None and Tokens(tokens) is Tokens.WORDPIECE:
+        raise OptionError(
+            f"{spell('tokens', 'wordpiece')}: these vectors have no composer, so no teacher's WordPiece "
+            f"vocabulary to put their words in; fit one (ctx2static compose) or leave {spell('tokens')} out",
+            "tokens",
+        )
     if composer is None:
         matrix = np.zeros((len(vectors) + 2, vectors.dim), dtype=np.float32)
         matrix[2:] = vectors.matrix

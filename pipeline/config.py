@@ -211,6 +211,11 @@ class ExtractConfig(Options):
             *at_least(self, 2, "max_length", "paragraph_max_length"),
             *at_least(self, 1, "token_budget"),
             ("pca", self.pca >= 0, "0 (off) or more"),
+            (
+                "pca",
+                self.pca == 0 or self.vectors,
+                f"0 without {spell('vectors')}: it reduces the vectors it keeps",
+            ),
             ("topk", self.topk >= 0, "0 (off) or more"),
             ("attention", self.attention >= 0, "0 (off) or more"),
             ("max_sentences", self.max_sentences >= 0, "0 (all) or more"),

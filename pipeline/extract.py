@@ -25,7 +25,7 @@ from ctx2static.cache.layout import PCA_H5
 from ctx2static.cache.writer import CacheWriter
 from ctx2static.errors import OptionError, UserError, spell
 from ctx2static.fileio.locks import LOCK_NAME, acquire_lock, release_lock
-from ctx2static.fileio.outputs import check_writable
+from ctx2static.fileio.outputs import check_writable, refuse_inputs
 from ctx2static.memory import check_fits
 from ctx2static.options import pop_options
 from ctx2static.pipeline.config import (
@@ -37,6 +37,7 @@ from ctx2static.pipeline.config import (
     parse_layers,
 )
 from ctx2static.pipeline.feed import feeders
+from ctx2static.pipeline.models import teacher_folder
 from ctx2static.pipeline.shard import Progress, ShardDone, ShardMaker
 from ctx2static.text.corpus import Corpus, CorpusConfig
 from ctx2static.text.vocab import Vocab, VocabConfig
@@ -491,7 +492,9 @@ def extract_with(
     """Write (or resume) the cache in ``out`` on the engine ``engine`` names (default: this process).
 
     The one extract of the command line and the API; returns the manifest (plus ``run`` timing).
+    ``out`` inside the teacher's own folder is refused before anything is written.
     """
+    refuse_inputs(out, [teacher_folder(teacher)])
     with (
         _locked(Path(out)),
         start_engine(teacher, teacher_config, inputs, cfg, engine or EngineConfig()) as got,

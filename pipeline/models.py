@@ -719,6 +719,24 @@ ASSEMBLERS: dict[str, Callable[[Teacher], Path]] = {
 """A teacher row's ``assemble`` -> the function that makes its model folder (``hub``: none)."""
 
 
+def teacher_folder(name: str) -> Path | None:
+    """Where teacher ``name`` is read from on disk, neither checked nor made (None: a hub id).
+
+    An output written there would change the teacher (a sealed folder is then refused at its next
+    use, and the fix it names is deleting the teacher): outputs are refused inside it beforehand.
+    """
+    t = BY_NAME.get(name)
+    if t is None:
+        folder = Path(name).expanduser()
+        return folder if folder.is_dir() else None
+    if t.assemble == "hub":
+        return None
+    if t.assemble == "package":
+        pkg = _package_dir(_module(t.packages[0]))
+        return None if pkg is None else pkg / "model"
+    return _user_cache(t.name)
+
+
 def resolve(name: str) -> str:
     """Map a short name, a local folder or a hub id to what transformers loads.
 

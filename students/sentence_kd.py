@@ -317,6 +317,14 @@ def train_rows(sources: list[Source], ase: np.ndarray, config: Config) -> tuple[
     while state.epoch < config.epochs:
         state.losses.append(_epoch(sources, state, config))
         state.epoch += 1
+        if state.step == 0:  # rows never trained are the ase start under another name
+            folders = ", ".join(str(s.cache.folder) for s in sources)
+            raise InputError(
+                sources[0].cache.folder,
+                f"{folders}: no shard holds two sentences with a word of the table, and sentence-kd "
+                "learns each sentence against the others of its batch; extract a corpus of more "
+                "sentences (or use the ase student)",
+            )
         log.info("sentence-kd: epoch %d, mean batch loss %.4f", state.epoch, state.losses[-1])
         if path is not None:
             _save(path, state, config, fingerprint)

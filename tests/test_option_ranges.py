@@ -71,7 +71,7 @@ BAD: dict[type, dict[str, list]] = {
     VocabConfig: {"min_count": [0], "max_vocab": [0]},
     TeacherConfig: {**THREADS},
     ExtractConfig: {
-        "pca": [-1], "paragraph_max_length": [1], "topk": [-1], "attention": [-1], "shard_size": [0],
+        "pca": [-1, 1000], "paragraph_max_length": [1], "topk": [-1], "attention": [-1], "shard_size": [0],
         "max_length": [1], "token_budget": [0], "max_sentences": [-1], "max_words": [-1], "shard_words": [-1],
         "word_template": ["meaning", "{w} {w}"], "word_layer": ["last"],
     },

@@ -112,6 +112,15 @@ def test_wordpiece_tokens_need_a_wordpiece_teacher(tmp_path, tiny_caches):
     assert not (tmp_path / "m").exists()
 
 
+def test_wordpiece_tokens_without_a_composer_are_refused_not_ignored(tmp_path):
+    from ctx2static.errors import UserError
+
+    v = Vectors(["cat", "dog"], np.eye(2, dtype=np.float32))
+    with pytest.raises(UserError, match=r"--tokens wordpiece: these vectors have no composer"):
+        export_vectors(v, Format.MODEL2VEC, tmp_path / "m", config=WORDPIECE)
+    assert not (tmp_path / "m").exists()
+
+
 def _pieces_vectors(tokenizer) -> Vectors:
     """Random table rows for a few words and random composer rows for every piece of ``tokenizer``."""
     from ctx2static.composer import Composer

@@ -220,3 +220,21 @@ def test_a_cache_root_that_cannot_hold_folders_is_one_line(tmp_path, monkeypatch
     monkeypatch.setattr(models, "package_files", lambda *_: [gguf])
     with pytest.raises(UserError, match=r"cannot be made for the assembled teachers .*set XDG_CACHE_HOME"):
         models.resolve("nomic")
+
+
+def test_an_output_inside_the_teachers_folder_is_refused_before_anything_is_written(
+    tiny_models, corpus_file, tmp_path, cli_main, monkeypatch
+):
+    """Else the sealed folder holds a file it was not made with, and its fix is deleting the teacher."""
+    teacher = tmp_path / "bert"
+    shutil.copytree(tiny_models["bert"], teacher)
+    before = sorted(p.relative_to(teacher) for p in teacher.rglob("*"))
+    code, _, err = cli_main(
+        "extract", "--corpus", corpus_file, "--teacher", teacher, "--out", teacher / "cache"
+    )
+    assert code != 0 and err.strip().endswith("is inside the input folder " + str(teacher) + "; an output "
+                                              "never writes into an input: write it elsewhere")  # fmt: skip
+    assert sorted(p.relative_to(teacher) for p in teacher.rglob("*")) == before
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # a packaged teacher's folder, by name
+    assert models.teacher_folder("mpnet") == tmp_path / "xdg" / "ctx2static" / "mpnet"
+    assert models.teacher_folder("bert-base") is None

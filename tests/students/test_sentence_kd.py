@@ -173,3 +173,16 @@ def test_options_are_checked():
         student_config("sentence-kd", {"temperature": 0})
     with pytest.raises(UserError, match="batch_sentences"):
         student_config("sentence-kd", {"batch_sentences": 1})
+
+
+def test_a_cache_of_one_sentence_a_shard_is_one_line_not_untrained_rows(tmp_path):
+    rng = np.random.default_rng(0)
+    words, sents = ["a", "b", "c"], [[0, 1, 2]]
+    emb = rng.normal(size=(1, 3))
+    folder = write_cache(
+        tmp_path / "c", words, sents, 8, np.zeros((1, 3)), occ_vec=rng.normal(size=(3, 3)), sent_emb=emb
+    )
+    with pytest.raises(
+        UserError, match=r"no shard holds two sentences .*; extract a corpus of more sentences"
+    ):
+        fit_cache_student("sentence-kd", folder, compose=False)
