@@ -41,7 +41,10 @@ from __future__ import annotations
 
 import collections
 import os
+import pickle
+import select
 import signal
+import struct
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -316,25 +319,40 @@ class _Worker:
             raise self.ended() from None
 
     def result(self) -> Any:
-        """The next job's result (the job's error raised here), waiting :data:`PATIENCE` seconds at most.
+        """The next job's result (the job's error raised here), read as ``Connection.recv`` frames it.
 
-        A worker killed while it wrote its result leaves a message cut short (an OSError where the
-        pipe closed between messages is an EOFError): both are the one line of :meth:`ended`.
+        Read here, not by ``recv``, so that no wait is unbounded: a worker stopped (SIGSTOP) or hung
+        halfway through writing a result of several MB would block ``recv`` for good once its first
+        bytes came. Every wait for the next bytes lasts :data:`PATIENCE` seconds at most (then the
+        one line of :meth:`silent`). A worker killed while it wrote its result leaves a message cut
+        short, the same one line as one gone before it wrote (:meth:`ended`).
         """
-        waited = 0.0
-        while not self.results.poll(1.0):
-            waited += 1.0
-            if self.proc.poll() is not None:
-                break  # the result pipe may still hold what it wrote before it ended
-            if waited >= PATIENCE:
-                raise self.silent(waited)
         try:
-            got = self.results.recv()
+            (size,) = struct.unpack("!i", self._read(4))
+            if size == -1:  # multiprocessing's header of a message of 2 GiB or more
+                (size,) = struct.unpack("!Q", self._read(8))
+            got = pickle.loads(self._read(size))
         except (EOFError, OSError):
             raise self.ended() from None
         if isinstance(got, Exception):
             raise got
         return got
+
+    def _read(self, n: int) -> bytes:
+        """``n`` bytes of the result pipe, waiting :data:`PATIENCE` seconds at most for each next part."""
+        fd, buf, waited = self.results.fileno(), bytearray(), 0.0
+        while len(buf) < n:
+            if not select.select([fd], [], [], 1.0)[0]:
+                waited += 1.0
+                if waited >= PATIENCE:
+                    raise self.silent(waited)
+                continue
+            chunk = os.read(fd, min(n - len(buf), 1 << 24))
+            if not chunk:  # the worker's end closed: it ended (what it wrote before was read first)
+                raise EOFError
+            buf += chunk
+            waited = 0.0
+        return bytes(buf)
 
     def silent(self, waited: float) -> UserError:
         """The one line for a worker alive but without its shard after ``waited`` seconds."""

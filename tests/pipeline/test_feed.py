@@ -259,6 +259,29 @@ def test_a_stopped_feeder_is_one_line_after_the_patience(tiny_models, monkeypatc
     assert not _feeders_alive()
 
 
+def test_a_feeder_stopped_halfway_through_its_result_is_one_line_after_the_patience(tiny_models, monkeypatch):
+    """Its first bytes came, the rest never will (SIGSTOP mid-write): recv() would block for good."""
+    monkeypatch.setattr(feed, "PATIENCE", 2.0)
+    teacher = Teacher.load(str(tiny_models["bert"]))
+    start = time.monotonic()
+    with Feed(Setup(teacher.encoder, {}, 64, 4096, 0), 1) as f:
+        w = f.workers[0]
+        w.proc.send_signal(signal.SIGSTOP)
+        r, wr = os.pipe()
+        os.write(wr, (1000).to_bytes(4, "big", signed=True) + b"x" * 10)  # a header for 1,000 bytes, 10 sent
+        w.results.close()
+        w.results = feed.Connection(r, writable=False)
+        try:
+            with pytest.raises(
+                UserError, match=r"^extract: feeding process \d+ is stopped .* in 2 s; run the same"
+            ):
+                w.result()
+        finally:
+            os.close(wr)
+    assert time.monotonic() - start < 30
+    assert not _feeders_alive()
+
+
 @pytest.mark.parametrize("name", ["SIGHUP", "SIGQUIT", "SIGINT"])
 def test_a_feeder_leaves_the_terminals_signals_to_its_parent(tiny_models, name):
     """A closed terminal or Ctrl+backslash reaches every process of the group: the feeder keeps serving."""
