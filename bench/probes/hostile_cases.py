@@ -5,6 +5,7 @@ anything the user had changed (a sha256 of every file the case did not name as a
     python bench/probes/hostile_cases.py --round 4 --out bench/results/hostile_cases_4.md
     python bench/probes/hostile_cases.py --round 5 --out bench/results/hostile_cases_5.md
     python bench/probes/hostile_cases.py --round 6 --out bench/results/hostile_cases_6.md  # as root: mounts
+    python bench/probes/hostile_cases.py --round 7 --out bench/results/hostile_cases_7.md
 
 Small data only (the bundled test corpus, the packaged MiniLM for the extract cases); a few minutes.
 Each case is also a test in tests/ (named in the table); this script is the table of the closing note.
@@ -736,11 +737,97 @@ def teardown_6(w: Path) -> str:
     return "; WROTE IN THE CLONE: " + ", ".join(wrote) if wrote else ""
 
 
+ROUND_7_ELSEWHERE = """\
+Round 7's cases that need a 0.4-1.3 GB teacher or a real download, each a test instead: a sealed
+teacher's weights, tokenizer or config changed after a use, with the seal pinned
+(`tests/pipeline/test_teacher_digests.py`; no stamp exists to rewrite); a damaged downloaded piece,
+two fetches at once, a killed fetch's leftovers and pip's partial download
+(`tests/pipeline/test_fetch.py`, a tiny row through a local index); a feeder stopped halfway through
+its result (`tests/pipeline/test_feed.py`, the patience shortened). The cost of the seal check at
+extract start: `bench/results/seal_check.md`.
+"""
+
+
+def cases_7() -> list[tuple[str, list[str], dict]]:
+    """Round 7 (issue 78): every child process, prompts, the smaller cases."""
+    ext = [*CLI, "extract", "--corpus", "s.txt", "--max-sentences", "20", "--out", "c", "--teacher", "minilm"]
+    fetch = [*CLI, "fetch", "embeddinggemma"]
+    return [
+        ("1 fetch in a folder holding pip/ (no index: pip fails at once)", fetch, {"setup": "pip"}),
+        (
+            "1 python -E fetch, sitecustomize.py on PYTHONPATH (no index)",
+            [sys.executable, "-E", *fetch[1:]],
+            {"setup": "pip-site"},
+        ),
+        (
+            "1 tokenizers.py, transformers.py in the working folder, --engine ray",
+            [*ext, "--engine", "ray", "--workers", "1"],
+            {"setup": "plant-ray", "outputs": ["c"]},
+        ),
+        ("4 --prompt of 100 kB", [*ext, "--prompt", "word " * 20_000], {}),
+        ("4 --prompt with bytes that are not UTF-8", [*ext, "--prompt", os.fsdecode(b"bad \xff\xfe")], {}),
+        (
+            "6 extract --out inside the teacher's folder",
+            [*ext[:-4], "--out", "t/c", "--teacher", "t"],
+            {"setup": "t"},
+        ),
+        (
+            "6 sentence-kd on a cache of one sentence",
+            [*CLI, "fit-student", "-s", "sentence-kd", "--cache", "one", "-o", "kd"],
+            {"setup": "one"},
+        ),
+        (
+            "6 export --tokens wordpiece, vectors without a composer",
+            [
+                *CLI,
+                "export",
+                "A.txt",
+                "--format",
+                "model2vec",
+                "--tokens",
+                "wordpiece",
+                "-o",
+                "m",
+                "--no-eval",
+            ],
+            {"setup": "ab"},
+        ),
+        ("6 extract --pca 1000 without --vectors", [*ext, "--pca", "1000"], {}),
+    ]
+
+
+def setup_7(kind: str, w: Path) -> dict[str, str]:
+    """What a round-7 case needs in its folder; returns the environment it runs in."""
+    env = setup_5("ab" if kind == "ab" else "", w)
+    if kind.startswith("pip"):
+        env["PIP_NO_INDEX"] = "1"  # pip fails at once: the case is who runs, not the download
+        (w / "pip").mkdir()
+        for name in ("__init__.py", "__main__.py"):
+            (w / "pip" / name).write_text(PWN.replace("__file__", repr(str(w / "pip" / "x"))))
+    if kind == "pip-site":
+        (w / "site").mkdir()
+        (w / "site" / "sitecustomize.py").write_text(PWN.replace("__file__", repr(str(w / "site" / "x"))))
+        env["PYTHONPATH"] = str(w / "site")
+    if kind == "plant-ray":
+        for name in ("tokenizers.py", "transformers.py"):
+            (w / name).write_text(PWN)
+    if kind == "t":
+        from ctx2static.pipeline.models import resolve
+
+        shutil.copytree(resolve("minilm"), w / "t")
+    if kind == "one":
+        (w / "one.txt").write_text("the only sentence there is .\n")
+        extract = "extract --corpus one.txt --teacher minilm --out one --sentence-embedding --min-count 1"
+        subprocess.run([*CLI, *extract.split()], cwd=w, env=env, check=True, capture_output=True)
+    return env
+
+
 ROUNDS = {
     3: (cases, setup, ""),
     4: (cases_4, setup_4, ROUND_4_ELSEWHERE),
     5: (cases_5, setup_5, ROUND_5_ELSEWHERE),
     6: (cases_6, setup_6, ROUND_6_ELSEWHERE),
+    7: (cases_7, setup_7, ROUND_7_ELSEWHERE),
 }
 
 
@@ -753,7 +840,7 @@ def main() -> None:
         type=int,
         default=3,
         choices=sorted(ROUNDS),
-        help="3: the earlier cases; 4: issue 38's; 5: 56's; 6: 67's (and 5's again)",
+        help="3: the earlier cases; 4: issue 38's; 5: 56's; 6: 67's (and 5's again); 7: 78's",
     )
     args = ap.parse_args()
     make_cases, make_setup, elsewhere = ROUNDS[args.round]
