@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ctx2static.api_options import CombineOptions, ExportOptions, ExtractOptions, RetrofitOptions
-from ctx2static.errors import OptionError, Style, UserError, did_you_mean, speaking_to
+from ctx2static.errors import OptionError, Style, UserError, did_you_mean, speaking_to, spell
 from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
 from ctx2static.fileio.atomic import atomic_write
 from ctx2static.fileio.outputs import check_writable, refuse_inputs
@@ -420,12 +420,16 @@ def export(
     out: str | os.PathLike,
     score: bool = True,
     add_words: Sequence[str] = (),
+    card_sentences: Sequence[str | os.PathLike] = (),
     **options: Unpack[ExportOptions],
 ) -> Path:
     """Write ``vectors`` in the format ``fmt`` (word2vec, word2vec-bin, model2vec, sentence-transformers).
 
     The folder formats get a model card; with ``score`` it holds the bundled benchmarks' table
-    (a second column scores every word, unknown ones composed, when the vectors have a composer).
+    (a second column scores every word, unknown ones composed, when the vectors have a composer),
+    and the rows of ``card_sentences``: sentence files of the user's (``eval --sentences FILE``'s
+    forms: an STS pair set, a retrieval set, a labelled set), so the card says what the folder was
+    measured on beyond what ships.
     Options are :class:`~ctx2static.export.ExportConfig`'s, as ``ctx2static export``'s flags:
     ``weighting`` (none, sif, zipf), ``sif_a``, ``normalize`` (the pooling a folder encodes with,
     as :meth:`Vectors.encode`), ``quantize`` (float32, float16, int8) and ``dims`` (PCA; 0 keeps all).
@@ -435,8 +439,10 @@ def export(
     """
     from ctx2static.eval import evaluate as run
     from ctx2static.eval.benchmarks import Family
+    from ctx2static.eval.downstream.data import LabelledTexts
     from ctx2static.eval.downstream.probes import has_sklearn
     from ctx2static.eval.results import format_markdown
+    from ctx2static.eval.sentences import read_sentence_file
     from ctx2static.eval.suite import notes
     from ctx2static.export import (
         Card,
@@ -459,14 +465,25 @@ def export(
         raise _wrong("add_words", add_words, "a list of words")
     for i, word in enumerate(add_words):
         _check(f"add_words[{i}]", word, (str,), "a word")
+    if isinstance(card_sentences, (str, bytes, os.PathLike)) or not isinstance(card_sentences, Sequence):
+        raise _wrong("card_sentences", card_sentences, "a list of sentence files")
+    for i, file in enumerate(card_sentences):
+        _check(f"card_sentences[{i}]", file, (str, os.PathLike), "a sentence file")
     config = ExportConfig(**_split(options, (ExportConfig,), False)[0])
     path = _path("out", out)
     named = vector_files(vectors) if isinstance(vectors, (str, os.PathLike)) else []
-    check_output(path, kind, [*named, *([config.pca_text] if config.pca_text else [])])
+    check_output(path, kind, [*named, *([config.pca_text] if config.pca_text else []), *card_sentences])
     source = os.fspath(vectors) if isinstance(vectors, (str, os.PathLike)) else "VECTORS"
     vectors = _vectors(vectors)
     added = missing_words(vectors, add_words, source, config.dims, kind)
     vectors, config = reduced(vectors, config)
+    own = [read_sentence_file(file) for file in card_sentences] if score and kind.folder else []
+    if not has_sklearn() and any(isinstance(s, LabelledTexts) for s in own):
+        raise OptionError(
+            f"{spell('card_sentences')}: a labelled set is scored by a probe, which needs scikit-learn: "
+            "pip install 'ctx2static[downstream]'",
+            "card_sentences",
+        )
     evaluation = None
     if score and kind.folder:
         # the one slow step of an export: said before it starts
@@ -475,13 +492,13 @@ def export(
         # the bundled sentence sets (where scikit-learn is installed) score texts, whose words
         # outside the table a composer composes: they go in the composed column when there is one
         probes = has_sklearn()
-        sentences = load_benchmarks((Family("sentences"),)) if probes else []
+        sentences = [*(load_benchmarks((Family("sentences"),)) if probes else []), *own]
         composing = vectors.composer is not None
         results = {"words in the table": run(vectors, load_benchmarks() + ([] if composing else sentences))}
         if composing:
             word_level = load_benchmarks((Family("similarity"), Family("categorization")))
             results["every word (unknown: composed)"] = run(vectors, [*word_level, *sentences], compose=True)
-        stated = ["sentences"] if probes else []
+        stated = ["sentences"] if sentences else []
         evaluation = format_markdown(results, notes(AnalogyConfig(), families=stated))
         log.info("evaluated for the model card in %.1f s", time.perf_counter() - start)
     vectors = vectors.with_composed(added)

@@ -310,5 +310,6 @@ def export(
     out: str | os.PathLike,
     score: bool = ...,
     add_words: Sequence[str] = ...,
+    card_sentences: Sequence[str | os.PathLike] = ...,
     **options: Unpack[ExportOptions],
 ) -> Path: ...

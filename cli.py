@@ -426,10 +426,24 @@ def run(study: str | None, out: str | None) -> None:
     help="A file of words (one a line): each one the table lacks gets a composed row, so gensim and "
     "Model2Vec know it (needs vectors with a composer).",
 )
+@click.option(
+    "--card-sentences",
+    type=click.Path(),
+    multiple=True,
+    help="Folders: also score this sentence file in the model card (eval --sentences FILE's forms: STS "
+    "pairs, a retrieval set, a labelled set); repeat.",
+)
 @click_options(ExportConfig)
 @nonfinite_option
 def export(
-    vectors: str, fmt: str, out: str, no_eval: bool, add_words: str | None, nonfinite: str, **options: Any
+    vectors: str,
+    fmt: str,
+    out: str,
+    no_eval: bool,
+    add_words: str | None,
+    card_sentences: tuple[str, ...],
+    nonfinite: str,
+    **options: Any,
 ) -> None:
     """Write VECTORS (any readable format) for other tools; folders encode texts as Vectors.encode."""
     from ctx2static.api import export as run_export
@@ -438,10 +452,13 @@ def export(
 
     config = pop_options(ExportConfig, options)
     words = read_words(add_words) if add_words else []
-    check_output(out, Format(fmt), [*vector_files(vectors), *([config.pca_text] if config.pca_text else [])])
+    pca_text = [config.pca_text] if config.pca_text else []
+    check_output(out, Format(fmt), [*vector_files(vectors), *pca_text, *card_sentences])
     v = Vectors.load(vectors, nonfinite=nonfinite)
     added = len(missing_words(v, words, vectors, config.dims, Format(fmt)))
-    path = run_export(v, fmt, out, score=not no_eval, add_words=words, **config.to_dict())
+    path = run_export(
+        v, fmt, out, score=not no_eval, add_words=words, card_sentences=card_sentences, **config.to_dict()
+    )
     log.info(
         "%s: %s words%s x %d -> %s (%s, %s)",
         vectors, f"{len(v):,}", f" + {added:,} composed" if added else "", config.dims or v.dim, path, fmt,

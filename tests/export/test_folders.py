@@ -234,6 +234,40 @@ def test_a_core_install_cards_without_the_sentence_sets(tmp_path, cli_main, monk
     assert "| simlex999 | spearman |" in card and "sentences" not in card
 
 
+def test_the_card_scores_the_users_sentence_files_where_asked(tmp_path, cli_main, monkeypatch):
+    """An STS file and a retrieval file of the user's: their rows in the card; without scikit-learn
+    too (no probe), while a labelled file then is one line before anything is written."""
+    import importlib.util
+
+    words = ["cat", "dog", "car", "bus"]
+    v = Vectors(words, np.array([[1, 0.1], [0.9, 0.2], [0.1, 1], [0.2, 0.9]], dtype=np.float32))
+    src = v.save(tmp_path / "v.txt")
+    (tmp_path / "sts.tsv").write_text("5\tcat\tdog\n0\tcat\tcar\n4\tcar\tbus\n")
+    (tmp_path / "search.tsv").write_text("query\tdocument\ncat\tdog\ncar\tbus\n")
+    (tmp_path / "topics.tsv").write_text("".join(f"{y}\t{w}\n" for y, w in [("a", "cat"), ("b", "car")] * 5))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "sklearn" else real(name, *a)
+    )
+    own = ["--card-sentences", tmp_path / "sts.tsv", "--card-sentences", tmp_path / "search.tsv"]
+    code, _, err = cli_main("export", src, "--format", "model2vec", "--out", tmp_path / "m", *own)
+    assert code == 0, err
+    card = (tmp_path / "m" / "README.md").read_text()
+    assert "| sts | spearman (cosine) | " in card and "| search-mrr | MRR (cosine) | 100.0 (100%) |" in card
+    code, _, err = cli_main(
+        "export",
+        src,
+        "--format",
+        "model2vec",
+        "--out",
+        tmp_path / "n",
+        "--card-sentences",
+        tmp_path / "topics.tsv",
+    )
+    assert code != 0 and "--card-sentences: a labelled set is scored by a probe" in err
+    assert not (tmp_path / "n").exists()
+
+
 def test_the_folders_word_marks_cut_text_where_the_corpus_reader_does():
     """The normalizer's marks (Oniguruma) fall where :data:`TOKEN` (Python's re) cuts, on text of
     joiners, punctuation runs, digits, combining marks and scripts where the two dialects' \\w differ."""
