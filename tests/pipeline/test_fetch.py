@@ -148,6 +148,13 @@ def test_fetch_names_the_teachers_it_is_for():
         models.fetch("mpnet", lambda _: None)
 
 
+def test_fetch_of_a_hub_teacher_says_what_works_offline():
+    with pytest.raises(UserError, match=r"'bert-base' is the Hugging Face hub's .*offline, give --teacher a"):
+        UserError, match=r"'bert-base' is the Hugging Face hub's .*offline, give --teacher a local"
+    ):
+        models.fetch("bert-base", lambda _: None)
+
+
 def test_a_piece_that_is_not_a_wheel_is_one_line(row):
     t, _ = row
     where = models.pieces_folder(t)
