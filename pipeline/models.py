@@ -35,6 +35,8 @@ from ctx2static.teachers import BY_NAME, Teacher, names, teacher_hint
 
 CPU_WHEELS = "https://download.pytorch.org/whl/cpu"
 """PyTorch's index of CPU-only wheels: pip's default torch on Linux is the CUDA build (several GB)."""
+TORCH = "2.13.0"
+"""The torch the project is tested with, as the README's install pins it."""
 
 
 def nvidia_gpu() -> bool:
@@ -45,11 +47,17 @@ def nvidia_gpu() -> bool:
 def teacher_stage_hint() -> str:
     """What installs the teacher stage (torch, transformers): the core install runs everything else.
 
-    Without an NVIDIA GPU it names the CPU wheels, as the README's install does; the CUDA build that
-    pip finds by default pulls several GB of NVIDIA libraries a CPU run never uses.
+    Without an NVIDIA GPU it pins the CPU build (``+cpu``), which only the CPU wheels' index (or a
+    local copy pip is pointed at) holds: where that index cannot be reached pip says so, rather
+    than take the CUDA build from the package registry, several GB of NVIDIA libraries a CPU run
+    never uses.
     """
     extra = "pip install 'ctx2static[teacher]'"
-    return extra if nvidia_gpu() else f"{extra} --extra-index-url {CPU_WHEELS}"
+    return (
+        extra
+        if nvidia_gpu()
+        else f"pip install 'torch=={TORCH}+cpu' 'ctx2static[teacher]' --extra-index-url {CPU_WHEELS}"
+    )
 
 
 def teacher_stage_missing() -> str:

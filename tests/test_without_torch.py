@@ -91,9 +91,19 @@ def test_the_hint_names_torch_cpu_wheels_without_an_nvidia_gpu(monkeypatch):
     """pip's default torch on Linux is the CUDA build (several GB): without a GPU, the CPU build."""
     monkeypatch.setattr(models, "nvidia_gpu", lambda: False)
     cpu = models.teacher_stage_hint()
-    assert cpu == "pip install 'ctx2static[teacher]' --extra-index-url https://download.pytorch.org/whl/cpu"
+    wheels = "--extra-index-url https://download.pytorch.org/whl/cpu"
+    assert cpu == f"pip install 'torch=={models.TORCH}+cpu' 'ctx2static[teacher]' {wheels}"
+    # the CPU build alone: a registry's torch of that version is the CUDA build, which +cpu never matches
+    from packaging.specifiers import SpecifierSet
+
+    assert "2.13.0+cpu" in SpecifierSet("==2.13.0+cpu") and "2.13.0" not in SpecifierSet("==2.13.0+cpu")
     monkeypatch.setattr(models, "nvidia_gpu", lambda: True)
     assert models.teacher_stage_hint() == "pip install 'ctx2static[teacher]'"
+
+
+def test_the_hints_torch_is_the_readmes():
+    readme = (Path(models.__file__).parents[1] / "README.md").read_text()
+    assert f"pip install torch=={models.TORCH} " in readme
 
 
 def test_an_nvidia_gpu_is_found_without_torch(monkeypatch):
