@@ -11,14 +11,22 @@ the signal's number, as a process killed by it: 143 for SIGTERM).
 Inside :func:`held` (the renames that put an output in place) these signals and SIGINT wait for the
 block's end, so an output is never caught between its old and its new self; the interrupt then
 raised carries what was put in place (:func:`put_in_place`), for the line that says what was kept.
+
+An interrupt raised where Python cannot pass it on (a ``ctypes`` callback such as numba's compiler
+calls, a ``__del__``, a weakref callback) is only printed as "Exception ignored" and the run would go
+on to exit 0; inside :func:`sigterm_as_interrupt` it is caught by ``sys.unraisablehook`` and the same
+signal is delivered to the main thread again, to be raised at its next ordinary line of Python.
 """
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from types import FrameType
 
 TERMINATING = tuple(
@@ -49,6 +57,43 @@ def _raise(signum: int, frame: FrameType | None) -> None:
     raise Terminated(signum)
 
 
+_hook_busy = [False]
+
+
+def _deliver_after_hook(signum: int) -> None:
+    while _hook_busy[0]:  # raised inside the hook itself it would be ignored again
+        time.sleep(0.001)
+    _thread.interrupt_main(signal.Signals(signum))
+
+
+def _unraisable(
+    previous: Callable[[sys.UnraisableHookArgs], object],
+) -> Callable[[sys.UnraisableHookArgs], None]:
+    """A ``sys.unraisablehook`` that re-delivers a swallowed interrupt; anything else goes to ``previous``.
+
+    The signal is delivered again from another thread once the hook has returned: the main thread
+    raises it at its next ordinary line.
+    """
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        exc = unraisable.exc_value
+        if isinstance(exc, Terminated) and threading.current_thread() is threading.main_thread():
+            signum = exc.signum
+            for s in TERMINATING:  # _raise set them back to the default: this one reached no cleanup
+                if signal.getsignal(s) is signal.SIG_DFL:
+                    signal.signal(s, _raise)
+        elif type(exc) is KeyboardInterrupt and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signum = signal.SIGINT
+        else:
+            previous(unraisable)
+            return
+        _hook_busy[0] = True
+        _thread.start_new_thread(_deliver_after_hook, (signum,))
+        _hook_busy[0] = False  # the last line: storing a value lets no signal handler run
+
+    return hook
+
+
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
     """Within the block, SIGTERM, SIGHUP and SIGQUIT raise :class:`Terminated`; their handling is back after.
@@ -63,9 +108,12 @@ def sigterm_as_interrupt() -> Iterator[None]:
     mine = [s for s in TERMINATING if signal.getsignal(s) is signal.SIG_DFL]
     for s in mine:
         signal.signal(s, _raise)
+    hook = sys.unraisablehook
+    sys.unraisablehook = _unraisable(hook)
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         for s in mine:
             signal.signal(s, signal.SIG_DFL)
 

@@ -81,3 +81,41 @@ def test_the_command_line_says_which_signal_stopped_it_and_exits_as_killed_by_it
     assert done.returncode == code, done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith(f"interrupted ({name}): nothing half-written")
     assert "Traceback" not in done.stderr and not (tmp_path / "r.txt").exists()
+
+
+SWALLOWED = """
+import os, signal, sys, time
+from ctx2static.interrupts import Terminated, sigterm_as_interrupt
+
+sig = signal.Signals[sys.argv[1]]
+
+class Finalized:
+    def __del__(self):
+        # the handler runs on the next line, inside __del__: Python ignores what it raises there
+        os.kill(os.getpid(), sig)
+        sum(range(10))
+
+signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+try:
+    with sigterm_as_interrupt():
+        Finalized()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            sum(range(1000))
+        print("ran on")
+except KeyboardInterrupt as exc:
+    print(type(exc).__name__, getattr(exc, "name", ""))
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "raised"), [("SIGTERM", "Terminated SIGTERM"), ("SIGINT", "KeyboardInterrupt")]
+)
+def test_an_interrupt_raised_where_python_ignores_exceptions_still_stops_the_run(name, raised):
+    """Raised inside a finalizer (numba's compiler calls back into Python the same way), the interrupt
+    was printed as "Exception ignored" and the run went on to exit 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", SWALLOWED, name], env=cli_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == raised, done.stderr
+    assert "Exception ignored" not in done.stderr
