@@ -297,7 +297,9 @@ def distill(
     ``out`` is the cache folder (kept, and a rerun resumes); without it the cache lives in a
     temporary folder removed at the end, also after an error, Ctrl-C or SIGTERM (which raises
     ``KeyboardInterrupt`` during the call unless the program handles SIGTERM itself). The signals
-    the student needs (``vectors``, ``paragraph``) are extracted unless an option turns them off.
+    the student needs (``vectors``, ``paragraph``) are extracted unless an option turns them off;
+    for ``token``, ``word`` and ``embed`` only the per-word tables are (``tables_only``: no pass over
+    the sentences) unless an option asks for something the pass makes.
     The vectors carry a composer, so :meth:`Vectors.query` gives any word a vector.
 
     :param corpus: corpus files or folders (text, JSONL, CSV, Parquet, saved datasets), or an iterable of
@@ -325,12 +327,24 @@ def distill(
     if "threads" in options and "threads" in field_names(reg.load_student(student).config):
         student_options["threads"] = options["threads"]
     config = reg.student_config(student, student_options)
+    if (
+        reg.spec(student).reads is reg.Reads.TABLES
+        and not ExtractConfig(**_extract_fields(extract_options)).pass_options()
+    ):
+        extract_options.setdefault("tables_only", True)  # its tables need no pass over the sentences
     switches = {f.name for f in dataclasses.fields(ExtractConfig) if isinstance(f.default, bool)}
     for signal in reg.needed_signals(student, config):
         option = SIGNALS[signal].option
         if option in switches:  # on or off; a size (--topk K, --attention S) is the user's to choose
             extract_options.setdefault(option, True)
-    reg.check_signals(student, config, _signals(extract_options), f"distill(student='{student}')", "pass {}")
+    reg.check_signals(
+        student,
+        config,
+        _signals(extract_options),
+        f"distill(student='{student}')",
+        "pass {}",
+        bool(extract_options.get("tables_only")),
+    )
     if out is not None:
         return reg.fit_cache_student(student, extract(corpus, teacher, out, **extract_options), config)
     with temp_folder("ctx2static-cache-") as tmp:
@@ -339,13 +353,15 @@ def distill(
     return vectors
 
 
+def _extract_fields(extract_options: Mapping[str, Any]) -> dict[str, Any]:
+    fields = field_names(ExtractConfig)
+    return {k: v for k, v in extract_options.items() if k in fields}
+
+
 def _signals(extract_options: Mapping[str, Any]) -> list[str]:
     from ctx2static.cache.layout import shard_signals
 
-    fields = field_names(ExtractConfig)
-    return shard_signals(
-        dataclasses.asdict(ExtractConfig(**{k: v for k, v in extract_options.items() if k in fields}))
-    )
+    return shard_signals(dataclasses.asdict(ExtractConfig(**_extract_fields(extract_options))))
 
 
 @speaking_to(Style.KEYWORD, unless_said=True)

@@ -83,6 +83,7 @@ class ExtractOptions(CorpusOptions, VocabOptions, total=False):
     embed_template: str
     sentence_embedding: bool
     prompt: str
+    tables_only: bool
     word_layer: str | int
     engine: Engine | str
     address: str

@@ -173,6 +173,8 @@ def running_sums_name(n_shards: int | None) -> str:
 
 def shard_signals(options: Mapping[str, Any]) -> list[str]:
     """Names of the per-shard signals an extract with these options writes, in table order."""
+    if options.get("tables_only"):
+        return []
     return [
         s.name
         for s in SIGNALS.values()

@@ -180,6 +180,11 @@ class Cache:
         """Complete shards."""
         return len(self.manifest["shards"])
 
+    @property
+    def tables_only(self) -> bool:
+        """Extracted with ``--tables-only``: the per-word tables, no pass over the sentences (no shard)."""
+        return bool(self.manifest["identity"].get("options", {}).get("tables_only"))
+
     def totals(self, key: str) -> int:
         """A corpus total recorded at the end of extract (``n_words``, ``n_occurrences``...), 0 before."""
         return int(self.manifest.get("totals", {}).get(key, 0))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
 
 from ctx2static.errors import OptionError, spell
@@ -196,12 +196,27 @@ class ExtractConfig(Options):
         "it: the name of one of the teacher's prompts (EmbeddingGemma's document = 'title: none | text:') "
         "or the text itself; empty = none.",
     )
+    tables_only: bool = opt(
+        False,
+        "Only the vocabulary and the per-word tables (the token, word and embed students' input): no pass "
+        "over the sentences, so the run takes the time of counting the words and encoding each once; "
+        "every other student needs the pass.",
+    )
     word_layer: str = opt(
         AUTO_LAYER,
         "Hidden layers read and averaged for the word table, a spec as for --layer: auto = the default "
         "of the teacher's family: the cache's own --layer (the last layer scores a little higher on "
         "similarity and much lower on analogy; measured: Results page, word_table).",
     )
+
+    def pass_options(self) -> list[str]:
+        """The options set that act in the pass over the sentences (a signal it writes, its prompt)."""
+        from ctx2static.cache.layout import (
+            SIGNALS,
+        )  # here: the cache package loads numba, which --help must not
+
+        options = {s.option for s in SIGNALS.values() if s.option and s.stored != "vocab"} | {"pca", "prompt"}
+        return [f.name for f in fields(self) if f.name in options and getattr(self, f.name)]
 
     def rules(self) -> Iterable[Rule]:
         """Sizes are positive, the optional signals 0 (off) or more, the word template holds the word."""
@@ -235,6 +250,12 @@ class ExtractConfig(Options):
                 "embed_template",
                 self.embed_template in (AUTO_TEMPLATE, EMBED_OFF) or holds_word_once(self.embed_template),
                 f"auto, off or text holding {WORD_SLOT} once, as a word of its own",
+            ),
+            (
+                "tables_only",
+                not self.tables_only or not self.pass_options(),
+                f"off with {', '.join(map(spell, self.pass_options()))}: "
+                "what they ask for is read in the pass over the sentences that it skips",
             ),
             layer_rule("word_layer", self.word_layer),
             *(text_rule(name, getattr(self, name)) for name in ("word_template", "embed_template", "prompt")),

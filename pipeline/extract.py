@@ -66,13 +66,13 @@ def _identity(teacher: dict, watch: CorpusWatch, vocab: Vocab, cfg: ExtractConfi
 
 
 def options_identity(cfg: ExtractConfig) -> dict[str, Any]:
-    """The extract options as a cache's identity records them; no word budget and no prompt are no key.
+    """The extract options as a cache's identity records them; an option left off is no key.
 
-    A cache made without ``max_words`` or ``prompt`` keeps the identity it had before the options
-    existed, so it still resumes and a study keeps its key.
+    A cache made without ``max_words``, ``prompt`` or ``tables_only`` keeps the identity it had
+    before the options existed, so it still resumes and a study keeps its key.
     """
     options = asdict(cfg)
-    for key in ("max_words", "prompt"):
+    for key in ("max_words", "prompt", "tables_only"):
         if not options[key]:
             del options[key]
     return options
@@ -313,11 +313,18 @@ def _write(
 ) -> dict:
     """Damaged shards, then missing ones, then the vocabulary tables (see :func:`run_extract`).
 
-    Each shard is recorded only while the corpus is unchanged (:class:`CorpusWatch`).
+    Each shard is recorded only while the corpus is unchanged (:class:`CorpusWatch`). With
+    ``tables_only`` no shard is made: the tables are all the students ``token``, ``word`` and ``embed`` read.
     """
     corpus = watch.corpus
     if writer.complete and not writer.damaged:
         return writer.manifest
+    if cfg.tables_only:
+        tqdm.write(
+            f"extract: the per-word tables of {len(vocab):,} words, no pass over the sentences",
+            file=sys.stderr,
+        )
+        return _finish(watch, engine, writer, {"seconds": 0.0, "teacher_tokens_per_s": 0.0})
     pca = writer.aux(PCA_H5) if cfg.vectors and cfg.pca else None
     kept = sum(r["n_occurrences"] for r in writer.manifest["shards"] if r["index"] not in writer.damaged)
     reading = Reading.plan(corpus, vocab, cfg)
@@ -348,10 +355,15 @@ def _write(
     run = {"seconds": secs, "teacher_tokens_per_s": bar.tokens / secs if secs else 0.0}
     if not writer.n_shards:
         raise UserError(f"{', '.join(map(str, corpus.paths))}: no sentences to extract")
+    return _finish(watch, engine, writer, run)
+
+
+def _finish(watch: CorpusWatch, engine: ShardEngine, writer: CacheWriter, run: dict) -> dict:
+    """The per-word tables, once the corpus is known unchanged; the manifest with the ``run`` timing."""
     if not writer.complete:
         watch.verify()
-        tables, tokens, tokenizer_json = engine.tables()
-        writer.finish(tables, tokens, tokenizer_json)
+        tables, teacher_tokens, tokenizer_json = engine.tables()
+        writer.finish(tables, teacher_tokens, tokenizer_json)
     return {**writer.manifest, "run": run}
 
 
@@ -546,6 +558,9 @@ def extract_files(
         return source, given if given is not None else read_vocab(source, vocab_config, cfg)
 
     m = extract_with(teacher, teacher_config, inputs, Path(out), cfg, engine)
+    if cfg.tables_only:
+        words = m["identity"]["vocab"]["size"]
+        return f"{out}: the per-word tables of {words:,} words (no pass over the sentences)"
     tot = m["totals"]
     rate = m.get("run", {}).get("teacher_tokens_per_s", 0.0)
     # a finished cache run again does no teacher work: no rate to speak of

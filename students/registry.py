@@ -50,6 +50,14 @@ class Source(str, enum.Enum):
     CACHE = "cache"
 
 
+class Reads(str, enum.Enum):
+    """What of a cache a student reads: it decides which caches can train it."""
+
+    SHARDS = "shards"  # per-occurrence signals, shard by shard
+    SUMS = "sums"  # the per-word sums of the pass over the sentences (vocab.h5), no shard opened
+    TABLES = "tables"  # the per-word tables alone: a cache extracted with --tables-only serves it
+
+
 @dataclass(frozen=True)
 class StudentSpec:
     """One trainable student: its CLI name, module, input and what the report says of it."""
@@ -61,7 +69,7 @@ class StudentSpec:
     baseline: str | None = None  # the plain student it is compared with (the report's deltas)
     loss_label: str | None = None  # what its ``loss_per_epoch`` averages (None: it records none)
     presets: tuple[tuple[str, str], ...] = ()  # config values fixed by the name (e.g. table=word)
-    reads_shards: bool = True  # False: only the per-word tables (vocab.h5), no shard is opened
+    reads: Reads = Reads.SHARDS
 
 
 _MODULE = "ctx2static.students."
@@ -88,14 +96,14 @@ STUDENTS: dict[str, StudentSpec] = {
         StudentSpec("semglove", _MODULE + "semglove", Source.CACHE, "SemGloVe (window/attention/lm)",
                     "glove", "cost J per nonzero"),
         StudentSpec("ase", _MODULE + "ase", Source.CACHE, "average contextual vectors", "sgns",
-                    reads_shards=False),
+                    reads=Reads.SUMS),
         StudentSpec("token", _MODULE + "teacher_tables", Source.CACHE, "teacher input embeddings", "sgns",
-                    presets=(("table", "token"),), reads_shards=False),
+                    presets=(("table", "token"),), reads=Reads.TABLES),
         StudentSpec("word", _MODULE + "teacher_tables", Source.CACHE, "teacher on each word alone", "sgns",
-                    presets=(("table", "word"),), reads_shards=False),
+                    presets=(("table", "word"),), reads=Reads.TABLES),
         StudentSpec("embed", _MODULE + "teacher_tables", Source.CACHE,
                     "teacher's own sentence embedding of each word", "sgns",
-                    presets=(("table", "embed"),), reads_shards=False),
+                    presets=(("table", "embed"),), reads=Reads.TABLES),
     ]
 }  # fmt: skip
 
@@ -202,14 +210,23 @@ def check_signals(
     available: Iterable[str],
     where: str,
     fix: str = "extract again with {}",
+    tables_only: bool = False,
 ) -> None:
     """The one missing-signal policy of every entry point (command line, study, API).
 
     A cache (or the extract options that will make it, ``where``) without a signal student ``name``
     needs is refused before any work, in one line naming the option that writes it; ``fix`` says
     where to set it, its ``{}`` filled with the options as the caller writes them
-    (:meth:`~ctx2static.cache.layout.Signal.setting`: flags, a study's keys, API keywords).
+    (:meth:`~ctx2static.cache.layout.Signal.setting`: flags, a study's keys, API keywords). So is
+    a ``tables_only`` cache for a student that learns from the pass over the sentences.
     """
+    if tables_only and spec(name).reads is not Reads.TABLES:
+        takes = ", ".join(s.name for s in STUDENTS.values() if s.reads is Reads.TABLES)
+        off = fix.format(spell("tables_only", False))
+        raise UserError(
+            f"{where}: student '{name}' learns from the pass over the sentences, which "
+            f"{spell('tables_only', True)} skips (it serves {takes}); {off}"
+        )
     missing = missing_signals(needed_signals(name, config), available)
     if missing:
         options = ", ".join(dict.fromkeys(SIGNALS[s].setting() for s in missing))
@@ -272,15 +289,15 @@ def fit_cache_student(
     config = _config(name, config)
     began = time.perf_counter()
     cache = Cache.open(cache_dir)
-    check_signals(name, config, cache.signals, str(cache_dir))
-    if cache.n_shards == 0:
+    check_signals(name, config, cache.signals, str(cache_dir), tables_only=cache.tables_only)
+    if cache.n_shards == 0 and not cache.tables_only:
         raise InputError(cache_dir, f"{cache_dir}: the cache has no complete shard; run extract (it resumes)")
     checkpoint = getattr(config, "checkpoint", None)  # sentence-kd's resumable state, written every epoch
     if checkpoint:
         check_writable(checkpoint, inputs=[cache_dir], folder=False)
     if not cache.complete:
         log.warning("%s is incomplete (%d shards); training on what is there", cache_dir, cache.n_shards)
-    largest = max(int(s.get("n_occurrences", 0)) for s in cache.manifest["shards"])
+    largest = max((int(s.get("n_occurrences", 0)) for s in cache.manifest["shards"]), default=0)
     check_student_memory(
         name,
         student.memory,
@@ -290,7 +307,7 @@ def fit_cache_student(
         f"extract's {spell('min_count')}, {spell('max_vocab')}",
     )
     start = time.perf_counter()
-    size = cache.verify_for(list(needed_signals(name, config)) if spec(name).reads_shards else None)
+    size = cache.verify_for(list(needed_signals(name, config)) if spec(name).reads is Reads.SHARDS else None)
     seconds = time.perf_counter() - start
     log.info("%s: checksums of %.0f MB verified in %.1f s", cache_dir, size / 1e6, seconds)
     vectors = _timed(name, config, cache.totals("n_words"), began, lambda: student.fit(cache, config))

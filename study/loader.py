@@ -278,7 +278,7 @@ def _check_signals(path: Path, where: str, student: str, config: Options, teache
     """Refuse a student whose teacher does not extract a signal it needs (before any extraction)."""
     available = shard_signals(teacher.extract.to_dict())
     fix = f"set {{}} in [teachers.{teacher.name}]"
-    check_signals(student, config, available, f"{path}: {where}", fix)
+    check_signals(student, config, available, f"{path}: {where}", fix, teacher.extract.tables_only)
 
 
 def _reference(path: Path, name: str, data: Any) -> Reference:
