@@ -8,12 +8,13 @@ Each input is a vectors file or folder (a study's outputs), named by its folder;
 TEACHER=TEMPLATE`` adds the teacher's word-alone vectors, named ``TEACHER_prompted`` (every token's
 state at the last layer, averaged: ``bench/results/prompted_words.md``'s best reading for nomic),
 for the benchmark words.
-Every subset of up to ``--max-combine`` inputs is scored two ways: the unit vectors concatenated, and,
-when all have one size, their mean after each is rotated onto the first by the orthogonal map fitted
-on the shared words (Procrustes; Schönemann 1966). ``--pca D ...`` adds, for the recipes and the
-``--pca-top`` best combinations on dev, the concatenation projected on its first D principal axes;
-the axes are fitted on ``--pca-fit`` words drawn from the inputs' shared vocabulary that no
-benchmark holds (so no benchmark word shapes the projection), centred on their mean.
+Every subset of up to ``--max-combine`` inputs is scored two ways: the unit vectors concatenated
+(with ``--weights W ...``, also each input after the first scaled by every W, as ``combine
+--weights`` does), and, when all have one size, their mean after each is rotated onto the first by
+the orthogonal map fitted on the shared words (Procrustes; Schönemann 1966). ``--pca D ...`` adds,
+for the recipes and the ``--pca-top`` best combinations on dev, the concatenation projected on its
+first D principal axes; the axes are fitted on ``--pca-fit`` words drawn from the inputs' shared
+vocabulary that no benchmark holds (so no benchmark word shapes the projection), centred on their mean.
 
 The five avg5 sets are split in halves with ``prompted_words.py``'s seed and rule, and only the
 pairs whose words every corpus input holds are scored (the common items), so every row reads the
@@ -124,6 +125,31 @@ def analogy_halves(
     return names, out
 
 
+Scored = list[tuple[str, dict[str, list[float]]]]
+
+
+def combined(
+    subset: tuple[str, ...],
+    inputs: dict[str, np.ndarray],
+    words: list[str],
+    halves: dict[str, list[SimilaritySet]],
+    grid: list[float],
+) -> Scored:
+    """Scores of one input alone, or of a subset concatenated (also weighted by ``grid``) and rotated-mean."""
+    mats = [inputs[n] for n in subset]
+    if len(mats) == 1:
+        return [(subset[0], scores(words, mats[0], halves))]
+    out = [(" + ".join(subset) + " (concat)", scores(words, np.hstack(mats), halves))]
+    for weights in itertools.product([1.0], *[grid] * (len(mats) - 1)):
+        if len(set(weights)) > 1:  # combine --weights: each unit table scaled before the concat
+            name = " + ".join(subset) + f" (concat, weights {':'.join(f'{w:g}' for w in weights)})"
+            weighted = np.hstack([w * m for w, m in zip(weights, mats, strict=True)])
+            out.append((name, scores(words, weighted, halves)))
+    if len({m.shape[1] for m in mats}) == 1:
+        out.append((" + ".join(subset) + " (rotated mean)", scores(words, procrustes_mean(mats), halves)))
+    return out
+
+
 def row(name: str, res: dict[str, list[float]]) -> str:
     report = " | ".join(f"{x:.1f}" for x in res["report"][:-1])
     return f"| {name} | {res['dev'][-1]:.1f} | {report} | **{res['report'][-1]:.1f}** |"
@@ -148,6 +174,13 @@ def main() -> None:
     ap.add_argument("--pca", type=int, nargs="*", default=[], help="dimensions of the concatenation's PCA")
     ap.add_argument("--pca-fit", type=int, default=5000, help="non-benchmark words the PCA is fitted on")
     ap.add_argument("--pca-top", type=int, default=10, help="best combinations on dev also read with PCA")
+    ap.add_argument(
+        "--weights",
+        type=float,
+        nargs="*",
+        default=[],
+        help="weights tried for each input after the first (fixed at 1) in a concat: combine --weights",
+    )
     ap.add_argument("--seed", type=int, default=41, help="the split of prompted_words.py")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--top", type=int, default=40, help="rows of the full table (best on dev first)")
@@ -177,15 +210,6 @@ def main() -> None:
             fit_inputs[f"{teacher}_prompted"] = prompted(teacher, template, fit_words, args.threads)
     halves = covered(split_halves(benchmarks, args.seed), common)
 
-    def combined(subset: tuple[str, ...]) -> list[tuple[str, dict[str, list[float]]]]:
-        mats = [inputs[n] for n in subset]
-        if len(mats) == 1:
-            return [(subset[0], scores(words, mats[0], halves))]
-        out = [(" + ".join(subset) + " (concat)", scores(words, np.hstack(mats), halves))]
-        if len({m.shape[1] for m in mats}) == 1:
-            out.append((" + ".join(subset) + " (rotated mean)", scores(words, procrustes_mean(mats), halves)))
-        return out
-
     def projected(subset: tuple[str, ...]) -> list[tuple[str, dict[str, list[float]]]]:
         cat, fit = np.hstack([inputs[n] for n in subset]), np.hstack([fit_inputs[n] for n in subset])
         out = []
@@ -200,10 +224,14 @@ def main() -> None:
         scored
         for k in range(1, min(args.max_combine, len(names)) + 1)
         for subset in itertools.combinations(names, k)
-        for scored in combined(subset)
+        for scored in combined(subset, inputs, words, halves, args.weights)
     ]
     rows.sort(key=lambda r: -r[1]["dev"][-1])
-    recipes = [row for recipe in args.recipe for row in combined(tuple(recipe.split("+")))]
+    recipes = [
+        row
+        for recipe in args.recipe
+        for row in combined(tuple(recipe.split("+")), inputs, words, halves, args.weights)
+    ]
     if args.pca:
         best_subsets = list(dict.fromkeys(tuple(n.split(" (")[0].split(" + ")) for n, _ in rows))
         recipe_subsets = [tuple(r.split("+")) for r in args.recipe]
