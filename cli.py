@@ -243,9 +243,10 @@ def fit_student(
         student, out, corpus_paths, cache_dir, overrides, options, compose=compose, overwrite=overwrite
     )
     meta = vectors.meta
+    tokens = meta["tokens_per_second"]  # 0 for a table read from the cache as it is: no rate to speak of
+    rate = f" ({tokens:,} tokens/s)" if tokens else ""
     click.echo(
-        f"{student}: {len(vectors):,} words x {vectors.dim} in {meta['train_seconds']} s "
-        f"({meta['tokens_per_second']:,} tokens/s) -> {path}"
+        f"{student}: {len(vectors):,} words x {vectors.dim} in {meta['train_seconds']} s{rate} -> {path}"
     )
 
 

@@ -69,8 +69,11 @@ def test_every_entry_point_refuses_a_student_that_needs_the_pass(
             f"student '{student}' learns from the pass over the sentences, which --tables-only skips" in err
         )
         assert "extract again with --no-tables-only" in err
-    code, _, err = cli_main("fit-student", "-s", "word", "--cache", tmp_path / "c", "-o", tmp_path / "w.txt")
+    code, out, err = cli_main(
+        "fit-student", "-s", "word", "--cache", tmp_path / "c", "-o", tmp_path / "w.txt"
+    )
     assert code == 0, err
+    assert "tokens/s" not in out  # no corpus token was read
     with pytest.raises(UserError, match="pass tables_only=False"):
         api.distill(tm.SENTENCES, teacher, "ase", tables_only=True, min_count=1)
     study = tmp_path / "study.toml"
