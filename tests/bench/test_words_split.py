@@ -26,3 +26,26 @@ def test_pca_map_keeps_the_axes_of_largest_variance_and_centres():
     assert abs(axes[:, 1] @ z) > 0.999
     projected = (fit - mean) @ axes
     np.testing.assert_allclose(projected.var(0), [25.0, 1.0], rtol=0.1)
+
+
+def test_a_weight_below_one_on_a_noisy_input_scores_higher_than_the_plain_concat():
+    """The weighted rows are each unit table scaled before the concat, as ``combine --weights`` does."""
+    from ctx2static.eval.benchmarks import SimilaritySet
+
+    rng = np.random.default_rng(1)
+    words = [f"w{i}" for i in range(60)]
+    signal = rng.standard_normal((60, 8))
+    signal /= np.linalg.norm(signal, axis=1, keepdims=True)
+    noise = rng.standard_normal((60, 8))
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    pairs = [(words[i], words[j]) for i in range(60) for j in range(i + 1, 60, 7)]
+    gold = np.array([signal[int(a[1:])] @ signal[int(b[1:])] for a, b in pairs])
+    halves = {"dev": [SimilaritySet("toy", pairs, gold)], "report": [SimilaritySet("toy", pairs, gold)]}
+    rows = dict(
+        load_script(SCRIPT).combined(("s", "n"), {"s": signal, "n": noise}, words, halves, [0.25, 2.0])
+    )
+    plain, low, high = (
+        rows[f"s + n (concat{w})"]["dev"][-1] for w in ("", ", weights 1:0.25", ", weights 1:2")
+    )
+    assert low > plain > high
+    assert rows["s + n (rotated mean)"]["dev"][-1] < low
