@@ -223,9 +223,10 @@ def check_signals(
     if tables_only and spec(name).reads is not Reads.TABLES:
         takes = ", ".join(s.name for s in STUDENTS.values() if s.reads is Reads.TABLES)
         off = fix.format(spell("tables_only", False))
-        raise UserError(
+        raise MissingSignalError(  # all the pass writes is missing, whichever of it the student reads
             f"{where}: student '{name}' learns from the pass over the sentences, which "
-            f"{spell('tables_only', True)} skips (it serves {takes}); {off}"
+            f"{spell('tables_only', True)} skips (it serves {takes}); {off}",
+            needed_signals(name, config),
         )
     missing = missing_signals(needed_signals(name, config), available)
     if missing:
