@@ -465,6 +465,7 @@ def export(
         ExportConfig,
         Format,
         check_output,
+        check_pooling,
         export_vectors,
         format_hint,
         missing_words,
@@ -492,6 +493,7 @@ def export(
     source = os.fspath(vectors) if isinstance(vectors, (str, os.PathLike)) else "VECTORS"
     vectors = _vectors(vectors)
     added = missing_words(vectors, add_words, source, config.dims, kind)
+    check_pooling(kind, config)
     vectors, config = reduced(vectors, config)
     own = [read_sentence_file(file) for file in card_sentences] if score and kind.folder else []
     if not has_sklearn() and any(isinstance(s, LabelledTexts) for s in own):

@@ -133,6 +133,8 @@ class ExportOptions(TypedDict, total=False):
     dims: int
     pca_text: str | None
     pca_drop: int
+    lexical_dims: int
+    lexical_weight: float
     tokens: Tokens | str
 
 

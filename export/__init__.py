@@ -18,7 +18,8 @@ allow it); each folder carries a model card (:mod:`ctx2static.export.card`). Wha
 ``--dims D`` projects the table (and the composer's rows) on its D principal axes first
 (:meth:`Vectors.reduced`), and the weights are applied after, as Model2Vec's ``distill`` does; the
 axes are the rows' own, or with ``--pca-text`` those of a text's sentence means (``--pca-drop``
-leaves out the first few).
+leaves out the first few). ``--lexical-dims D`` then appends D lexical dimensions to the folder's
+rows (:mod:`ctx2static.transforms.lexical`, after the axes so PCA never mixes them in).
 ``--add-words FILE`` gives the table a composed row for each listed word it lacks
 (:meth:`Vectors.with_composed`), so gensim and Model2Vec, which never compose, know those words.
 """
@@ -40,6 +41,7 @@ from ctx2static.export.quantize import Quantize
 from ctx2static.fileio.outputs import check_writable
 from ctx2static.fileio.reading import read_lines, require_file
 from ctx2static.memory import check_fits
+from ctx2static.transforms.lexical import with_lexical
 from ctx2static.vectors import Vectors
 from ctx2static.vectors.encoding import Weighting
 from ctx2static.vectors.outputs import check_vectors_output
@@ -114,11 +116,13 @@ def export_vectors(
 ) -> Path:
     """Write ``vectors`` to ``out`` in ``fmt``; folders get ``card`` (default: one without evaluation).
 
-    ``config`` (default :class:`ExportConfig`'s defaults): the table is reduced to ``dims`` first,
+    ``config`` (default :class:`ExportConfig`'s defaults): the table is shaped first (:func:`reduced`),
     then a folder gets the word weights folded into its rows and its rows stored as ``quantize``.
     """
     out, fmt = Path(out), Format(fmt)
-    vectors, config = reduced(vectors, config or ExportConfig())
+    config = config or ExportConfig()
+    check_pooling(fmt, config)
+    vectors, config = reduced(vectors, config)
     card = card or Card.of(vectors)
     if not fmt.folder:
         binary = fmt is Format.WORD2VEC_BIN
@@ -128,15 +132,6 @@ def export_vectors(
                 f"{out}: {spell('format', fmt.value, keyword='fmt')} writes {want}; change {spell('out')}",
                 "format",
                 "out",
-            )
-        if config.quantize is not Quantize.FLOAT32 or config.weighting is not Weighting.NONE:
-            raise OptionError(
-                f"{spell('format', fmt.value, keyword='fmt')} holds float32 word vectors; "
-                f"{spell('quantize')} and {spell('weighting')} are for the model2vec and "
-                "sentence-transformers folders",
-                "format",
-                "quantize",
-                "weighting",
             )
         return vectors.save(out)
     weights = vectors.row_weights(config.weighting, config.sif_a)
@@ -150,19 +145,39 @@ def export_vectors(
     return save_sentence_transformers(weighted, out, card, config)
 
 
-def reduced(vectors: Vectors, config: ExportConfig) -> tuple[Vectors, ExportConfig]:
-    """``vectors`` on the axes ``config`` asks for, and ``config`` with them done (applied once).
-
-    ``dims`` axes of the rows, or of ``pca_text``'s sentence means, the first ``pca_drop`` left out.
-    """
-    if not config.dims:
-        return vectors, config
-    texts = pca_texts(config.pca_text) if config.pca_text else None
-    done = replace(config, dims=0, pca_text=None, pca_drop=0)
-    axes = vectors.reduced(
-        config.dims, texts=texts, drop=config.pca_drop, weighting=config.weighting, sif_a=config.sif_a
+def check_pooling(fmt: Format, config: ExportConfig) -> None:
+    """Refuse the options a word2vec file cannot hold (it stores float32 word vectors, no pooling)."""
+    pooled = config.quantize is not Quantize.FLOAT32 or config.weighting is not Weighting.NONE
+    if fmt.folder or not (pooled or config.lexical_dims):
+        return
+    raise OptionError(
+        f"{spell('format', fmt.value, keyword='fmt')} holds float32 word vectors; "
+        f"{spell('quantize')}, {spell('weighting')} and {spell('lexical_dims')} are for the "
+        "model2vec and sentence-transformers folders",
+        "format",
+        "quantize",
+        "weighting",
+        "lexical_dims",
     )
-    return axes, done
+
+
+def reduced(vectors: Vectors, config: ExportConfig) -> tuple[Vectors, ExportConfig]:
+    """The table a file or folder holds, and ``config`` with its shaping done (applied once).
+
+    ``dims`` axes of the rows, or of ``pca_text``'s sentence means, the first ``pca_drop`` left out;
+    then ``lexical_dims`` appended (:mod:`ctx2static.transforms.lexical`: after the axes, so PCA
+    never mixes them in).
+    """
+    if config.dims:
+        texts = pca_texts(config.pca_text) if config.pca_text else None
+        vectors = vectors.reduced(
+            config.dims, texts=texts, drop=config.pca_drop, weighting=config.weighting, sif_a=config.sif_a
+        )
+        config = replace(config, dims=0, pca_text=None, pca_drop=0)
+    if config.lexical_dims:
+        vectors = with_lexical(vectors, config.lexical_dims, config.lexical_weight, config.sif_a)
+        config = replace(config, lexical_dims=0)
+    return vectors, config
 
 
 PCA_TEXTS = 100_000

@@ -107,6 +107,16 @@ class Card:
         for step in m.get("retrofit") or []:
             lexicons = ", ".join(Path(str(x)).name for x in step.get("lexicons", []))
             rows.append(("retrofitted", f"{step.get('method')} to {lexicons}"))
+        lexical = m.get("lexical")
+        if lexical:
+            rows.append(
+                (
+                    "lexical dimensions",
+                    f"the last {lexical['dims']} of {self.dim}: each word's fixed random vector at its "
+                    f"{lexical.get('weighting', 'sif')} weight (weight {lexical['weight']:g}), so a text's "
+                    "cosine also counts the rare words two texts share",
+                )
+            )
         rows.append(("vocabulary", f"{self.n_words:,} words, {self.dim} dimensions"))
         return rows
 

@@ -32,6 +32,15 @@ class ExportConfig(EncodeConfig):
         "PCA is fitted on). With --pca-text, 0 and 7 (Wada et al.'s) tied on dev classification and 7 "
         "lifted document similarity 42 -> 52 (Results page, sentence_pca).",
     )
+    lexical_dims: int = opt(
+        0,
+        "Folders: append D lexical dimensions, each word's fixed random vector at its SIF weight (Random "
+        "Indexing), so a text's cosine also counts the rare words two texts share, as BM25 does; for "
+        "search and similarity (measured: Results page, sentences_lexical); 0 adds none.",
+    )
+    lexical_weight: float = opt(
+        1.0, "The lexical dimensions' scale against the table's (1: a row's median norm; chosen on dev)."
+    )
 
     tokens: Tokens = opt(
         Tokens.MARKED,
@@ -50,4 +59,6 @@ class ExportConfig(EncodeConfig):
             ("pca_drop", self.pca_drop >= 0, "0 or more"),
             ("pca_text", self.pca_text is None or self.dims > 0, "given with --dims (the axes it fits)"),
             ("pca_drop", self.pca_drop == 0 or self.dims > 0, "0 unless --dims is given"),
+            ("lexical_dims", self.lexical_dims >= 0, "0 (none) or more"),
+            ("lexical_weight", self.lexical_weight > 0, "above 0"),
         ]

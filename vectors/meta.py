@@ -45,6 +45,9 @@ class VectorsMeta(TypedDict, total=False):
     # the Model2Vec export reads dims
     pca: dict[str, int]
     composer: dict[str, Any]  # Composer.save's settings (lowercase, teacher, words, ridge...)
+    # transforms/lexical.py: {"dims": added, "weight", "weighting", "sif_a", "of": dims before}; the card
+    # reads it
+    lexical: dict[str, Any]
 
 
 NUMBER = (int, float)
@@ -70,6 +73,8 @@ META_SCHEMA: dict[str, Any] = {
     "pca": {"dims": int, "of": int},
     # what Composer.save returns
     "composer": {"lowercase": bool, "teacher": (str, NULL), "words": int, "ridge": NUMBER},
+    # what transforms/lexical.py records, read by the model card
+    "lexical": {"dims": int, "weight": NUMBER, "of": int},
 }
 """The types of the metadata keys that some stage reads: a type or tuple of types, ``[spec]`` for a
 list of such items, ``{key: spec}`` for an object whose listed keys (when present) have those types.

@@ -189,7 +189,7 @@ def test_what_a_format_cannot_hold_is_one_line(tmp_path, bert_vectors):
         export_vectors(
             bert_vectors, Format.SENTENCE_TRANSFORMERS, tmp_path / "s", config=ExportConfig(quantize="int8")
         )
-    with pytest.raises(UserError, match="--quantize and --weighting are for the model2vec"):
+    with pytest.raises(UserError, match="--quantize, --weighting and --lexical-dims are for the model2vec"):
         export_vectors(
             bert_vectors, Format.WORD2VEC, tmp_path / "v.txt", config=ExportConfig(weighting="sif")
         )
