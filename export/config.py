@@ -39,7 +39,7 @@ class ExportConfig(EncodeConfig):
         "search and similarity (measured: Results page, sentences_lexical); 0 adds none.",
     )
     lexical_weight: float = opt(
-        1.0, "The lexical dimensions' scale against the table's (1: a row's median norm; chosen on dev)."
+        1.5, "The lexical dimensions' scale against the table's (1: a row's median norm; 1.5 chosen on dev)."
     )
 
     tokens: Tokens = opt(

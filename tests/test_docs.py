@@ -74,3 +74,10 @@ def test_the_docs_install_the_teacher_stage_with_the_cpu_torch_as_the_readme_doe
     ]
     assert len(lines) >= 3, lines  # getting-started, the extract guide, the architecture page
     assert [(page, line) for page, line in lines if cpu not in line] == []
+
+
+def test_the_site_reads_offline_and_the_readme_builds_it_strictly():
+    """Material loads Google Fonts unless told not to; offline they fail over to a slow timeout."""
+    config = (ROOT / "mkdocs.yml").read_text("utf-8")
+    assert "\n  font: false" in config.split("theme:")[1].split("\nmarkdown_extensions")[0]
+    assert "mkdocs build\n--strict --site-dir ~/ctx2static-site" in (ROOT / "README.md").read_text("utf-8")

@@ -89,7 +89,7 @@ BAD: dict[type, dict[str, list]] = {
     SentenceConfig: {"c": [0.0], "max_iter": [0], "folds": [1], **SEEDS, "max_texts": [4]},
     ReportSpec: {"neighbours": [0], "max_pairs": [1]},
     EncodeConfig: {"sif_a": [0.0, 1.0]},
-    ExportConfig: {"dims": [-1], "pca_drop": [-1]},
+    ExportConfig: {"dims": [-1], "pca_drop": [-1], "lexical_dims": [-1], "lexical_weight": [0, -1.5]},
     CombineConfig: {"dim": [-1], "weights": [(1.0, 0.0), "1,-2"]},
 }  # fmt: skip
 # numeric options any finite value suits (NaN and infinity are still refused, as for every number)

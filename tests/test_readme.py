@@ -60,7 +60,9 @@ def test_the_command_line_quickstart_runs(cli_main, tiny_models, mini_corpus, tm
 
 
 def test_ci_runs_the_student_side_on_the_core_install_the_readme_names():
-    assert "`pip install -e .` (no extras)" in README.read_text()
+    assert "`pip install -e . --config-settings editable_mode=strict` (no extras)" in README.read_text()
     ci = (ROOT / ".ci" / "run").read_text()
-    assert '"$scratch/core/bin/pip" install -q -e .\n' in ci, "CI does not install the core alone"
+    assert '"$scratch/core/bin/pip" install -q -e . --config-settings editable_mode=strict\n' in ci, (
+        "CI does not install the core alone"
+    )
     assert ci.index("/core/bin/ctx2static") < ci.index("python -m pytest -q")

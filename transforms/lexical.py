@@ -56,8 +56,11 @@ def _piece_names(tokenizer_json: str, n: int) -> list[str]:
     return [by_id.get(i, f"\x00piece {i}") for i in range(n)]
 
 
-def with_lexical(vectors: Vectors, dims: int, weight: float = 1.0, sif_a: float = 1e-3) -> Vectors:
-    """``vectors`` with ``dims`` lexical dimensions appended to every row and composer piece, by (L1)."""
+def with_lexical(vectors: Vectors, dims: int, weight: float, sif_a: float) -> Vectors:
+    """``vectors`` with ``dims`` lexical dimensions appended to every row and composer piece, by (L1).
+
+    ``weight`` is lambda and ``sif_a`` the a of (L1) (``ctx2static export``'s defaults: ExportConfig).
+    """
     if dims < 1:
         raise OptionError(f"{spell('lexical_dims', dims)}: give 1 or more (0 adds none)", "lexical_dims")
     if weight <= 0:

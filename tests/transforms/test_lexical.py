@@ -52,7 +52,7 @@ def test_a_shared_rare_word_decides_between_two_texts_of_the_same_meaning():
     assert cos(plain[0], plain[1]) == pytest.approx(cos(plain[0], plain[2]), abs=1e-6)
     margins = []
     for weight in (1.0, 2.0):
-        lex = with_lexical(v, dims=256, weight=weight)
+        lex = with_lexical(v, dims=256, weight=weight, sif_a=1e-3)
         q, r, w = (lex.encode(t)[0] for t in (query, right, wrong))
         margins.append(cos(q, r) - cos(q, w))
     assert 0.01 < margins[0] < margins[1]  # the weight sets the identity's share of the cosine
@@ -68,7 +68,7 @@ def test_an_unseen_words_pieces_carry_their_identity_and_the_folder_encodes_as_t
     v.composer = Composer(
         np.array([[0, 0, 0], [2, 2, 0], [0, 2, 2], [1, 1, 1]], np.float16), tok.to_str(), True
     )
-    lex = with_lexical(v, dims=32)
+    lex = with_lexical(v, dims=32, weight=1.0, sif_a=1e-3)
     np.testing.assert_allclose(
         lex.composer.rows[1:3, 3:].astype(np.float32),
         identity_rows(["zy", "##x"], 32) * np.median(np.linalg.norm(v.matrix, axis=1)),
@@ -88,7 +88,8 @@ def test_export_adds_them_to_a_folder_after_the_pca(tmp_path):
     out = export_vectors(v, Format.MODEL2VEC, tmp_path / "m", config=ExportConfig(dims=2, lexical_dims=16))
     model = StaticModel.from_pretrained(out)
     texts = ["the club hamburg", "cologne match"]
-    want = with_lexical(v.reduced(2), 16).encode(texts)
+    config = ExportConfig(dims=2, lexical_dims=16)
+    want = with_lexical(v.reduced(2), 16, config.lexical_weight, config.sif_a).encode(texts)
     np.testing.assert_allclose(model.encode(texts), want, rtol=1e-5, atol=1e-6)
     assert "lexical dimensions | the last 16 of 18" in (out / "README.md").read_text()
 
@@ -96,8 +97,8 @@ def test_export_adds_them_to_a_folder_after_the_pca(tmp_path):
 def test_bad_settings_are_one_line(tmp_path):
     v = semantic_twins()
     with pytest.raises(OptionError, match=r"lexical.dims.0"):
-        with_lexical(v, dims=0)
+        with_lexical(v, dims=0, weight=1.0, sif_a=1e-3)
     with pytest.raises(OptionError, match="already carry 8 lexical"):
-        with_lexical(with_lexical(v, dims=8), dims=8)
+        with_lexical(with_lexical(v, dims=8, weight=1.0, sif_a=1e-3), dims=8, weight=1.0, sif_a=1e-3)
     with pytest.raises(OptionError, match="lexical.dims are for the model2vec"):
         export_vectors(v, Format.WORD2VEC, tmp_path / "v.txt", config=ExportConfig(lexical_dims=8))
