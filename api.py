@@ -95,28 +95,30 @@ def _check_keywords(options: Iterable[str], known: Iterable[str]) -> None:
             )
 
 
-def _check_stage_keywords(options: Iterable[str], stages: Mapping[str, Iterable[str]]) -> None:
-    """An unknown keyword to a call of several stages is answered with the options of its stage.
+def _check_student_keywords(call: str, options: Iterable[str], known: Iterable[str], student: str) -> None:
+    """An unknown keyword to ``distill`` or ``fit`` is one short line: the name meant, or who takes it.
 
-    Its stage is the one holding the closest name (``epochz``: the student's, ``max_sentence``:
-    extract's), so the line lists a dozen options, not every stage's; a name close to none lists
-    each stage's options under its name.
+    A keyword some other student takes (``epochs`` to ``ase``) names those students; else the
+    closest name of the call's stages (``max_word``: ``max_words``); else where the options are
+    listed (the type checker names them too: ``api.pyi``). ``known``: the reading or extract options
+    and the student's.
     """
-    listed = {stage: sorted(set(names)) for stage, names in stages.items()}
-    known = {name for names in listed.values() for name in names}
+    from ctx2static.students.registry import students_with
+
+    known = set(known)
     for key in options:
         if key in known:
             continue
-        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
-        if close:
-            stage = next(stage for stage, names in listed.items() if close[0] in names)
+        takers = students_with(key)
+        if takers:
             raise OptionError(
-                f"unknown option '{key}' (did you mean '{close[0]}'?); {stage}'s options are: "
-                f"{', '.join(listed[stage])}",
+                f"unknown option '{key}' for student '{student}'; the students that take it: "
+                + ", ".join(takers),
                 key,
             )
-        each = "; ".join(f"{stage}'s: {', '.join(names)}" for stage, names in listed.items())
-        raise OptionError(f"unknown option '{key}'; the options are {each}", key)
+        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else f"help(ctx2static.{call}) lists the options"
+        raise OptionError(f"unknown option '{key}' ({hint})", key)
 
 
 def _wrong(param: str, value: Any, want: str) -> UserError:
@@ -276,7 +278,7 @@ def fit(
         return fit_cache_student(student, source, options, compose)  # type: ignore[arg-type]
     student_fields = field_names(load_student(student).config)
     reading = [*field_names(CorpusConfig), *field_names(VocabConfig)]
-    _check_stage_keywords(options, {"the corpus and vocabulary": reading, student: student_fields})
+    _check_student_keywords("fit", options, [*reading, *student_fields], student)
     text, vocab_cfg, student_options = _split(options, (CorpusConfig, VocabConfig), True)
     with temp_folder("ctx2static-corpus-") as tmp:
         corpus = _corpus(source, tmp, CorpusConfig(**text))
@@ -321,7 +323,7 @@ def distill(
         )
     student_fields = field_names(reg.load_student(student).config)
     extract_fields = [n for c in EXTRACT_CONFIGS for n in field_names(c)]
-    _check_stage_keywords(options, {"extract": extract_fields, student: student_fields})
+    _check_student_keywords("distill", options, [*extract_fields, *student_fields], student)
     *extract_parts, student_options = _split(options, EXTRACT_CONFIGS, True)
     extract_options = {k: v for part in extract_parts for k, v in part.items()}
     if "threads" in options and "threads" in field_names(reg.load_student(student).config):
