@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import itertools
 import logging
 import os
@@ -27,11 +28,12 @@ import reprlib
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from ctx2static.api_options import CombineOptions, ExportOptions, ExtractOptions, RetrofitOptions
+from ctx2static.console import StderrLines
 from ctx2static.errors import OptionError, Style, UserError, did_you_mean, speaking_to, spell
 from ctx2static.eval import AnalogyConfig, Score, load_benchmarks
 from ctx2static.fileio.atomic import atomic_write
@@ -53,9 +55,38 @@ if sys.version_info >= (3, 11):
 else:
     from typing_extensions import Unpack
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 __all__ = ["Vectors", "combine", "distill", "evaluate", "export", "extract", "fit", "retrofit"]
 
 log = logging.getLogger(__name__)
+
+
+def _said_on_stderr(func: Callable[P, R]) -> Callable[P, R]:
+    """The command line's lines (what is read, the teacher, the summary) for a Python caller too.
+
+    Only while the call runs, and only where the caller's program has set up no logging of its own
+    (no handler on the root or the package's logger, no level on the package's): a program that
+    configures logging gets the records there instead, once.
+    """
+
+    @functools.wraps(func)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        package = logging.getLogger("ctx2static")
+        if package.handlers or logging.getLogger().handlers or package.level != logging.NOTSET:
+            return func(*args, **kwargs)
+        handler = StderrLines()
+        package.addHandler(handler)
+        package.setLevel(logging.INFO)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            package.removeHandler(handler)
+            package.setLevel(logging.NOTSET)
+
+    return call
+
 
 CorpusLike = str | os.PathLike | Iterable[str | os.PathLike]
 """Corpus files or folders, or an iterable of sentences (one string each; "" ends a paragraph)."""
@@ -204,6 +235,7 @@ def _given_files(corpus: CorpusLike) -> list[str | os.PathLike]:
     return []
 
 
+@_said_on_stderr
 @speaking_to(Style.KEYWORD, unless_said=True)
 def extract(
     corpus: CorpusLike,
@@ -244,6 +276,7 @@ def extract(
     return folder
 
 
+@_said_on_stderr
 @speaking_to(Style.KEYWORD, unless_said=True)
 @sigterm_as_interrupt()
 def fit(
@@ -285,6 +318,7 @@ def fit(
         return fit_text_student(student, corpus, VocabConfig(**vocab_cfg), student_options)
 
 
+@_said_on_stderr
 @speaking_to(Style.KEYWORD, unless_said=True)
 @sigterm_as_interrupt()
 def distill(
@@ -366,6 +400,7 @@ def _signals(extract_options: Mapping[str, Any]) -> list[str]:
     return shard_signals(dataclasses.asdict(ExtractConfig(**_extract_fields(extract_options))))
 
 
+@_said_on_stderr
 @speaking_to(Style.KEYWORD, unless_said=True)
 def retrofit(
     vectors: Vectors | str | os.PathLike,
@@ -384,6 +419,7 @@ def retrofit(
     return retrofit_vectors(_vectors(vectors), lexicons, config, antonyms)[0]
 
 
+@_said_on_stderr
 @speaking_to(Style.KEYWORD, unless_said=True)
 def combine(vectors: Sequence[Vectors | str | os.PathLike], **options: Unpack[CombineOptions]) -> Vectors:
     """One table from several (as ``ctx2static combine``), holding the words every input holds.
@@ -404,6 +440,7 @@ def combine(vectors: Sequence[Vectors | str | os.PathLike], **options: Unpack[Co
     return combine_vectors([(name, _vectors(v)) for name, v in named], config)
 
 
+@_said_on_stderr
 @speaking_to(Style.KEYWORD, unless_said=True)
 def evaluate(
     vectors: Vectors | str | os.PathLike,
@@ -431,6 +468,7 @@ def evaluate(
     return run(_vectors(vectors), load_asked(picked, tasks, extra, bundled), compose=compose)
 
 
+@_said_on_stderr
 @speaking_to(Style.KEYWORD, unless_said=True)
 def export(
     vectors: Vectors | str | os.PathLike,

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ctx2static.console import StderrLines
 from ctx2static.errors import Style, UserError, speaking_to
 from ctx2static.eval.analogy import AnalogyConfig
 from ctx2static.eval.families import FAMILIES
@@ -53,22 +54,6 @@ overwrite_option = click.option(
 )
 
 
-class _Stderr(logging.StreamHandler):
-    """Writes each record to whatever ``sys.stderr`` is when it is emitted (one line, the message)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setFormatter(logging.Formatter("%(message)s"))
-
-    @property
-    def stream(self) -> Any:
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, _value: Any) -> None:
-        pass
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="ctx2static")
 @click.option("--quiet", "-q", is_flag=True, help="Print warnings and errors only.")
@@ -81,8 +66,8 @@ class _Stderr(logging.StreamHandler):
 def cli(quiet: bool, verbose: bool) -> None:
     """Distil contextual language models into static word vectors."""
     log.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
-    if not any(isinstance(h, _Stderr) for h in log.handlers):
-        log.addHandler(_Stderr())
+    if not any(isinstance(h, StderrLines) for h in log.handlers):
+        log.addHandler(StderrLines())
     if quiet:
         click.get_current_context().with_resource(_no_progress_bars())
 

@@ -338,3 +338,32 @@ def test_the_api_checks_types_and_names_as_the_command_line_does(tiny_models, ca
     with pytest.raises(OptionError, match="^" + re.escape(message)) as err:
         call(str(tiny_models["bert"]))
     assert err.value.options == (param,)
+
+
+_SPEAKS = """
+import logging, sys
+from ctx2static import fit
+if sys.argv[2] == "own":
+    logging.basicConfig(level=logging.WARNING, format="own: %(message)s")
+fit(sys.argv[1], "sgns", epochs=1, dim=8, min_count=50)
+"""
+
+
+@pytest.mark.parametrize("logging_of_its_own", [False, True])
+def test_a_python_caller_sees_the_command_lines_lines_unless_it_set_up_logging(
+    mini_corpus, logging_of_its_own
+):
+    """The API says what the CLI says (one summary line a step) to a program that configured nothing."""
+    run = subprocess.run(
+        [sys.executable, "-c", _SPEAKS, str(mini_corpus), "own" if logging_of_its_own else "none"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    said = [ln for ln in run.stderr.split("\n") if ln.startswith(("corpus: ", "sgns: 1 epochs over "))]
+    if logging_of_its_own:  # its level keeps the INFO lines out; its format carries the warning
+        cut = [ln for ln in run.stderr.split("\n") if "longer than 256 words" in ln]
+        assert not said and cut and all(ln.startswith("own: ") for ln in cut), run.stderr[-2000:]
+    else:
+        assert [ln.split(":")[0] for ln in said] == ["corpus", "sgns"], run.stderr[-2000:]

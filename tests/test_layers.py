@@ -28,6 +28,7 @@ LAYERS = [
         "resources",
         "memory",
         "interrupts",
+        "console",
     },
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
