@@ -92,3 +92,9 @@ def test_sif_without_counts_and_a_single_string_are_refused():
         tiny(counts=None).encode(["cat"], weighting="sif")
     with pytest.raises(UserError, match="pass a list of texts"):
         tiny().encode("the cat")
+
+
+def test_composed_says_which_words_query_composes():
+    v = with_composer()
+    assert v.composed(["cat", "CAT", "zyx"]) == [False, False, True]
+    np.testing.assert_allclose(v.query(["zyx"])[0], [1, 2, 1])  # the mean of zy's and ##x's rows

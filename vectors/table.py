@@ -197,6 +197,15 @@ class Vectors:
         x, y = self.query([a, b]).astype(np.float64)
         return float(x @ y / max(np.linalg.norm(x) * np.linalg.norm(y), 1e-24))
 
+    def composed(self, words: Sequence[str]) -> list[bool]:
+        """For each of ``words``, whether :meth:`query` composes it (the table lacks it, as row_of looks).
+
+        A composed vector is the mean of the teacher's pieces mapped into the table's space: less
+        sure than a row the corpus trained, so a caller can tell the two apart (``neighbours`` marks
+        them with ``*``).
+        """
+        return [self.row_of(w) is None for w in words]
+
     def most_similar(self, positive: Query, topn: int = 10, negative: Query = ()) -> list[tuple[str, float]]:
         """The ``topn`` words nearest by cosine to the sum of unit ``positive`` minus ``negative`` vectors.
 
@@ -590,7 +599,7 @@ def nearest_words(
         raise UserError(f"give words to look up, or {spell('analogy')} A B C")
     v = Vectors.load(path, mmap=True)
     asked = [*words, *(w for triple in analogies for w in triple)]
-    unknown = [w for w in asked if v.row_of(w) is None]
+    unknown = [w for w, made in zip(asked, v.composed(asked), strict=True) if made]
     paths = [w for w in unknown if w.endswith(os.sep) or os.path.exists(w)]  # "and/or" stays a word
     if paths:  # a second table given as a word would be composed from its name's subwords, silently
         rest = " ".join(w for w in words if w not in paths) or "WORD"
