@@ -27,6 +27,8 @@ the caches in one drawn order, each cache's word ids mapped to the pooled rows (
 
     python bench/probes/pooled_ase.py --kd runs/sentences_mpnet_full/caches/mpnet \\
         runs/sentences_prose/caches/mpnet -o runs/v/mpnet_pooled_kd
+
+``--epochs N`` sets the sentence-kd student's epochs (its default otherwise).
 """
 
 from __future__ import annotations
@@ -101,14 +103,15 @@ def pooled_sentence(caches: list[Cache], start: Vectors) -> Vectors:
     return Vectors(list(start.words), R.astype(np.float32), start.counts.copy(), meta)
 
 
-def pooled_kd(caches: list[Cache], start: Vectors) -> Vectors:
+def pooled_kd(caches: list[Cache], start: Vectors, epochs: int | None = None) -> Vectors:
     """The sentence-kd student over every cache's sentences, its rows those of ``start``."""
     row = {w: i for i, w in enumerate(start.words)}
     sources = [
         sentence_kd.Source(cache, np.array([row.get(w, -1) for w in cache.vocab.words], dtype=np.int64))
         for cache in caches
     ]
-    R, train = sentence_kd.train_rows(sources, start.matrix, sentence_kd.Config())
+    config = sentence_kd.Config() if epochs is None else sentence_kd.Config(epochs=epochs)
+    R, train = sentence_kd.train_rows(sources, start.matrix, config)
     print(f"sentence-kd: {train['adam_steps']:,} Adam steps, loss a batch {train['loss_per_epoch']}")
     meta = {**start.meta, "student": "sentence-kd", "train": {**start.meta["train"], **train}}
     return Vectors(list(start.words), R, start.counts.copy(), meta)
@@ -120,6 +123,7 @@ def main() -> None:
     then = ap.add_mutually_exclusive_group()
     then.add_argument("--sentence", action="store_true", help="then the sentence student over all of them")
     then.add_argument("--kd", action="store_true", help="then the sentence-kd student over all of them")
+    ap.add_argument("--epochs", type=int, help="--kd: the student's epochs (default: its own)")
     ap.add_argument("-o", "--out", required=True, type=Path, help="the vectors folder to write")
     args = ap.parse_args()
     if len(args.caches) < 2:
@@ -136,7 +140,7 @@ def main() -> None:
     if args.sentence:
         vectors = pooled_sentence(caches, vectors)
     elif args.kd:
-        vectors = pooled_kd(caches, vectors)
+        vectors = pooled_kd(caches, vectors, args.epochs)
     vectors.composer = fit_composer(caches[0], vectors)
     vectors.save(args.out)
     occurrences = vectors.meta["train"]["occurrences"]
