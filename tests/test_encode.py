@@ -98,3 +98,16 @@ def test_composed_says_which_words_query_composes():
     v = with_composer()
     assert v.composed(["cat", "CAT", "zyx"]) == [False, False, True]
     np.testing.assert_allclose(v.query(["zyx"])[0], [1, 2, 1])  # the mean of zy's and ##x's rows
+
+
+def test_a_word2vec_file_read_through_a_link_keeps_the_sidecars_beside_the_file_it_names(tmp_path):
+    v = with_composer()
+    v.meta["student"] = "ase"
+    real = v.save(tmp_path / "real" / "v.txt")
+    (tmp_path / "runs").mkdir()
+    link = tmp_path / "runs" / "best"  # no sidecars of its own: they are the target's
+    link.symlink_to(real)
+    back = Vectors.load(link)
+    assert back.meta["student"] == "ase" and back.composer is not None
+    np.testing.assert_allclose(back.query(["zyx"]), v.query(["zyx"]), rtol=1e-3)
+    np.testing.assert_array_equal(back.counts, v.counts)

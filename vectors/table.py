@@ -517,6 +517,8 @@ class Vectors:
             return cls._load_native(path, mmap)
         if not path.is_file():
             raise InputError(path, f"{path}: no such vectors file or folder")
+        if path.is_symlink() and not sidecar(path).exists():  # its sidecars are beside the file it names
+            path = path.resolve()
         with open(path, "rb") as fh:
             head = fh.readline()
             try:
