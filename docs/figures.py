@@ -233,6 +233,47 @@ def sentences_and_words() -> Path:
     return _save(fig, "sentences_words.png")
 
 
+def sentences_against_peers() -> Path:
+    """The README's sentence recipe beside potion-base-8M and Model2Vec's distill of its teacher, by task.
+
+    One bar a model in each kind of task, on the report halves: ``sentences_lexical_report.md``'s
+    sentence table (classification ``sets-mean``, STS ``pairs-mean``, search ``news-titles-report``).
+    """
+    rows = {r["model"]: r for r in table("sentences_lexical_report.md", "model", "sets-mean", "pairs-mean")}
+    shown = {
+        "potion-base-8M": ("potion-base-8M", "tab:orange"),
+        "model2vec-minilm": ("Model2Vec distill of MiniLM", "tab:red"),
+        "kd10-384": ("ours: MiniLM sentence-kd", "tab:cyan"),
+        "kd10-lex384": ("ours: + lexical dimensions (the README's row)", "tab:blue"),
+    }
+    tasks = {
+        "sets-mean": "classification\n(3 topic sets, accuracy)",
+        "pairs-mean": "STS\n(4 STS 2012 sets, Spearman)",
+        "news-titles-report": "search\n(news titles, nDCG@10)",
+    }
+    fig, ax = plt.subplots(figsize=(7.6, 4.0))
+    width = 0.8 / len(shown)
+    for k, (model, (label, colour)) in enumerate(shown.items()):
+        values = [number(rows[model][task]) for task in tasks]
+        xs = [i + (k - (len(shown) - 1) / 2) * width for i in range(len(tasks))]
+        ax.bar(xs, values, width, label=label, color=colour)
+        for x, v in zip(xs, values, strict=True):
+            ax.annotate(
+                f"{v:.1f}", (x, v), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=7
+            )
+    ax.set_xticks(range(len(tasks)), list(tasks.values()), fontsize=8)
+    low = min(number(rows[m][t]) for m in shown for t in tasks)
+    ax.set_ylim(math.floor(low / 5) * 5 - 5, 90)
+    ax.set_ylabel("score (report halves)")
+    ax.set_title(
+        "Sentences: the recipe chosen on dev against its peers; sentences_lexical_report.md", fontsize=9
+    )
+    ax.legend(fontsize=7, loc="upper left", ncol=2)
+    ax.grid(alpha=0.3, axis="y")
+    _cut(ax, "y")
+    return _save(fig, "sentences_peers.png")
+
+
 def architecture() -> Path:
     """The flow of the commands: text -> extract -> cache -> fit-student -> vectors -> eval / export."""
     boxes = {  # name: (x, y, label, colour)
@@ -293,7 +334,14 @@ def _save(fig: plt.Figure, name: str) -> Path:
     return path
 
 
-FIGURES = (architecture, teachers_by_students, size_curve, time_and_quality, sentences_and_words)
+FIGURES = (
+    architecture,
+    teachers_by_students,
+    size_curve,
+    time_and_quality,
+    sentences_and_words,
+    sentences_against_peers,
+)
 
 if __name__ == "__main__":
     for draw in FIGURES:
