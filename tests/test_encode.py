@@ -111,3 +111,13 @@ def test_a_word2vec_file_read_through_a_link_keeps_the_sidecars_beside_the_file_
     assert back.meta["student"] == "ase" and back.composer is not None
     np.testing.assert_allclose(back.query(["zyx"]), v.query(["zyx"]), rtol=1e-3)
     np.testing.assert_array_equal(back.counts, v.counts)
+
+
+def test_a_links_sidecars_count_among_a_commands_inputs(tmp_path):
+    from ctx2static.vectors.outputs import vector_files
+
+    real = with_composer().save(tmp_path / "real" / "v.txt")
+    link = tmp_path / "best"
+    link.symlink_to(real)
+    listed = {p.name for p in vector_files(link)}
+    assert {"v.txt.meta.json", "v.txt.subwords.npy", "v.txt.tokenizer.json"} <= listed

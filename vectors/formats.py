@@ -33,6 +33,11 @@ def sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".meta.json")
 
 
+def read_through(path: Path) -> Path:
+    """The file whose sidecars a read of ``path`` uses: a link's target, unless the link has its own."""
+    return path.resolve() if path.is_symlink() and not sidecar(path).exists() else path
+
+
 def saves_folder(path: str | os.PathLike) -> bool:
     """Whether :meth:`Vectors.save` writes ``path`` as a folder (a path ending ``/``, a folder, no suffix)."""
     return str(path).endswith(os.sep) or os.path.isdir(path) or Path(path).suffix == ""

@@ -15,7 +15,7 @@ from typing import Any
 from ctx2static.composer import ROWS, TOKENIZER
 from ctx2static.errors import OutputError, spell
 from ctx2static.fileio.outputs import check_replaceable, check_writable
-from ctx2static.vectors.formats import NATIVE_FILES, saves_folder, sidecar
+from ctx2static.vectors.formats import NATIVE_FILES, read_through, saves_folder, sidecar
 
 
 def vector_files(path: str | os.PathLike, output: bool = False) -> list[Path]:
@@ -30,6 +30,8 @@ def vector_files(path: str | os.PathLike, output: bool = False) -> list[Path]:
     path = Path(path)
     if saves_folder(path) if output else os.path.isdir(path):
         return [path]
+    if not output:  # read as Vectors.load reads it: a link's sidecars are its target's
+        path = read_through(path)
     composer = [path.with_name(f"{path.name}.{name}") for name in (ROWS, TOKENIZER)]  # as Composer.load
     return [path, sidecar(path), *composer]
 

@@ -50,6 +50,7 @@ from ctx2static.vectors.formats import (
     json_dict,
     read_binary,
     read_text,
+    read_through,
     require_word2vec_words,
     saves_folder,
     sidecar,
@@ -517,8 +518,7 @@ class Vectors:
             return cls._load_native(path, mmap)
         if not path.is_file():
             raise InputError(path, f"{path}: no such vectors file or folder")
-        if path.is_symlink() and not sidecar(path).exists():  # its sidecars are beside the file it names
-            path = path.resolve()
+        path = read_through(path)
         with open(path, "rb") as fh:
             head = fh.readline()
             try:
