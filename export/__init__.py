@@ -44,6 +44,7 @@ from ctx2static.memory import check_fits
 from ctx2static.transforms.lexical import with_lexical
 from ctx2static.vectors import Vectors
 from ctx2static.vectors.encoding import Weighting
+from ctx2static.vectors.formats import saves_folder
 from ctx2static.vectors.outputs import check_vectors_output
 from ctx2static.vectors.table import COMPOSE_CHUNK, COMPOSED_WORD_BYTES
 
@@ -126,7 +127,7 @@ def export_vectors(
     card = card or Card.of(vectors)
     if not fmt.folder:
         binary = fmt is Format.WORD2VEC_BIN
-        if out.is_dir() or out.suffix == "" or (out.suffix == ".bin") != binary:
+        if saves_folder(out) or (out.suffix == ".bin") != binary:
             want = "a .bin file" if binary else "a file not ending in .bin (e.g. .txt or .vec)"
             raise OptionError(
                 f"{out}: {spell('format', fmt.value, keyword='fmt')} writes {want}; change {spell('out')}",

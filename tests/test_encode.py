@@ -121,3 +121,11 @@ def test_a_links_sidecars_count_among_a_commands_inputs(tmp_path):
     link.symlink_to(real)
     listed = {p.name for p in vector_files(link)}
     assert {"v.txt.meta.json", "v.txt.subwords.npy", "v.txt.tokenizer.json"} <= listed
+
+
+def test_a_name_with_a_version_number_is_a_folder_not_a_word2vec_file(tmp_path):
+    v = tiny()
+    assert (v.save(tmp_path / "kd-0.07-10")).is_dir()
+    assert (v.save(tmp_path / "v1.2")).is_dir()
+    assert (v.save(tmp_path / "w.vec")).is_file()
+    np.testing.assert_array_equal(Vectors.load(tmp_path / "kd-0.07-10").matrix, v.matrix)

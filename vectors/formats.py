@@ -39,8 +39,13 @@ def read_through(path: Path) -> Path:
 
 
 def saves_folder(path: str | os.PathLike) -> bool:
-    """Whether :meth:`Vectors.save` writes ``path`` as a folder (a path ending ``/``, a folder, no suffix)."""
-    return str(path).endswith(os.sep) or os.path.isdir(path) or Path(path).suffix == ""
+    """Whether :meth:`Vectors.save` writes ``path`` as a folder: a path ending ``/``, a folder, no extension.
+
+    An extension holds a letter (``.txt``, ``.vec``, ``.bin``): a run named ``kd-0.07`` or ``v1.2``
+    is a folder, not a word2vec file named by its version.
+    """
+    suffix = Path(path).suffix
+    return str(path).endswith(os.sep) or os.path.isdir(path) or not any(c.isalpha() for c in suffix)
 
 
 _ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\0": "\\0"}
