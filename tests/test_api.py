@@ -22,6 +22,7 @@ from ctx2static import distill
 vectors = distill("my_text.txt", teacher="minilm", student="x2static", max_words=100_000)
 vectors.most_similar("king", topn=5)  # the nearest words: [(word, cosine), ...]
 vectors.query(["cat", "unbelievableness"])  # a vector for any word, one outside the table too
+vectors.composed(["cat", "unbelievableness"])  # [False, True]: the second is made from the teacher's pieces
 vectors.save("x2static/")  # then `ctx2static export` writes it for gensim or Model2Vec
 """
 ROOT = Path(__file__).resolve().parents[1]
