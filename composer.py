@@ -43,12 +43,20 @@ class Composer:
         """Vector size."""
         return int(self.rows.shape[1])
 
-    def token_ids(self, words: Sequence[str]) -> list[list[int]]:
-        """The teacher token ids of each word (no special tokens), after the vectors' lower-casing."""
+    def _parsed(self) -> Any:
         if self._tokenizer is None:
             self._tokenizer = parse_tokenizer(self.tokenizer_json, "the composer's tokenizer", "fit it again")
+        return self._tokenizer
+
+    def token_ids(self, words: Sequence[str]) -> list[list[int]]:
+        """The teacher token ids of each word (no special tokens), after the vectors' lower-casing."""
         texts = [w.lower() if self.lowercase else w for w in words]
-        return [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=False)]
+        return [e.ids for e in self._parsed().encode_batch(texts, add_special_tokens=False)]
+
+    def pieces(self) -> list[str]:
+        """The spelling of each row's teacher token (a row no token names: a name of its own)."""
+        by_id = {i: piece for piece, i in self._parsed().get_vocab(with_added_tokens=True).items()}
+        return [by_id.get(i, f"\x00piece {i}") for i in range(len(self.rows))]
 
     def compose(self, words: Sequence[str]) -> np.ndarray:
         """float32 ``[len(words), dim]``: each word's mean token row (zeros for a word with no token)."""

@@ -36,7 +36,8 @@ class ExportConfig(EncodeConfig):
         0,
         "Folders: append D lexical dimensions, each word's fixed random vector at its SIF weight (Random "
         "Indexing), so a text's cosine also counts the rare words two texts share, as BM25 does; for "
-        "search and similarity (measured: Results page, sentences_lexical); 0 adds none.",
+        "search and similarity (measured: Results page, sentences_lexical); 0 adds none. --weighting, "
+        "applied to the whole row after, weighs them again.",
     )
     lexical_weight: float = opt(
         1.5, "The lexical dimensions' scale against the table's (1: a row's median norm; 1.5 chosen on dev)."

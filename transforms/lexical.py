@@ -25,9 +25,8 @@ and a second export is the same table.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import replace
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 
@@ -43,17 +42,6 @@ def identity_rows(keys: list[str], dims: int) -> np.ndarray:
         seed = int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "little")
         out[i] = np.random.default_rng(seed).standard_normal(dims, dtype=np.float32)
     return out / np.float32(np.sqrt(dims))
-
-
-def _piece_names(tokenizer_json: str, n: int) -> list[str]:
-    """The spelling of each of the ``n`` teacher pieces (an id the vocabulary lacks: a name of its own)."""
-    model = json.loads(tokenizer_json).get("model", {})
-    vocab: Any = model.get("vocab", {})
-    if isinstance(vocab, dict):  # WordPiece, BPE, WordLevel: piece -> id
-        by_id = {i: piece for piece, i in vocab.items()}
-    else:  # Unigram: [piece, score] in id order
-        by_id = dict(enumerate(p[0] for p in vocab))
-    return [by_id.get(i, f"\x00piece {i}") for i in range(n)]
 
 
 def with_lexical(vectors: Vectors, dims: int, weight: float, sif_a: float) -> Vectors:
@@ -77,8 +65,7 @@ def with_lexical(vectors: Vectors, dims: int, weight: float, sif_a: float) -> Ve
     matrix = np.hstack([vectors.matrix, identity_rows(list(vectors.words), dims) * a[:, None]])
     composer = vectors.composer
     if composer is not None:
-        names = _piece_names(composer.tokenizer_json, len(composer.rows))
-        pieces = (identity_rows(names, dims) * np.float32(scale)).astype(composer.rows.dtype)
+        pieces = (identity_rows(composer.pieces(), dims) * np.float32(scale)).astype(composer.rows.dtype)
         composer = replace(composer, rows=np.hstack([composer.rows, pieces]))
     record = {"dims": dims, "weight": weight, "weighting": weighting.value, "sif_a": sif_a, "of": vectors.dim}
     meta = cast(VectorsMeta, {**vectors.meta, "lexical": record})
