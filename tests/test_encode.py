@@ -129,3 +129,13 @@ def test_a_name_with_a_version_number_is_a_folder_not_a_word2vec_file(tmp_path):
     assert (v.save(tmp_path / "v1.2")).is_dir()
     assert (v.save(tmp_path / "w.vec")).is_file()
     np.testing.assert_array_equal(Vectors.load(tmp_path / "kd-0.07-10").matrix, v.matrix)
+
+
+def test_a_link_loop_is_one_line_not_a_traceback(tmp_path):
+    from ctx2static.vectors.outputs import vector_files
+
+    loop = tmp_path / "loop.txt"
+    loop.symlink_to(loop)
+    assert vector_files(loop)[0] == loop
+    with pytest.raises(UserError, match="no such vectors file"):
+        Vectors.load(loop)

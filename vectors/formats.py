@@ -35,7 +35,8 @@ def sidecar(path: Path) -> Path:
 
 def read_through(path: Path) -> Path:
     """The file whose sidecars a read of ``path`` uses: a link's target, unless the link has its own."""
-    return path.resolve() if path.is_symlink() and not sidecar(path).exists() else path
+    linked = path.is_symlink() and path.is_file()  # a dangling link or a loop is read (and refused) as given
+    return path.resolve() if linked and not sidecar(path).exists() else path
 
 
 def saves_folder(path: str | os.PathLike) -> bool:
